@@ -1,0 +1,119 @@
+package artifacts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// An Action is an action-cache entry: what running one stage produced.
+type Action struct {
+	// Outputs maps each output's name (non-empty) to the digest of its blob.
+	Outputs map[string]Digest
+	// Meta is free-form description (e.g. "seconds", "created", "name"). It
+	// is not part of the action's identity and is never verified.
+	Meta map[string]string
+}
+
+// actionRecord is the stored form of an Action: JSON, whose encoder sorts map
+// keys, so equal Actions encode to equal bytes.
+type actionRecord struct {
+	V       int               `json:"v"`
+	Outputs map[string]Digest `json:"outputs"`
+	Meta    map[string]string `json:"meta,omitempty"`
+}
+
+const actionVersion = 1
+
+func actionKey(k Digest) []byte { return append([]byte(prefixAction), k[:]...) }
+
+// encodeAction returns the deterministic encoding of a.
+func encodeAction(a Action) ([]byte, error) {
+	out := a.Outputs
+	if out == nil {
+		out = map[string]Digest{}
+	}
+	return json.Marshal(actionRecord{V: actionVersion, Outputs: out, Meta: a.Meta})
+}
+
+// PutAction records a under key, replacing any previous entry.
+//
+// The caller must have stored every output first; PutAction checks with Has
+// and returns an error wrapping ErrNotFound, naming the output, if one is
+// absent. Output names must be non-empty.
+func (s *Store) PutAction(key Digest, a Action) error {
+	for _, name := range sortedNames(a.Outputs) {
+		d := a.Outputs[name]
+		if name == "" {
+			return fmt.Errorf("artifacts: put action %s: output with empty name", key.Short())
+		}
+		ok, err := s.Has(d)
+		if err != nil {
+			return fmt.Errorf("artifacts: put action %s: %w", key.Short(), err)
+		}
+		if !ok {
+			return fmt.Errorf("artifacts: put action %s: output %q (blob %s) is not in the store; Put outputs before recording the action: %w", key.Short(), name, d, ErrNotFound)
+		}
+	}
+	rec, err := encodeAction(a)
+	if err != nil {
+		return fmt.Errorf("artifacts: put action %s: %w", key.Short(), err)
+	}
+	if err := s.update(func(txn *badger.Txn) error { return txn.Set(actionKey(key), rec) }); err != nil {
+		return fmt.Errorf("artifacts: put action %s: %w", key.Short(), err)
+	}
+	return nil
+}
+
+// GetAction returns the action recorded under key.
+//
+// ok is true only if the record exists, decodes, and every output blob is
+// present and verifies (each is read and re-hashed in full, as Get does). In
+// every other case ok is false and err is nil, and the reason is reported
+// through Options.Logf unless the record was simply absent. err is non-nil
+// only for I/O failures of the store itself.
+func (s *Store) GetAction(key Digest) (a Action, ok bool, err error) {
+	var raw []byte
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(actionKey(key))
+		if err != nil {
+			return err
+		}
+		raw, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return Action{}, false, nil
+	}
+	if err != nil {
+		return Action{}, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
+	}
+	var rec actionRecord
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != actionVersion || rec.Outputs == nil {
+		s.logf("artifacts: action %s has an unreadable record; treating it as a miss", key)
+		return Action{}, false, nil
+	}
+	for _, name := range sortedNames(rec.Outputs) {
+		d := rec.Outputs[name]
+		if err := s.Verify(d); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				s.logf("artifacts: action %s: output %q (blob %s) is missing or corrupt; treating the action as a miss", key, name, d)
+				return Action{}, false, nil
+			}
+			return Action{}, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
+		}
+	}
+	return Action{Outputs: rec.Outputs, Meta: rec.Meta}, true, nil
+}
+
+func sortedNames(m map[string]Digest) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package artifacts
+
+import "os"
+
+// tryLock is a no-op where flock(2) is unavailable; Badger's own directory
+// lock still refuses a second opener, but without waiting.
+func tryLock(f *os.File) (held bool, err error) { return false, nil }
+
+func unlock(f *os.File) error { return nil }

@@ -1,0 +1,34 @@
+//go:build unix
+
+package artifacts
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// tryLock takes an exclusive, non-blocking flock(2) on f. It reports
+// held=true, err=nil if another open file description holds the lock. The
+// kernel drops the lock when the holder's process dies, however it dies, so a
+// lock can never outlive its owner.
+func tryLock(f *os.File) (held bool, err error) {
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return false, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, err
+	}
+}
+
+// unlock releases the lock taken by tryLock.
+func unlock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

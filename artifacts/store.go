@@ -1,0 +1,303 @@
+// Package artifacts is fedpipe's local content store and action cache, kept in
+// one Badger database in one directory.
+//
+// The design is that of Go's build cache (cmd/go/internal/cache) and Bazel's
+// AC/CAS split:
+//
+//   - The content store maps a Digest (SHA-256 of the bytes) to a blob. Blobs
+//     larger than InlineMax are cut into content-defined chunks, each stored
+//     once under its own digest, so an unchanged region shared by several
+//     blobs (one client's model inside successive checkpoints) costs its bytes
+//     once. Every read re-hashes every chunk and the whole blob; bytes that do
+//     not match their digest are reported (through Options.Logf) and treated
+//     as missing, never returned.
+//   - The action cache maps an action key (a Digest the caller computes over a
+//     canonical description of a stage: code version, parameters, input
+//     digests) to an Action: named output digests plus metadata. PutAction
+//     refuses an action whose outputs are not stored, and GetAction reports a
+//     miss unless every output is present and intact, so a hit always means
+//     "the outputs exist and are correct".
+//   - Refs are a small mutable name → Digest map for resumable work that is
+//     not content-addressed ("latest checkpoint of stage K").
+//
+// Invariants a caller may rely on:
+//
+//   - Get(d) returns either bytes whose SHA-256 is d, or an error.
+//   - Put writes every chunk before the blob record that lists them, and a
+//     caller writes outputs before the action that names them; a process
+//     killed at any point leaves at worst unreferenced chunks, never a record
+//     pointing at nothing that looks complete.
+//   - At most one process has a store directory open at a time (Open waits
+//     for the current holder, up to Options.LockTimeout).
+//
+// A Store is safe for concurrent use by multiple goroutines.
+package artifacts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// ErrNotFound is returned (possibly wrapped; test with errors.Is) when a blob,
+// chunk or record is missing, or is present but fails verification. The two
+// cases are deliberately the same to callers: a corrupt entry is a cache miss.
+var ErrNotFound = errors.New("artifacts: not found")
+
+// DefaultLockTimeout is how long Open waits for another process to release a
+// store when Options.LockTimeout is zero.
+const DefaultLockTimeout = 30 * time.Second
+
+// EnvStore is the environment variable DefaultDir consults.
+const EnvStore = "FEDPIPE_STORE"
+
+// lockName is the file inside the store directory that Open flocks. It holds
+// the holder's pid (informational only: the flock, not the file's contents or
+// existence, is the lock). It is never removed: removing a flocked file lets
+// two processes each lock a different inode of the same name.
+const lockName = "fedpipe.lock"
+
+// Key layout. Every key starts with a one-letter namespace and a slash.
+const (
+	prefixBlob   = "b/" // b/<32-byte digest> → blob record (see blob.go)
+	prefixChunk  = "c/" // c/<32-byte digest> → chunk bytes
+	prefixAction = "a/" // a/<32-byte key>    → action record (JSON)
+	prefixRef    = "r/" // r/<name>           → 32-byte digest
+	keyFormat    = "m/format"
+	formatValue  = "fedpipe-store 1"
+)
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to close the
+	// store. Zero means DefaultLockTimeout; a negative value means do not
+	// wait at all.
+	LockTimeout time.Duration
+
+	// Logf, if non-nil, receives human-readable notices: waiting for the
+	// lock, corrupt or missing entries found (and treated as misses), and
+	// Badger's own warnings and errors. Badger's info and debug output is
+	// dropped. Logf must be safe for concurrent use.
+	Logf func(format string, args ...any)
+}
+
+// A Store is an open content store and action cache. Close it when done; it
+// holds the directory's lock until then.
+type Store struct {
+	dir  string
+	db   *badger.DB
+	lock *os.File
+	logf func(format string, args ...any)
+}
+
+// DefaultDir returns the store directory to use: flag if non-empty, else
+// $FEDPIPE_STORE if set and non-empty, else ".fedpipe" in the current working
+// directory (as an absolute path when the working directory is known).
+func DefaultDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv(EnvStore); env != "" {
+		return env
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return filepath.Join(wd, ".fedpipe")
+	}
+	return ".fedpipe"
+}
+
+// Open opens the store in dir, creating the directory and an empty store if
+// needed.
+//
+// If another process has the store open, Open logs one message naming the
+// directory and that process's pid, then polls until the store is released
+// or opt.LockTimeout passes, in which case it returns an error naming both.
+// A process that dies, however it dies, releases the store at once.
+func Open(dir string, opt Options) (*Store, error) {
+	logf := opt.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, fmt.Errorf("artifacts: create store directory: %w", err)
+	}
+	lock, err := acquire(dir, opt.LockTimeout, logf)
+	if err != nil {
+		return nil, err
+	}
+	bopt := badgerOptions(dir, logf)
+	db, err := badger.Open(bopt)
+	if err != nil {
+		unlock(lock)
+		lock.Close()
+		return nil, fmt.Errorf("artifacts: open store %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, db: db, lock: lock, logf: logf}
+	if err := s.checkFormat(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// badgerOptions are tuned for a local, single-user store of mostly large,
+// write-once values:
+//
+//   - Values over 4 KiB (chunks, inline blobs) live in the value log, so the
+//     LSM tree holds only keys, pointers and small records and compaction
+//     never rewrites blob bytes.
+//   - Small memtables (8 MiB, three of them) and value-log files (64 MiB)
+//     keep the resident footprint to tens of MiB.
+//   - No compression: chunks are float32 weights that barely compress, and
+//     Badger compresses only LSM blocks anyway; with compression off no
+//     block cache is needed.
+//   - No fsync per write: every read is verified against its digest, so a
+//     torn write after a power loss reads as a miss, never as wrong data
+//     (the Go build cache makes the same trade). A killed process loses
+//     nothing that Badger acknowledged: its writes are in the page cache.
+func badgerOptions(dir string, logf func(string, ...any)) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{logf}).
+		WithLoggingLevel(badger.WARNING).
+		WithMetricsEnabled(false).
+		WithSyncWrites(false).
+		WithCompression(options.None).
+		WithBlockCacheSize(0).
+		WithIndexCacheSize(0).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(3).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(10).
+		WithValueThreshold(4 << 10).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2)
+}
+
+// acquire opens dir's lock file and takes its lock, waiting as Open describes.
+func acquire(dir string, timeout time.Duration, logf func(string, ...any)) (*os.File, error) {
+	if timeout == 0 {
+		timeout = DefaultLockTimeout
+	}
+	path := filepath.Join(dir, lockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: open lock file: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	warned := false
+	for {
+		held, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("artifacts: lock store %s: %w", dir, err)
+		}
+		if !held {
+			break
+		}
+		if !warned {
+			warned = true
+			if timeout > 0 {
+				logf("store %s is in use by another fedpipe process (%s); waiting up to %v…", dir, holder(path), timeout)
+			}
+		}
+		if timeout < 0 || time.Now().After(deadline) {
+			f.Close()
+			wait := "did not wait (LockTimeout < 0)"
+			if timeout > 0 {
+				wait = fmt.Sprintf("gave up after %v", timeout)
+			}
+			return nil, fmt.Errorf("artifacts: store %s is in use by another fedpipe process (%s); %s: wait for it to finish, or use a different store directory", dir, holder(path), wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// We hold the lock: record our pid for the benefit of waiters.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// holder describes the process named in the lock file at path.
+func holder(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "pid unknown"
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return "pid unknown"
+	}
+	return "pid " + strconv.Itoa(pid)
+}
+
+// checkFormat records the store format in a new store and refuses a store
+// written in a different format.
+func (s *Store) checkFormat() error {
+	return s.update(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(keyFormat))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return txn.Set([]byte(keyFormat), []byte(formatValue))
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if !bytes.Equal(v, []byte(formatValue)) {
+				return fmt.Errorf("artifacts: store %s has format %q, this fedpipe reads %q: use a different store directory", s.dir, v, formatValue)
+			}
+			return nil
+		})
+	})
+}
+
+// Dir returns the directory the store was opened from.
+func (s *Store) Dir() string { return s.dir }
+
+// Close flushes and closes the database and releases the directory lock. No
+// other method may be called during or after Close.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.lock != nil {
+		unlock(s.lock)
+		s.lock.Close()
+		s.lock = nil
+	}
+	if err != nil {
+		return fmt.Errorf("artifacts: close store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// update runs fn in a read-write transaction, retrying when Badger reports a
+// conflict with a concurrent transaction.
+func (s *Store) update(fn func(txn *badger.Txn) error) error {
+	var err error
+	for range 10 {
+		err = s.db.Update(fn)
+		if !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+	}
+	return err
+}
+
+// badgerLogger sends Badger's warnings and errors to Logf and drops the rest.
+type badgerLogger struct{ logf func(string, ...any) }
+
+func (l badgerLogger) Errorf(f string, a ...any) {
+	l.logf("badger error: "+strings.TrimRight(f, "\n"), a...)
+}
+func (l badgerLogger) Warningf(f string, a ...any) {
+	l.logf("badger warning: "+strings.TrimRight(f, "\n"), a...)
+}
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}
