@@ -1,0 +1,327 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+)
+
+// Outputs are a stage's results by name, as bytes to store.
+type Outputs map[string][]byte
+
+// StageFunc runs one stage. It must be a pure function of the context's node and inputs.
+type StageFunc func(ctx context.Context, sc *StageContext) (Outputs, error)
+
+// States a stage can be in, as reported by plans and runs.
+const (
+	StateCached = "cached" // outputs found in the store; nothing ran
+	StateRun    = "run"    // planned to run
+	StateRan    = "ran"    // ran in this invocation
+)
+
+// PlanEntry says whether a stage will run and why.
+type PlanEntry struct {
+	Node   *Node
+	State  string // StateCached or StateRun
+	Reason string
+	action artifacts.Action
+}
+
+// Plan looks every node's key up in the action cache. A node whose outputs are missing or
+// fail verification is planned to run, with the reason; so is everything downstream of a
+// node that runs only if its own key misses (keys do not depend on output bytes).
+func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, error) {
+	plan := make([]PlanEntry, len(g.Nodes))
+	for i, n := range g.Nodes {
+		logs.Reset()
+		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+		if err != nil {
+			return nil, err
+		}
+		plan[i] = PlanEntry{Node: n, State: StateCached, action: a}
+		if ok {
+			continue
+		}
+		plan[i].State = StateRun
+		plan[i].Reason = missReason(g, n, store, logs.Take())
+	}
+	return plan, nil
+}
+
+// missReason explains a cache miss: failed verification, or what changed since the stage
+// of the same name last ran from this manifest, or that it never ran.
+func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) string {
+	if len(logged) > 0 {
+		return "cached outputs failed verification (" + strings.Join(logged, "; ") + ")"
+	}
+	d, ok, err := store.GetRef(lastRef(g, n))
+	if err != nil || !ok {
+		return "never ran"
+	}
+	old, err := store.Get(d)
+	if err != nil {
+		return "no cache entry"
+	}
+	diff := diffDescriptors(old, n.desc)
+	if len(diff) == 0 {
+		return "no cache entry (outputs were removed)"
+	}
+	return strings.Join(diff, ", ")
+}
+
+// lastRef names the ref that records the descriptor of a stage's last successful run.
+func lastRef(g *Graph, n *Node) string {
+	return "last/" + g.Manifest.Name + "/" + n.Name
+}
+
+// StageResult reports what happened to one stage in a run.
+type StageResult struct {
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	Key     string  `json:"key"`
+	State   string  `json:"state"`
+	Reason  string  `json:"reason,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// Outputs maps output names to their digests.
+	Outputs map[string]string `json:"outputs,omitempty"`
+}
+
+// Executor runs a plan against a store.
+type Executor struct {
+	Store    *artifacts.Store
+	Stages   map[string]StageFunc
+	Progress Progress
+}
+
+// Execute runs the planned stages in order. Each stage's outputs are stored before its
+// action-cache entry is written, so an interrupted run never leaves a result that looks
+// complete. It stops at the first failure.
+func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]StageResult, error) {
+	actions := map[*Node]artifacts.Action{}
+	results := make([]StageResult, 0, len(plan))
+	toRun := 0
+	for _, p := range plan {
+		if p.State == StateRun {
+			toRun++
+		}
+	}
+	done := 0
+	for _, p := range plan {
+		n := p.Node
+		res := StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached}
+		if p.State == StateCached {
+			actions[n] = p.action
+			res.Outputs = digestStrings(p.action.Outputs)
+			results = append(results, res)
+			continue
+		}
+		done++
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		fn, ok := e.Stages[n.Kind]
+		if !ok {
+			return results, fmt.Errorf("no implementation for stage kind %q", n.Kind)
+		}
+		sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
+			index: done, total: toRun}
+		e.Progress.StageStart(done, toRun, n.Name)
+		start := time.Now()
+		outs, err := fn(ctx, sc)
+		if err != nil {
+			e.Progress.StageEnd(n.Name, time.Since(start), err)
+			return results, fmt.Errorf("stage %s: %w", n.Name, err)
+		}
+		a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{
+			"kind": n.Kind, "name": n.Name, "seconds": fmt.Sprintf("%.3f", time.Since(start).Seconds()),
+			"created": time.Now().UTC().Format(time.RFC3339)}}
+		for _, name := range sortedKeys(outs) {
+			d, err := e.Store.Put(outs[name])
+			if err != nil {
+				return results, fmt.Errorf("stage %s: storing output %s: %w", n.Name, name, err)
+			}
+			a.Outputs[name] = d
+		}
+		if err := e.Store.PutAction(artifacts.Digest(n.Key), a); err != nil {
+			return results, fmt.Errorf("stage %s: recording result: %w", n.Name, err)
+		}
+		// Remember this description so a later plan can say what changed.
+		if dd, err := e.Store.Put(n.desc); err == nil {
+			_ = e.Store.PutRef(lastRef(g, n), dd)
+		}
+		_ = e.Store.DeleteRef(checkpointRef(n))
+		secs := time.Since(start)
+		e.Progress.StageEnd(n.Name, secs, nil)
+		actions[n] = a
+		res.State, res.Reason, res.Seconds = StateRan, p.Reason, secs.Seconds()
+		res.Outputs = digestStrings(a.Outputs)
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func digestStrings(m map[string]artifacts.Digest) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v.String()
+	}
+	return out
+}
+
+// StageContext is what a running stage sees: its node, its inputs' outputs, progress
+// reporting and resume points.
+type StageContext struct {
+	Node     *Node
+	graph    *Graph
+	store    *artifacts.Store
+	actions  map[*Node]artifacts.Action
+	progress Progress
+	index    int
+	total    int
+}
+
+// Manifest is the manifest the stage's graph came from.
+func (sc *StageContext) Manifest() *Manifest { return sc.graph.Manifest }
+
+// Input returns output name of the stage's i-th input.
+func (sc *StageContext) Input(i int, name string) ([]byte, error) {
+	if i >= len(sc.Node.Inputs) {
+		return nil, fmt.Errorf("stage %s has no input %d", sc.Node.Name, i)
+	}
+	in := sc.Node.Inputs[i]
+	a, ok := sc.actions[in]
+	if !ok {
+		return nil, fmt.Errorf("input %s of %s has not run", in.Name, sc.Node.Name)
+	}
+	d, ok := a.Outputs[name]
+	if !ok {
+		return nil, fmt.Errorf("input %s has no output %q", in.Name, name)
+	}
+	b, err := sc.store.Get(d)
+	if err != nil {
+		return nil, fmt.Errorf("reading output %s of %s: %w", name, in.Name, err)
+	}
+	return b, nil
+}
+
+// InputNames lists the output names of the i-th input, sorted.
+func (sc *StageContext) InputNames(i int) []string {
+	a := sc.actions[sc.Node.Inputs[i]]
+	names := make([]string, 0, len(a.Outputs))
+	for n := range a.Outputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Progress reports progress within the stage (e.g. rounds done of rounds total).
+func (sc *StageContext) Progress(done, total int, note string) {
+	sc.progress.Step(sc.Node.Name, done, total, note)
+}
+
+// Logf prints a message about the stage without disturbing the progress display.
+func (sc *StageContext) Logf(format string, args ...any) {
+	sc.progress.Logf(format, args...)
+}
+
+func checkpointRef(n *Node) string { return "checkpoint/" + n.Key.String() }
+
+type checkpointIndex struct {
+	Round   int                         `json:"round"`
+	Outputs map[string]artifacts.Digest `json:"outputs"`
+}
+
+// SaveCheckpoint stores a resume point after round: the blobs are stored (unchanged ones
+// dedupe against earlier checkpoints), then the stage's checkpoint ref moves to them.
+func (sc *StageContext) SaveCheckpoint(round int, blobs Outputs) error {
+	idx := checkpointIndex{Round: round, Outputs: map[string]artifacts.Digest{}}
+	for _, name := range sortedKeys(blobs) {
+		d, err := sc.store.Put(blobs[name])
+		if err != nil {
+			return err
+		}
+		idx.Outputs[name] = d
+	}
+	b, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	d, err := sc.store.Put(b)
+	if err != nil {
+		return err
+	}
+	return sc.store.PutRef(checkpointRef(sc.Node), d)
+}
+
+// LoadCheckpoint returns the latest resume point of this stage, if a previous run of the
+// same stage key left one whose blobs all verify.
+func (sc *StageContext) LoadCheckpoint() (round int, blobs map[string][]byte, ok bool) {
+	d, found, err := sc.store.GetRef(checkpointRef(sc.Node))
+	if err != nil || !found {
+		return 0, nil, false
+	}
+	b, err := sc.store.Get(d)
+	if err != nil {
+		return 0, nil, false
+	}
+	var idx checkpointIndex
+	if json.Unmarshal(b, &idx) != nil {
+		return 0, nil, false
+	}
+	blobs = map[string][]byte{}
+	for name, d := range idx.Outputs {
+		v, err := sc.store.Get(d)
+		if err != nil {
+			return 0, nil, false
+		}
+		blobs[name] = v
+	}
+	return idx.Round, blobs, true
+}
+
+// LogCapture collects the store's log lines so that a plan can quote why a cached entry
+// was rejected. It is safe for concurrent use.
+type LogCapture struct {
+	mu    sync.Mutex
+	lines []string
+	// Next receives every line too (may be nil).
+	Next func(string)
+}
+
+// Logf records a line (it has the signature of artifacts.Options.Logf).
+func (c *LogCapture) Logf(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	c.mu.Lock()
+	c.lines = append(c.lines, s)
+	c.mu.Unlock()
+	if c.Next != nil {
+		c.Next(s)
+	}
+}
+
+// Reset drops captured lines.
+func (c *LogCapture) Reset() {
+	c.mu.Lock()
+	c.lines = nil
+	c.mu.Unlock()
+}
+
+// Take returns and clears captured lines.
+func (c *LogCapture) Take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.lines
+	c.lines = nil
+	return l
+}
+
+// IsInvalid reports whether err is the user's input error (exit code 2).
+func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }

@@ -1,0 +1,201 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Node is one stage of the DAG.
+type Node struct {
+	Kind string
+	// Name identifies the stage within its manifest, e.g. "train fedavg lr=0.1 seed=0".
+	Name string
+	// Params is everything besides Inputs that the stage's outputs depend on; its
+	// canonical JSON is part of the key.
+	Params any
+	Inputs []*Node
+	// Backend identifies the numeric backend for stages that compute with it ("" if none).
+	Backend string
+	// Run is the matrix cell the stage belongs to (nil for the report).
+	Run *Run
+	// Data describes the run's dataset (nil for the report).
+	Data *DataDesc
+	// Runs lists every run the report covers (report only).
+	Runs []*Run
+
+	Key  Key
+	desc []byte
+}
+
+// DataDesc is what the graph needs to know of a dataset before any stage runs.
+type DataDesc struct {
+	// Digest identifies the data's content: the SHA-256 of the raw files, or of the
+	// generator's version and parameters for synthetic data.
+	Digest string
+	// Shape is one sample's shape (NHWC without N for images).
+	Shape []int
+	// Classes is the number of labels.
+	Classes int
+	// Samples is the number of samples before any max_samples subset.
+	Samples int
+	// Source says where the data was found (a path), for messages; not part of keys.
+	Source string
+}
+
+// Graph is a DAG of stages in dependency order: every node comes after its inputs.
+type Graph struct {
+	Manifest *Manifest
+	Nodes    []*Node
+}
+
+// BuildOptions supplies what the graph cannot know by itself.
+type BuildOptions struct {
+	// Describe finds a dataset and describes it (digest, shape). Its errors should name
+	// the path searched and how to install the data.
+	Describe func(DatasetSpec) (*DataDesc, error)
+	// Backend identifies the numeric backend (see gomlx.BackendID).
+	Backend string
+}
+
+// Parameter sets hashed into keys. Only what changes a stage's outputs belongs here.
+type partitionParams struct {
+	Dataset   map[string]any `json:"dataset"`
+	Partition map[string]any `json:"partition"`
+	Seed      int64          `json:"seed"`
+}
+
+type trainParams struct {
+	Model  map[string]any     `json:"model"`
+	Train  map[string]any     `json:"train"`
+	Method string             `json:"method"`
+	Params map[string]float64 `json:"params"`
+	Seed   int64              `json:"seed"`
+}
+
+type evaluateParams struct {
+	Personal bool `json:"personal"`
+}
+
+type reportParams struct {
+	Manifest string   `json:"manifest"`
+	Runs     []string `json:"runs"`
+}
+
+// datasetKey returns the fields of the dataset spec that change the data.
+func datasetKey(ds DatasetSpec, d *DataDesc) map[string]any {
+	m := map[string]any{"name": ds.Name, "digest": d.Digest, "max_samples": ds.MaxSamples}
+	if ds.Name == "synthetic" {
+		m["alpha"], m["beta"], m["devices"], m["features"], m["classes"] = ds.Alpha, ds.Beta, ds.Devices, ds.Features, ds.Classes
+	}
+	return m
+}
+
+func partitionKey(p PartitionSpec) map[string]any {
+	m := map[string]any{"scheme": p.Scheme, "clients": p.Clients, "test_fraction": p.TestFraction}
+	switch p.Scheme {
+	case "dirichlet":
+		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
+	case "shards":
+		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
+	}
+	return m
+}
+
+func modelKey(ms ModelSpec, d *DataDesc) map[string]any {
+	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
+	if ms.Arch == "mlp" {
+		m["hidden"] = ms.Hidden
+	}
+	return m
+}
+
+func trainKey(t TrainSpec) map[string]any {
+	return map[string]any{"rounds": t.Rounds, "participation": t.Participation, "local_epochs": t.LocalEpochs,
+		"batch_size": t.BatchSize, "lr": t.LR, "momentum": t.Momentum, "weight_decay": t.WeightDecay,
+		"eval_every": t.EvalEvery}
+}
+
+// Build expands the manifest and returns its stage graph with every key computed.
+// Stages shared by several runs (a partition used by every method) appear once.
+func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
+	runs, err := m.Expand()
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{Manifest: m}
+	byKey := map[Key]*Node{}
+	add := func(n *Node) (*Node, error) {
+		var inputs []Key
+		for _, in := range n.Inputs {
+			inputs = append(inputs, in.Key)
+		}
+		k, desc, err := computeKey(n.Kind, n.Params, inputs, n.Backend)
+		if err != nil {
+			return nil, err
+		}
+		if old, ok := byKey[k]; ok {
+			return old, nil
+		}
+		n.Key, n.desc = k, desc
+		byKey[k] = n
+		g.Nodes = append(g.Nodes, n)
+		return n, nil
+	}
+	descs := map[string]*DataDesc{}
+	var evals []*Node
+	var reportRuns []*Run
+	for i := range runs {
+		r := &runs[i]
+		dk := fmt.Sprintf("%s|%s", r.Dataset.Name, r.Dataset.Path)
+		d, ok := descs[dk]
+		if !ok {
+			if d, err = opt.Describe(r.Dataset); err != nil {
+				return nil, err
+			}
+			descs[dk] = d
+		}
+		part, err := add(&Node{Kind: KindPartition, Name: "partition " + partitionLabel(r), Run: r, Data: d,
+			Params: partitionParams{Dataset: datasetKey(r.Dataset, d), Partition: partitionKey(r.Partition), Seed: r.Seed}})
+		if err != nil {
+			return nil, err
+		}
+		train, err := add(&Node{Kind: KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
+			Backend: opt.Backend,
+			Params: trainParams{Model: modelKey(r.Model, d), Train: trainKey(r.Train), Method: r.Method,
+				Params: r.Params, Seed: r.Seed}})
+		if err != nil {
+			return nil, err
+		}
+		eval, err := add(&Node{Kind: KindEvaluate, Name: "evaluate " + r.Label(), Run: r, Data: d,
+			Inputs: []*Node{train, part}, Backend: opt.Backend,
+			Params: evaluateParams{Personal: Methods[r.Method].Personal}})
+		if err != nil {
+			return nil, err
+		}
+		if eval.Run == r { // a new evaluation, not a duplicate cell
+			evals = append(evals, eval)
+			reportRuns = append(reportRuns, r)
+		}
+	}
+	labels := make([]string, len(reportRuns))
+	for i, r := range reportRuns {
+		labels[i] = r.Label()
+	}
+	if _, err := add(&Node{Kind: KindReport, Name: "report", Inputs: evals, Runs: reportRuns,
+		Params: reportParams{Manifest: m.Name, Runs: labels}}); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// partitionLabel names a partition by the grid choices that shape it and its seed.
+func partitionLabel(r *Run) string {
+	var parts []string
+	for _, a := range r.Vary {
+		if strings.HasPrefix(a.Path, "dataset.") || strings.HasPrefix(a.Path, "partition.") {
+			parts = append(parts, a.Path[strings.Index(a.Path, ".")+1:]+"="+a.Value)
+		}
+	}
+	parts = append(parts, fmt.Sprintf("seed=%d", r.Seed))
+	return strings.Join(parts, " ")
+}

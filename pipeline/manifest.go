@@ -1,0 +1,245 @@
+// Package pipeline turns a manifest into a DAG of content-addressed stages and runs it:
+// the manifest schema and its validation, matrix expansion, stage keys, the planner that
+// says why each stage runs, and the executor.
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Manifest is a parsed, validated experiment description. See README.md for the reference.
+type Manifest struct {
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description"`
+	Seeds       []int64       `yaml:"seeds" check:"ge0"`
+	Dataset     DatasetSpec   `yaml:"dataset"`
+	Partition   PartitionSpec `yaml:"partition"`
+	Model       ModelSpec     `yaml:"model"`
+	Train       TrainSpec     `yaml:"train"`
+	Methods     []MethodSpec  `yaml:"methods"`
+	Grid        yaml.Node     `yaml:"grid"`
+
+	// File is the path the manifest was read from.
+	File string `yaml:"-"`
+	// Pos maps a field path (e.g. "methods[1].train.lr") to where it was set.
+	Pos map[string]Pos `yaml:"-"`
+}
+
+// DatasetSpec names the data. Which fields matter depends on Name.
+type DatasetSpec struct {
+	// Name is fmnist (Fashion-MNIST IDX files) or synthetic (Synthetic(α, β), FedProx).
+	Name string `yaml:"name" check:"oneof=fmnist|synthetic"`
+	// Path is the directory holding the dataset files (fmnist). Empty: --data,
+	// $FEDPIPE_DATA, then the Debian package's location. Not part of any key: the files'
+	// digest is.
+	Path string `yaml:"path"`
+	// MaxSamples, when > 0, keeps a seeded random subset of that many samples of the pooled
+	// data before partitioning.
+	MaxSamples int `yaml:"max_samples" check:"ge0"`
+	// Alpha and Beta are Synthetic(α, β)'s heterogeneity parameters.
+	Alpha float64 `yaml:"alpha" check:"ge0"`
+	Beta  float64 `yaml:"beta" check:"ge0"`
+	// Devices is how many devices Synthetic generates (each its own natural client).
+	Devices int `yaml:"devices" check:"gt0"`
+	// Features and Classes size Synthetic's inputs and labels (60 and 10 in FedProx).
+	Features int `yaml:"features" check:"gt0"`
+	Classes  int `yaml:"classes" check:"gt0"`
+}
+
+// PartitionSpec says how samples are dealt to clients and split into train and test.
+type PartitionSpec struct {
+	// Scheme is dirichlet, shards, iid, or natural (Synthetic's own devices).
+	Scheme string `yaml:"scheme" check:"oneof=dirichlet|shards|iid|natural"`
+	// Clients is the number of clients N.
+	Clients int `yaml:"clients" check:"gt0"`
+	// Alpha is the Dirichlet concentration (dirichlet).
+	Alpha float64 `yaml:"alpha" check:"gt0"`
+	// MinSamples: dirichlet redraws until every client has at least this many samples.
+	MinSamples int `yaml:"min_samples" check:"ge0"`
+	// Shards is the number of label-sorted shards per client (shards).
+	Shards int `yaml:"shards" check:"gt0"`
+	// SamplesPerClient is each client's sample count (shards; 0 = deal out all data).
+	SamplesPerClient int `yaml:"samples_per_client" check:"ge0"`
+	// TestFraction of each client's samples goes to its test split.
+	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
+}
+
+// ModelSpec chooses the network.
+type ModelSpec struct {
+	// Arch is cnn4 (FedOBP's 4-layer CNN, image data), mlp or logreg. Default: cnn4 for
+	// images, mlp for flat features.
+	Arch string `yaml:"arch" check:"oneof=cnn4|mlp|logreg"`
+	// Hidden lists the hidden layer widths of mlp.
+	Hidden []int `yaml:"hidden" check:"gt0"`
+}
+
+// TrainSpec holds the federated loop's settings. A method's `train:` block overrides any
+// of them for that method.
+type TrainSpec struct {
+	Rounds        int     `yaml:"rounds" check:"gt0"`
+	Participation float64 `yaml:"participation" check:"frac"`
+	LocalEpochs   int     `yaml:"local_epochs" check:"gt0"`
+	BatchSize     int     `yaml:"batch_size" check:"gt0"`
+	LR            float64 `yaml:"lr" check:"gt0"`
+	Momentum      float64 `yaml:"momentum" check:"unit,lt1"`
+	WeightDecay   float64 `yaml:"weight_decay" check:"ge0"`
+	// EvalEvery evaluates every client every so many rounds (0: only after the last).
+	EvalEvery int `yaml:"eval_every" check:"ge0"`
+	// CheckpointEvery saves a resume point every so many rounds (0: never). It does not
+	// change results, so it is not part of the stage key.
+	CheckpointEvery int `yaml:"checkpoint_every" check:"ge0"`
+}
+
+// MethodSpec is one entry of `methods:`.
+type MethodSpec struct {
+	// Name labels the method in tables; unique in the manifest.
+	Name string `yaml:"name"`
+	// Method is the algorithm (see Methods); defaults to Name.
+	Method string `yaml:"method"`
+	// Train overrides fields of the manifest's train block for this method.
+	Train yaml.Node `yaml:"train"`
+	// Params are the method's own parameters (see Methods).
+	Params map[string]yaml.Node `yaml:"params"`
+	// Grid sweeps fields for this method only: path → list of values.
+	Grid yaml.Node `yaml:"grid"`
+}
+
+// DefaultManifest returns the values a manifest starts from before its file is applied.
+func defaultManifest() Manifest {
+	return Manifest{
+		Seeds:     []int64{0},
+		Dataset:   DatasetSpec{Alpha: 0.5, Beta: 0.5, Devices: 30, Features: 60, Classes: 10},
+		Partition: PartitionSpec{Scheme: "dirichlet", Clients: 10, Alpha: 0.5, MinSamples: 10, Shards: 2, TestFraction: 0.25},
+		Model:     ModelSpec{Hidden: []int{200}},
+		Train: TrainSpec{Rounds: 10, Participation: 1, LocalEpochs: 1, BatchSize: 32,
+			LR: 0.01, EvalEvery: 1, CheckpointEvery: 1},
+	}
+}
+
+// ErrInvalid wraps every InputError; errors.Is(err, ErrInvalid) tells callers to exit 2.
+var ErrInvalid = errors.New("invalid input")
+
+// Is lets errors.Is(err, ErrInvalid) match any InputError.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+// LoadManifest reads, decodes and validates the manifest at path.
+func LoadManifest(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read manifest: %v", errors.Unwrap(err))}
+	}
+	return ParseManifest(path, b)
+}
+
+// ParseManifest decodes and validates manifest bytes; file names the source in errors.
+func ParseManifest(file string, b []byte) (*Manifest, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&root); err != nil {
+		return nil, yamlSyntaxError(file, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 || root.Content[0].Tag == "!!null" {
+		return nil, &InputError{File: file, Msg: "manifest is empty"}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &InputError{File: file, Line: extra.Line, Msg: "manifest holds more than one YAML document"}
+	}
+	m := defaultManifest()
+	m.File = file
+	m.Pos = map[string]Pos{}
+	d := &decoder{file: file, pos: m.Pos}
+	if err := d.decode(&root, reflect.ValueOf(&m).Elem(), ""); err != nil {
+		return nil, err
+	}
+	if err := m.validate(root.Content[0]); err != nil {
+		return nil, err
+	}
+	if _, err := m.Expand(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// yamlSyntaxError turns yaml.v3's "yaml: line N: msg" into an InputError.
+func yamlSyntaxError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		// yaml.v3 reports errors raised inside a flow or block collection at the 0-based
+		// line where the collection starts; make it 1-based like every other position.
+		if strings.HasPrefix(msg, "did not find expected") {
+			line++
+			msg += " (in the collection that starts on this line)"
+		}
+	}
+	return &InputError{File: file, Line: line, Msg: "YAML syntax: " + msg}
+}
+
+// errAt returns an InputError at the recorded position of field (or the file if unknown).
+func (m *Manifest) errAt(field, format string, args ...any) error {
+	p := m.Pos[field]
+	return &InputError{File: m.File, Line: p.Line, Column: p.Column, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (m *Manifest) validate(root *yaml.Node) error {
+	if m.Name == "" {
+		return &InputError{File: m.File, Line: root.Line, Field: "name", Msg: "missing: every manifest needs a name"}
+	}
+	if len(m.Seeds) == 0 {
+		return m.errAt("seeds", "needs at least one seed")
+	}
+	if m.Dataset.Name == "" {
+		return &InputError{File: m.File, Line: root.Line, Field: "dataset.name", Msg: "missing: choose fmnist or synthetic"}
+	}
+	if len(m.Methods) == 0 {
+		return &InputError{File: m.File, Line: root.Line, Field: "methods", Msg: "missing: list at least one method (e.g. - name: fedavg)"}
+	}
+	seen := map[string]int{}
+	for i := range m.Methods {
+		ms := &m.Methods[i]
+		f := fmt.Sprintf("methods[%d]", i)
+		if ms.Name == "" {
+			return m.errAt(f, "every method needs a name")
+		}
+		if ms.Method == "" {
+			ms.Method = ms.Name
+		}
+		def, ok := Methods[ms.Method]
+		if !ok {
+			field, what := f+".method", ms.Method
+			if _, set := m.Pos[field]; !set {
+				field = f + ".name"
+			}
+			msg := fmt.Sprintf("unknown method %q (known: %s)", what, strings.Join(MethodNames(), ", "))
+			if near := nearest(what, MethodNames()); near != "" {
+				msg = fmt.Sprintf("unknown method %q (did you mean %q?)", what, near)
+			}
+			return m.errAt(field, "%s", msg)
+		}
+		if j, dup := seen[ms.Name]; dup {
+			return m.errAt(f+".name", "duplicate method name %q (also methods[%d])", ms.Name, j)
+		}
+		seen[ms.Name] = i
+		for name := range ms.Params {
+			if _, ok := def.param(name); !ok {
+				msg := fmt.Sprintf("method %s has no parameter %q", ms.Method, name)
+				if near := nearest(name, def.paramNames()); near != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", near)
+				} else if len(def.Params) == 0 {
+					msg += " (it takes none)"
+				}
+				return m.errAt(f+".params."+name, "%s", msg)
+			}
+		}
+	}
+	return nil
+}
