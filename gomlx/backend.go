@@ -1,0 +1,179 @@
+package gomlx
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"github.com/fedpipe/fedpipe/gomlx/cpubackend"
+)
+
+// CPUBackend is the name of the default backend: GoMLX's pure-Go "simplego" engine wrapped
+// by package cpubackend (missing ops added, convolution lowered to im2col + DotGeneral).
+const CPUBackend = cpubackend.Name
+
+// CodeVersion is bumped whenever a change in this package (graph construction, backend
+// lowering, initialization) may change numeric results. It is part of BackendID, so cached
+// results computed by an older version are never reused.
+const CodeVersion = "fpgraph-1"
+
+// gomlxVersionFallback is used by BackendID when the binary carries no module build info
+// (for instance in some test binaries).
+const gomlxVersionFallback = "v0.26.0"
+
+// envBackend is GoMLX's environment variable naming the backend configuration.
+const envBackend = backends.ConfigEnvVar
+
+// envPluginPath is where PJRT plugins are searched for (a list of folders, like $PATH).
+const envPluginPath = "PJRT_PLUGIN_LIBRARY_PATH"
+
+// ResolveBackend picks the backend configuration to use: flag if non-empty, else
+// $GOMLX_BACKEND, else CPUBackend. It never downloads anything.
+//
+// Accepted values are "fpcpu" (optionally "fpcpu:<options>", see package cpubackend) and
+// "xla:<plugin>", where
+// <plugin> is a plugin name (searched as pjrt_c_api_<plugin>_plugin.so in
+// $PJRT_PLUGIN_LIBRARY_PATH) or an absolute path to a .so file. The XLA backend is not
+// compiled into this binary, so an xla request always fails, with an error that names what
+// was searched and whether a plugin was found.
+func ResolveBackend(flag string) (string, error) {
+	config, source := flag, "flag"
+	if config == "" {
+		config, source = os.Getenv(envBackend), "$"+envBackend
+	}
+	if config == "" {
+		return CPUBackend, nil
+	}
+	name, opts, _ := strings.Cut(config, ":")
+	switch name {
+	case cpubackend.Name:
+		if _, err := cpubackend.ParseConfig(opts); err != nil {
+			return "", fmt.Errorf("backend %q (from %s): %w", config, source, err)
+		}
+		return config, nil
+	case "go":
+		return "", fmt.Errorf("backend %q (from %s): GoMLX's stock pure-Go backend can deadlock its worker pool "+
+			"when it schedules ops in parallel; use %q, the same engine with that fixed", config, source, CPUBackend)
+	case "xla":
+		return "", xlaError(config, source, opts)
+	default:
+		return "", fmt.Errorf("unknown backend %q (from %s): use %q (default) or \"xla:<plugin name or absolute .so path>\"",
+			config, source, CPUBackend)
+	}
+}
+
+// xlaError explains why an "xla:..." request cannot be honoured.
+func xlaError(config, source, plugin string) error {
+	if plugin == "" {
+		plugin = "cpu"
+	}
+	var searched []string
+	found := ""
+	if filepath.IsAbs(plugin) || strings.HasSuffix(plugin, ".so") {
+		searched = append(searched, plugin)
+		if st, err := os.Stat(plugin); err == nil && !st.IsDir() {
+			found = plugin
+		}
+	} else {
+		file := "pjrt_c_api_" + plugin + "_plugin.so"
+		dirs := filepath.SplitList(os.Getenv(envPluginPath))
+		if len(dirs) == 0 {
+			searched = append(searched, fmt.Sprintf("$%s is empty, so no folder was searched for %s", envPluginPath, file))
+		}
+		for _, d := range dirs {
+			if d == "" {
+				continue
+			}
+			p := filepath.Join(d, file)
+			searched = append(searched, p)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() && found == "" {
+				found = p
+			}
+		}
+	}
+	if found == "" {
+		return fmt.Errorf("backend %q (from %s): PJRT plugin not found (searched: %s); plugins are never downloaded: "+
+			"install one and point $%s at its folder, pass an absolute .so path, or use %q",
+			config, source, strings.Join(searched, ", "), envPluginPath, CPUBackend)
+	}
+	return fmt.Errorf("backend %q (from %s): found PJRT plugin %s, but the XLA backend is not compiled into this binary; use %q",
+		config, source, found, CPUBackend)
+}
+
+// BackendID returns a stable identity string for results computed with the backend
+// configuration name (as returned by ResolveBackend): it names the GoMLX version, the
+// backend, this package's CodeVersion and the dtype, and is meant to go into cache keys.
+// Options that do not change numeric results (such as the number of worker threads) are not
+// part of it.
+func BackendID(name string) string {
+	backend, _, _ := strings.Cut(name, ":")
+	if backend == "" {
+		backend = CPUBackend
+	}
+	b := backend
+	if backend == cpubackend.Name {
+		b += "@" + cpubackend.CodeVersion
+	}
+	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
+}
+
+// gomlxVersion is the version of the GoMLX module linked into the binary.
+var gomlxVersion = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/gomlx/gomlx" {
+				if dep.Replace != nil && dep.Replace.Version != "" {
+					return dep.Replace.Version
+				}
+				if dep.Version != "" && dep.Version != "(devel)" {
+					return dep.Version
+				}
+			}
+		}
+	}
+	return gomlxVersionFallback
+})
+
+// backendCache holds one backend instance per configuration string: backends own worker
+// pools and buffer pools and are meant to be long-lived and shared.
+var backendCache struct {
+	mu sync.Mutex
+	m  map[string]backends.Backend
+}
+
+// getBackend returns the shared backend for a configuration (already resolved).
+func getBackend(config string) (backends.Backend, error) {
+	config, err := ResolveBackend(config)
+	if err != nil {
+		return nil, err
+	}
+	backendCache.mu.Lock()
+	defer backendCache.mu.Unlock()
+	if b, ok := backendCache.m[config]; ok {
+		return b, nil
+	}
+	b, err := newBackend(config)
+	if err != nil {
+		return nil, err
+	}
+	if backendCache.m == nil {
+		backendCache.m = map[string]backends.Backend{}
+	}
+	backendCache.m[config] = b
+	return b, nil
+}
+
+// newBackend constructs a backend, converting GoMLX's panics into errors.
+func newBackend(config string) (b backends.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("creating GoMLX backend %q: %v", config, r)
+		}
+	}()
+	return backends.NewWithConfig(config)
+}

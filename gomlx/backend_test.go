@@ -1,0 +1,79 @@
+package gomlx
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveBackend(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "pjrt_c_api_cuda_plugin.so")
+	if err := os.WriteFile(plugin, []byte("not really a plugin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nope.so")
+	cases := []struct {
+		name, flag, env, pluginPath string
+		want                        string // Resolved config, if no error is expected.
+		wantErr                     []string
+	}{
+		{name: "default", want: CPUBackend},
+		{name: "env", env: "fpcpu:workers=3", want: "fpcpu:workers=3"},
+		{name: "flag wins over env", flag: "fpcpu", env: "xla:cuda", want: "fpcpu"},
+		{name: "stock go backend refused", env: "go", wantErr: []string{"deadlock", "fpcpu"}},
+		{name: "cpu options", flag: "fpcpu:workers=2", want: "fpcpu:workers=2"},
+		{name: "bad cpu option", flag: "fpcpu:threads=2", wantErr: []string{"unknown option", "flag"}},
+		{name: "unknown", env: "tpu", wantErr: []string{`"tpu"`, "$GOMLX_BACKEND", "fpcpu"}},
+		{name: "xla plugin not found", flag: "xla:cuda", pluginPath: t.TempDir(),
+			wantErr: []string{"not found", "pjrt_c_api_cuda_plugin.so", "PJRT_PLUGIN_LIBRARY_PATH"}},
+		{name: "xla no search path", flag: "xla:cpu",
+			wantErr: []string{"not found", "PJRT_PLUGIN_LIBRARY_PATH is empty", "pjrt_c_api_cpu_plugin.so"}},
+		{name: "xla absolute path missing", env: "xla:" + missing, wantErr: []string{"not found", missing}},
+		{name: "xla plugin found", flag: "xla:cuda", pluginPath: dir, wantErr: []string{plugin, "not compiled"}},
+		{name: "xla absolute path found", flag: "xla:" + plugin, wantErr: []string{plugin, "not compiled"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOMLX_BACKEND", tc.env)
+			t.Setenv("PJRT_PLUGIN_LIBRARY_PATH", tc.pluginPath)
+			got, err := ResolveBackend(tc.flag)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("got %q, want an error", got)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				if _, err := NewModel(tc.flag, ModelSpec{Arch: ArchLogReg, InputShape: []int{2}, NumClasses: 2}); err == nil {
+					t.Errorf("NewModel accepted backend %q", tc.flag)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got (%q, %v), want %q", got, err, tc.want)
+			}
+			if _, err := NewModel(tc.flag, ModelSpec{Arch: ArchLogReg, InputShape: []int{2}, NumClasses: 2}); err != nil {
+				t.Errorf("NewModel(%q): %v", tc.flag, err)
+			}
+		})
+	}
+}
+
+func TestBackendID(t *testing.T) {
+	id := BackendID(CPUBackend)
+	for _, want := range []string{"gomlx@v", "fpcpu@", CodeVersion, "float32"} {
+		if !strings.Contains(id, want) {
+			t.Errorf("BackendID %q lacks %q", id, want)
+		}
+	}
+	if BackendID("fpcpu:workers=3") != id || BackendID("") != id {
+		t.Errorf("worker count or default resolution changed the ID: %q, %q vs %q", BackendID("fpcpu:workers=3"), BackendID(""), id)
+	}
+	if BackendID("xla:cuda") == id {
+		t.Errorf("different backends share the ID %q", id)
+	}
+}

@@ -1,0 +1,232 @@
+package gomlx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// Architectures understood by ModelSpec.Arch.
+const (
+	// ArchCNN4 is FedOBP's 4-layer CNN: conv5×5(32) → ReLU → maxpool2 → conv5×5(64) → ReLU →
+	// maxpool2 → flatten → FC(512) → ReLU → FC(NumClasses); the same network as
+	// shared/bench/torch_cnn4.py. Convolutions are "valid" (no padding), stride 1, with bias;
+	// pooling floors odd sizes like PyTorch's MaxPool2d(2).
+	ArchCNN4 = "cnn4"
+	// ArchMLP is a multi-layer perceptron: one FC+ReLU layer per entry of Hidden, then the
+	// classifier.
+	ArchMLP = "mlp"
+	// ArchLogReg is multinomial logistic regression: the classifier alone.
+	ArchLogReg = "logreg"
+)
+
+// ModelSpec describes a model. InputShape is the shape of one sample: [H, W, C] (NHWC
+// without the batch axis) for cnn4; any shape for mlp and logreg, which flatten it.
+//
+// Parameter names and layouts (all float32, row-major):
+//
+//	convN.weight       [5, 5, Cin, Cout]  kernel height, width, input channel, output channel (HWIO)
+//	convN.bias         [Cout]
+//	fcN.weight         [in, out]          hidden layer N (1-based); y = x·W + b
+//	fcN.bias           [out]
+//	classifier.weight  [in, NumClasses]   the last layer of every architecture
+//	classifier.bias    [NumClasses]
+//
+// For cnn4 the input of fc1 is the second pooled feature map flattened in (h, w, c) order,
+// so fc1.weight has 64·side·side rows with side = ((H-4)/2-4)/2 (floors). (PyTorch's Linear
+// stores [out, in] and flattens NCHW in (c, h, w) order; converting needs a transpose and a
+// row permutation.) Params lists the tensors in a fixed order: by layer, weight then bias.
+type ModelSpec struct {
+	Arch       string
+	InputShape []int
+	NumClasses int
+	Hidden     []int
+}
+
+// layerKind distinguishes the layers of the internal network description.
+type layerKind int
+
+const (
+	layerConv layerKind = iota // conv5×5 valid + bias, then maxpool2 and ReLU.
+	layerFC                    // dense; ReLU unless it is the classifier.
+)
+
+// layer is one parametrized layer of a network; its parameters are weight then bias.
+type layer struct {
+	kind layerKind
+	name string
+	// conv: input [h, w, cin] → conv output [h-k+1, w-k+1, cout] → pooled [ph, pw, cout].
+	h, w, cin, cout, k int
+	// fc: [in] → [out].
+	in, out int
+	relu    bool
+}
+
+// cnn4 layer constants.
+const (
+	cnnKernel   = 5
+	cnnConv1Out = 32
+	cnnConv2Out = 64
+	cnnFC1Out   = 512
+	poolSize    = 2
+)
+
+// layers validates s and returns its layer list.
+func (s ModelSpec) layers() ([]layer, error) {
+	if s.NumClasses < 2 {
+		return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
+	}
+	if len(s.InputShape) == 0 {
+		return nil, fmt.Errorf("model %q: empty InputShape", s.Arch)
+	}
+	for _, d := range s.InputShape {
+		if d <= 0 {
+			return nil, fmt.Errorf("model %q: InputShape %v has a non-positive dimension", s.Arch, s.InputShape)
+		}
+	}
+	in := tensor.Size(s.InputShape)
+	switch s.Arch {
+	case ArchCNN4:
+		if len(s.InputShape) != 3 {
+			return nil, fmt.Errorf("model cnn4: InputShape must be [H, W, C], got %v", s.InputShape)
+		}
+		if len(s.Hidden) != 0 {
+			return nil, fmt.Errorf("model cnn4: Hidden must be empty (the architecture is fixed), got %v", s.Hidden)
+		}
+		h, w, c := s.InputShape[0], s.InputShape[1], s.InputShape[2]
+		var ls []layer
+		for i, cout := range []int{cnnConv1Out, cnnConv2Out} {
+			oh, ow := h-cnnKernel+1, w-cnnKernel+1
+			if oh < poolSize || ow < poolSize {
+				return nil, fmt.Errorf("model cnn4: input %v too small (conv%d output would be %dx%d)", s.InputShape, i+1, oh, ow)
+			}
+			ls = append(ls, layer{kind: layerConv, name: fmt.Sprintf("conv%d", i+1), h: h, w: w, cin: c, cout: cout, k: cnnKernel, relu: true})
+			h, w, c = oh/poolSize, ow/poolSize, cout
+		}
+		ls = append(ls,
+			layer{kind: layerFC, name: "fc1", in: h * w * c, out: cnnFC1Out, relu: true},
+			layer{kind: layerFC, name: "classifier", in: cnnFC1Out, out: s.NumClasses})
+		return ls, nil
+	case ArchMLP:
+		var ls []layer
+		for i, hdim := range s.Hidden {
+			if hdim <= 0 {
+				return nil, fmt.Errorf("model mlp: Hidden %v has a non-positive size", s.Hidden)
+			}
+			ls = append(ls, layer{kind: layerFC, name: fmt.Sprintf("fc%d", i+1), in: in, out: hdim, relu: true})
+			in = hdim
+		}
+		return append(ls, layer{kind: layerFC, name: "classifier", in: in, out: s.NumClasses}), nil
+	case ArchLogReg:
+		if len(s.Hidden) != 0 {
+			return nil, fmt.Errorf("model logreg: Hidden must be empty, got %v", s.Hidden)
+		}
+		return []layer{{kind: layerFC, name: "classifier", in: in, out: s.NumClasses}}, nil
+	default:
+		return nil, fmt.Errorf("unknown model architecture %q (known: %s, %s, %s)", s.Arch, ArchCNN4, ArchMLP, ArchLogReg)
+	}
+}
+
+// weightShape returns the shape of the layer's weight tensor and its fan-in.
+func (l layer) weightShape() (shape []int, fanIn int) {
+	if l.kind == layerConv {
+		return []int{l.k, l.k, l.cin, l.cout}, l.k * l.k * l.cin
+	}
+	return []int{l.in, l.out}, l.in
+}
+
+// biasSize is the length of the layer's bias.
+func (l layer) biasSize() int {
+	if l.kind == layerConv {
+		return l.cout
+	}
+	return l.out
+}
+
+// ParamShapes returns the names and shapes of the model's parameters, in the canonical
+// order used by Init and Session.Params.
+func (s ModelSpec) ParamShapes() (names []string, shapes [][]int, err error) {
+	ls, err := s.layers()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, l := range ls {
+		ws, _ := l.weightShape()
+		names = append(names, l.name+".weight", l.name+".bias")
+		shapes = append(shapes, ws, []int{l.biasSize()})
+	}
+	return names, shapes, nil
+}
+
+// initStream is the PCG stream constant used by Init (any fixed value; changing it changes
+// every initialization, so it is part of CodeVersion).
+const initStream = 0x6665647069706531 // "fedpipe1"
+
+// Init returns freshly initialized parameters, deterministically from seed, following
+// PyTorch's defaults for Conv2d and Linear: weights ~ kaiming-uniform with a=√5, i.e.
+// U(−1/√fanIn, 1/√fanIn), and biases ~ U(−1/√fanIn, 1/√fanIn). Values are drawn with a PCG
+// generator seeded by (seed, initStream), tensor by tensor in parameter order, element by
+// element in row-major order, so the same seed always gives the same bits. It panics if the
+// spec is invalid (see Validate).
+func (s ModelSpec) Init(seed uint64) tensor.List {
+	ls, err := s.layers()
+	if err != nil {
+		panic(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, initStream))
+	uniform := func(t tensor.Tensor, bound float64) tensor.Tensor {
+		for i := range t.Data {
+			t.Data[i] = float32((2*rng.Float64() - 1) * bound)
+		}
+		return t
+	}
+	var out tensor.List
+	for _, l := range ls {
+		ws, fanIn := l.weightShape()
+		// kaiming_uniform_(a=√5): gain = √(2/(1+a²)) = √(1/3); bound = gain·√(3/fanIn) = 1/√fanIn.
+		gain := math.Sqrt(2.0 / (1 + 5.0))
+		wBound := gain * math.Sqrt(3.0/float64(fanIn))
+		bBound := 1 / math.Sqrt(float64(fanIn))
+		out = append(out,
+			uniform(tensor.New(l.name+".weight", ws...), wBound),
+			uniform(tensor.New(l.name+".bias", l.biasSize()), bBound))
+	}
+	return out
+}
+
+// Validate reports whether the spec describes a supported model.
+func (s ModelSpec) Validate() error {
+	_, err := s.layers()
+	return err
+}
+
+// orderParams checks that params holds exactly the model's tensors (any order, matched by
+// name) with the right shapes, and returns them in canonical order.
+func (s ModelSpec) orderParams(params tensor.List) (tensor.List, error) {
+	names, shapes, err := s.ParamShapes()
+	if err != nil {
+		return nil, err
+	}
+	if len(params) != len(names) {
+		return nil, fmt.Errorf("model %s: got %d parameter tensors, want %d (%v)", s.Arch, len(params), len(names), names)
+	}
+	out := make(tensor.List, len(names))
+	for i, name := range names {
+		j := params.Find(name)
+		if j < 0 {
+			return nil, fmt.Errorf("model %s: parameter %q missing", s.Arch, name)
+		}
+		t := params[j]
+		if !slices.Equal(t.Shape, shapes[i]) {
+			return nil, fmt.Errorf("model %s: parameter %q has shape %v, want %v", s.Arch, name, t.Shape, shapes[i])
+		}
+		if err := t.Check(); err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}

@@ -1,0 +1,300 @@
+package gomlx
+
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// The graphs in this file compute the forward pass and, by hand, the backward pass of the
+// networks described by ModelSpec. Writing the backward pass explicitly (rather than with
+// graph.Gradient) keeps every op one that GoMLX's pure-Go engine runs well: convolutions are
+// im2col (strided slices + Concatenate) and one DotGeneral; their input gradient is one
+// DotGeneral followed by col2im (shifted zero-padded adds); max-pooling works on the four
+// strided window elements; dense layers and all weight gradients are single DotGenerals
+// (GoMLX's DotGeneral gradient would materialize a [batch, in, out] product).
+//
+// The graphs are dtype-generic (the dtype of the parameters), so tests can check gradients
+// in float64. Only deterministic ops are used and there is no randomness.
+
+// zeros returns a constant zero tensor.
+func zeros(g *Graph, dtype dtypes.DType, dims ...int) *Node {
+	return BroadcastToDims(Scalar(g, dtype, 0), dims...)
+}
+
+// layerCache keeps what the backward pass of one layer needs from the forward pass.
+type layerCache struct {
+	in *Node // conv: im2col matrix [B·oh·ow, k·k·cin]; fc: input [B, in].
+	// conv only: the four elements of each pooling window (row-major within the window) and
+	// their max, each [B, ph, pw, cout].
+	win [4]*Node
+	max *Node
+	// fc only: the pre-activation output.
+	z *Node
+}
+
+// im2col extracts the k×k patches of x [B, h, w, c] whose top-left corner lies in
+// [0, oh)×[0, ow): a [B·oh·ow, k·k·c] matrix with columns ordered (kernel row, kernel col, c).
+func im2col(x *Node, k, oh, ow int) *Node {
+	dims := x.Shape().Dimensions
+	b, c := dims[0], dims[3]
+	parts := make([]*Node, 0, k*k)
+	for i := range k {
+		for j := range k {
+			parts = append(parts, Slice(x, AxisRange(), AxisRange(i, i+oh), AxisRange(j, j+ow), AxisRange()))
+		}
+	}
+	cols := parts[0]
+	if len(parts) > 1 {
+		cols = Concatenate(parts, 3)
+	}
+	return Reshape(cols, b*oh*ow, k*k*c)
+}
+
+// col2im is the adjoint of im2col: it adds each patch column block back at its position,
+// returning [B, h, w, c] from a [B·oh·ow, k·k·c] matrix.
+func col2im(cols *Node, b, h, w, c, k int) *Node {
+	g, dtype := cols.Graph(), cols.DType()
+	oh, ow := h-k+1, w-k+1
+	cols = Reshape(cols, b, oh, ow, k*k, c)
+	var total *Node
+	for i := range k {
+		var row *Node // Sum over kernel columns, padded to full width: [B, oh, w, c].
+		for j := range k {
+			p := Reshape(Slice(cols, AxisRange(), AxisRange(), AxisRange(), AxisElem(i*k+j), AxisRange()), b, oh, ow, c)
+			parts := []*Node{p}
+			if j > 0 {
+				parts = append([]*Node{zeros(g, dtype, b, oh, j, c)}, parts...)
+			}
+			if k-1-j > 0 {
+				parts = append(parts, zeros(g, dtype, b, oh, k-1-j, c))
+			}
+			if len(parts) > 1 {
+				p = Concatenate(parts, 2)
+			}
+			if row == nil {
+				row = p
+			} else {
+				row = Add(row, p)
+			}
+		}
+		parts := []*Node{row}
+		if i > 0 {
+			parts = append([]*Node{zeros(g, dtype, b, i, w, c)}, parts...)
+		}
+		if k-1-i > 0 {
+			parts = append(parts, zeros(g, dtype, b, k-1-i, w, c))
+		}
+		if len(parts) > 1 {
+			row = Concatenate(parts, 1)
+		}
+		if total == nil {
+			total = row
+		} else {
+			total = Add(total, row)
+		}
+	}
+	return total
+}
+
+// convForward runs conv (valid, stride 1, bias) → maxpool2 → ReLU on x [B, h, w, cin],
+// returning [B, ph, pw, cout]. ReLU after pooling equals PyTorch's ReLU before pooling
+// (max and ReLU commute) and touches 4× fewer values.
+func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
+	b := x.Shape().Dimensions[0]
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	ph, pw := oh/poolSize, ow/poolSize
+	cols := im2col(x, l.k, oh, ow)
+	z := DotGeneral(cols, []int{1}, nil, Reshape(weight, l.k*l.k*l.cin, l.cout), []int{0}, nil)
+	z = Add(z, Reshape(bias, 1, l.cout))
+	z = Reshape(z, b, oh, ow, l.cout)
+	if oh != 2*ph || ow != 2*pw { // Pooling floors odd sizes: drop the last row/column.
+		z = Slice(z, AxisRange(), AxisRange(0, 2*ph), AxisRange(0, 2*pw), AxisRange())
+	}
+	z6 := Reshape(z, b, ph, poolSize, pw, poolSize, l.cout)
+	var c layerCache
+	c.in = cols
+	for di := range poolSize {
+		for dj := range poolSize {
+			e := Slice(z6, AxisRange(), AxisRange(), AxisElem(di), AxisRange(), AxisElem(dj), AxisRange())
+			c.win[di*poolSize+dj] = Reshape(e, b, ph, pw, l.cout)
+		}
+	}
+	c.max = Max(Max(c.win[0], c.win[1]), Max(c.win[2], c.win[3]))
+	return Max(c.max, ScalarZero(x.Graph(), x.DType())), c
+}
+
+// convBackward takes the gradient of convForward's output and returns the gradients of the
+// weight, the bias and (if needInput) the input.
+func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
+	g, dtype := dOut.Graph(), dOut.DType()
+	b := dOut.Shape().Dimensions[0]
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	ph, pw := oh/poolSize, ow/poolSize
+	zero := ScalarZero(g, dtype)
+	// ReLU: gradient flows where the pooled max is positive.
+	dMax := Where(GreaterThan(c.max, zero), dOut, zerosLike(dOut))
+	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
+	var taken *Node
+	dWin := make([]*Node, len(c.win))
+	for i, e := range c.win {
+		isMax := Equal(e, c.max)
+		if taken != nil {
+			isMax = LogicalAnd(isMax, LogicalNot(taken))
+			taken = LogicalOr(taken, isMax)
+		} else {
+			taken = isMax
+		}
+		dWin[i] = Reshape(Where(isMax, dMax, zerosLike(dMax)), b, ph, 1, pw, 1, l.cout)
+	}
+	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
+	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
+	dz := Reshape(Concatenate([]*Node{row0, row1}, 2), b, 2*ph, 2*pw, l.cout)
+	if oh != 2*ph {
+		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh-2*ph, 2*pw, l.cout)}, 1)
+	}
+	if ow != 2*pw {
+		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh, ow-2*pw, l.cout)}, 2)
+	}
+	dz = Reshape(dz, b*oh*ow, l.cout)
+	kk := l.k * l.k * l.cin
+	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
+	dB = ReduceSum(dz, 0)
+	if needInput {
+		dCols := DotGeneral(dz, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
+		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
+	}
+	return dW, dB, dX
+}
+
+// zerosLike is a zero tensor shaped like x.
+func zerosLike(x *Node) *Node {
+	return zeros(x.Graph(), x.DType(), x.Shape().Dimensions...)
+}
+
+// fcForward runs x [B, in] · W + b, then ReLU if l.relu.
+func fcForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
+	z := DotGeneral(x, []int{1}, nil, weight, []int{0}, nil)
+	z = Add(z, Reshape(bias, 1, l.out))
+	c := layerCache{in: x, z: z}
+	if l.relu {
+		return Max(z, ScalarZero(x.Graph(), x.DType())), c
+	}
+	return z, c
+}
+
+// fcBackward returns the gradients of weight, bias and (if needInput) input.
+func fcBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
+	dz := dOut
+	if l.relu {
+		dz = Where(GreaterThan(c.z, ScalarZero(dOut.Graph(), dOut.DType())), dOut, zerosLike(dOut))
+	}
+	dW = DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil)
+	dB = ReduceSum(dz, 0)
+	if needInput {
+		dX = DotGeneral(dz, []int{1}, nil, weight, []int{1}, nil)
+	}
+	return dW, dB, dX
+}
+
+// forward computes the logits [B, classes] of x (a batch shaped [B, InputShape...]) and the
+// caches for backward.
+func forward(ls []layer, params []*Node, x *Node) (*Node, []layerCache) {
+	b := x.Shape().Dimensions[0]
+	caches := make([]layerCache, len(ls))
+	h := x
+	for i, l := range ls {
+		w, bias := params[2*i], params[2*i+1]
+		switch l.kind {
+		case layerConv:
+			h = Reshape(h, b, l.h, l.w, l.cin)
+			h, caches[i] = convForward(h, w, bias, l)
+		case layerFC:
+			h = Reshape(h, b, l.in)
+			h, caches[i] = fcForward(h, w, bias, l)
+		}
+	}
+	return h, caches
+}
+
+// backward returns the gradients of all parameters (same order as params) given the
+// gradient of the logits.
+func backward(ls []layer, params []*Node, caches []layerCache, dLogits *Node) []*Node {
+	b := dLogits.Shape().Dimensions[0]
+	grads := make([]*Node, len(params))
+	d := dLogits
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		w := params[2*i]
+		needInput := i > 0
+		switch l.kind {
+		case layerConv:
+			d = Reshape(d, b, (l.h-l.k+1)/poolSize, (l.w-l.k+1)/poolSize, l.cout)
+			grads[2*i], grads[2*i+1], d = convBackward(d, w, l, caches[i], needInput)
+		case layerFC:
+			d = Reshape(d, b, l.out)
+			grads[2*i], grads[2*i+1], d = fcBackward(d, w, l, caches[i], needInput)
+		}
+	}
+	return grads
+}
+
+// crossEntropy returns the per-sample softmax cross-entropy [B] of logits [B, K] against
+// labels [B] (int32), and the gradient of the mean loss with respect to the logits.
+func crossEntropy(logits, labels *Node) (perSample, dLogits *Node) {
+	g, dtype := logits.Graph(), logits.DType()
+	dims := logits.Shape().Dimensions
+	b, k := dims[0], dims[1]
+	shifted := Sub(logits, Reshape(ReduceMax(logits, 1), b, 1))
+	lse := Log(ReduceSum(Exp(shifted), 1))
+	logp := Sub(shifted, Reshape(lse, b, 1))
+	classes := Iota(g, shapes.Make(dtypes.Int32, b, k), 1)
+	oneHot := ConvertDType(Equal(classes, BroadcastToDims(Reshape(labels, b, 1), b, k)), dtype)
+	perSample = Neg(ReduceSum(Mul(oneHot, logp), 1))
+	dLogits = Div(Sub(Exp(logp), oneHot), Scalar(g, dtype, float64(b)))
+	return perSample, dLogits
+}
+
+// lossAndGrads is the training computation without the optimizer: mean loss and gradients.
+func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grads []*Node) {
+	logits, caches := forward(ls, params, x)
+	perSample, dLogits := crossEntropy(logits, labels)
+	b := labels.Shape().Dimensions[0]
+	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	return loss, backward(ls, params, caches, dLogits)
+}
+
+// trainStepGraph builds one SGD step. inputs = params (n), momentum buffers (n), x, labels,
+// hyper = [lr, momentum, weight decay]; outputs = new params (n), new momentum (n), loss.
+// PyTorch SGD semantics: d = g + wd·θ; buf = m·buf + d; θ = θ − lr·buf (no dampening, not
+// Nesterov; a zero initial buffer gives PyTorch's first step buf = d).
+func trainStepGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	params, moms := inputs[:n], inputs[n:2*n]
+	x, labels, hyper := inputs[2*n], inputs[2*n+1], inputs[2*n+2]
+	loss, grads := lossAndGrads(ls, params, x, labels)
+	lr := Reshape(Slice(hyper, AxisElem(0)))
+	mom := Reshape(Slice(hyper, AxisElem(1)))
+	wd := Reshape(Slice(hyper, AxisElem(2)))
+	outs := make([]*Node, 0, 2*n+1)
+	newMoms := make([]*Node, n)
+	for i, p := range params {
+		d := Add(grads[i], Mul(wd, p))
+		newMoms[i] = Add(Mul(mom, moms[i]), d)
+		outs = append(outs, Sub(p, Mul(lr, newMoms[i])))
+	}
+	outs = append(outs, newMoms...)
+	return append(outs, loss)
+}
+
+// evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
+// per-sample cross-entropies and the number of correct argmax predictions (int32).
+func evalGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
+	logits, _ := forward(ls, params, x)
+	perSample, _ := crossEntropy(logits, labels)
+	pred := ArgMax(logits, 1, dtypes.Int32)
+	correct := ReduceAllSum(ConvertDType(Equal(pred, labels), dtypes.Int32))
+	return []*Node{ReduceAllSum(perSample), correct}
+}

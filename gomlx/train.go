@@ -1,0 +1,256 @@
+package gomlx
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// SGD holds the hyper-parameters of stochastic gradient descent with PyTorch's semantics
+// (torch.optim.SGD without dampening or Nesterov): for each parameter θ with gradient g,
+//
+//	buf = Momentum·buf + (g + WeightDecay·θ);  θ -= LR·buf
+//
+// with buf starting at zero.
+type SGD struct{ LR, Momentum, WeightDecay float32 }
+
+// Model holds the compiled training and evaluation graphs of one ModelSpec on one backend.
+// Graphs are compiled lazily, once per distinct batch size.
+//
+// A Model and its Sessions are not safe for concurrent use: use them from one goroutine at a
+// time (the backend already spreads each op over GOMAXPROCS threads). Close releases the
+// compiled graphs; Sessions must be closed separately.
+type Model struct {
+	spec    ModelSpec
+	backend backends.Backend
+	ls      []layer
+	names   []string
+	shapes  [][]int
+	sample  int // Values per sample.
+	train   *graph.Exec
+	eval    *graph.Exec
+}
+
+// NewModel prepares spec on the named backend (a configuration as accepted by
+// ResolveBackend; "" means the default resolution).
+func NewModel(backend string, spec ModelSpec) (*Model, error) {
+	ls, err := spec.layers()
+	if err != nil {
+		return nil, err
+	}
+	names, shapes, err := spec.ParamShapes()
+	if err != nil {
+		return nil, err
+	}
+	b, err := getBackend(backend)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{spec: spec, backend: b, ls: ls, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape)}
+	m.train, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return trainStepGraph(ls, inputs) })
+	if err != nil {
+		return nil, err
+	}
+	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return evalGraph(ls, inputs) })
+	if err != nil {
+		m.train.Finalize()
+		return nil, err
+	}
+	// One compiled graph per batch size; a federated run sees few distinct sizes.
+	m.train.SetMaxCache(-1).WithName("fedpipe-train-" + spec.Arch)
+	m.eval.SetMaxCache(-1).WithName("fedpipe-eval-" + spec.Arch)
+	return m, nil
+}
+
+// Spec returns the model's specification.
+func (m *Model) Spec() ModelSpec { return m.spec }
+
+// Close releases the compiled graphs. The Model must not be used afterwards.
+func (m *Model) Close() {
+	if m.train != nil {
+		m.train.Finalize()
+		m.eval.Finalize()
+		m.train, m.eval = nil, nil
+	}
+}
+
+// toTensors converts parameters (any order, matched by name) to backend tensors, in
+// canonical order.
+func (m *Model) toTensors(params tensor.List) ([]*tensors.Tensor, error) {
+	ordered, err := m.spec.orderParams(params)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tensors.Tensor, len(ordered))
+	for i, p := range ordered {
+		out[i] = tensors.FromFlatDataAndDimensions(p.Data, p.Shape...) // Copies.
+	}
+	return out, nil
+}
+
+// batchTensors validates one batch and converts it to tensors.
+func (m *Model) batchTensors(x []float32, y []int32) (*tensors.Tensor, *tensors.Tensor, error) {
+	b := len(y)
+	if b == 0 {
+		return nil, nil, errors.New("empty batch")
+	}
+	if len(x) != b*m.sample {
+		return nil, nil, fmt.Errorf("batch of %d labels needs %d input values (%d per sample, shape %v), got %d",
+			b, b*m.sample, m.sample, m.spec.InputShape, len(x))
+	}
+	for i, label := range y {
+		if label < 0 || int(label) >= m.spec.NumClasses {
+			return nil, nil, fmt.Errorf("label %d of sample %d outside [0, %d)", label, i, m.spec.NumClasses)
+		}
+	}
+	dims := append([]int{b}, m.spec.InputShape...)
+	return tensors.FromFlatDataAndDimensions(x, dims...), tensors.FromFlatDataAndDimensions(y, b), nil
+}
+
+// finalize frees tensors, ignoring nil ones.
+func finalize(ts ...*tensors.Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			_ = t.FinalizeAll()
+		}
+	}
+}
+
+// Session is one client's local training: current parameters and momentum buffers, kept on
+// the backend between steps. Use it from one goroutine at a time.
+type Session struct {
+	m      *Model
+	params []*tensors.Tensor
+	moms   []*tensors.Tensor
+	hyper  *tensors.Tensor
+}
+
+// NewSession starts training from params (matched by name; copied) with the given
+// optimizer settings. Momentum buffers start at zero.
+func (m *Model) NewSession(params tensor.List, opt SGD) (*Session, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	moms := make([]*tensors.Tensor, len(ps))
+	for i, shape := range m.shapes {
+		moms[i] = tensors.FromFlatDataAndDimensions(make([]float32, tensor.Size(shape)), shape...)
+	}
+	hyper := tensors.FromFlatDataAndDimensions([]float32{opt.LR, opt.Momentum, opt.WeightDecay}, 3)
+	return &Session{m: m, params: ps, moms: moms, hyper: hyper}, nil
+}
+
+// Step runs one SGD step on a mini-batch and returns the mean cross-entropy of the batch
+// before the update. x holds len(y) samples, each laid out as InputShape (NHWC for images),
+// flattened row-major. Any batch size is accepted (each new size compiles a graph once).
+// After an error the Session must not be used further.
+func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
+	if s.params == nil {
+		return 0, errors.New("session is closed")
+	}
+	if s.m.train == nil {
+		return 0, errors.New("model is closed")
+	}
+	xt, yt, err := s.m.batchTensors(x, y)
+	if err != nil {
+		return 0, err
+	}
+	defer finalize(xt, yt)
+	n := len(s.params)
+	args := make([]any, 0, 2*n+3)
+	// Parameters and momentum are donated: the backend may update them in place.
+	for _, t := range append(append([]*tensors.Tensor(nil), s.params...), s.moms...) {
+		d, err := graph.DonateTensorBuffer(t, s.m.backend, 0)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, d)
+	}
+	args = append(args, xt, yt, s.hyper)
+	outs, err := s.m.train.Exec(args...)
+	if err != nil {
+		s.params, s.moms = nil, nil
+		return 0, fmt.Errorf("training step: %w", err)
+	}
+	finalize(s.params...)
+	finalize(s.moms...)
+	s.params, s.moms = outs[:n], outs[n:2*n]
+	lossT := outs[2*n]
+	defer finalize(lossT)
+	return tensors.ToScalar[float32](lossT), nil
+}
+
+// Params returns a copy of the current parameters, in canonical order.
+func (s *Session) Params() (tensor.List, error) {
+	if s.params == nil {
+		return nil, errors.New("session is closed")
+	}
+	out := make(tensor.List, len(s.params))
+	for i, t := range s.params {
+		data, err := tensors.CopyFlatData[float32](t)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s: %w", s.m.names[i], err)
+		}
+		out[i] = tensor.Tensor{Name: s.m.names[i], Shape: append([]int(nil), s.m.shapes[i]...), Data: data}
+	}
+	return out, nil
+}
+
+// Close releases the session's buffers.
+func (s *Session) Close() {
+	finalize(s.params...)
+	finalize(s.moms...)
+	finalize(s.hyper)
+	s.params, s.moms, s.hyper = nil, nil, nil
+}
+
+// Evaluate runs the model with params on the samples (x, y), batch at a time (the last
+// batch may be smaller), and returns the sum over samples of the cross-entropy loss (so
+// sumLoss/len(y) is the mean) and the number of samples whose argmax prediction (first
+// maximum on ties) equals the label. Per-batch sums are computed in float32 and accumulated
+// in float64.
+func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) (sumLoss float64, correct int, err error) {
+	if m.eval == nil {
+		return 0, 0, errors.New("model is closed")
+	}
+	if batch <= 0 {
+		return 0, 0, fmt.Errorf("evaluation batch size must be positive, got %d", batch)
+	}
+	if len(x) != len(y)*m.sample {
+		return 0, 0, fmt.Errorf("%d labels need %d input values, got %d", len(y), len(y)*m.sample, len(x))
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer finalize(ps...)
+	for start := 0; start < len(y); start += batch {
+		end := min(start+batch, len(y))
+		xt, yt, err := m.batchTensors(x[start*m.sample:end*m.sample], y[start:end])
+		if err != nil {
+			return 0, 0, err
+		}
+		args := make([]any, 0, len(ps)+2)
+		for _, p := range ps {
+			args = append(args, p)
+		}
+		args = append(args, xt, yt)
+		outs, err := m.eval.Exec(args...)
+		finalize(xt, yt)
+		if err != nil {
+			return 0, 0, fmt.Errorf("evaluation: %w", err)
+		}
+		sumLoss += float64(tensors.ToScalar[float32](outs[0]))
+		correct += int(tensors.ToScalar[int32](outs[1]))
+		finalize(outs...)
+	}
+	return sumLoss, correct, nil
+}

@@ -1,0 +1,322 @@
+package gomlx
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// randomData returns n samples of the given size with normal values and uniform labels.
+func randomData(r *rand.Rand, n, size, classes int) ([]float32, []int32) {
+	x := make([]float32, n*size)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32(r.IntN(classes))
+	}
+	return x, y
+}
+
+// refLogReg computes, in float64, the per-sample losses, predictions and gradients of
+// logistic regression (W [in, k], b [k]) on a batch.
+func refLogReg(w, b []float32, in, k int, x []float32, y []int32) (losses []float64, preds []int, gw, gb []float64) {
+	n := len(y)
+	gw, gb = make([]float64, in*k), make([]float64, k)
+	for s := range n {
+		logits := make([]float64, k)
+		for j := range k {
+			logits[j] = float64(b[j])
+			for i := range in {
+				logits[j] += float64(x[s*in+i]) * float64(w[i*k+j])
+			}
+		}
+		mx, arg := math.Inf(-1), 0
+		for j, v := range logits {
+			if v > mx {
+				mx, arg = v, j
+			}
+		}
+		sum := 0.0
+		for _, v := range logits {
+			sum += math.Exp(v - mx)
+		}
+		lse := mx + math.Log(sum)
+		losses = append(losses, lse-logits[y[s]])
+		preds = append(preds, arg)
+		for j := range k {
+			d := math.Exp(logits[j] - lse)
+			if j == int(y[s]) {
+				d--
+			}
+			d /= float64(n)
+			gb[j] += d
+			for i := range in {
+				gw[i*k+j] += float64(x[s*in+i]) * d
+			}
+		}
+	}
+	return losses, preds, gw, gb
+}
+
+// TestSGDMatchesReference checks the optimizer (momentum, weight decay) and the loss
+// against a plain-Go implementation of logistic regression, over several steps.
+func TestSGDMatchesReference(t *testing.T) {
+	const in, k, n = 5, 3, 8
+	spec := ModelSpec{Arch: ArchLogReg, InputShape: []int{in}, NumClasses: k}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	params := spec.Init(1)
+	opt := SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 0.01}
+	s, err := m.NewSession(params, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := append([]float32(nil), params[0].Data...)
+	b := append([]float32(nil), params[1].Data...)
+	bufW, bufB := make([]float64, len(w)), make([]float64, len(b))
+	r := rand.New(rand.NewPCG(5, 6))
+	for step := range 4 {
+		x, y := randomData(r, n-step%2, in, k) // Also vary the batch size.
+		losses, _, gw, gb := refLogReg(w, b, in, k, x, y)
+		want := 0.0
+		for _, l := range losses {
+			want += l
+		}
+		want /= float64(len(y))
+		got, err := s.Step(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(float64(got)-want) > 1e-5 {
+			t.Errorf("step %d: loss %v, want %v", step, got, want)
+		}
+		update := func(theta []float32, g, buf []float64) {
+			for i := range theta {
+				d := g[i] + float64(opt.WeightDecay)*float64(theta[i])
+				buf[i] = float64(opt.Momentum)*buf[i] + d
+				theta[i] = float32(float64(theta[i]) - float64(opt.LR)*buf[i])
+			}
+		}
+		update(w, gw, bufW)
+		update(b, gb, bufB)
+	}
+	got, err := s.Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]float32{w, b} {
+		for j := range want {
+			if d := math.Abs(float64(got[i].Data[j] - want[j])); d > 1e-5 {
+				t.Fatalf("%s[%d] = %v, want %v", got[i].Name, j, got[i].Data[j], want[j])
+			}
+		}
+	}
+}
+
+func TestEvaluateMatchesReference(t *testing.T) {
+	const in, k, n = 4, 5, 23
+	spec := ModelSpec{Arch: ArchLogReg, InputShape: []int{in}, NumClasses: k}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	params := spec.Init(3)
+	x, y := randomData(rand.New(rand.NewPCG(1, 1)), n, in, k)
+	losses, preds, _, _ := refLogReg(params[0].Data, params[1].Data, in, k, x, y)
+	wantLoss, wantCorrect := 0.0, 0
+	for i := range losses {
+		wantLoss += losses[i]
+		if preds[i] == int(y[i]) {
+			wantCorrect++
+		}
+	}
+	for _, batch := range []int{1, 7, 23, 100} {
+		loss, correct, err := m.Evaluate(params, x, y, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if correct != wantCorrect || math.Abs(loss-wantLoss) > 1e-4 {
+			t.Errorf("batch %d: (loss %v, correct %d), want (%v, %d)", batch, loss, correct, wantLoss, wantCorrect)
+		}
+	}
+}
+
+// toyImages makes a separable image problem: the class is the quadrant holding a bright
+// 4×4 square, on a noisy background.
+func toyImages(r *rand.Rand, n, hw int) ([]float32, []int32) {
+	x := make([]float32, n*hw*hw)
+	y := make([]int32, n)
+	for s := range n {
+		c := r.IntN(4)
+		y[s] = int32(c)
+		img := x[s*hw*hw : (s+1)*hw*hw]
+		for i := range img {
+			img[i] = float32(0.1 * r.NormFloat64())
+		}
+		half := hw / 2
+		oy, ox := (c/2)*half+r.IntN(half-4+1), (c%2)*half+r.IntN(half-4+1)
+		for i := range 4 {
+			for j := range 4 {
+				img[(oy+i)*hw+ox+j] = 1
+			}
+		}
+	}
+	return x, y
+}
+
+func TestTrainingLearnsToyProblems(t *testing.T) {
+	cases := []struct {
+		spec   ModelSpec
+		opt    SGD
+		epochs int
+	}{
+		{ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 1}, NumClasses: 4}, SGD{LR: 0.05, Momentum: 0.9}, 6},
+		{ModelSpec{Arch: ArchMLP, InputShape: []int{16, 16, 1}, NumClasses: 4, Hidden: []int{64}}, SGD{LR: 0.05, Momentum: 0.9}, 10},
+		{ModelSpec{Arch: ArchLogReg, InputShape: []int{16, 16, 1}, NumClasses: 4}, SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 1e-4}, 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.spec.Arch, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, 12))
+			const n, batch = 256, 32
+			x, y := toyImages(r, n, 16)
+			xt, yt := toyImages(r, 128, 16)
+			m, err := NewModel("", tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			params := tc.spec.Init(1)
+			startLoss, _, err := m.Evaluate(params, xt, yt, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := m.NewSession(params, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for range tc.epochs {
+				for start := 0; start < n; start += batch {
+					if _, err := s.Step(x[start*256:(start+batch)*256], y[start:start+batch]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			trained, err := s.Params()
+			if err != nil {
+				t.Fatal(err)
+			}
+			loss, correct, err := m.Evaluate(trained, xt, yt, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc := float64(correct) / float64(len(yt))
+			t.Logf("%s: test loss %.3f → %.3f, accuracy %.3f", tc.spec.Arch, startLoss/128, loss/128, acc)
+			if loss >= startLoss/2 || acc < 0.9 {
+				t.Errorf("%s did not learn: test loss %.3f → %.3f, accuracy %.3f", tc.spec.Arch, startLoss/128, loss/128, acc)
+			}
+		})
+	}
+}
+
+// TestDeterministic trains twice, with separately built models, and expects identical bits.
+func TestDeterministic(t *testing.T) {
+	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{20, 20, 2}, NumClasses: 5}
+	run := func() (tensor.List, []float32) {
+		m, err := NewModel("", spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		s, err := m.NewSession(spec.Init(9), SGD{LR: 0.05, Momentum: 0.5, WeightDecay: 1e-3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		r := rand.New(rand.NewPCG(2, 2))
+		var losses []float32
+		for _, b := range []int{16, 16, 16, 5} { // A smaller final batch too.
+			x, y := randomData(r, b, 20*20*2, 5)
+			l, err := s.Step(x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, l)
+		}
+		p, err := s.Params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, losses
+	}
+	p1, l1 := run()
+	p2, l2 := run()
+	for i := range l1 {
+		if math.Float32bits(l1[i]) != math.Float32bits(l2[i]) {
+			t.Errorf("step %d: losses %v and %v differ", i, l1[i], l2[i])
+		}
+	}
+	init := spec.Init(9)
+	for i := range p1 {
+		changed := false
+		for j := range p1[i].Data {
+			if math.Float32bits(p1[i].Data[j]) != math.Float32bits(p2[i].Data[j]) {
+				t.Fatalf("%s[%d]: %v vs %v", p1[i].Name, j, p1[i].Data[j], p2[i].Data[j])
+			}
+			changed = changed || p1[i].Data[j] != init[i].Data[j]
+		}
+		if !changed {
+			t.Errorf("%s did not change during training", p1[i].Name)
+		}
+	}
+}
+
+func TestInputErrors(t *testing.T) {
+	spec := ModelSpec{Arch: ArchLogReg, InputShape: []int{3}, NumClasses: 2}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	params := spec.Init(0)
+	if _, err := m.NewSession(params[:1], SGD{}); err == nil || !strings.Contains(err.Error(), "want 2") {
+		t.Errorf("missing tensor: %v", err)
+	}
+	bad := params.Clone()
+	bad[0].Shape = []int{2, 3}
+	if _, err := m.NewSession(bad, SGD{}); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Errorf("wrong shape: %v", err)
+	}
+	// Order does not matter: tensors are matched by name.
+	s, err := m.NewSession(tensor.List{params[1], params[0]}, SGD{LR: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		x    []float32
+		y    []int32
+		want string
+	}{
+		{[]float32{1, 2}, []int32{0}, "input values"},
+		{[]float32{1, 2, 3}, []int32{2}, "outside"},
+		{nil, nil, "empty"},
+	} {
+		if _, err := s.Step(tc.x, tc.y); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Step(%v, %v): error %v, want %q", tc.x, tc.y, err, tc.want)
+		}
+	}
+	if _, err := s.Step([]float32{1, 2, 3}, []int32{1}); err != nil {
+		t.Errorf("a valid step after rejected inputs failed: %v", err)
+	}
+}
