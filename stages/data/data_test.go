@@ -1,0 +1,163 @@
+package data
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// idx writes an unsigned-byte IDX file with the given dimensions and values.
+func idx(dims []int, vals []byte) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, 8, byte(len(dims))})
+	for _, d := range dims {
+		binary.Write(&b, binary.BigEndian, uint32(d))
+	}
+	b.Write(vals)
+	return b.Bytes()
+}
+
+func gz(b []byte) []byte {
+	var out bytes.Buffer
+	w := gzip.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
+}
+
+// writeFMNIST writes a tiny Fashion-MNIST-format directory: n train and m test images.
+func writeFMNIST(t *testing.T, dir string, n, m int, zip bool) {
+	t.Helper()
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{
+		{"train-images-idx3-ubyte", idx([]int{n, 28, 28}, bytes.Repeat([]byte{255}, n*784))},
+		{"train-labels-idx1-ubyte", idx([]int{n}, bytes.Repeat([]byte{3}, n))},
+		{"t10k-images-idx3-ubyte", idx([]int{m, 28, 28}, make([]byte, m*784))},
+		{"t10k-labels-idx1-ubyte", idx([]int{m}, bytes.Repeat([]byte{9}, m))},
+	} {
+		name, b := f.name, f.data
+		if zip {
+			name, b = name+".gz", gz(b)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLoadFashionMNISTFormat(t *testing.T) {
+	for _, zip := range []bool{true, false} {
+		dir := t.TempDir()
+		writeFMNIST(t, dir, 5, 3, zip)
+		d, err := LoadFashionMNIST(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Len() != 8 || d.Y[0] != 3 || d.Y[7] != 9 {
+			t.Fatalf("pooled %d samples, labels %v", d.Len(), d.Y)
+		}
+		// Pixel 255 → (1 − mean)/std; pixel 0 → −mean/std.
+		if got, want := d.X[0], float32((1-FMNISTMean)/FMNISTStd); got != want {
+			t.Errorf("white pixel = %v, want %v", got, want)
+		}
+		if got, want := d.Sample(7)[0], float32(-FMNISTMean/FMNISTStd); got != want {
+			t.Errorf("black pixel = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestIDXErrorsNameThePath(t *testing.T) {
+	good := idx([]int{2, 28, 28}, make([]byte, 2*784))
+	cases := map[string][]byte{
+		"truncated body":   good[:len(good)-10],
+		"bad magic":        append([]byte{1, 2, 8, 3}, good[4:]...),
+		"short":            {0, 0},
+		"corrupt gzip":     gz(good)[:40],
+		"wrong elem type":  append([]byte{0, 0, 0x0d, 3}, good[4:]...),
+		"trailing garbage": append(append([]byte(nil), good...), 1, 2, 3),
+	}
+	for name, b := range cases {
+		_, _, err := ReadIDX("/x/train-images-idx3-ubyte", b)
+		var ie *IDXError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "/x/train-images-idx3-ubyte") {
+			t.Errorf("%s: error %v", name, err)
+		}
+	}
+}
+
+func TestMissingFMNISTNamesSearchedPathsAndInstall(t *testing.T) {
+	l := &Loader{DataDir: filepath.Join(t.TempDir(), "nothing")}
+	_, err := l.Load(pipeline.DatasetSpec{Name: "fmnist"})
+	if !errors.Is(err, pipeline.ErrInvalid) {
+		t.Fatalf("error %v is not an input error", err)
+	}
+	for _, want := range []string{l.DataDir, filepath.Join(l.DataDir, "fashion-mnist"), "apt-get install dataset-fashion-mnist"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestSyntheticIsDeterministicAndNonIID(t *testing.T) {
+	p := SyntheticParams{Alpha: 1, Beta: 1, Devices: 8, Features: 60, Classes: 10}
+	a, b := Synthetic(p), Synthetic(p)
+	if a.Digest != b.Digest || a.Len() != b.Len() {
+		t.Fatal("same parameters gave different data")
+	}
+	p.Alpha = 0.5
+	if Synthetic(p).Digest == a.Digest {
+		t.Error("different α gave the same digest")
+	}
+	// Devices differ in their label distributions.
+	first := map[int32]map[int32]int{}
+	for i, g := range a.Groups {
+		if first[g] == nil {
+			first[g] = map[int32]int{}
+		}
+		first[g][a.Y[i]]++
+	}
+	distinct := map[int32]bool{}
+	for _, counts := range first {
+		best, bestN := int32(-1), -1
+		for y, n := range counts {
+			if n > bestN || n == bestN && y < best {
+				best, bestN = y, n
+			}
+		}
+		distinct[best] = true
+	}
+	if len(distinct) < 3 {
+		t.Errorf("8 devices share %d majority labels; Synthetic(1,1) should be non-IID", len(distinct))
+	}
+}
+
+func TestRealFashionMNIST(t *testing.T) {
+	if _, err := os.Stat(FMNISTSystemDir); err != nil {
+		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
+	}
+	d, err := LoadFashionMNIST(FMNISTSystemDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 70000 || d.Classes != 10 {
+		t.Fatalf("%d samples", d.Len())
+	}
+	counts := make([]int, 10)
+	for _, y := range d.Y {
+		counts[y]++
+	}
+	for c, n := range counts {
+		if n != 7000 {
+			t.Errorf("class %d has %d samples, want 7000", c, n)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package data
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// fmnistFiles are the four IDX files of Fashion-MNIST, official train split first.
+var fmnistFiles = []string{
+	"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+	"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte",
+}
+
+// FMNIST normalization constants (mean and standard deviation of the training pixels in
+// [0, 1]), as FL-bench applies them.
+const (
+	FMNISTMean = 0.2860
+	FMNISTStd  = 0.3530
+)
+
+// findIDX returns the path of an IDX file in dir, gzipped or not.
+func findIDX(dir, name string) (string, error) {
+	for _, p := range []string{filepath.Join(dir, name+".gz"), filepath.Join(dir, name)} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no %s or %s.gz", dir, name, name)
+}
+
+// IDXError describes a malformed IDX file. It is an input error.
+type IDXError struct {
+	Path string
+	Msg  string
+}
+
+func (e *IDXError) Error() string {
+	return fmt.Sprintf("%s: not a valid IDX file: %s (expected the MNIST-format file, as shipped by dataset-fashion-mnist)", e.Path, e.Msg)
+}
+
+// ReadIDX parses an IDX file (gzipped or not, detected by content) of unsigned bytes and
+// returns its dimensions and data.
+func ReadIDX(path string, raw []byte) (dims []int, values []byte, err error) {
+	b := raw
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, nil, &IDXError{path, "bad gzip header: " + err.Error()}
+		}
+		b, err = io.ReadAll(zr)
+		if err != nil {
+			return nil, nil, &IDXError{path, "truncated or corrupt gzip data: " + err.Error()}
+		}
+	}
+	if len(b) < 4 {
+		return nil, nil, &IDXError{path, fmt.Sprintf("%d bytes, shorter than the 4-byte header", len(b))}
+	}
+	if b[0] != 0 || b[1] != 0 {
+		return nil, nil, &IDXError{path, fmt.Sprintf("magic %x, want 0000xxxx", b[:4])}
+	}
+	if b[2] != 0x08 {
+		return nil, nil, &IDXError{path, fmt.Sprintf("element type 0x%02x, want 0x08 (unsigned byte)", b[2])}
+	}
+	rank := int(b[3])
+	if rank < 1 || rank > 4 {
+		return nil, nil, &IDXError{path, fmt.Sprintf("rank %d, want 1 to 4", rank)}
+	}
+	if len(b) < 4+4*rank {
+		return nil, nil, &IDXError{path, "truncated header"}
+	}
+	n := 1
+	for i := 0; i < rank; i++ {
+		d := int(binary.BigEndian.Uint32(b[4+4*i:]))
+		if d <= 0 || d > 1<<28 {
+			return nil, nil, &IDXError{path, fmt.Sprintf("dimension %d is %d", i, d)}
+		}
+		dims = append(dims, d)
+		n *= d
+		if n > 1<<31 {
+			return nil, nil, &IDXError{path, "dimensions too large"}
+		}
+	}
+	body := b[4+4*rank:]
+	if len(body) != n {
+		return nil, nil, &IDXError{path, fmt.Sprintf("header promises %d values %v, file holds %d", n, dims, len(body))}
+	}
+	return dims, body, nil
+}
+
+// LoadFashionMNIST reads the four Fashion-MNIST IDX files in dir and pools them, official
+// train split first then test (FL-bench merges them before partitioning). Pixels are
+// scaled to [0, 1] and normalized with FMNISTMean and FMNISTStd. The digest covers the
+// files' raw bytes.
+func LoadFashionMNIST(dir string) (*Dataset, error) {
+	h := sha256.New()
+	var images, labels [][]byte
+	var counts []int
+	for i, name := range fmnistFiles {
+		p, err := findIDX(dir, name)
+		if err != nil {
+			return nil, &MissingDataError{Dataset: "fmnist", Searched: []string{dir}, Missing: name + "[.gz]",
+				Install: "Install it with: apt-get install dataset-fashion-mnist"}
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(raw))
+		h.Write(raw)
+		dims, vals, err := ReadIDX(p, raw)
+		if err != nil {
+			return nil, err
+		}
+		if i%2 == 0 {
+			if len(dims) != 3 || dims[1] != 28 || dims[2] != 28 {
+				return nil, &IDXError{p, fmt.Sprintf("image dimensions %v, want [n 28 28]", dims)}
+			}
+			images = append(images, vals)
+			counts = append(counts, dims[0])
+		} else {
+			if len(dims) != 1 || dims[0] != counts[len(counts)-1] {
+				return nil, &IDXError{p, fmt.Sprintf("label dimensions %v, want [%d] to match the images", dims, counts[len(counts)-1])}
+			}
+			for _, v := range vals {
+				if v > 9 {
+					return nil, &IDXError{p, fmt.Sprintf("label %d out of range 0..9", v)}
+				}
+			}
+			labels = append(labels, vals)
+		}
+	}
+	total := counts[0] + counts[1]
+	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir,
+		X: make([]float32, 0, total*784), Y: make([]int32, 0, total)}
+	for s := range images {
+		for _, px := range images[s] {
+			d.X = append(d.X, float32((float64(px)/255-FMNISTMean)/FMNISTStd))
+		}
+		for _, l := range labels[s] {
+			d.Y = append(d.Y, int32(l))
+		}
+	}
+	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return d, nil
+}

@@ -1,0 +1,28 @@
+package evaluate
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSummarizeMeanStdAndPooled(t *testing.T) {
+	rows := []Client{
+		{Client: 0, Samples: 10, Accuracy: 0.9, Loss: 0.2},
+		{Client: 1, Samples: 30, Accuracy: 0.5, Loss: 1.0},
+		{Client: 2, Samples: 0}, // no test data: left out
+	}
+	s := Summarize(rows)
+	if s.Clients != 2 || s.TestSamples != 40 {
+		t.Fatalf("counts: %+v", s)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	if !near(s.Mean, 0.7) || !near(s.Std, 0.2) {
+		t.Errorf("mean ± std = %v ± %v, want 0.7 ± 0.2", s.Mean, s.Std)
+	}
+	if !near(s.Pooled, (9.0+15.0)/40) {
+		t.Errorf("pooled = %v, want %v", s.Pooled, 24.0/40)
+	}
+	if !near(s.MeanLoss, (2.0+30.0)/40) {
+		t.Errorf("pooled loss = %v", s.MeanLoss)
+	}
+}

@@ -1,0 +1,115 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// Assignment is a partition's result: each client's train and test samples, as sorted
+// indices into the pooled dataset.
+type Assignment struct {
+	Train, Test [][]int
+}
+
+// Clients is the number of clients.
+func (a *Assignment) Clients() int { return len(a.Train) }
+
+// Make partitions ds as the run's dataset and partition specs say, with the run's seed.
+func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec, seed int64) (*Assignment, error) {
+	pool := Subset(ds.Len(), spec.MaxSamples, seed)
+	labels := make([]int32, len(pool))
+	for i, s := range pool {
+		labels[i] = ds.Y[s]
+	}
+	var parts [][]int
+	var err error
+	switch p.Scheme {
+	case "dirichlet":
+		parts, err = Dirichlet(labels, ds.Classes, p.Clients, p.Alpha, p.MinSamples, seed)
+	case "shards":
+		parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
+	case "iid":
+		parts = IID(len(pool), p.Clients, seed)
+	case "natural":
+		if ds.Groups == nil {
+			return nil, fmt.Errorf("dataset %s has no natural clients", ds.Name)
+		}
+		groups := make([]int32, len(pool))
+		for i, s := range pool {
+			groups[i] = ds.Groups[s]
+		}
+		parts, err = Natural(groups, p.Clients)
+	default:
+		err = fmt.Errorf("unknown partition scheme %q", p.Scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := &Assignment{Train: make([][]int, len(parts)), Test: make([][]int, len(parts))}
+	for c, part := range parts {
+		if len(part) < 2 {
+			return nil, fmt.Errorf("client %d received %d samples; every client needs at least 2 (one to train, one to test): use fewer clients", c, len(part))
+		}
+		for i := range part {
+			part[i] = pool[part[i]]
+		}
+		a.Train[c], a.Test[c] = Split(part, p.TestFraction, seed, c)
+	}
+	return a, nil
+}
+
+// Table encodes the assignment as rows (client, split, sample, label), clients in order,
+// train rows before test rows, samples ascending.
+func (a *Assignment) Table(ds *data.Dataset) *table.Table {
+	var client, sample, label []int64
+	var split []string
+	for c := range a.Train {
+		for _, part := range []struct {
+			name string
+			idx  []int
+		}{{"train", a.Train[c]}, {"test", a.Test[c]}} {
+			for _, s := range part.idx {
+				client = append(client, int64(c))
+				split = append(split, part.name)
+				sample = append(sample, int64(s))
+				label = append(label, int64(ds.Y[s]))
+			}
+		}
+	}
+	return &table.Table{
+		Columns: []table.Column{
+			table.Int64Col("client", client),
+			table.StringCol("split", split),
+			table.Int64Col("sample", sample),
+			table.Int64Col("label", label),
+		},
+		Meta: map[string]string{"dataset_digest": ds.Digest, "clients": fmt.Sprint(len(a.Train))},
+	}
+}
+
+// FromTable decodes an assignment written by Table.
+func FromTable(t *table.Table) (*Assignment, error) {
+	client, split, sample := t.Col("client"), t.Col("split"), t.Col("sample")
+	if client == nil || split == nil || sample == nil {
+		return nil, fmt.Errorf("partition table lacks client, split or sample columns")
+	}
+	n := 0
+	for _, c := range client.Int64 {
+		n = max(n, int(c)+1)
+	}
+	a := &Assignment{Train: make([][]int, n), Test: make([][]int, n)}
+	for i, c := range client.Int64 {
+		switch split.String[i] {
+		case "train":
+			a.Train[c] = append(a.Train[c], int(sample.Int64[i]))
+		case "test":
+			a.Test[c] = append(a.Test[c], int(sample.Int64[i]))
+		default:
+			return nil, fmt.Errorf("partition table row %d: split %q", i, split.String[i])
+		}
+	}
+	return a, nil
+}

@@ -1,0 +1,150 @@
+package partition
+
+import (
+	"reflect"
+	"testing"
+)
+
+func labels(n, classes int) []int32 {
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32((i * 7) % classes)
+	}
+	return y
+}
+
+// everyIndexOnce checks that parts cover [0, n) exactly once (or at most once if partial).
+func everyIndexOnce(t *testing.T, parts [][]int, n int, full bool) {
+	t.Helper()
+	seen := make([]bool, n)
+	total := 0
+	for _, p := range parts {
+		for _, i := range p {
+			if seen[i] {
+				t.Fatalf("sample %d dealt twice", i)
+			}
+			seen[i] = true
+			total++
+		}
+	}
+	if full && total != n {
+		t.Fatalf("dealt %d of %d samples", total, n)
+	}
+}
+
+func TestDirichletSizesSkewAndDeterminism(t *testing.T) {
+	y := labels(6000, 10)
+	parts, err := Dirichlet(y, 10, 20, 0.1, 10, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyIndexOnce(t, parts, len(y), true)
+	dominant := 0.0
+	for _, p := range parts {
+		if len(p) < 10 {
+			t.Fatalf("client with %d < 10 samples", len(p))
+		}
+		counts := make([]int, 10)
+		for _, i := range p {
+			counts[y[i]]++
+		}
+		mx := 0
+		for _, c := range counts {
+			mx = max(mx, c)
+		}
+		dominant += float64(mx) / float64(len(p))
+	}
+	dominant /= float64(len(parts))
+	// With α = 0.1 a client's largest class holds most of its data; IID would give ~0.1.
+	if dominant < 0.5 {
+		t.Errorf("Dir(0.1): mean share of a client's largest class = %.2f, want > 0.5", dominant)
+	}
+	again, _ := Dirichlet(y, 10, 20, 0.1, 10, 42)
+	if !reflect.DeepEqual(parts, again) {
+		t.Error("same seed gave a different partition")
+	}
+	other, _ := Dirichlet(y, 10, 20, 0.1, 10, 43)
+	if reflect.DeepEqual(parts, other) {
+		t.Error("different seeds gave the same partition")
+	}
+	// Large α approaches IID proportions.
+	flat, _ := Dirichlet(y, 10, 5, 1000, 10, 1)
+	for c, p := range flat {
+		counts := make([]int, 10)
+		for _, i := range p {
+			counts[y[i]]++
+		}
+		for k, n := range counts {
+			if share := float64(n) / float64(len(p)); share < 0.07 || share > 0.13 {
+				t.Errorf("Dir(1000) client %d class %d share %.3f, want ≈ 0.1", c, k, share)
+			}
+		}
+	}
+}
+
+func TestDirichletImpossibleMinimumFails(t *testing.T) {
+	if _, err := Dirichlet(labels(100, 10), 10, 10, 0.1, 50, 0); err == nil {
+		t.Fatal("10 clients × 50 samples from 100 cannot succeed")
+	}
+}
+
+func TestShardsGiveFewClasses(t *testing.T) {
+	y := labels(2000, 10)
+	parts, err := Shards(y, 10, 2, 100, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyIndexOnce(t, parts, len(y), false)
+	for c, p := range parts {
+		if len(p) != 100 {
+			t.Errorf("client %d has %d samples, want 100", c, len(p))
+		}
+		classes := map[int32]bool{}
+		for _, i := range p {
+			classes[y[i]] = true
+		}
+		if len(classes) > 2 {
+			t.Errorf("client %d holds %d classes from 2 shards", c, len(classes))
+		}
+	}
+	all, err := Shards(y, 10, 2, 0, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyIndexOnce(t, all, len(y), true)
+}
+
+func TestIIDAndSplit(t *testing.T) {
+	parts := IID(103, 10, 3)
+	everyIndexOnce(t, parts, 103, true)
+	for _, p := range parts {
+		if len(p) < 10 || len(p) > 11 {
+			t.Errorf("IID part of %d", len(p))
+		}
+	}
+	train, test := Split(parts[0], 0.25, 3, 0)
+	if len(test) != 3 && len(test) != 2 || len(train)+len(test) != len(parts[0]) {
+		t.Errorf("split %d into %d train / %d test", len(parts[0]), len(train), len(test))
+	}
+	train2, test2 := Split(parts[0], 0.25, 3, 0)
+	if !reflect.DeepEqual(train, train2) || !reflect.DeepEqual(test, test2) {
+		t.Error("split is not deterministic")
+	}
+	if _, test := Split([]int{1, 2}, 0.1, 0, 0); len(test) != 1 {
+		t.Errorf("two samples must give one test sample, got %d", len(test))
+	}
+}
+
+func TestNaturalAndSubset(t *testing.T) {
+	parts, err := Natural([]int32{0, 1, 1, 2, 0}, 3)
+	if err != nil || !reflect.DeepEqual(parts, [][]int{{0, 4}, {1, 2}, {3}}) {
+		t.Errorf("natural = %v, %v", parts, err)
+	}
+	if _, err := Natural([]int32{3}, 3); err == nil {
+		t.Error("out-of-range group accepted")
+	}
+	s := Subset(1000, 10, 1)
+	if len(s) != 10 || !reflect.DeepEqual(s, Subset(1000, 10, 1)) {
+		t.Errorf("subset %v", s)
+	}
+}

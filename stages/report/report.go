@@ -1,0 +1,106 @@
+// Package report lays the runs' summaries out as a markdown table for the terminal and
+// for pasting into a paper, and as a table of one row per run.
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+)
+
+// Entry is one run's summary with its labels.
+type Entry struct {
+	Config string // the run's label without the seed
+	Method string
+	Seed   int64
+	evaluate.Summary
+}
+
+// Markdown renders one row per configuration (seeds folded together): accuracy as the
+// mean ± std over clients, and pooled over all test samples; with several seeds, each
+// figure is averaged over seeds and the pooled figure's std over seeds is shown.
+func Markdown(title, description string, entries []Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", title)
+	if description != "" {
+		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(description))
+	}
+	b.WriteString("| method | seeds | clients | accuracy, mean ± std over clients (%) | accuracy, pooled over test samples (%) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|\n")
+	for _, g := range groups(entries) {
+		var mean, std, pooled []float64
+		for _, e := range g {
+			mean = append(mean, e.Mean)
+			std = append(std, e.Std)
+			pooled = append(pooled, e.Pooled)
+		}
+		pooledCell := fmt.Sprintf("%.2f", 100*avg(pooled))
+		if len(g) > 1 {
+			pooledCell += fmt.Sprintf(" ± %.2f", 100*sd(pooled))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f ± %.2f | %s |\n", g[0].Config, len(g), g[0].Clients,
+			100*avg(mean), 100*avg(std), pooledCell)
+	}
+	return b.String()
+}
+
+// groups collects entries by configuration, in order of first appearance.
+func groups(entries []Entry) [][]Entry {
+	var out [][]Entry
+	at := map[string]int{}
+	for _, e := range entries {
+		i, ok := at[e.Config]
+		if !ok {
+			i = len(out)
+			at[e.Config] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], e)
+	}
+	return out
+}
+
+func avg(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func sd(v []float64) float64 {
+	m := avg(v)
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return math.Sqrt(s / float64(len(v)))
+}
+
+// Table has one row per run: config, method, seed, clients, and the accuracy figures.
+func Table(entries []Entry) *table.Table {
+	var config, method []string
+	var seed, clients []int64
+	var mean, std, pooled []float64
+	for _, e := range entries {
+		config = append(config, e.Config)
+		method = append(method, e.Method)
+		seed = append(seed, e.Seed)
+		clients = append(clients, int64(e.Clients))
+		mean = append(mean, e.Mean)
+		std = append(std, e.Std)
+		pooled = append(pooled, e.Pooled)
+	}
+	return &table.Table{Columns: []table.Column{
+		table.StringCol("config", config),
+		table.StringCol("method", method),
+		table.Int64Col("seed", seed),
+		table.Int64Col("clients", clients),
+		table.Float64Col("accuracy_client_mean", mean),
+		table.Float64Col("accuracy_client_std", std),
+		table.Float64Col("accuracy_pooled", pooled),
+	}}
+}

@@ -1,0 +1,25 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+)
+
+func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
+	entries := []Entry{
+		{Config: "fedavg", Method: "fedavg", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6}},
+		{Config: "local", Method: "local", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92}},
+		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: evaluate.Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8}},
+	}
+	md := Markdown("t", "", entries)
+	lines := strings.Split(strings.TrimSpace(md), "\n")
+	rows := lines[len(lines)-2:]
+	if !strings.HasPrefix(rows[0], "| fedavg | 2 | 10 | 60.00 ± 20.00 | 70.00 ± 10.00 |") {
+		t.Errorf("fedavg row: %q", rows[0])
+	}
+	if !strings.HasPrefix(rows[1], "| local | 1 | 10 | 90.00 ± 5.00 | 92.00 |") {
+		t.Errorf("local row: %q", rows[1])
+	}
+}

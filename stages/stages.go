@@ -1,0 +1,244 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/stages/partition"
+	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
+
+// Env is what the stage implementations share within one invocation.
+type Env struct {
+	Loader *data.Loader
+	// Backend is the resolved GoMLX backend name.
+	Backend string
+}
+
+// Funcs returns the implementation of every stage kind.
+func Funcs(env *Env) map[string]pipeline.StageFunc {
+	return map[string]pipeline.StageFunc{
+		pipeline.KindPartition: env.partition,
+		pipeline.KindTrain:     env.train,
+		pipeline.KindEvaluate:  env.evaluate,
+		pipeline.KindReport:    env.report,
+	}
+}
+
+// dataset loads a node's dataset and checks it is the one the graph was planned with.
+func (env *Env) dataset(n *pipeline.Node) (*data.Dataset, error) {
+	ds, err := env.Loader.Load(n.Run.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if ds.Digest != n.Data.Digest {
+		return nil, fmt.Errorf("dataset %s changed while running (digest %s, planned %s)", ds.Name, ds.Digest, n.Data.Digest)
+	}
+	return ds, nil
+}
+
+func (env *Env) partition(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
+	n := sc.Node
+	ds, err := env.dataset(n)
+	if err != nil {
+		return nil, err
+	}
+	a, err := partition.Make(ds, n.Run.Dataset, n.Run.Partition, n.Run.Seed)
+	if err != nil {
+		return nil, err
+	}
+	b, err := table.Encode(a.Table(ds))
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Outputs{"assignment": b}, nil
+}
+
+func (env *Env) assignment(sc *pipeline.StageContext, input int) (*partition.Assignment, error) {
+	b, err := sc.Input(input, "assignment")
+	if err != nil {
+		return nil, err
+	}
+	t, err := table.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return partition.FromTable(t)
+}
+
+func personalName(c int) string { return fmt.Sprintf("personal/%05d", c) }
+
+// encodeState turns a training state into named blobs (checkpoint or final outputs).
+func encodeState(st *train.State) (pipeline.Outputs, error) {
+	out := pipeline.Outputs{"global": tensor.Encode(st.Global)}
+	for c, p := range st.Personal {
+		out[personalName(c)] = tensor.Encode(p)
+	}
+	mt := train.MetricsTable(st.Metrics)
+	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
+	b, err := table.Encode(mt)
+	if err != nil {
+		return nil, err
+	}
+	out["metrics"] = b
+	return out, nil
+}
+
+func decodeState(blobs map[string][]byte, clients int, personal bool) (*train.State, error) {
+	st := &train.State{}
+	var err error
+	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
+		return nil, err
+	}
+	if personal {
+		st.Personal = make([]tensor.List, clients)
+		for c := range st.Personal {
+			b, ok := blobs[personalName(c)]
+			if !ok {
+				return nil, fmt.Errorf("no model for client %d", c)
+			}
+			if st.Personal[c], err = tensor.Decode(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	t, err := table.Decode(blobs["metrics"])
+	if err != nil {
+		return nil, err
+	}
+	if st.Metrics, err = train.MetricsFromTable(t); err != nil {
+		return nil, err
+	}
+	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
+		return nil, fmt.Errorf("checkpoint has no round")
+	}
+	return st, nil
+}
+
+func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
+	n := sc.Node
+	ds, err := env.dataset(n)
+	if err != nil {
+		return nil, err
+	}
+	a, err := env.assignment(sc, 0)
+	if err != nil {
+		return nil, err
+	}
+	personal := pipeline.Methods[n.Run.Method].Personal
+	cfg := train.Config{Run: n.Run, Data: ds, Assign: a, Backend: env.Backend,
+		Checkpoint: func(st *train.State) error {
+			blobs, err := encodeState(st)
+			if err != nil {
+				return err
+			}
+			return sc.SaveCheckpoint(st.Round, blobs)
+		},
+		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
+	}
+	if round, blobs, ok := sc.LoadCheckpoint(); ok {
+		if st, err := decodeState(blobs, a.Clients(), personal); err == nil && st.Round == round {
+			cfg.Resume = st
+			sc.Logf("resuming %s from its checkpoint after round %d", n.Name, round)
+		}
+	}
+	st, err := train.Run(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return encodeState(st)
+}
+
+func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
+	n := sc.Node
+	ds, err := env.dataset(n)
+	if err != nil {
+		return nil, err
+	}
+	a, err := env.assignment(sc, 1)
+	if err != nil {
+		return nil, err
+	}
+	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
+	if err != nil {
+		return nil, err
+	}
+	defer model.Close()
+	personal := pipeline.Methods[n.Run.Method].Personal
+	var global tensor.List
+	if !personal {
+		b, err := sc.Input(0, "global")
+		if err != nil {
+			return nil, err
+		}
+		if global, err = tensor.Decode(b); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]evaluate.Client, a.Clients())
+	for c := range rows {
+		params := global
+		if personal {
+			b, err := sc.Input(0, personalName(c))
+			if err != nil {
+				return nil, err
+			}
+			if params, err = tensor.Decode(b); err != nil {
+				return nil, err
+			}
+		}
+		x, y := ds.Gather(a.Test[c])
+		m, err := train.Evaluate(model, params, x, y)
+		if err != nil {
+			return nil, err
+		}
+		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+		sc.Progress(c+1, len(rows), "")
+	}
+	s := evaluate.Summarize(rows)
+	clients, err := table.Encode(evaluate.ClientsTable(rows))
+	if err != nil {
+		return nil, err
+	}
+	summary, err := table.Encode(evaluate.SummaryTable(s, map[string]string{
+		"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}))
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Outputs{"clients": clients, "summary": summary}, nil
+}
+
+func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
+	n := sc.Node
+	entries := make([]report.Entry, len(n.Inputs))
+	for i, r := range n.Runs {
+		b, err := sc.Input(i, "summary")
+		if err != nil {
+			return nil, err
+		}
+		t, err := table.Decode(b)
+		if err != nil {
+			return nil, err
+		}
+		s, err := evaluate.SummaryFromTable(t)
+		if err != nil {
+			return nil, err
+		}
+		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+	}
+	m := sc.Manifest()
+	md := report.Markdown(m.Name, m.Description, entries)
+	runs, err := table.Encode(report.Table(entries))
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Outputs{"report.md": []byte(md), "runs": runs}, nil
+}

@@ -1,0 +1,257 @@
+// Package train is the federated simulator: N clients, a sampled fraction per round, local
+// SGD epochs, and a method that decides what clients start from and what the server does
+// with their models. It sees parameters only as plain tensors; gomlx does the numerics.
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/partition"
+	"github.com/fedpipe/fedpipe/stages/rng"
+)
+
+// Metric is one row of the per-round metrics table.
+type Metric struct {
+	Round    int
+	Client   int
+	Split    string // "train" or "test"
+	Loss     float64
+	Accuracy float64
+	Samples  int
+}
+
+// State is everything a federated run carries from one round to the next. Together with
+// the run's seed it determines the rest of the run, so it is what a checkpoint stores.
+type State struct {
+	// Round is the last completed round (0 before the first).
+	Round int
+	// Global is the server's model.
+	Global tensor.List
+	// Personal holds each client's own model for methods that keep one (nil otherwise).
+	Personal []tensor.List
+	Metrics  []Metric
+}
+
+// Method is a federated algorithm: what a client trains from, and what the server does
+// with the trained models.
+type Method interface {
+	// Init prepares the state after the global model is initialized.
+	Init(st *State, clients int)
+	// Start returns the model client c trains from in this round.
+	Start(st *State, c int) tensor.List
+	// Finish folds the round's trained models (by client, with training-set sizes) into
+	// the state.
+	Finish(st *State, trained map[int]tensor.List, sizes map[int]int) error
+	// EvalModel returns the model client c is evaluated with.
+	EvalModel(st *State, c int) tensor.List
+}
+
+// NewMethod returns the implementation of a manifest method.
+func NewMethod(name string, params map[string]float64) (Method, error) {
+	switch name {
+	case "fedavg":
+		return fedAvg{}, nil
+	case "local":
+		return local{}, nil
+	}
+	return nil, fmt.Errorf("method %q is not implemented", name)
+}
+
+// Client data, gathered once per run.
+type clientData struct {
+	trainX, testX []float32
+	trainY, testY []int32
+}
+
+// Config is one train stage's input.
+type Config struct {
+	Run     *pipeline.Run
+	Data    *data.Dataset
+	Assign  *partition.Assignment
+	Backend string
+	// Resume, when set, continues a run from a checkpointed state.
+	Resume *State
+	// Checkpoint, when set, is called after every CheckpointEvery rounds.
+	Checkpoint func(*State) error
+	// Progress, when set, is called after every round.
+	Progress func(round, rounds int, note string)
+}
+
+// ModelSpec returns the gomlx model spec of a run on a dataset.
+func ModelSpec(r *pipeline.Run, d *data.Dataset) gomlx.ModelSpec {
+	spec := gomlx.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
+	if r.Model.Arch == "mlp" {
+		spec.Hidden = r.Model.Hidden
+	}
+	return spec
+}
+
+// Run trains the run's method for its rounds and returns the final state.
+func Run(ctx context.Context, cfg Config) (*State, error) {
+	r := cfg.Run
+	method, err := NewMethod(r.Method, r.Params)
+	if err != nil {
+		return nil, err
+	}
+	spec := ModelSpec(r, cfg.Data)
+	model, err := gomlx.NewModel(cfg.Backend, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer model.Close()
+	clients := cfg.Assign.Clients()
+	cd := gather(cfg.Data, cfg.Assign)
+
+	st := cfg.Resume
+	if st == nil {
+		st = &State{Global: spec.Init(initSeed(r))}
+		method.Init(st, clients)
+	}
+	t := r.Train
+	opt := gomlx.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
+	perRound := max(1, int(t.Participation*float64(clients)+1e-9))
+	for round := st.Round + 1; round <= t.Rounds; round++ {
+		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
+		sort.Ints(sampled)
+		trained := map[int]tensor.List{}
+		sizes := map[int]int{}
+		for _, c := range sampled {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			p, err := localTrain(model, method.Start(st, c), opt, cd[c], t.LocalEpochs, t.BatchSize, r.Seed, round, c)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
+			}
+			trained[c], sizes[c] = p, len(cd[c].trainY)
+		}
+		if err := method.Finish(st, trained, sizes); err != nil {
+			return nil, fmt.Errorf("round %d: %w", round, err)
+		}
+		st.Round = round
+		note := ""
+		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
+			rows, err := evaluateAll(model, method, st, cd, round)
+			if err != nil {
+				return nil, err
+			}
+			st.Metrics = append(st.Metrics, rows...)
+			note = fmt.Sprintf("test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(round, t.Rounds, note)
+		}
+		if cfg.Checkpoint != nil && t.CheckpointEvery > 0 && round%t.CheckpointEvery == 0 && round < t.Rounds {
+			if err := cfg.Checkpoint(st); err != nil {
+				return nil, fmt.Errorf("checkpoint after round %d: %w", round, err)
+			}
+		}
+	}
+	return st, nil
+}
+
+func gather(d *data.Dataset, a *partition.Assignment) []clientData {
+	out := make([]clientData, a.Clients())
+	for c := range out {
+		out[c].trainX, out[c].trainY = d.Gather(a.Train[c])
+		out[c].testX, out[c].testY = d.Gather(a.Test[c])
+	}
+	return out
+}
+
+// localTrain runs epochs of mini-batch SGD from params on one client's training data.
+// Momentum starts at zero; the sample order of each epoch comes from the stream
+// (seed, round, client, "shuffle/epoch").
+func localTrain(m *gomlx.Model, params tensor.List, opt gomlx.SGD, cd clientData, epochs, batch int, seed int64, round, client int) (tensor.List, error) {
+	n := len(cd.trainY)
+	if n == 0 {
+		return params.Clone(), nil
+	}
+	s, err := m.NewSession(params, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	size := len(cd.trainX) / n
+	bx := make([]float32, 0, batch*size)
+	by := make([]int32, 0, batch)
+	for e := 0; e < epochs; e++ {
+		perm := rng.New(seed, round, client, fmt.Sprintf("shuffle/%d", e)).Perm(n)
+		for start := 0; start < n; start += batch {
+			bx, by = bx[:0], by[:0]
+			for _, i := range perm[start:min(start+batch, n)] {
+				bx = append(bx, cd.trainX[i*size:(i+1)*size]...)
+				by = append(by, cd.trainY[i])
+			}
+			loss, err := s.Step(bx, by)
+			if err != nil {
+				return nil, err
+			}
+			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+				return nil, fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, e+1)
+			}
+		}
+	}
+	return s.Params()
+}
+
+// EvalBatch is the batch size of evaluation.
+const EvalBatch = 256
+
+func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int) ([]Metric, error) {
+	var rows []Metric
+	for c := range cd {
+		p := method.EvalModel(st, c)
+		for _, split := range []struct {
+			name string
+			x    []float32
+			y    []int32
+		}{{"train", cd[c].trainX, cd[c].trainY}, {"test", cd[c].testX, cd[c].testY}} {
+			row, err := Evaluate(m, p, split.x, split.y)
+			if err != nil {
+				return nil, fmt.Errorf("evaluating client %d: %w", c, err)
+			}
+			row.Round, row.Client, row.Split = round, c, split.name
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// Evaluate computes the mean loss and accuracy of params on (x, y).
+func Evaluate(m *gomlx.Model, params tensor.List, x []float32, y []int32) (Metric, error) {
+	if len(y) == 0 {
+		return Metric{}, nil
+	}
+	sum, correct, err := m.Evaluate(params, x, y, EvalBatch)
+	if err != nil {
+		return Metric{}, err
+	}
+	return Metric{Loss: sum / float64(len(y)), Accuracy: float64(correct) / float64(len(y)), Samples: len(y)}, nil
+}
+
+// MeanAccuracy is the unweighted mean over clients of the accuracy rows of one split.
+func MeanAccuracy(rows []Metric, split string) float64 {
+	s, n := 0.0, 0
+	for _, r := range rows {
+		if r.Split == split {
+			s += r.Accuracy
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}
+
+// initSeed is the seed of a run's initial model: every client and method of a seed starts
+// from the same weights.
+func initSeed(r *pipeline.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
