@@ -47,6 +47,8 @@ bench: build
 ## fuzz: each fuzz target for $(FUZZTIME).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseManifest$$' -fuzztime $(FUZZTIME) ./pipeline
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./artifacts/tensor
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./artifacts/table
 
 clean:
 	rm -rf bin .fedpipe

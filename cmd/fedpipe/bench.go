@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/gomlx"
+)
+
+// bench measures CNN4 training and inference throughput on our backend and, in the same
+// invocation, PyTorch's on the same shapes, and prints both with their ratio.
+func bench(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backendFlag := fs.String("backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
+	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
+	batch := fs.Int("batch", 32, "training batch size")
+	steps := fs.Int("steps", 60, "training steps measured per shape")
+	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py if present)")
+	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
+	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fedpipe bench [flags]\n\nMeasures CNN4 training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	backend, err := gomlx.ResolveBackend(*backendFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
+		return exitInvalid
+	}
+	script := *torchScript
+	if script == "" {
+		for _, p := range []string{"../shared/bench/torch_cnn4.py", "shared/bench/torch_cnn4.py"} {
+			if _, err := os.Stat(p); err == nil {
+				script = p
+				break
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "backend %s, batch %d, %d steps\n", gomlx.BackendID(backend), *batch, *steps)
+	fmt.Fprintf(stdout, "%-9s %-10s %14s %14s %8s\n", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
+	for _, s := range *shapes {
+		var h, w, c int
+		if _, err := fmt.Sscanf(strings.ReplaceAll(s, "x", " "), "%d %d %d", &h, &w, &c); err != nil || h != w {
+			fmt.Fprintf(stderr, "fedpipe bench: --shape %q: want HxWxC with H = W\n", s)
+			return exitInvalid
+		}
+		train, infer, err := gomlx.BenchCNN4(backend, h, c, *batch, *steps)
+		if err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
+			return exitFailure
+		}
+		var ref map[string]float64
+		if !*noTorch && script != "" {
+			ref, err = runTorch(*python, script, h, c, *batch, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "fedpipe bench: PyTorch reference unavailable: %v\n", err)
+			}
+		}
+		for _, row := range []struct {
+			phase string
+			ours  float64
+			key   string
+		}{{"train", train, "torch_train_samples_per_s"}, {"infer", infer, "torch_infer_samples_per_s"}} {
+			theirs, ratio := "-", "-"
+			if v, ok := ref[row.key]; ok && v > 0 {
+				theirs = fmt.Sprintf("%.1f", v)
+				ratio = fmt.Sprintf("%.2fx", row.ours/v)
+			}
+			fmt.Fprintf(stdout, "%-9s %-10s %14.1f %14s %8s\n", s, row.phase, row.ours, theirs, ratio)
+		}
+	}
+	return exitOK
+}
+
+func runTorch(python, script string, hw, channels, batch int, stderr io.Writer) (map[string]float64, error) {
+	abs, _ := filepath.Abs(script)
+	cmd := exec.Command(python, abs, "--threads", strconv.Itoa(2), "--hw", strconv.Itoa(hw),
+		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w (install with: apt-get install python3-torch)", python, abs, err)
+	}
+	res := map[string]float64{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				res[f[0]] = v
+			}
+		}
+	}
+	return res, nil
+}

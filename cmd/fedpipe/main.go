@@ -1,0 +1,245 @@
+// Command fedpipe runs personalized-federated-learning experiments described by a manifest
+// as a cached DAG of stages. See README.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitInvalid     = 2
+	exitInterrupted = 130
+)
+
+const usage = `fedpipe — reproducible personalized federated learning experiments
+
+Usage:
+  fedpipe run MANIFEST [flags]      run every stage whose result is not cached
+  fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
+  fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
+  fedpipe help [COMMAND]            help for a command
+
+Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 130 interrupted.
+Run 'fedpipe COMMAND --help' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitInvalid
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run", "status":
+		return runOrStatus(cmd, rest, stdout, stderr)
+	case "bench":
+		return bench(rest, stdout, stderr)
+	case "help", "-h", "--help":
+		if len(rest) > 0 && rest[0] != "help" {
+			return run([]string{rest[0], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "fedpipe: unknown command %q\n\n%s", cmd, usage)
+	return exitInvalid
+}
+
+// commonFlags are shared by run and status.
+type commonFlags struct {
+	store       string
+	data        string
+	backend     string
+	json        bool
+	quiet       bool
+	dryRun      bool
+	lockTimeout time.Duration
+}
+
+func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
+	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe in the working directory)")
+	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
+	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
+	fs.DurationVar(&c.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
+	if cmd == "run" {
+		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
+		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
+	}
+}
+
+func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f commonFlags
+	f.register(fs, cmd)
+	fs.Usage = func() {
+		what := "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report."
+		if cmd == "status" {
+			what = "Says, for every stage of MANIFEST, whether its result is cached, and if not, why it would run."
+		}
+		fmt.Fprintf(stderr, "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
+		fs.Usage()
+		return exitInvalid
+	}
+	path := fs.Arg(0)
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
+		if pipeline.IsInvalid(err) {
+			return exitInvalid
+		}
+		return exitFailure
+	}
+
+	// Everything that can be wrong with the input is checked before the store is opened,
+	// so invalid input never writes anything.
+	m, err := pipeline.LoadManifest(path)
+	if err != nil {
+		return fail(err)
+	}
+	backend, err := gomlx.ResolveBackend(f.backend)
+	if err != nil {
+		return fail(&pipeline.InputError{File: "--backend", Msg: err.Error()})
+	}
+	loader := &data.Loader{DataDir: f.data}
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	if err != nil {
+		return fail(err)
+	}
+
+	progress := pipeline.NewProgress(stderr, f.quiet || f.json)
+	logs := &pipeline.LogCapture{}
+	dir := artifacts.DefaultDir(f.store)
+	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	logs.Next = func(s string) {
+		if !f.json {
+			progress.Logf("store: %s", s)
+		}
+	}
+
+	plan, err := pipeline.Plan(g, store, logs)
+	if err != nil {
+		return fail(err)
+	}
+	if cmd == "status" || f.dryRun {
+		return printPlan(cmd, m, dir, backend, plan, f.json, stdout)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: loader, Backend: backend}), Progress: progress}
+	start := time.Now()
+	results, err := ex.Execute(ctx, g, plan)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", strings.Join(args, " "))
+			return exitInterrupted
+		}
+		return fail(err)
+	}
+	reportMD := ""
+	if last := results[len(results)-1]; last.Kind == pipeline.KindReport {
+		if d, err := artifacts.ParseDigest(last.Outputs["report.md"]); err == nil {
+			if b, err := store.Get(d); err == nil {
+				reportMD = string(b)
+			}
+		}
+	}
+	ran := 0
+	for _, r := range results {
+		if r.State == pipeline.StateRan {
+			ran++
+		}
+	}
+	if f.json {
+		return writeJSON(stdout, map[string]any{"manifest": path, "store": dir, "backend": gomlx.BackendID(backend),
+			"seconds": time.Since(start).Seconds(), "stages": results, "report": reportMD})
+	}
+	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached (%s, store %s)\n", reportMD, ran, len(results),
+		len(results)-ran, fmtSeconds(time.Since(start)), dir)
+	return exitOK
+}
+
+func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+type planJSON struct {
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	Key     string  `json:"key"`
+	State   string  `json:"state"`
+	Reason  string  `json:"reason,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+func printPlan(cmd string, m *pipeline.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
+	var rows []planJSON
+	stale := 0
+	for _, p := range plan {
+		state := p.State
+		if state == pipeline.StateRun {
+			stale++
+			if cmd == "status" {
+				state = "stale"
+			}
+		}
+		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})
+	}
+	if asJSON {
+		return writeJSON(w, map[string]any{"manifest": m.File, "store": dir, "backend": gomlx.BackendID(backend), "stages": rows})
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("%-7s %s  %s", r.State, r.Key[:12], r.Name)
+		if r.Reason != "" {
+			line += "  (" + r.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%d of %d stages cached, %d would run (store %s)\n", len(plan)-stale, len(plan), stale, dir)
+	return exitOK
+}
+
+func writeJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitFailure
+	}
+	return exitOK
+}
