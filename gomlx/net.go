@@ -287,6 +287,32 @@ func trainStepGraph(ls []layer, inputs []*Node) []*Node {
 	return append(outs, loss)
 }
 
+// maskedTrainStepGraph is trainStepGraph with a 0/1 update mask per parameter: inputs =
+// params (n), momentum (n), masks (n), x, labels, hyper. Only entries whose mask is 1 move:
+//
+//	buf = Momentum·buf + mask·(g + WeightDecay·θ);  θ -= LR·mask·buf
+//
+// so a masked entry keeps its value exactly. With an all-ones mask every product by the
+// mask is exact, and the step equals trainStepGraph's bit for bit.
+func maskedTrainStepGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	params, moms, masks := inputs[:n], inputs[n:2*n], inputs[2*n:3*n]
+	x, labels, hyper := inputs[3*n], inputs[3*n+1], inputs[3*n+2]
+	loss, grads := lossAndGrads(ls, params, x, labels)
+	lr := Reshape(Slice(hyper, AxisElem(0)))
+	mom := Reshape(Slice(hyper, AxisElem(1)))
+	wd := Reshape(Slice(hyper, AxisElem(2)))
+	outs := make([]*Node, 0, 2*n+1)
+	newMoms := make([]*Node, n)
+	for i, p := range params {
+		d := Mul(masks[i], Add(grads[i], Mul(wd, p)))
+		newMoms[i] = Add(Mul(mom, moms[i]), d)
+		outs = append(outs, Sub(p, Mul(lr, Mul(masks[i], newMoms[i]))))
+	}
+	outs = append(outs, newMoms...)
+	return append(outs, loss)
+}
+
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
 // per-sample cross-entropies and the number of correct argmax predictions (int32).
 func evalGraph(ls []layer, inputs []*Node) []*Node {

@@ -3,6 +3,7 @@ package gomlx
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
@@ -33,6 +34,7 @@ type Model struct {
 	shapes  [][]int
 	sample  int // Values per sample.
 	train   *graph.Exec
+	masked  *graph.Exec // compiled on first use of Session.SetMask
 	eval    *graph.Exec
 }
 
@@ -75,7 +77,10 @@ func (m *Model) Close() {
 	if m.train != nil {
 		m.train.Finalize()
 		m.eval.Finalize()
-		m.train, m.eval = nil, nil
+		if m.masked != nil {
+			m.masked.Finalize()
+		}
+		m.train, m.eval, m.masked = nil, nil, nil
 	}
 }
 
@@ -127,7 +132,9 @@ type Session struct {
 	m      *Model
 	params []*tensors.Tensor
 	moms   []*tensors.Tensor
+	masks  []*tensors.Tensor // nil: every entry is updated
 	hyper  *tensors.Tensor
+	opt    SGD
 }
 
 // NewSession starts training from params (matched by name; copied) with the given
@@ -145,7 +152,69 @@ func (m *Model) NewSession(params tensor.List, opt SGD) (*Session, error) {
 		moms[i] = tensors.FromFlatDataAndDimensions(make([]float32, tensor.Size(shape)), shape...)
 	}
 	hyper := tensors.FromFlatDataAndDimensions([]float32{opt.LR, opt.Momentum, opt.WeightDecay}, 3)
-	return &Session{m: m, params: ps, moms: moms, hyper: hyper}, nil
+	return &Session{m: m, params: ps, moms: moms, hyper: hyper, opt: opt}, nil
+}
+
+// SetMask restricts the following steps to the entries where mask is 1: every other entry
+// keeps its value exactly (its momentum only decays). mask holds 0/1 tensors matched by
+// name; a parameter it does not name is updated everywhere. nil removes the restriction.
+func (s *Session) SetMask(mask tensor.List) error {
+	if s.params == nil {
+		return errors.New("session is closed")
+	}
+	finalize(s.masks...)
+	s.masks = nil
+	if mask == nil {
+		return nil
+	}
+	out := make([]*tensors.Tensor, len(s.m.names))
+	for i, name := range s.m.names {
+		data := make([]float32, tensor.Size(s.m.shapes[i]))
+		if j := mask.Find(name); j >= 0 {
+			t := mask[j]
+			if !slices.Equal(t.Shape, s.m.shapes[i]) || len(t.Data) != len(data) {
+				finalize(out[:i]...)
+				return fmt.Errorf("mask %q has shape %v, want %v", name, t.Shape, s.m.shapes[i])
+			}
+			for k, v := range t.Data {
+				if v != 0 && v != 1 {
+					finalize(out[:i]...)
+					return fmt.Errorf("mask %q holds %v at %d; masks are 0 or 1", name, v, k)
+				}
+			}
+			copy(data, t.Data)
+		} else {
+			for k := range data {
+				data[k] = 1
+			}
+		}
+		out[i] = tensors.FromFlatDataAndDimensions(data, s.m.shapes[i]...)
+	}
+	for _, t := range mask {
+		if !slices.Contains(s.m.names, t.Name) {
+			finalize(out...)
+			return fmt.Errorf("mask names %q, which is not a parameter of %s", t.Name, s.m.spec.Arch)
+		}
+	}
+	if s.m.masked == nil {
+		ls := s.m.ls
+		exec, err := graph.NewExec(s.m.backend, func(inputs []*graph.Node) []*graph.Node { return maskedTrainStepGraph(ls, inputs) })
+		if err != nil {
+			finalize(out...)
+			return err
+		}
+		exec.SetMaxCache(-1).WithName("fedpipe-train-masked-" + s.m.spec.Arch)
+		s.m.masked = exec
+	}
+	s.masks = out
+	return nil
+}
+
+// SetLR changes the learning rate of the following steps.
+func (s *Session) SetLR(lr float32) {
+	finalize(s.hyper)
+	s.opt.LR = lr
+	s.hyper = tensors.FromFlatDataAndDimensions([]float32{s.opt.LR, s.opt.Momentum, s.opt.WeightDecay}, 3)
 }
 
 // Step runs one SGD step on a mini-batch and returns the mean cross-entropy of the batch
@@ -174,8 +243,15 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 		}
 		args = append(args, d)
 	}
+	exec := s.m.train
+	if s.masks != nil {
+		exec = s.m.masked
+		for _, t := range s.masks {
+			args = append(args, t)
+		}
+	}
 	args = append(args, xt, yt, s.hyper)
-	outs, err := s.m.train.Exec(args...)
+	outs, err := exec.Exec(args...)
 	if err != nil {
 		s.params, s.moms = nil, nil
 		return 0, fmt.Errorf("training step: %w", err)
@@ -209,7 +285,8 @@ func (s *Session) Close() {
 	finalize(s.params...)
 	finalize(s.moms...)
 	finalize(s.hyper)
-	s.params, s.moms, s.hyper = nil, nil, nil
+	finalize(s.masks...)
+	s.params, s.moms, s.hyper, s.masks = nil, nil, nil, nil
 }
 
 // Evaluate runs the model with params on the samples (x, y), batch at a time (the last

@@ -3,6 +3,7 @@ package gomlx
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -318,5 +319,74 @@ func TestInputErrors(t *testing.T) {
 	}
 	if _, err := s.Step([]float32{1, 2, 3}, []int32{1}); err != nil {
 		t.Errorf("a valid step after rejected inputs failed: %v", err)
+	}
+}
+
+// A masked step moves only the entries whose mask is 1; an all-ones mask is bit-identical
+// to an unmasked step.
+func TestSessionMask(t *testing.T) {
+	spec := ModelSpec{Arch: "mlp", InputShape: []int{6}, NumClasses: 3, Hidden: []int{5}}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init := spec.Init(11)
+	x := make([]float32, 4*6)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	y := []int32{0, 1, 2, 1}
+	opt := SGD{LR: 0.1, Momentum: 0.9, WeightDecay: 0.01}
+	run := func(mask tensor.List) tensor.List {
+		s, err := m.NewSession(init, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.SetMask(mask); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := s.Step(x, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.Params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := run(nil)
+	ones := tensor.List{}
+	half := tensor.List{}
+	for _, p := range init {
+		o, h := tensor.New(p.Name, p.Shape...), tensor.New(p.Name, p.Shape...)
+		for i := range o.Data {
+			o.Data[i] = 1
+			h.Data[i] = float32(i % 2)
+		}
+		ones, half = append(ones, o), append(half, h)
+	}
+	if got := run(ones); !reflect.DeepEqual(got, plain) {
+		t.Error("all-ones mask differs from no mask")
+	}
+	got := run(half)
+	for ti, p := range got {
+		for i, v := range p.Data {
+			frozen := half[ti].Data[i] == 0
+			if frozen && v != init[ti].Data[i] {
+				t.Fatalf("%s[%d] is masked but moved", p.Name, i)
+			}
+			if !frozen && v != plain[ti].Data[i] && v == init[ti].Data[i] {
+				t.Fatalf("%s[%d] is unmasked but did not move", p.Name, i)
+			}
+		}
+	}
+	s, _ := m.NewSession(init, opt)
+	defer s.Close()
+	if err := s.SetMask(tensor.List{{Name: "nope", Shape: []int{1}, Data: []float32{1}}}); err == nil {
+		t.Error("mask naming an unknown parameter accepted")
 	}
 }
