@@ -20,8 +20,10 @@ type Run struct {
 	Partition  PartitionSpec
 	Model      ModelSpec
 	Train      TrainSpec
-	// Params holds every parameter of the method, defaults filled in.
+	// Params holds every numeric parameter of the method, defaults filled in.
 	Params map[string]float64
+	// Options holds every word-valued parameter of the method (ParamDef.Choices).
+	Options map[string]string
 	// Vary lists the grid assignments that made this run, in grid order.
 	Vary []Assignment
 }
@@ -130,6 +132,18 @@ func (m *Manifest) apply(r *Run, def MethodDef, path string, v *yaml.Node, field
 			}
 			return d.errf(v, field, "%s", msg)
 		}
+		if p.Choices != nil {
+			var w string
+			wv := reflect.ValueOf(&w).Elem()
+			if err := d.decode(v, wv, field); err != nil {
+				return err
+			}
+			if err := d.check(v, wv, "oneof="+strings.Join(p.Choices, "|"), field); err != nil {
+				return err
+			}
+			r.Options[name] = w
+			return nil
+		}
 		var f float64
 		fv := reflect.ValueOf(&f).Elem()
 		if err := d.decode(v, fv, field); err != nil {
@@ -175,10 +189,14 @@ func (m *Manifest) Expand() ([]Run, error) {
 			return nil, err
 		}
 		base := Run{MethodName: ms.Name, Method: ms.Method, Dataset: m.Dataset, Partition: m.Partition,
-			Model: m.Model, Train: m.Train, Params: map[string]float64{}}
+			Model: m.Model, Train: m.Train, Params: map[string]float64{}, Options: map[string]string{}}
 		base.Model.Hidden = append([]int(nil), m.Model.Hidden...)
 		for _, p := range def.Params {
-			base.Params[p.Name] = p.Default
+			if p.Choices != nil {
+				base.Options[p.Name] = p.Choices[0]
+			} else {
+				base.Params[p.Name] = p.Default
+			}
 		}
 		names := make([]string, 0, len(ms.Params))
 		for n := range ms.Params {
@@ -199,6 +217,7 @@ func (m *Manifest) Expand() ([]Run, error) {
 		for c := 0; c < combos; c++ {
 			r := base
 			r.Params = copyParams(base.Params)
+			r.Options = copyParams(base.Options)
 			r.Model.Hidden = append([]int(nil), base.Model.Hidden...)
 			rem := c
 			// Grid values first, then the method's train block, which wins for that method.
@@ -237,8 +256,8 @@ func (m *Manifest) Expand() ([]Run, error) {
 	return runs, nil
 }
 
-func copyParams(p map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(p))
+func copyParams[V any](p map[string]V) map[string]V {
+	out := make(map[string]V, len(p))
 	for k, v := range p {
 		out[k] = v
 	}

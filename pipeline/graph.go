@@ -65,11 +65,12 @@ type partitionParams struct {
 }
 
 type trainParams struct {
-	Model  map[string]any     `json:"model"`
-	Train  map[string]any     `json:"train"`
-	Method string             `json:"method"`
-	Params map[string]float64 `json:"params"`
-	Seed   int64              `json:"seed"`
+	Model   map[string]any     `json:"model"`
+	Train   map[string]any     `json:"train"`
+	Method  string             `json:"method"`
+	Params  map[string]float64 `json:"params"`
+	Options map[string]string  `json:"options,omitempty"`
+	Seed    int64              `json:"seed"`
 }
 
 type evaluateParams struct {
@@ -162,7 +163,7 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		train, err := add(&Node{Kind: KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
 			Backend: opt.Backend,
 			Params: trainParams{Model: modelKey(r.Model, d), Train: trainKey(r.Train), Method: r.Method,
-				Params: r.Params, Seed: r.Seed}})
+				Params: r.Params, Options: r.Options, Seed: r.Seed}})
 		if err != nil {
 			return nil, err
 		}

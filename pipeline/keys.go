@@ -15,7 +15,7 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	KindPartition: 1,
-	KindTrain:     1,
+	KindTrain:     2,
 	KindEvaluate:  1,
 	KindReport:    1,
 }

@@ -236,6 +236,8 @@ func (m *Manifest) validate(root *yaml.Node) error {
 					msg += fmt.Sprintf(" (did you mean %q?)", near)
 				} else if len(def.Params) == 0 {
 					msg += " (it takes none)"
+				} else {
+					msg += fmt.Sprintf(" (its parameters: %s)", strings.Join(def.paramNames(), ", "))
 				}
 				return m.errAt(f+".params."+name, "%s", msg)
 			}

@@ -81,8 +81,12 @@ func TestManifestErrorsNamePlace(t *testing.T) {
 			`train.rounds: must be greater than 0`},
 		{"cnn on synthetic", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\nmodel: {arch: cnn4}\n",
 			`model.arch: cnn4 needs image data`},
-		{"method params", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg, params: {mu: 0.1}}]\n",
-			`methods[0].params.mu: method fedavg has no parameter "mu" (it takes none)`},
+		{"method params", "name: t\ndataset: {name: synthetic}\nmethods: [{name: local, params: {mu: 0.1}}]\n",
+			`methods[0].params.mu: method local has no parameter "mu" (it takes none)`},
+		{"method params listed", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedselect, params: {variant: papr}}]\n",
+			`methods[0].params.variant: "papr" is not one of paper, official (did you mean "paper"?)`},
+		{"method param range", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedobp, params: {q: 1.5}}]\n",
+			`methods[0].params.q: must be in [0, 1], got 1.5`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,13 +2,16 @@ package pipeline
 
 import "sort"
 
-// ParamDef declares one method parameter: its name, default and allowed range.
+// ParamDef declares one method parameter: its name, default and allowed range. A
+// parameter with Choices takes one of those words (default: the first); otherwise it is a
+// number.
 type ParamDef struct {
 	Name    string
 	Default float64
 	// Check uses the rules of the manifest's `check` tags (gt0, ge0, frac, unit, lt1).
-	Check string
-	Doc   string
+	Check   string
+	Choices []string
+	Doc     string
 }
 
 // MethodDef declares a training method known to manifests. The train stage implements it.
@@ -30,6 +33,9 @@ func (d MethodDef) param(name string) (ParamDef, bool) {
 	return ParamDef{}, false
 }
 
+// Param returns the definition of the named parameter.
+func (d MethodDef) Param(name string) (ParamDef, bool) { return d.param(name) }
+
 func (d MethodDef) paramNames() []string {
 	var s []string
 	for _, p := range d.Params {
@@ -40,8 +46,31 @@ func (d MethodDef) paramNames() []string {
 
 // Methods is the catalogue of methods a manifest may name.
 var Methods = map[string]MethodDef{
-	"fedavg": {Name: "fedavg", Doc: "FedAvg (McMahan et al.): the server averages the sampled clients' models weighted by training-set size; every client is evaluated with the global model."},
-	"local":  {Name: "local", Personal: true, Doc: "Local training: each client trains only on its own data and never communicates."},
+	"fedavg": {Name: "fedavg", Doc: "FedAvg (McMahan et al.): the server averages the sampled clients' models weighted by training-set size; every client is evaluated with the global model.",
+		Params: []ParamDef{
+			{Name: "uniform_weights", Default: 0, Check: "unit", Doc: "1: average clients with equal weights instead of by training-set size"},
+		}},
+	"fedselect": {Name: "fedselect", Personal: true,
+		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it.",
+		Params: []ParamDef{
+			{Name: "variant", Choices: []string{"paper", "official"}, Doc: "paper: Alg. 1-3 (global growth every round, capped at alpha); official: the authors' code (per-layer growth of weight tensors every grow_every rounds, delta since the last growth, alpha checked before growing)"},
+			{Name: "alpha", Default: 0.5, Check: "unit", Doc: "personalization limit: the largest personalized fraction"},
+			{Name: "p", Default: 0.05, Check: "unit", Doc: "personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; the papers leave the default to an appendix, 0.05 is our choice"},
+			{Name: "lr_personal", Default: 0, Check: "ge0", Doc: "gamma_v, the rate of the personalized pass (0: train.lr)"},
+			{Name: "lr_shared", Default: 0, Check: "ge0", Doc: "gamma_u, the rate of the shared pass (0: train.lr)"},
+			{Name: "grow_every", Default: 3, Check: "gt0", Doc: "official variant: grow every so many rounds"},
+			{Name: "selection", Choices: []string{"largest", "least", "random"}, Doc: "which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"},
+		}},
+	"fedobp": {Name: "fedobp", Personal: true,
+		Doc: "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models.",
+		Params: []ParamDef{
+			{Name: "q", Default: 0.999705, Check: "unit", Doc: "quantile of the scores above which entries stay personal (official FMNIST value 0.999705)"},
+			{Name: "score", Choices: []string{"obp", "obp_v1", "gradient"}, Doc: "obp: (theta_c - theta_g)^2; obp_v1: |(theta_c - theta_g) * theta_c|; gradient: |theta after - theta before| of the client's last local training"},
+			{Name: "norm", Choices: []string{"global", "layer", "none"}, Doc: "min-max normalization of the scores over all entries, per tensor, or none"},
+			{Name: "cls_only", Default: 0, Check: "unit", Doc: "1: select only within the classifier layer"},
+			{Name: "ema", Default: 0, Check: "unit,lt1", Doc: "exponential moving average of a client's scores across its participations (0: off)"},
+		}},
+	"local": {Name: "local", Personal: true, Doc: "Local training: each client trains only on its own data and never communicates."},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -74,39 +74,84 @@ func (env *Env) assignment(sc *pipeline.StageContext, input int) (*partition.Ass
 	return partition.FromTable(t)
 }
 
-func personalName(c int) string { return fmt.Sprintf("personal/%05d", c) }
+func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
-// encodeState turns a training state into named blobs (checkpoint or final outputs).
+// encodeState turns a training state into named blobs: a checkpoint, and the bulk of a
+// train stage's outputs. Per-client tensors a method has not set are left out.
 func encodeState(st *train.State) (pipeline.Outputs, error) {
 	out := pipeline.Outputs{"global": tensor.Encode(st.Global)}
 	for c, p := range st.Personal {
-		out[personalName(c)] = tensor.Encode(p)
+		if p != nil {
+			out[clientName("personal", c)] = tensor.Encode(p)
+		}
+	}
+	for c, m := range st.Masks {
+		if m != nil {
+			b := tensor.Bundle{}
+			for _, t := range m {
+				b.Masks = append(b.Masks, tensor.MaskOf(t))
+			}
+			out[clientName("mask", c)] = tensor.EncodeBundle(b)
+		}
+	}
+	for name, lists := range st.Aux {
+		for c, l := range lists {
+			if l != nil {
+				out[clientName("aux/"+name, c)] = tensor.Encode(l)
+			}
+		}
 	}
 	mt := train.MetricsTable(st.Metrics)
 	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
-	b, err := table.Encode(mt)
-	if err != nil {
+	var err error
+	if out["metrics"], err = table.Encode(mt); err != nil {
 		return nil, err
 	}
-	out["metrics"] = b
+	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-func decodeState(blobs map[string][]byte, clients int, personal bool) (*train.State, error) {
+// decodeState reverses encodeState for a run whose method is def.
+func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.State, error) {
 	st := &train.State{}
 	var err error
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
 		return nil, err
 	}
-	if personal {
-		st.Personal = make([]tensor.List, clients)
-		for c := range st.Personal {
-			b, ok := blobs[personalName(c)]
-			if !ok {
-				return nil, fmt.Errorf("no model for client %d", c)
-			}
+	// The method's own Init says which per-client slots exist; fill them from the blobs.
+	m, err := train.NewMethod(r.Method, r.Params, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	m.Init(st, clients)
+	for c := range st.Personal {
+		st.Personal[c] = nil
+		if b, ok := blobs[clientName("personal", c)]; ok {
 			if st.Personal[c], err = tensor.Decode(b); err != nil {
 				return nil, err
+			}
+		}
+	}
+	for c := range st.Masks {
+		st.Masks[c] = nil
+		if b, ok := blobs[clientName("mask", c)]; ok {
+			bundle, err := tensor.DecodeBundle(b)
+			if err != nil {
+				return nil, err
+			}
+			for _, mk := range bundle.Masks {
+				st.Masks[c] = append(st.Masks[c], mk.Tensor())
+			}
+		}
+	}
+	for name, lists := range st.Aux {
+		for c := range lists {
+			if b, ok := blobs[clientName("aux/"+name, c)]; ok {
+				if lists[c], err = tensor.Decode(b); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -119,6 +164,12 @@ func decodeState(blobs map[string][]byte, clients int, personal bool) (*train.St
 	}
 	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
+	}
+	if t, err = table.Decode(blobs["selection"]); err != nil {
+		return nil, err
+	}
+	if st.Selection, err = train.SelectionFromTable(t); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -133,7 +184,6 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	personal := pipeline.Methods[n.Run.Method].Personal
 	cfg := train.Config{Run: n.Run, Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
 			blobs, err := encodeState(st)
@@ -145,7 +195,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
-		if st, err := decodeState(blobs, a.Clients(), personal); err == nil && st.Round == round {
+		if st, err := decodeState(blobs, a.Clients(), n.Run); err == nil && st.Round == round {
 			cfg.Resume = st
 			sc.Logf("resuming %s from its checkpoint after round %d", n.Name, round)
 		}
@@ -154,7 +204,25 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	return encodeState(st)
+	out, err := encodeState(st)
+	if err != nil {
+		return nil, err
+	}
+	if pipeline.Methods[n.Run.Method].Personal {
+		models, err := train.EvalModels(n.Run, st, a.Clients())
+		if err != nil {
+			return nil, err
+		}
+		for c, m := range models {
+			out[clientName("model", c)] = tensor.Encode(m)
+		}
+	}
+	if st.Masks != nil {
+		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
@@ -187,7 +255,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	for c := range rows {
 		params := global
 		if personal {
-			b, err := sc.Input(0, personalName(c))
+			b, err := sc.Input(0, clientName("model", c))
 			if err != nil {
 				return nil, err
 			}

@@ -7,23 +7,26 @@ import (
 )
 
 // fedAvg: clients train from the global model; the server replaces it with the average
-// of the trained models weighted by training-set size; everyone is evaluated with it.
-type fedAvg struct{}
+// of the trained models weighted by training-set size (or uniformly, with
+// uniform_weights); everyone is evaluated with it.
+type fedAvg struct{ uniform bool }
 
 func (fedAvg) Init(*State, int) {}
 
-func (fedAvg) Start(st *State, _ int) tensor.List { return st.Global }
+func (fedAvg) Train(l *Local, st *State, _ int) (Upload, error) {
+	p, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "shuffle")
+	return Upload{Params: p}, err
+}
 
-func (fedAvg) Finish(st *State, trained map[int]tensor.List, sizes map[int]int) error {
-	ids := make([]int, 0, len(trained))
-	for c := range trained {
-		ids = append(ids, c)
-	}
-	sort.Ints(ids)
+func (f fedAvg) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	ids := sortedClients(uploads)
 	models := make([]tensor.List, len(ids))
 	weights := make([]float64, len(ids))
 	for i, c := range ids {
-		models[i], weights[i] = trained[c], float64(sizes[c])
+		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
+		if f.uniform {
+			weights[i] = 1
+		}
 	}
 	g, err := WeightedAverage(models, weights)
 	if err != nil {
@@ -34,6 +37,15 @@ func (fedAvg) Finish(st *State, trained map[int]tensor.List, sizes map[int]int) 
 }
 
 func (fedAvg) EvalModel(st *State, _ int) tensor.List { return st.Global }
+
+func sortedClients(uploads map[int]Upload) []int {
+	ids := make([]int, 0, len(uploads))
+	for c := range uploads {
+		ids = append(ids, c)
+	}
+	sort.Ints(ids)
+	return ids
+}
 
 // local: every client starts from the same initial model and trains only on its own data;
 // nothing is exchanged.
@@ -46,11 +58,14 @@ func (local) Init(st *State, clients int) {
 	}
 }
 
-func (local) Start(st *State, c int) tensor.List { return st.Personal[c] }
+func (local) Train(l *Local, st *State, c int) (Upload, error) {
+	p, err := l.Train(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle")
+	return Upload{Params: p}, err
+}
 
-func (local) Finish(st *State, trained map[int]tensor.List, _ map[int]int) error {
-	for c, p := range trained {
-		st.Personal[c] = p
+func (local) Finish(st *State, uploads map[int]Upload, _ map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.Params
 	}
 	return nil
 }

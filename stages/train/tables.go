@@ -46,3 +46,60 @@ func MetricsFromTable(t *table.Table) ([]Metric, error) {
 	}
 	return rows, nil
 }
+
+// SelectionTable encodes personalized-fraction rows: round, client, tensor, personalized,
+// total, fraction.
+func SelectionTable(rows []Selection) *table.Table {
+	var round, client, pers, total []int64
+	var name []string
+	var frac []float64
+	for _, r := range rows {
+		round = append(round, int64(r.Round))
+		client = append(client, int64(r.Client))
+		name = append(name, r.Tensor)
+		pers = append(pers, int64(r.Personalized))
+		total = append(total, int64(r.Total))
+		frac = append(frac, float64(r.Personalized)/float64(max(r.Total, 1)))
+	}
+	return &table.Table{Columns: []table.Column{
+		table.Int64Col("round", round),
+		table.Int64Col("client", client),
+		table.StringCol("tensor", name),
+		table.Int64Col("personalized", pers),
+		table.Int64Col("total", total),
+		table.Float64Col("fraction", frac),
+	}}
+}
+
+// SelectionFromTable decodes a table written by SelectionTable.
+func SelectionFromTable(t *table.Table) ([]Selection, error) {
+	round, client, name, pers, total := t.Col("round"), t.Col("client"), t.Col("tensor"), t.Col("personalized"), t.Col("total")
+	if round == nil || client == nil || name == nil || pers == nil || total == nil {
+		return nil, fmt.Errorf("selection table lacks columns")
+	}
+	rows := make([]Selection, t.NumRows())
+	for i := range rows {
+		rows[i] = Selection{Round: int(round.Int64[i]), Client: int(client.Int64[i]), Tensor: name.String[i],
+			Personalized: int(pers.Int64[i]), Total: int(total.Int64[i])}
+	}
+	return rows, nil
+}
+
+// IoUTable encodes pairwise mask IoU rows: tensor, client_a, client_b, iou.
+func IoUTable(rows []MaskIoU) *table.Table {
+	var name []string
+	var a, b []int64
+	var iou []float64
+	for _, r := range rows {
+		name = append(name, r.Tensor)
+		a = append(a, int64(r.ClientA))
+		b = append(b, int64(r.ClientB))
+		iou = append(iou, r.IoU)
+	}
+	return &table.Table{Columns: []table.Column{
+		table.StringCol("tensor", name),
+		table.Int64Col("client_a", a),
+		table.Int64Col("client_b", b),
+		table.Float64Col("iou", iou),
+	}}
+}

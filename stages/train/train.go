@@ -36,30 +36,57 @@ type State struct {
 	Global tensor.List
 	// Personal holds each client's own model for methods that keep one (nil otherwise).
 	Personal []tensor.List
-	Metrics  []Metric
+	// Masks holds each client's 0/1 personalization mask (1 = personalized) for methods
+	// that select entries (nil otherwise; a nil entry means nothing is personalized).
+	Masks []tensor.List
+	// Aux holds further per-client tensors a method carries between rounds, by name
+	// (FedSelect's growth anchors, FedOBP's score averages).
+	Aux     map[string][]tensor.List
+	Metrics []Metric
+	// Selection records, per round and sampled client, the personalized fraction per
+	// tensor.
+	Selection []Selection
 }
 
-// Method is a federated algorithm: what a client trains from, and what the server does
-// with the trained models.
+// Selection is one row of the personalized-fraction table.
+type Selection struct {
+	Round, Client int
+	Tensor        string
+	Personalized  int
+	Total         int
+}
+
+// Upload is what a client returns from a round: its trained model and, for methods that
+// select entries, the mask it will use from the next round on.
+type Upload struct {
+	Params   tensor.List
+	NextMask tensor.List
+}
+
+// Method is a federated algorithm: how a client trains in a round, and what the server
+// does with the uploads.
 type Method interface {
 	// Init prepares the state after the global model is initialized.
 	Init(st *State, clients int)
-	// Start returns the model client c trains from in this round.
-	Start(st *State, c int) tensor.List
-	// Finish folds the round's trained models (by client, with training-set sizes) into
-	// the state.
-	Finish(st *State, trained map[int]tensor.List, sizes map[int]int) error
+	// Train runs client c's part of the round.
+	Train(l *Local, st *State, c int) (Upload, error)
+	// Finish folds the round's uploads (by client, with training-set sizes) into the state.
+	Finish(st *State, uploads map[int]Upload, sizes map[int]int) error
 	// EvalModel returns the model client c is evaluated with.
 	EvalModel(st *State, c int) tensor.List
 }
 
 // NewMethod returns the implementation of a manifest method.
-func NewMethod(name string, params map[string]float64) (Method, error) {
+func NewMethod(name string, params map[string]float64, options map[string]string) (Method, error) {
 	switch name {
 	case "fedavg":
-		return fedAvg{}, nil
+		return fedAvg{uniform: params["uniform_weights"] != 0}, nil
 	case "local":
 		return local{}, nil
+	case "fedselect":
+		return newFedSelect(params, options)
+	case "fedobp":
+		return newFedOBP(params, options)
 	}
 	return nil, fmt.Errorf("method %q is not implemented", name)
 }
@@ -96,7 +123,7 @@ func ModelSpec(r *pipeline.Run, d *data.Dataset) gomlx.ModelSpec {
 // Run trains the run's method for its rounds and returns the final state.
 func Run(ctx context.Context, cfg Config) (*State, error) {
 	r := cfg.Run
-	method, err := NewMethod(r.Method, r.Params)
+	method, err := NewMethod(r.Method, r.Params, r.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -120,19 +147,21 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
 		sort.Ints(sampled)
-		trained := map[int]tensor.List{}
+		uploads := map[int]Upload{}
 		sizes := map[int]int{}
 		for _, c := range sampled {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p, err := localTrain(model, method.Start(st, c), opt, cd[c], t.LocalEpochs, t.BatchSize, r.Seed, round, c)
+			l := &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+				seed: r.Seed, round: round, client: c}
+			u, err := method.Train(l, st, c)
 			if err != nil {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
-			trained[c], sizes[c] = p, len(cd[c].trainY)
+			uploads[c], sizes[c] = u, len(cd[c].trainY)
 		}
-		if err := method.Finish(st, trained, sizes); err != nil {
+		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
 		st.Round = round
@@ -166,29 +195,58 @@ func gather(d *data.Dataset, a *partition.Assignment) []clientData {
 	return out
 }
 
-// localTrain runs epochs of mini-batch SGD from params on one client's training data.
-// Momentum starts at zero; the sample order of each epoch comes from the stream
-// (seed, round, client, "shuffle/epoch").
-func localTrain(m *gomlx.Model, params tensor.List, opt gomlx.SGD, cd clientData, epochs, batch int, seed int64, round, client int) (tensor.List, error) {
-	n := len(cd.trainY)
-	if n == 0 {
+// Local gives a method what it needs to train one client in one round.
+type Local struct {
+	model  *gomlx.Model
+	opt    gomlx.SGD
+	data   clientData
+	epochs int
+	batch  int
+	seed   int64
+	round  int
+	client int
+}
+
+// Epochs is the run's number of local epochs.
+func (l *Local) Epochs() int { return l.epochs }
+
+// LR is the run's learning rate.
+func (l *Local) LR() float32 { return l.opt.LR }
+
+// TrainSize is the client's number of training samples.
+func (l *Local) TrainSize() int { return len(l.data.trainY) }
+
+// Train runs epochs of mini-batch SGD from params on the client's training data at
+// learning rate lr, updating only the entries where mask is 1 (nil: all). Momentum starts
+// at zero. The sample order of epoch e comes from the stream (seed, round, client,
+// stream+"/e"), so two calls with different stream names see independent orders.
+func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream string) (tensor.List, error) {
+	n := len(l.data.trainY)
+	if n == 0 || epochs == 0 {
 		return params.Clone(), nil
 	}
-	s, err := m.NewSession(params, opt)
+	opt := l.opt
+	opt.LR = lr
+	s, err := l.model.NewSession(params, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	size := len(cd.trainX) / n
-	bx := make([]float32, 0, batch*size)
-	by := make([]int32, 0, batch)
+	if mask != nil {
+		if err := s.SetMask(mask); err != nil {
+			return nil, err
+		}
+	}
+	size := len(l.data.trainX) / n
+	bx := make([]float32, 0, l.batch*size)
+	by := make([]int32, 0, l.batch)
 	for e := 0; e < epochs; e++ {
-		perm := rng.New(seed, round, client, fmt.Sprintf("shuffle/%d", e)).Perm(n)
-		for start := 0; start < n; start += batch {
+		perm := rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d", stream, e)).Perm(n)
+		for start := 0; start < n; start += l.batch {
 			bx, by = bx[:0], by[:0]
-			for _, i := range perm[start:min(start+batch, n)] {
-				bx = append(bx, cd.trainX[i*size:(i+1)*size]...)
-				by = append(by, cd.trainY[i])
+			for _, i := range perm[start:min(start+l.batch, n)] {
+				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
+				by = append(by, l.data.trainY[i])
 			}
 			loss, err := s.Step(bx, by)
 			if err != nil {
@@ -255,3 +313,17 @@ func MeanAccuracy(rows []Metric, split string) float64 {
 // initSeed is the seed of a run's initial model: every client and method of a seed starts
 // from the same weights.
 func initSeed(r *pipeline.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
+
+// EvalModels returns, for each of the clients, the model it is evaluated with at the end
+// of a run in state st.
+func EvalModels(r *pipeline.Run, st *State, clients int) ([]tensor.List, error) {
+	m, err := NewMethod(r.Method, r.Params, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tensor.List, clients)
+	for c := range out {
+		out[c] = m.EvalModel(st, c)
+	}
+	return out, nil
+}

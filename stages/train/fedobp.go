@@ -1,0 +1,187 @@
+package train
+
+import (
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// fedOBP implements FedOBP (seed 003). Before training in a round, client c scores every
+// entry by comparing its model from its last participation θ_c (the initial model if it
+// never trained) with the current global model θ_g:
+//
+//	obp:      (θ_c − θ_g)²
+//	obp_v1:   |(θ_c − θ_g)·θ_c|          (the authors' earlier release)
+//	gradient: |θ̃ − θ| of the client's last local training (FedSelect-style; 0 before it trained)
+//
+// normalized by min-max over all entries (global), per tensor (layer) or not at all
+// (none); optionally averaged across participations (ema); optionally restricted to the
+// classifier (cls_only). τ is the q-quantile of the scores (linear interpolation, see
+// Quantile); entries scoring strictly above τ keep θ_c, every other entry takes θ_g — so
+// ties at τ take the global value, and q = 1 personalizes nothing. The merged model then
+// trains normally, and the server averages the full uploaded models weighted by
+// training-set size. A client is evaluated with the model it would start its next round
+// from: its last model merged with the current global model by the same rule.
+type fedOBP struct {
+	q       float64
+	score   string
+	norm    string
+	clsOnly bool
+	ema     float64
+}
+
+func newFedOBP(p map[string]float64, o map[string]string) (Method, error) {
+	f := &fedOBP{q: p["q"], score: o["score"], norm: o["norm"], clsOnly: p["cls_only"] != 0, ema: p["ema"]}
+	if f.score == "" {
+		f.score = "obp"
+	}
+	if f.norm == "" {
+		f.norm = "global"
+	}
+	return f, nil
+}
+
+func (f *fedOBP) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	st.Masks = make([]tensor.List, clients)
+	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients)}
+}
+
+// scores computes client c's raw importance scores against the current global model.
+func (f *fedOBP) scores(st *State, c int) tensor.List {
+	own := st.Personal[c]
+	out := zeroMask(st.Global)
+	if own == nil {
+		return out // never trained: θ_c is the initial model; nothing to keep
+	}
+	for t, s := range out {
+		g, p := st.Global[t].Data, own[t].Data
+		switch f.score {
+		case "obp_v1":
+			for i := range s.Data {
+				s.Data[i] = abs32((p[i] - g[i]) * p[i])
+			}
+		case "gradient":
+			if d := st.Aux["delta"][c]; d != nil {
+				for i := range s.Data {
+					s.Data[i] = abs32(d[t].Data[i])
+				}
+			}
+		default:
+			for i := range s.Data {
+				d := p[i] - g[i]
+				s.Data[i] = d * d
+			}
+		}
+	}
+	f.normalize(out)
+	return out
+}
+
+func (f *fedOBP) normalize(s tensor.List) {
+	minMax := func(ts tensor.List) {
+		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for _, t := range ts {
+			for _, v := range t.Data {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		for _, t := range ts {
+			for i, v := range t.Data {
+				if hi > lo {
+					t.Data[i] = (v - lo) / (hi - lo)
+				} else {
+					t.Data[i] = 0
+				}
+			}
+		}
+	}
+	switch f.norm {
+	case "global":
+		minMax(s)
+	case "layer":
+		for _, t := range s {
+			minMax(tensor.List{t})
+		}
+	}
+}
+
+// selectMask returns the mask of entries scoring above the q-quantile of the eligible
+// entries (the classifier's only, with cls_only).
+func (f *fedOBP) selectMask(score tensor.List) tensor.List {
+	var vals []float32
+	for _, t := range score {
+		if !f.clsOnly || isClassifier(t.Name) {
+			vals = append(vals, t.Data...)
+		}
+	}
+	tau := Quantile(vals, f.q)
+	mask := zeroMask(score)
+	for ti, t := range score {
+		if f.clsOnly && !isClassifier(t.Name) {
+			continue
+		}
+		for i, v := range t.Data {
+			if v > tau {
+				mask[ti].Data[i] = 1
+			}
+		}
+	}
+	return mask
+}
+
+// personalize returns client c's starting model and its mask; with update, it also
+// advances the client's score average.
+func (f *fedOBP) personalize(st *State, c int, update bool) (tensor.List, tensor.List) {
+	if st.Personal[c] == nil {
+		return st.Global, zeroMask(st.Global)
+	}
+	s := f.scores(st, c)
+	if prev := st.Aux["score"][c]; f.ema > 0 && prev != nil {
+		for t := range s {
+			for i := range s[t].Data {
+				s[t].Data[i] = float32(f.ema*float64(prev[t].Data[i]) + (1-f.ema)*float64(s[t].Data[i]))
+			}
+		}
+	}
+	if update && f.ema > 0 {
+		st.Aux["score"][c] = s.Clone()
+	}
+	mask := f.selectMask(s)
+	return merge(st.Global, st.Personal[c], mask), mask
+}
+
+func (f *fedOBP) Train(l *Local, st *State, c int) (Upload, error) {
+	start, mask := f.personalize(st, c, true)
+	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	if err != nil {
+		return Upload{}, err
+	}
+	if f.score == "gradient" {
+		d := trained.Clone()
+		for t := range d {
+			for i := range d[t].Data {
+				d[t].Data[i] -= start[t].Data[i]
+			}
+		}
+		st.Aux["delta"][c] = d
+	}
+	return Upload{Params: trained, NextMask: mask}, nil
+}
+
+func (f *fedOBP) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	if err := (fedAvg{}).Finish(st, uploads, sizes); err != nil {
+		return err
+	}
+	for _, c := range sortedClients(uploads) {
+		st.Personal[c] = uploads[c].Params
+		st.Masks[c] = uploads[c].NextMask
+		st.Selection = append(st.Selection, selectionRows(st.Round+1, c, st.Masks[c])...)
+	}
+	return nil
+}
+
+func (f *fedOBP) EvalModel(st *State, c int) tensor.List {
+	m, _ := f.personalize(st, c, false)
+	return m
+}

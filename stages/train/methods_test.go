@@ -1,0 +1,218 @@
+package train
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// methodRun is tinyRun with the method's catalogue defaults and the given overrides.
+func methodRun(t *testing.T, method string, params map[string]float64, options map[string]string) (*pipeline.Run, Config) {
+	t.Helper()
+	r, ds, a := tinyRun(method)
+	r.Params, r.Options = map[string]float64{}, map[string]string{}
+	for _, p := range pipeline.Methods[method].Params {
+		if p.Choices != nil {
+			r.Options[p.Name] = p.Choices[0]
+		} else {
+			r.Params[p.Name] = p.Default
+		}
+	}
+	for k, v := range params {
+		r.Params[k] = v
+	}
+	for k, v := range options {
+		r.Options[k] = v
+	}
+	backend, err := gomlx.ResolveBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, Config{Run: r, Data: ds, Assign: a, Backend: backend}
+}
+
+// snapshots runs cfg and returns the masks after every round.
+func snapshots(t *testing.T, cfg Config) (*State, [][]tensor.List) {
+	t.Helper()
+	var snaps [][]tensor.List
+	cfg.Run.Train.CheckpointEvery = 1
+	cfg.Checkpoint = func(st *State) error {
+		masks := make([]tensor.List, len(st.Masks))
+		for c, m := range st.Masks {
+			masks[c] = m.Clone()
+		}
+		snaps = append(snaps, masks)
+		return nil
+	}
+	st, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, append(snaps, st.Masks)
+}
+
+func TestFedSelectAlphaZeroIsUniformFedAvg(t *testing.T) {
+	_, sel := methodRun(t, "fedselect", map[string]float64{"alpha": 0}, nil)
+	_, avg := methodRun(t, "fedavg", map[string]float64{"uniform_weights": 1}, nil)
+	a, err := Run(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), avg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Global, b.Global) || !reflect.DeepEqual(a.Metrics, b.Metrics) {
+		t.Error("FedSelect with alpha = 0 differs from FedAvg with uniform weights")
+	}
+	for _, m := range a.Masks {
+		if ones, _ := count(m); ones != 0 {
+			t.Fatal("alpha = 0 personalized something")
+		}
+	}
+}
+
+func TestFedSelectMasksGrowAndRespectAlpha(t *testing.T) {
+	for _, variant := range []string{"paper", "official"} {
+		_, cfg := methodRun(t, "fedselect", map[string]float64{"alpha": 0.3, "p": 0.2, "grow_every": 2},
+			map[string]string{"variant": variant})
+		cfg.Run.Train.Rounds = 6
+		cfg.Run.Train.Participation = 1
+		st, snaps := snapshots(t, cfg)
+		grew := false
+		for r := 1; r < len(snaps); r++ {
+			for c := range snaps[r] {
+				prev, cur := snaps[r-1][c], snaps[r][c]
+				for ti := range cur {
+					for i, v := range cur[ti].Data {
+						if prev[ti].Data[i] == 1 && v != 1 {
+							t.Fatalf("%s: client %d lost a personalized entry in round %d", variant, c, r+1)
+						}
+						grew = grew || (prev[ti].Data[i] == 0 && v == 1)
+					}
+				}
+			}
+		}
+		if !grew {
+			t.Errorf("%s: no mask ever grew", variant)
+		}
+		for c, m := range st.Masks {
+			ones, total := count(m)
+			switch variant {
+			case "paper":
+				if float64(ones) > 0.3*float64(total) {
+					t.Errorf("paper: client %d personalizes %d of %d > alpha", c, ones, total)
+				}
+			case "official":
+				for _, tn := range m {
+					if o, _ := count(tensor.List{tn}); !isWeight(tn.Name) && o != 0 {
+						t.Errorf("official: bias %s personalized", tn.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFedSelectRandomMatchesCounts(t *testing.T) {
+	_, largest := methodRun(t, "fedselect", map[string]float64{"alpha": 0.5, "p": 0.1}, nil)
+	_, random := methodRun(t, "fedselect", map[string]float64{"alpha": 0.5, "p": 0.1}, map[string]string{"selection": "random"})
+	a, _ := snapshots(t, largest)
+	b, _ := snapshots(t, random)
+	if len(a.Selection) == 0 || len(a.Selection) != len(b.Selection) {
+		t.Fatalf("selection rows %d vs %d", len(a.Selection), len(b.Selection))
+	}
+	differ := false
+	totals := func(rows []Selection) map[[2]int]int {
+		m := map[[2]int]int{}
+		for _, r := range rows {
+			m[[2]int{r.Round, r.Client}] += r.Personalized
+		}
+		return m
+	}
+	if ta, tb := totals(a.Selection), totals(b.Selection); !reflect.DeepEqual(ta, tb) {
+		t.Errorf("personalized counts per round and client differ:\nlargest %v\nrandom  %v", ta, tb)
+	}
+	for c := range a.Masks {
+		differ = differ || !reflect.DeepEqual(a.Masks[c], b.Masks[c])
+	}
+	if !differ {
+		t.Error("random selection chose exactly the largest updates")
+	}
+}
+
+func TestFedOBPQuantileOnePersonalizesNothing(t *testing.T) {
+	_, cfg := methodRun(t, "fedobp", map[string]float64{"q": 1}, nil)
+	st, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Selection) == 0 {
+		t.Fatal("no selection rows")
+	}
+	for _, s := range st.Selection {
+		if s.Personalized != 0 {
+			t.Fatalf("q = 1 personalized %d entries of %s", s.Personalized, s.Tensor)
+		}
+	}
+	_, cfg = methodRun(t, "fedobp", map[string]float64{"q": 0.9}, nil)
+	st, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	any := false
+	for _, s := range st.Selection {
+		any = any || s.Personalized > 0
+	}
+	if !any {
+		t.Error("q = 0.9 personalized nothing after clients trained")
+	}
+}
+
+// The personalized count equals the number of scores strictly above the interpolated
+// quantile, computed by hand.
+func TestFedOBPSelectionMatchesQuantile(t *testing.T) {
+	score := tensor.List{
+		{Name: "fc1.weight", Shape: []int{5}, Data: []float32{0.1, 0.5, 0.2, 0.9, 0.3}},
+		{Name: "classifier.weight", Shape: []int{5}, Data: []float32{0.7, 0.4, 0.8, 0.6, 0.0}},
+	}
+	// Sorted: 0 .1 .2 .3 .4 .5 .6 .7 .8 .9; q = 0.75 → h = 6.75 → τ = 0.6 + 0.75·0.1 = 0.675:
+	// above it 0.7, 0.8, 0.9.
+	f := &fedOBP{q: 0.75}
+	mask := f.selectMask(score)
+	if ones, _ := count(mask); ones != 3 {
+		t.Errorf("q = 0.75: %d personalized, want 3", ones)
+	}
+	if mask[0].Data[3] != 1 || mask[1].Data[0] != 1 || mask[1].Data[2] != 1 {
+		t.Errorf("wrong entries: %v", mask)
+	}
+	// Only the classifier: its scores 0 .4 .6 .7 .8, q = 0.5 → τ = 0.6: above it 0.7, 0.8.
+	f = &fedOBP{q: 0.5, clsOnly: true}
+	mask = f.selectMask(score)
+	if ones, _ := count(mask); ones != 2 || mask[0].Data[3] != 0 {
+		t.Errorf("cls_only: %v", mask)
+	}
+	// Ties at τ stay global.
+	tied := tensor.List{{Name: "classifier.weight", Shape: []int{4}, Data: []float32{1, 1, 1, 1}}}
+	if ones, _ := count((&fedOBP{q: 0.5}).selectMask(tied)); ones != 0 {
+		t.Errorf("ties at tau personalized %d", ones)
+	}
+}
+
+func TestMaskedAverageCounts(t *testing.T) {
+	m := func(v ...float32) tensor.List { return tensor.List{{Name: "w", Shape: []int{3}, Data: v}} }
+	models := []tensor.List{m(1, 2, 3), m(5, 6, 7)}
+	masks := []tensor.List{m(0, 1, 1), m(0, 0, 1)}
+	got, err := MaskedAverage(models, masks, []float64{1, 1}, m(-1, -1, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entry 0: both share → 3; entry 1: only model 1 → 6; entry 2: nobody → old −1.
+	if want := []float32{3, 6, -1}; !reflect.DeepEqual(got[0].Data, want) {
+		t.Errorf("masked average %v, want %v", got[0].Data, want)
+	}
+}
