@@ -113,7 +113,7 @@ func modelKey(ms ModelSpec, d *DataDesc) map[string]any {
 func trainKey(t TrainSpec) map[string]any {
 	return map[string]any{"rounds": t.Rounds, "participation": t.Participation, "local_epochs": t.LocalEpochs,
 		"batch_size": t.BatchSize, "lr": t.LR, "momentum": t.Momentum, "weight_decay": t.WeightDecay,
-		"eval_every": t.EvalEvery}
+		"eval_every": t.EvalEvery, "finetune_epochs": t.FinetuneEpochs}
 }
 
 // Build expands the manifest and returns its stage graph with every key computed.

@@ -16,8 +16,8 @@ const KeyScheme = "fedpipe-key/1"
 var CodeVersions = map[string]int{
 	KindPartition: 1,
 	KindTrain:     2,
-	KindEvaluate:  1,
-	KindReport:    1,
+	KindEvaluate:  2,
+	KindReport:    2,
 }
 
 // Stage kinds.

@@ -92,6 +92,9 @@ type TrainSpec struct {
 	WeightDecay   float64 `yaml:"weight_decay" check:"ge0"`
 	// EvalEvery evaluates every client every so many rounds (0: only after the last).
 	EvalEvery int `yaml:"eval_every" check:"ge0"`
+	// FinetuneEpochs fine-tunes each client's model for so many local epochs before every
+	// evaluation (FedOBP's logs use 5); the fine-tuned model is not kept.
+	FinetuneEpochs int `yaml:"finetune_epochs" check:"ge0"`
 	// CheckpointEvery saves a resume point every so many rounds (0: never). It does not
 	// change results, so it is not part of the stage key.
 	CheckpointEvery int `yaml:"checkpoint_every" check:"ge0"`

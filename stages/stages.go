@@ -241,37 +241,46 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	defer model.Close()
 	personal := pipeline.Methods[n.Run.Method].Personal
-	var global tensor.List
-	if !personal {
-		b, err := sc.Input(0, "global")
+	models := make([]tensor.List, a.Clients())
+	for c := range models {
+		name := "global"
+		if personal {
+			name = clientName("model", c)
+		}
+		if c > 0 && !personal {
+			models[c] = models[0]
+			continue
+		}
+		b, err := sc.Input(0, name)
 		if err != nil {
 			return nil, err
 		}
-		if global, err = tensor.Decode(b); err != nil {
+		if models[c], err = tensor.Decode(b); err != nil {
 			return nil, err
 		}
 	}
-	rows := make([]evaluate.Client, a.Clients())
-	for c := range rows {
-		params := global
-		if personal {
-			b, err := sc.Input(0, clientName("model", c))
-			if err != nil {
-				return nil, err
-			}
-			if params, err = tensor.Decode(b); err != nil {
-				return nil, err
-			}
-		}
-		x, y := ds.Gather(a.Test[c])
-		m, err := train.Evaluate(model, params, x, y)
-		if err != nil {
-			return nil, err
-		}
+	final, err := train.EvaluateFinal(model, n.Run, ds, a, models)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]evaluate.Client, len(final))
+	for c, m := range final {
 		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
-		sc.Progress(c+1, len(rows), "")
+	}
+	mb, err := sc.Input(0, "metrics")
+	if err != nil {
+		return nil, err
+	}
+	mt, err := table.Decode(mb)
+	if err != nil {
+		return nil, err
+	}
+	history, err := train.MetricsFromTable(mt)
+	if err != nil {
+		return nil, err
 	}
 	s := evaluate.Summarize(rows)
+	s.Best = evaluate.BestOf(history)
 	clients, err := table.Encode(evaluate.ClientsTable(rows))
 	if err != nil {
 		return nil, err

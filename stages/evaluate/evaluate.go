@@ -6,6 +6,7 @@ package evaluate
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 )
@@ -29,6 +30,50 @@ type Summary struct {
 	TestSamples int
 	// MeanLoss is the pooled mean cross-entropy.
 	MeanLoss float64
+	// Best is the best test accuracy seen at the evaluation rounds during training.
+	Best Best
+}
+
+// Best records the best test accuracy over the evaluation rounds of training (FedOBP
+// reports the best of its evaluations every 100 rounds): by client mean and by pooled
+// accuracy, each with its round.
+type Best struct {
+	Mean, Pooled           float64
+	MeanRound, PooledRound int
+}
+
+// TestRower is a row of a training history that may be a test-split evaluation.
+type TestRower interface {
+	TestRow() (round int, c Client, ok bool)
+}
+
+// BestOf returns the best client-mean and pooled test accuracy over the rounds of a
+// training history (rows with Split "test"); earlier rounds win ties.
+func BestOf[M TestRower](history []M) Best {
+	byRound := map[int][]Client{}
+	var rounds []int
+	for _, h := range history {
+		r, c, ok := h.TestRow()
+		if !ok {
+			continue
+		}
+		if _, seen := byRound[r]; !seen {
+			rounds = append(rounds, r)
+		}
+		byRound[r] = append(byRound[r], c)
+	}
+	sort.Ints(rounds)
+	var b Best
+	for i, r := range rounds {
+		s := Summarize(byRound[r])
+		if i == 0 || s.Mean > b.Mean {
+			b.Mean, b.MeanRound = s.Mean, r
+		}
+		if i == 0 || s.Pooled > b.Pooled {
+			b.Pooled, b.PooledRound = s.Pooled, r
+		}
+	}
+	return b
 }
 
 // Summarize computes the summary of client results; clients without test samples are
@@ -84,6 +129,10 @@ func SummaryTable(s Summary, meta map[string]string) *table.Table {
 		table.Float64Col("accuracy_client_std", []float64{s.Std}),
 		table.Float64Col("accuracy_pooled", []float64{s.Pooled}),
 		table.Float64Col("loss_pooled", []float64{s.MeanLoss}),
+		table.Float64Col("best_accuracy_client_mean", []float64{s.Best.Mean}),
+		table.Int64Col("best_round_client_mean", []int64{int64(s.Best.MeanRound)}),
+		table.Float64Col("best_accuracy_pooled", []float64{s.Best.Pooled}),
+		table.Int64Col("best_round_pooled", []int64{int64(s.Best.PooledRound)}),
 	}}
 }
 
@@ -103,7 +152,9 @@ func SummaryFromTable(t *table.Table) (Summary, error) {
 		f    *float64
 	}{{"clients", &s.Clients, nil}, {"test_samples", &s.TestSamples, nil},
 		{"accuracy_client_mean", nil, &s.Mean}, {"accuracy_client_std", nil, &s.Std},
-		{"accuracy_pooled", nil, &s.Pooled}, {"loss_pooled", nil, &s.MeanLoss}} {
+		{"accuracy_pooled", nil, &s.Pooled}, {"loss_pooled", nil, &s.MeanLoss},
+		{"best_accuracy_client_mean", nil, &s.Best.Mean}, {"best_round_client_mean", &s.Best.MeanRound, nil},
+		{"best_accuracy_pooled", nil, &s.Best.Pooled}, {"best_round_pooled", &s.Best.PooledRound, nil}} {
 		c, err := get(f.name)
 		if err != nil {
 			return s, err

@@ -26,3 +26,21 @@ func TestSummarizeMeanStdAndPooled(t *testing.T) {
 		t.Errorf("pooled loss = %v", s.MeanLoss)
 	}
 }
+
+type row struct {
+	round int
+	c     Client
+}
+
+func (r row) TestRow() (int, Client, bool) { return r.round, r.c, true }
+
+func TestBestOf(t *testing.T) {
+	h := []row{
+		{1, Client{Samples: 10, Accuracy: 0.5}}, {1, Client{Samples: 30, Accuracy: 0.9}}, // mean .7, pooled .8
+		{2, Client{Samples: 10, Accuracy: 0.9}}, {2, Client{Samples: 30, Accuracy: 0.6}}, // mean .75, pooled .675
+	}
+	b := BestOf(h)
+	if b.MeanRound != 2 || b.PooledRound != 1 || math.Abs(b.Pooled-0.8) > 1e-12 || math.Abs(b.Mean-0.75) > 1e-12 {
+		t.Errorf("best = %+v", b)
+	}
+}

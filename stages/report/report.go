@@ -19,30 +19,34 @@ type Entry struct {
 	evaluate.Summary
 }
 
-// Markdown renders one row per configuration (seeds folded together): accuracy as the
-// mean ± std over clients, and pooled over all test samples; with several seeds, each
-// figure is averaged over seeds and the pooled figure's std over seeds is shown.
+// Markdown renders one row per configuration (seeds folded together): final accuracy as the
+// mean ± std over clients and pooled over all test samples, and the best pooled accuracy
+// seen at the evaluation rounds during training with its round; with several seeds, each
+// figure is averaged over seeds and the final pooled figure's std over seeds is shown.
 func Markdown(title, description string, entries []Entry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", title)
 	if description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(description))
 	}
-	b.WriteString("| method | seeds | clients | accuracy, mean ± std over clients (%) | accuracy, pooled over test samples (%) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|\n")
+	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
 	for _, g := range groups(entries) {
-		var mean, std, pooled []float64
+		var mean, std, pooled, best []float64
+		var rounds []string
 		for _, e := range g {
 			mean = append(mean, e.Mean)
 			std = append(std, e.Std)
 			pooled = append(pooled, e.Pooled)
+			best = append(best, e.Best.Pooled)
+			rounds = append(rounds, fmt.Sprint(e.Best.PooledRound))
 		}
 		pooledCell := fmt.Sprintf("%.2f", 100*avg(pooled))
 		if len(g) > 1 {
 			pooledCell += fmt.Sprintf(" ± %.2f", 100*sd(pooled))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f ± %.2f | %s |\n", g[0].Config, len(g), g[0].Clients,
-			100*avg(mean), 100*avg(std), pooledCell)
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f ± %.2f | %s | %.2f @ %s |\n", g[0].Config, len(g), g[0].Clients,
+			100*avg(mean), 100*avg(std), pooledCell, 100*avg(best), strings.Join(rounds, ","))
 	}
 	return b.String()
 }
@@ -84,8 +88,9 @@ func sd(v []float64) float64 {
 func Table(entries []Entry) *table.Table {
 	var config, method []string
 	var seed, clients []int64
-	var mean, std, pooled []float64
+	var mean, std, pooled, best []float64
 	for _, e := range entries {
+		best = append(best, e.Best.Pooled)
 		config = append(config, e.Config)
 		method = append(method, e.Method)
 		seed = append(seed, e.Seed)
@@ -102,5 +107,6 @@ func Table(entries []Entry) *table.Table {
 		table.Float64Col("accuracy_client_mean", mean),
 		table.Float64Col("accuracy_client_std", std),
 		table.Float64Col("accuracy_pooled", pooled),
+		table.Float64Col("best_accuracy_pooled", best),
 	}}
 }

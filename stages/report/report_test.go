@@ -9,17 +9,17 @@ import (
 
 func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 	entries := []Entry{
-		{Config: "fedavg", Method: "fedavg", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6}},
-		{Config: "local", Method: "local", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92}},
-		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: evaluate.Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8}},
+		{Config: "fedavg", Method: "fedavg", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, Best: evaluate.Best{Pooled: 0.7, PooledRound: 4}}},
+		{Config: "local", Method: "local", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92, Best: evaluate.Best{Pooled: 0.95, PooledRound: 3}}},
+		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: evaluate.Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8, Best: evaluate.Best{Pooled: 0.9, PooledRound: 5}}},
 	}
 	md := Markdown("t", "", entries)
 	lines := strings.Split(strings.TrimSpace(md), "\n")
 	rows := lines[len(lines)-2:]
-	if !strings.HasPrefix(rows[0], "| fedavg | 2 | 10 | 60.00 ± 20.00 | 70.00 ± 10.00 |") {
+	if !strings.HasPrefix(rows[0], "| fedavg | 2 | 10 | 60.00 ± 20.00 | 70.00 ± 10.00 | 80.00 @ 4,5 |") {
 		t.Errorf("fedavg row: %q", rows[0])
 	}
-	if !strings.HasPrefix(rows[1], "| local | 1 | 10 | 90.00 ± 5.00 | 92.00 |") {
+	if !strings.HasPrefix(rows[1], "| local | 1 | 10 | 90.00 ± 5.00 | 92.00 | 95.00 @ 3 |") {
 		t.Errorf("local row: %q", rows[1])
 	}
 }

@@ -216,3 +216,44 @@ func TestMaskedAverageCounts(t *testing.T) {
 		t.Errorf("masked average %v, want %v", got[0].Data, want)
 	}
 }
+
+// The evaluate stage's final figures equal the training loop's last evaluation, with and
+// without fine-tuning, and fine-tuning changes them.
+func TestFinalEvaluationMatchesLastRound(t *testing.T) {
+	var first []Metric
+	for _, ft := range []int{0, 1} {
+		r, cfg := methodRun(t, "fedobp", map[string]float64{"q": 0.9}, nil)
+		r.Train.FinetuneEpochs = ft
+		st, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, err := EvalModels(r, st, cfg.Assign.Clients())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := gomlx.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		final, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models)
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last []Metric
+		for _, row := range st.Metrics {
+			if row.Round == r.Train.Rounds && row.Split == "test" {
+				last = append(last, row)
+			}
+		}
+		if !reflect.DeepEqual(last, final) {
+			t.Errorf("finetune %d: evaluate stage %+v\ntraining's last round %+v", ft, final, last)
+		}
+		if ft == 0 {
+			first = final
+		} else if reflect.DeepEqual(first, final) {
+			t.Error("fine-tuning changed nothing")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
 // MetricsTable encodes metric rows as a table with columns round, client, split, loss,
@@ -102,4 +103,9 @@ func IoUTable(rows []MaskIoU) *table.Table {
 		table.Int64Col("client_b", b),
 		table.Float64Col("iou", iou),
 	}}
+}
+
+// TestRow exposes a metric row to evaluate.BestOf.
+func (m Metric) TestRow() (int, evaluate.Client, bool) {
+	return m.Round, evaluate.Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == "test"
 }

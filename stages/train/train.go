@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		st.Round = round
 		note := ""
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
-			rows, err := evaluateAll(model, method, st, cd, round)
+			rows, err := evaluateAll(model, method, st, cd, round, evalOpts(r, opt))
 			if err != nil {
 				return nil, err
 			}
@@ -263,10 +263,36 @@ func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream s
 // EvalBatch is the batch size of evaluation.
 const EvalBatch = 256
 
-func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int) ([]Metric, error) {
+// evalOptions say how clients are evaluated.
+type evalOptions struct {
+	finetune int // local epochs of fine-tuning before evaluating (not kept)
+	batch    int
+	opt      gomlx.SGD
+	seed     int64
+}
+
+func evalOpts(r *pipeline.Run, opt gomlx.SGD) evalOptions {
+	return evalOptions{finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
+}
+
+// prepare returns the model client c is evaluated with after round: its evaluation model,
+// fine-tuned for the configured epochs on its training data (stream "finetune") when
+// asked. Fine-tuning never changes the state.
+func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
+	if o.finetune == 0 {
+		return p, nil
+	}
+	l := &Local{model: m, opt: o.opt, data: cd, epochs: o.finetune, batch: o.batch, seed: o.seed, round: round, client: c}
+	return l.Train(p, nil, o.opt.LR, o.finetune, "finetune")
+}
+
+func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
 	for c := range cd {
-		p := method.EvalModel(st, c)
+		p, err := o.prepare(m, method.EvalModel(st, c), cd[c], round, c)
+		if err != nil {
+			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
+		}
 		for _, split := range []struct {
 			name string
 			x    []float32
@@ -279,6 +305,27 @@ func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, roun
 			row.Round, row.Client, row.Split = round, c, split.name
 			rows = append(rows, row)
 		}
+	}
+	return rows, nil
+}
+
+// EvaluateFinal evaluates the final models on each client's test split, fine-tuning first
+// as the run asks (with the same streams as the last round's evaluation in training).
+func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
+	cd := gather(ds, a)
+	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)})
+	rows := make([]Metric, len(cd))
+	for c := range cd {
+		p, err := o.prepare(m, models[c], cd[c], r.Train.Rounds, c)
+		if err != nil {
+			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
+		}
+		row, err := Evaluate(m, p, cd[c].testX, cd[c].testY)
+		if err != nil {
+			return nil, err
+		}
+		row.Round, row.Client, row.Split = r.Train.Rounds, c, "test"
+		rows[c] = row
 	}
 	return rows, nil
 }
