@@ -25,6 +25,9 @@ type Manifest struct {
 	Train       TrainSpec     `yaml:"train"`
 	Methods     []MethodSpec  `yaml:"methods"`
 	Grid        yaml.Node     `yaml:"grid"`
+	// Expect records published numbers this manifest reproduces. They never change a
+	// stage's key; `fedpipe verify` compares them with the measured figures.
+	Expect []Expectation `yaml:"expect"`
 
 	// File is the path the manifest was read from.
 	File string `yaml:"-"`
@@ -112,6 +115,22 @@ type MethodSpec struct {
 	Params map[string]yaml.Node `yaml:"params"`
 	// Grid sweeps fields for this method only: path → list of values.
 	Grid yaml.Node `yaml:"grid"`
+}
+
+// Expectation is one published figure: which method, which metric, the value (in percent)
+// with its reported spread, the tolerance a reproduction must meet, and where it comes from.
+type Expectation struct {
+	// Method is the label of one of the manifest's methods.
+	Method string `yaml:"method"`
+	// Metric names the measured figure it is compared with: accuracy at the final round or
+	// the best of the evaluation rounds, as the mean over clients or pooled over all test
+	// samples.
+	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled"`
+	Published float64 `yaml:"published" check:"ge0"`
+	Std       float64 `yaml:"std" check:"ge0"`
+	Tolerance float64 `yaml:"tolerance" check:"ge0"`
+	Source    string  `yaml:"source"`
+	Note      string  `yaml:"note"`
 }
 
 // DefaultManifest returns the values a manifest starts from before its file is applied.
@@ -244,6 +263,23 @@ func (m *Manifest) validate(root *yaml.Node) error {
 				}
 				return m.errAt(f+".params."+name, "%s", msg)
 			}
+		}
+	}
+	for i, e := range m.Expect {
+		f := fmt.Sprintf("expect[%d]", i)
+		if _, ok := seen[e.Method]; !ok {
+			var labels []string
+			for _, ms := range m.Methods {
+				labels = append(labels, ms.Name)
+			}
+			msg := fmt.Sprintf("no method labelled %q in this manifest (methods: %s)", e.Method, strings.Join(labels, ", "))
+			if near := nearest(e.Method, labels); near != "" {
+				msg = fmt.Sprintf("no method labelled %q in this manifest (did you mean %q?)", e.Method, near)
+			}
+			return m.errAt(f+".method", "%s", msg)
+		}
+		if e.Metric == "" {
+			return m.errAt(f, "metric missing: one of final_client_mean, final_pooled, best_client_mean, best_pooled")
 		}
 	}
 	return nil

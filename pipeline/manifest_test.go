@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,10 @@ func TestManifestErrorsNamePlace(t *testing.T) {
 			`m.yaml:4:24: grid.train.lr: must be greater than 0, got -1`},
 		{"default model fits the data", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\ntrain: {rounds: 0}\n",
 			`train.rounds: must be greater than 0`},
+		{"expect unknown method", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\nexpect:\n  - {method: fedavgg, metric: best_pooled, published: 90}\n",
+			`m.yaml:5:14: expect[0].method: no method labelled "fedavgg" in this manifest (did you mean "fedavg"?)`},
+		{"expect bad metric", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\nexpect:\n  - {method: fedavg, metric: best, published: 90}\n",
+			`expect[0].metric: "best" is not one of`},
 		{"cnn on synthetic", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\nmodel: {arch: cnn4}\n",
 			`model.arch: cnn4 needs image data`},
 		{"method params", "name: t\ndataset: {name: synthetic}\nmethods: [{name: local, params: {mu: 0.1}}]\n",
@@ -123,5 +128,24 @@ func TestGridExpansion(t *testing.T) {
 	}
 	if runs[8].Train.LR != 0.05 {
 		t.Errorf("local's lr = %v, want its own 0.05", runs[8].Train.LR)
+	}
+}
+
+// Every manifest shipped in manifests/ parses, validates and expands.
+func TestShippedManifests(t *testing.T) {
+	files, err := filepath.Glob("../manifests/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("found %d manifests: %v", len(files), err)
+	}
+	for _, f := range files {
+		m, err := LoadManifest(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		runs, err := m.Expand()
+		if err != nil || len(runs) == 0 {
+			t.Errorf("%s: %d runs, %v", f, len(runs), err)
+		}
 	}
 }
