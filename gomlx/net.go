@@ -313,6 +313,14 @@ func maskedTrainStepGraph(ls []layer, inputs []*Node) []*Node {
 	return append(outs, loss)
 }
 
+// gradGraph builds the gradient of the mean cross-entropy: inputs = params (n), x, labels;
+// outputs = the n gradients.
+func gradGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	_, grads := lossAndGrads(ls, inputs[:n], inputs[n], inputs[n+1])
+	return grads
+}
+
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
 // per-sample cross-entropies and the number of correct argmax predictions (int32).
 func evalGraph(ls []layer, inputs []*Node) []*Node {

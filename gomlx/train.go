@@ -35,6 +35,7 @@ type Model struct {
 	sample  int // Values per sample.
 	train   *graph.Exec
 	masked  *graph.Exec // compiled on first use of Session.SetMask
+	grad    *graph.Exec // compiled on first use of Gradient
 	eval    *graph.Exec
 }
 
@@ -77,10 +78,12 @@ func (m *Model) Close() {
 	if m.train != nil {
 		m.train.Finalize()
 		m.eval.Finalize()
-		if m.masked != nil {
-			m.masked.Finalize()
+		for _, e := range []*graph.Exec{m.masked, m.grad} {
+			if e != nil {
+				e.Finalize()
+			}
 		}
-		m.train, m.eval, m.masked = nil, nil, nil
+		m.train, m.eval, m.masked, m.grad = nil, nil, nil, nil
 	}
 }
 
@@ -330,4 +333,50 @@ func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) 
 		finalize(outs...)
 	}
 	return sumLoss, correct, nil
+}
+
+// Gradient returns the gradient of the mean cross-entropy over the batch (x, y) with
+// respect to every parameter, at params (matched by name), in canonical order. With a
+// batch of one it is a per-sample gradient (Fisher-information scores square those).
+func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.List, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	if m.grad == nil {
+		ls := m.ls
+		e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return gradGraph(ls, inputs) })
+		if err != nil {
+			return nil, err
+		}
+		e.SetMaxCache(-1).WithName("fedpipe-grad-" + m.spec.Arch)
+		m.grad = e
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	xt, yt, err := m.batchTensors(x, y)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(xt, yt)
+	args := make([]any, 0, len(ps)+2)
+	for _, p := range ps {
+		args = append(args, p)
+	}
+	outs, err := m.grad.Exec(append(args, xt, yt)...)
+	if err != nil {
+		return nil, fmt.Errorf("gradient: %w", err)
+	}
+	defer finalize(outs...)
+	out := make(tensor.List, len(outs))
+	for i, t := range outs {
+		data, err := tensors.CopyFlatData[float32](t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
+	}
+	return out, nil
 }

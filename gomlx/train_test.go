@@ -390,3 +390,34 @@ func TestSessionMask(t *testing.T) {
 		t.Error("mask naming an unknown parameter accepted")
 	}
 }
+
+// Gradient agrees with one plain SGD step: θ' = θ − lr·g.
+func TestGradientMatchesSGDStep(t *testing.T) {
+	spec := ModelSpec{Arch: "mlp", InputShape: []int{6}, NumClasses: 3, Hidden: []int{5}}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init := spec.Init(5)
+	x := []float32{1, -2, 0.5, 3, 0, 1, 2, 2, -1, 0, 1, -3}
+	y := []int32{2, 0}
+	g, err := m.Gradient(init, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.NewSession(init, SGD{LR: 0.5})
+	defer s.Close()
+	if _, err := s.Step(x, y); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Params()
+	for i := range g {
+		for j, v := range g[i].Data {
+			want := init[i].Data[j] - 0.5*v
+			if d := math.Abs(float64(after[i].Data[j] - want)); d > 1e-6 {
+				t.Fatalf("%s[%d]: step gave %v, θ − lr·g = %v", g[i].Name, j, after[i].Data[j], want)
+			}
+		}
+	}
+}
