@@ -61,11 +61,17 @@ var Methods = map[string]MethodDef{
 			{Name: "grow_every", Default: 3, Check: "gt0", Doc: "official variant: grow every so many rounds"},
 			{Name: "selection", Choices: []string{"largest", "least", "random"}, Doc: "which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"},
 		}},
+	"feddpa": {Name: "feddpa", Personal: true,
+		Doc: "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value.",
+		Params: []ParamDef{
+			{Name: "q", Default: 0.4, Check: "unit", Doc: "per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"},
+		}},
 	"fedobp": {Name: "fedobp", Personal: true,
 		Doc: "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models.",
 		Params: []ParamDef{
 			{Name: "q", Default: 0.999705, Check: "unit", Doc: "quantile of the scores above which entries stay personal (official FMNIST value 0.999705)"},
-			{Name: "score", Choices: []string{"obp", "obp_v1", "gradient"}, Doc: "obp: (theta_c - theta_g)^2; obp_v1: |(theta_c - theta_g) * theta_c|; gradient: |theta after - theta before| of the client's last local training"},
+			{Name: "score", Choices: []string{"obp", "obp_v1", "gradient", "fisher"}, Doc: "obp: (theta_c - theta_g)^2; obp_v1: |(theta_c - theta_g) * theta_c|; gradient: |theta after - theta before| of the client's last local training; fisher: mean squared per-sample gradient at theta_c"},
+			{Name: "threshold", Choices: []string{"global", "layer"}, Doc: "one quantile over all eligible entries, or one per tensor"},
 			{Name: "norm", Choices: []string{"global", "layer", "none"}, Doc: "min-max normalization of the scores over all entries, per tensor, or none"},
 			{Name: "cls_only", Default: 0, Check: "unit", Doc: "1: select only within the classifier layer"},
 			{Name: "ema", Default: 0, Check: "unit,lt1", Doc: "exponential moving average of a client's scores across its participations (0: off)"},

@@ -13,25 +13,34 @@ import (
 //	obp:      (θ_c − θ_g)²
 //	obp_v1:   |(θ_c − θ_g)·θ_c|          (the authors' earlier release)
 //	gradient: |θ̃ − θ| of the client's last local training (FedSelect-style; 0 before it trained)
+//	fisher:   the mean over the client's training samples of the squared per-sample
+//	          gradient at θ_c (diagonal empirical Fisher information)
 //
 // normalized by min-max over all entries (global), per tensor (layer) or not at all
 // (none); optionally averaged across participations (ema); optionally restricted to the
 // classifier (cls_only). τ is the q-quantile of the scores (linear interpolation, see
 // Quantile); entries scoring strictly above τ keep θ_c, every other entry takes θ_g — so
-// ties at τ take the global value, and q = 1 personalizes nothing. The merged model then
+// ties at τ take the global value, and q = 1 personalizes nothing. With threshold "layer"
+// each tensor has its own τ, the q-quantile of its own scores. The merged model then
 // trains normally, and the server averages the full uploaded models weighted by
 // training-set size. A client is evaluated with the model it would start its next round
-// from: its last model merged with the current global model by the same rule.
+// from: its last model merged with the current global model by the same rule (for the
+// Fisher score, which needs the client's data, with the mask of its last participation).
+//
+// FedDPA, the Fisher-based baseline of FedOBP's tables, is this method with the Fisher
+// score, no normalization and a per-tensor threshold at q = 0.4 (SPEC.md).
 type fedOBP struct {
-	q       float64
-	score   string
-	norm    string
-	clsOnly bool
-	ema     float64
+	q        float64
+	score    string
+	norm     string
+	clsOnly  bool
+	ema      float64
+	perLayer bool
 }
 
 func newFedOBP(p map[string]float64, o map[string]string) (Method, error) {
-	f := &fedOBP{q: p["q"], score: o["score"], norm: o["norm"], clsOnly: p["cls_only"] != 0, ema: p["ema"]}
+	f := &fedOBP{q: p["q"], score: o["score"], norm: o["norm"], clsOnly: p["cls_only"] != 0, ema: p["ema"],
+		perLayer: o["threshold"] == "layer"}
 	if f.score == "" {
 		f.score = "obp"
 	}
@@ -47,12 +56,25 @@ func (f *fedOBP) Init(st *State, clients int) {
 	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients)}
 }
 
-// scores computes client c's raw importance scores against the current global model.
-func (f *fedOBP) scores(st *State, c int) tensor.List {
+func newFedDPA(p map[string]float64) (Method, error) {
+	return &fedOBP{q: p["q"], score: "fisher", norm: "none", perLayer: true}, nil
+}
+
+// scores computes client c's importance scores (normalized) against the current global
+// model; l supplies the client's data for the Fisher score.
+func (f *fedOBP) scores(st *State, c int, l *Local) (tensor.List, error) {
 	own := st.Personal[c]
 	out := zeroMask(st.Global)
 	if own == nil {
-		return out // never trained: θ_c is the initial model; nothing to keep
+		return out, nil // never trained: θ_c is the initial model; nothing to keep
+	}
+	if f.score == "fisher" {
+		fi, err := l.Fisher(own)
+		if err != nil {
+			return nil, err
+		}
+		f.normalize(fi)
+		return fi, nil
 	}
 	for t, s := range out {
 		g, p := st.Global[t].Data, own[t].Data
@@ -75,7 +97,7 @@ func (f *fedOBP) scores(st *State, c int) tensor.List {
 		}
 	}
 	f.normalize(out)
-	return out
+	return out, nil
 }
 
 func (f *fedOBP) normalize(s tensor.List) {
@@ -107,8 +129,24 @@ func (f *fedOBP) normalize(s tensor.List) {
 }
 
 // selectMask returns the mask of entries scoring above the q-quantile of the eligible
-// entries (the classifier's only, with cls_only).
+// entries (the classifier's only, with cls_only), or of their own tensor's entries with a
+// per-layer threshold.
 func (f *fedOBP) selectMask(score tensor.List) tensor.List {
+	if f.perLayer {
+		mask := zeroMask(score)
+		for ti, t := range score {
+			if f.clsOnly && !isClassifier(t.Name) {
+				continue
+			}
+			tau := Quantile(append([]float32(nil), t.Data...), f.q)
+			for i, v := range t.Data {
+				if v > tau {
+					mask[ti].Data[i] = 1
+				}
+			}
+		}
+		return mask
+	}
 	var vals []float32
 	for _, t := range score {
 		if !f.clsOnly || isClassifier(t.Name) {
@@ -130,13 +168,21 @@ func (f *fedOBP) selectMask(score tensor.List) tensor.List {
 	return mask
 }
 
-// personalize returns client c's starting model and its mask; with update, it also
-// advances the client's score average.
-func (f *fedOBP) personalize(st *State, c int, update bool) (tensor.List, tensor.List) {
+// personalize returns client c's starting model and its mask; with a Local (in training)
+// it also advances the client's score average. Without one (evaluation), the Fisher score
+// reuses the client's last mask.
+func (f *fedOBP) personalize(st *State, c int, l *Local) (tensor.List, tensor.List, error) {
 	if st.Personal[c] == nil {
-		return st.Global, zeroMask(st.Global)
+		return st.Global, zeroMask(st.Global), nil
 	}
-	s := f.scores(st, c)
+	if l == nil && f.score == "fisher" {
+		return merge(st.Global, st.Personal[c], st.Masks[c]), st.Masks[c], nil
+	}
+	s, err := f.scores(st, c, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	update := l != nil
 	if prev := st.Aux["score"][c]; f.ema > 0 && prev != nil {
 		for t := range s {
 			for i := range s[t].Data {
@@ -148,11 +194,14 @@ func (f *fedOBP) personalize(st *State, c int, update bool) (tensor.List, tensor
 		st.Aux["score"][c] = s.Clone()
 	}
 	mask := f.selectMask(s)
-	return merge(st.Global, st.Personal[c], mask), mask
+	return merge(st.Global, st.Personal[c], mask), mask, nil
 }
 
 func (f *fedOBP) Train(l *Local, st *State, c int) (Upload, error) {
-	start, mask := f.personalize(st, c, true)
+	start, mask, err := f.personalize(st, c, l)
+	if err != nil {
+		return Upload{}, err
+	}
 	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
 	if err != nil {
 		return Upload{}, err
@@ -182,6 +231,9 @@ func (f *fedOBP) Finish(st *State, uploads map[int]Upload, sizes map[int]int) er
 }
 
 func (f *fedOBP) EvalModel(st *State, c int) tensor.List {
-	m, _ := f.personalize(st, c, false)
+	m, _, err := f.personalize(st, c, nil)
+	if err != nil { // only the Fisher score can fail, and it does not run here
+		panic(err)
+	}
 	return m
 }

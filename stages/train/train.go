@@ -87,6 +87,8 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newFedSelect(params, options)
 	case "fedobp":
 		return newFedOBP(params, options)
+	case "feddpa":
+		return newFedDPA(params)
 	}
 	return nil, fmt.Errorf("method %q is not implemented", name)
 }
@@ -215,6 +217,30 @@ func (l *Local) LR() float32 { return l.opt.LR }
 
 // TrainSize is the client's number of training samples.
 func (l *Local) TrainSize() int { return len(l.data.trainY) }
+
+// Fisher returns the diagonal empirical Fisher information of the client's training data
+// at params: the mean over its samples of the squared per-sample gradient.
+func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
+	out := zeroMask(params)
+	n := len(l.data.trainY)
+	if n == 0 {
+		return out, nil
+	}
+	size := len(l.data.trainX) / n
+	for i := 0; i < n; i++ {
+		g, err := l.model.Gradient(params, l.data.trainX[i*size:(i+1)*size], l.data.trainY[i:i+1])
+		if err != nil {
+			return nil, err
+		}
+		for t := range g {
+			o := out[out.Find(g[t].Name)].Data
+			for j, v := range g[t].Data {
+				o[j] += v * v / float32(n)
+			}
+		}
+	}
+	return out, nil
+}
 
 // Train runs epochs of mini-batch SGD from params on the client's training data at
 // learning rate lr, updating only the entries where mask is 1 (nil: all). Momentum starts
