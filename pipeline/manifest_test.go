@@ -89,7 +89,7 @@ func TestManifestErrorsNamePlace(t *testing.T) {
 		{"method params", "name: t\ndataset: {name: synthetic}\nmethods: [{name: local, params: {mu: 0.1}}]\n",
 			`methods[0].params.mu: method local has no parameter "mu" (it takes none)`},
 		{"method params listed", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedselect, params: {variant: papr}}]\n",
-			`methods[0].params.variant: "papr" is not one of paper, official (did you mean "paper"?)`},
+			`methods[0].params.variant: "papr" is not one of paper, official, v1 (did you mean "paper"?)`},
 		{"method param range", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedobp, params: {q: 1.5}}]\n",
 			`methods[0].params.q: must be in [0, 1], got 1.5`},
 	}

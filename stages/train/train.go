@@ -84,6 +84,9 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 	case "local":
 		return local{}, nil
 	case "fedselect":
+		if options["variant"] == "v1" {
+			return newFedSelectV1(params, options)
+		}
 		return newFedSelect(params, options)
 	case "fedobp":
 		return newFedOBP(params, options)
