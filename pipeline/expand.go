@@ -132,14 +132,16 @@ func (m *Manifest) apply(r *Run, def MethodDef, path string, v *yaml.Node, field
 			}
 			return d.errf(v, field, "%s", msg)
 		}
-		if p.Choices != nil {
+		if p.IsWord() {
 			var w string
 			wv := reflect.ValueOf(&w).Elem()
 			if err := d.decode(v, wv, field); err != nil {
 				return err
 			}
-			if err := d.check(v, wv, "oneof="+strings.Join(p.Choices, "|"), field); err != nil {
-				return err
+			if p.Choices != nil {
+				if err := d.check(v, wv, "oneof="+strings.Join(p.Choices, "|"), field); err != nil {
+					return err
+				}
 			}
 			r.Options[name] = w
 			return nil
@@ -194,6 +196,8 @@ func (m *Manifest) Expand() ([]Run, error) {
 		for _, p := range def.Params {
 			if p.Choices != nil {
 				base.Options[p.Name] = p.Choices[0]
+			} else if p.Text {
+				base.Options[p.Name] = ""
 			} else {
 				base.Params[p.Name] = p.Default
 			}

@@ -3,16 +3,20 @@ package pipeline
 import "sort"
 
 // ParamDef declares one method parameter: its name, default and allowed range. A
-// parameter with Choices takes one of those words (default: the first); otherwise it is a
-// number.
+// parameter with Choices takes one of those words (default: the first); a Text parameter
+// takes any string (default empty); otherwise it is a number.
 type ParamDef struct {
 	Name    string
 	Default float64
 	// Check uses the rules of the manifest's `check` tags (gt0, ge0, frac, unit, lt1).
 	Check   string
 	Choices []string
+	Text    bool
 	Doc     string
 }
+
+// IsWord reports whether the parameter takes a string (Choices or Text).
+func (p ParamDef) IsWord() bool { return p.Choices != nil || p.Text }
 
 // MethodDef declares a training method known to manifests. The train stage implements it.
 type MethodDef struct {
@@ -62,6 +66,7 @@ var Methods = map[string]MethodDef{
 			{Name: "ltn_iterations", Default: 5, Check: "ge0", Doc: "v1: GradLTN pruning iterations L (5 in the workshop paper)"},
 			{Name: "ltn_epochs", Default: 5, Check: "gt0", Doc: "v1: local epochs per GradLTN iteration E (5 in the workshop paper)"},
 			{Name: "ltn_return", Choices: []string{"start", "final"}, Doc: "v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"},
+			{Name: "fixed_layers", Text: true, Doc: "comma-separated parameter-name prefixes (e.g. classifier, conv1) personalized from the start, with no growth: FedSelect Table 3's single-layer ablations, and FedAlt's fixed split"},
 			{Name: "selection", Choices: []string{"largest", "least", "random"}, Doc: "which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"},
 		}},
 	"feddpa": {Name: "feddpa", Personal: true,

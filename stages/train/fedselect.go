@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/stages/rng"
@@ -24,10 +25,15 @@ import (
 // aggregations); a tensor grows by p of its shared entries whenever its personalized
 // fraction is below alpha, checked before growing (so it may overshoot); one learning rate.
 //
+// With fixed_layers the mask is fixed from the start to whole tensors (by name prefix) and
+// never grows: a layer-wise split trained by LocalAlt (FedSelect Table 3's single-layer
+// ablations; FedAlt).
+//
 // The server averages each entry, unweighted, over the sampled clients whose mask is 0
 // there (counts ω); an entry no sampled client shares keeps its global value. A client
 // holds the global value on its shared entries and its own on personalized ones.
 type fedSelect struct {
+	fixed     []string // fixed_layers: personalized name prefixes, no growth
 	official  bool
 	alpha, p  float64
 	lrV, lrU  float32
@@ -44,7 +50,27 @@ func newFedSelect(p map[string]float64, o map[string]string) (Method, error) {
 	if f.rule == "" {
 		f.rule = "largest"
 	}
+	for _, prefix := range strings.Split(o["fixed_layers"], ",") {
+		if prefix = strings.TrimSpace(prefix); prefix != "" {
+			f.fixed = append(f.fixed, prefix)
+		}
+	}
 	return f, nil
+}
+
+// fixedMask personalizes every tensor whose name starts with one of the fixed prefixes.
+func (f *fedSelect) fixedMask(like tensor.List) tensor.List {
+	mask := zeroMask(like)
+	for _, t := range mask {
+		for _, prefix := range f.fixed {
+			if strings.HasPrefix(t.Name, prefix) {
+				for i := range t.Data {
+					t.Data[i] = 1
+				}
+			}
+		}
+	}
+	return mask
 }
 
 func (f *fedSelect) Init(st *State, clients int) {
@@ -53,6 +79,9 @@ func (f *fedSelect) Init(st *State, clients int) {
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 		st.Masks[c] = zeroMask(st.Global)
+		if f.fixed != nil {
+			st.Masks[c] = f.fixedMask(st.Global)
+		}
 	}
 	if f.official {
 		st.Aux = map[string][]tensor.List{"anchor": make([]tensor.List, clients)}
@@ -86,6 +115,9 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 	}
 	next := mask.Clone()
 	rnd := rng.New(l.seed, l.round, c, "fedselect/random")
+	if f.fixed != nil {
+		return Upload{Params: theta, NextMask: next}, nil
+	}
 	if f.official {
 		anchor := st.Aux["anchor"][c]
 		if anchor == nil {

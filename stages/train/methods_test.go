@@ -317,3 +317,25 @@ func TestGradLTNKeepsPToTheL(t *testing.T) {
 		}
 	}
 }
+
+func TestFixedLayerSplit(t *testing.T) {
+	_, cfg := methodRun(t, "fedselect", nil, map[string]string{"fixed_layers": "classifier.bias"})
+	st, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, m := range st.Masks {
+		for _, tn := range m {
+			ones, total := count(tensor.List{tn})
+			if want := map[bool]int{true: total, false: 0}[tn.Name == "classifier.bias"]; ones != want {
+				t.Errorf("client %d %s: %d of %d personalized", c, tn.Name, ones, total)
+			}
+		}
+	}
+	// Biases of the classifier never leave the clients: the global copy keeps its initial value.
+	init := ModelSpec(cfg.Run, cfg.Data).Init(initSeed(cfg.Run))
+	i := st.Global.Find("classifier.bias")
+	if !reflect.DeepEqual(st.Global[i], init[i]) {
+		t.Error("a personalized layer reached the server's model")
+	}
+}
