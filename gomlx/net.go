@@ -321,6 +321,29 @@ func gradGraph(ls []layer, inputs []*Node) []*Node {
 	return grads
 }
 
+// proxTrainStepGraph is maskedTrainStepGraph plus a proximal term μ/2·‖θ − ref‖², whose
+// gradient μ·(θ − ref) joins the loss gradient (FedProx, Ditto): inputs = params (n),
+// momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ].
+func proxTrainStepGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	params, moms, masks, refs := inputs[:n], inputs[n:2*n], inputs[2*n:3*n], inputs[3*n:4*n]
+	x, labels, hyper := inputs[4*n], inputs[4*n+1], inputs[4*n+2]
+	loss, grads := lossAndGrads(ls, params, x, labels)
+	lr := Reshape(Slice(hyper, AxisElem(0)))
+	mom := Reshape(Slice(hyper, AxisElem(1)))
+	wd := Reshape(Slice(hyper, AxisElem(2)))
+	mu := Reshape(Slice(hyper, AxisElem(3)))
+	outs := make([]*Node, 0, 2*n+1)
+	newMoms := make([]*Node, n)
+	for i, p := range params {
+		g := Add(Add(grads[i], Mul(wd, p)), Mul(mu, Sub(p, refs[i])))
+		newMoms[i] = Add(Mul(mom, moms[i]), Mul(masks[i], g))
+		outs = append(outs, Sub(p, Mul(lr, Mul(masks[i], newMoms[i]))))
+	}
+	outs = append(outs, newMoms...)
+	return append(outs, loss)
+}
+
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
 // per-sample cross-entropies and the number of correct argmax predictions (int32).
 func evalGraph(ls []layer, inputs []*Node) []*Node {

@@ -36,6 +36,7 @@ type Model struct {
 	train   *graph.Exec
 	masked  *graph.Exec // compiled on first use of Session.SetMask
 	grad    *graph.Exec // compiled on first use of Gradient
+	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
 }
 
@@ -78,12 +79,12 @@ func (m *Model) Close() {
 	if m.train != nil {
 		m.train.Finalize()
 		m.eval.Finalize()
-		for _, e := range []*graph.Exec{m.masked, m.grad} {
+		for _, e := range []*graph.Exec{m.masked, m.grad, m.prox} {
 			if e != nil {
 				e.Finalize()
 			}
 		}
-		m.train, m.eval, m.masked, m.grad = nil, nil, nil, nil
+		m.train, m.eval, m.masked, m.grad, m.prox = nil, nil, nil, nil, nil
 	}
 }
 
@@ -136,6 +137,8 @@ type Session struct {
 	params []*tensors.Tensor
 	moms   []*tensors.Tensor
 	masks  []*tensors.Tensor // nil: every entry is updated
+	refs   []*tensors.Tensor // proximal anchor; nil: no proximal term
+	mu     float32
 	hyper  *tensors.Tensor
 	opt    SGD
 }
@@ -213,6 +216,35 @@ func (s *Session) SetMask(mask tensor.List) error {
 	return nil
 }
 
+// SetProx adds the proximal term μ/2·‖θ − ref‖² to the loss of the following steps (ref
+// matched by name; copied). μ = 0 removes it, and steps are then exactly unproximal ones.
+func (s *Session) SetProx(mu float32, ref tensor.List) error {
+	if s.params == nil {
+		return errors.New("session is closed")
+	}
+	finalize(s.refs...)
+	s.refs, s.mu = nil, 0
+	if mu == 0 {
+		return nil
+	}
+	refs, err := s.m.toTensors(ref)
+	if err != nil {
+		return fmt.Errorf("proximal reference: %w", err)
+	}
+	if s.m.prox == nil {
+		ls := s.m.ls
+		e, err := graph.NewExec(s.m.backend, func(inputs []*graph.Node) []*graph.Node { return proxTrainStepGraph(ls, inputs) })
+		if err != nil {
+			finalize(refs...)
+			return err
+		}
+		e.SetMaxCache(-1).WithName("fedpipe-train-prox-" + s.m.spec.Arch)
+		s.m.prox = e
+	}
+	s.refs, s.mu = refs, mu
+	return nil
+}
+
 // SetLR changes the learning rate of the following steps.
 func (s *Session) SetLR(lr float32) {
 	finalize(s.hyper)
@@ -246,14 +278,29 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 		}
 		args = append(args, d)
 	}
-	exec := s.m.train
-	if s.masks != nil {
+	exec, hyper := s.m.train, s.hyper
+	if s.masks != nil || s.refs != nil {
 		exec = s.m.masked
-		for _, t := range s.masks {
+		masks := s.masks
+		if masks == nil {
+			if masks, err = s.onesMasks(); err != nil {
+				return 0, err
+			}
+			defer finalize(masks...)
+		}
+		for _, t := range masks {
 			args = append(args, t)
 		}
+		if s.refs != nil {
+			exec = s.m.prox
+			for _, t := range s.refs {
+				args = append(args, t)
+			}
+			hyper = tensors.FromFlatDataAndDimensions([]float32{s.opt.LR, s.opt.Momentum, s.opt.WeightDecay, s.mu}, 4)
+			defer finalize(hyper)
+		}
 	}
-	args = append(args, xt, yt, s.hyper)
+	args = append(args, xt, yt, hyper)
 	outs, err := exec.Exec(args...)
 	if err != nil {
 		s.params, s.moms = nil, nil
@@ -289,7 +336,21 @@ func (s *Session) Close() {
 	finalize(s.moms...)
 	finalize(s.hyper)
 	finalize(s.masks...)
-	s.params, s.moms, s.hyper, s.masks = nil, nil, nil, nil
+	finalize(s.refs...)
+	s.params, s.moms, s.hyper, s.masks, s.refs = nil, nil, nil, nil, nil
+}
+
+// onesMasks returns all-ones masks (every entry updated), for the proximal graph.
+func (s *Session) onesMasks() ([]*tensors.Tensor, error) {
+	out := make([]*tensors.Tensor, len(s.m.shapes))
+	for i, shape := range s.m.shapes {
+		data := make([]float32, tensor.Size(shape))
+		for k := range data {
+			data[k] = 1
+		}
+		out[i] = tensors.FromFlatDataAndDimensions(data, shape...)
+	}
+	return out, nil
 }
 
 // Evaluate runs the model with params on the samples (x, y), batch at a time (the last

@@ -421,3 +421,48 @@ func TestGradientMatchesSGDStep(t *testing.T) {
 		}
 	}
 }
+
+// A proximal step is θ' = θ − lr·(g + μ(θ − ref)); μ = 0 is exactly a plain step.
+func TestSessionProx(t *testing.T) {
+	spec := ModelSpec{Arch: "mlp", InputShape: []int{6}, NumClasses: 3, Hidden: []int{5}}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init, ref := spec.Init(5), spec.Init(6)
+	x := []float32{1, -2, 0.5, 3, 0, 1, 2, 2, -1, 0, 1, -3}
+	y := []int32{2, 0}
+	g, err := m.Gradient(init, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(mu float32) tensor.List {
+		s, _ := m.NewSession(init, SGD{LR: 0.5})
+		defer s.Close()
+		if err := s.SetProx(mu, ref); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Step(x, y); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := s.Params()
+		return p
+	}
+	got := step(0.1)
+	for i := range g {
+		for j, v := range g[i].Data {
+			want := init[i].Data[j] - 0.5*(v+0.1*(init[i].Data[j]-ref[i].Data[j]))
+			if d := math.Abs(float64(got[i].Data[j] - want)); d > 1e-6 {
+				t.Fatalf("%s[%d]: %v, want %v", g[i].Name, j, got[i].Data[j], want)
+			}
+		}
+	}
+	plain, _ := m.NewSession(init, SGD{LR: 0.5})
+	defer plain.Close()
+	plain.Step(x, y)
+	p, _ := plain.Params()
+	if !reflect.DeepEqual(step(0), p) {
+		t.Error("mu = 0 differs from a plain step")
+	}
+}
