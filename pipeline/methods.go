@@ -85,6 +85,16 @@ var Methods = map[string]MethodDef{
 			{Name: "ema", Default: 0, Check: "unit,lt1", Doc: "exponential moving average of a client's scores across its participations (0: off)"},
 		}},
 	"local": {Name: "local", Personal: true, Doc: "Local training: each client trains only on its own data and never communicates."},
+	"fedprox": {Name: "fedprox", Doc: "FedProx (Li et al.): FedAvg whose local loss adds mu/2 |theta - theta_g|^2 toward the round's global model.",
+		Params: []ParamDef{{Name: "mu", Default: 0.01, Check: "ge0", Doc: "proximal weight (0.01 in FL-bench; DM-PFL uses 0.05)"}}},
+	"fedper":   {Name: "fedper", Personal: true, Doc: "FedPer (Arivazhagan et al.): personal head (classifier.*), shared body, trained jointly; the server averages the body by training-set size."},
+	"lgfedavg": {Name: "lgfedavg", Personal: true, Doc: "LG-FedAvg (Liang et al.): personal body, global head (classifier.*), trained jointly."},
+	"fedrep": {Name: "fedrep", Personal: true, Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs).",
+		Params: []ParamDef{{Name: "head_epochs", Default: 10, Check: "ge0", Doc: "epochs of head-only training per round (FedRep's paper: 10)"}}},
+	"fedbabu": {Name: "fedbabu", Personal: true, Doc: "FedBABU (Oh et al.): the head keeps its random initialization during federated training (only the body trains and is averaged); each client fine-tunes the head alone before evaluation.",
+		Params: []ParamDef{{Name: "head_epochs", Default: 5, Check: "ge0", Doc: "epochs of head-only fine-tuning before evaluation (our default; replaces train.finetune_epochs)"}}},
+	"ditto": {Name: "ditto", Personal: true, Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models.",
+		Params: []ParamDef{{Name: "lambda", Default: 0.1, Check: "ge0", Doc: "proximal weight of the personal objective"}}},
 }
 
 // MethodNames lists the known methods, sorted.

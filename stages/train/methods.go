@@ -8,13 +8,17 @@ import (
 
 // fedAvg: clients train from the global model; the server replaces it with the average
 // of the trained models weighted by training-set size (or uniformly, with
-// uniform_weights); everyone is evaluated with it.
-type fedAvg struct{ uniform bool }
+// uniform_weights); everyone is evaluated with it. With mu > 0 it is FedProx (Li et al.):
+// local training adds μ/2·‖θ − θ_g‖² toward the round's global model.
+type fedAvg struct {
+	uniform bool
+	mu      float32
+}
 
 func (fedAvg) Init(*State, int) {}
 
-func (fedAvg) Train(l *Local, st *State, _ int) (Upload, error) {
-	p, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "shuffle")
+func (f fedAvg) Train(l *Local, st *State, _ int) (Upload, error) {
+	p, err := l.TrainProx(st.Global, nil, l.LR(), l.Epochs(), "shuffle", f.mu, st.Global)
 	return Upload{Params: p}, err
 }
 

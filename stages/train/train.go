@@ -61,6 +61,8 @@ type Selection struct {
 type Upload struct {
 	Params   tensor.List
 	NextMask tensor.List
+	// personal is a client-side model trained beside the upload (Ditto); never sent.
+	personal tensor.List
 }
 
 // Method is a federated algorithm: how a client trains in a round, and what the server
@@ -92,6 +94,18 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newFedOBP(params, options)
 	case "feddpa":
 		return newFedDPA(params)
+	case "fedprox":
+		return fedAvg{mu: float32(params["mu"])}, nil
+	case "fedper":
+		return &split{personal: []string{"classifier."}, schedule: "joint"}, nil
+	case "lgfedavg":
+		return &split{personal: []string{"classifier."}, invert: true, schedule: "joint"}, nil
+	case "fedrep":
+		return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: int(params["head_epochs"])}, nil
+	case "fedbabu":
+		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
+	case "ditto":
+		return ditto{lambda: float32(params["lambda"])}, nil
 	}
 	return nil, fmt.Errorf("method %q is not implemented", name)
 }
@@ -172,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		st.Round = round
 		note := ""
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
-			rows, err := evaluateAll(model, method, st, cd, round, evalOpts(r, opt))
+			rows, err := evaluateAll(model, method, st, cd, round, evalOpts(r, opt, method))
 			if err != nil {
 				return nil, err
 			}
@@ -250,6 +264,11 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 // at zero. The sample order of epoch e comes from the stream (seed, round, client,
 // stream+"/e"), so two calls with different stream names see independent orders.
 func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream string) (tensor.List, error) {
+	return l.TrainProx(params, mask, lr, epochs, stream, 0, nil)
+}
+
+// TrainProx is Train with the proximal term μ/2·‖θ − ref‖² added to the loss (μ = 0: none).
+func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
 	if n == 0 || epochs == 0 {
 		return params.Clone(), nil
@@ -263,6 +282,11 @@ func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream s
 	defer s.Close()
 	if mask != nil {
 		if err := s.SetMask(mask); err != nil {
+			return nil, err
+		}
+	}
+	if mu != 0 {
+		if err := s.SetProx(mu, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -294,25 +318,32 @@ const EvalBatch = 256
 
 // evalOptions say how clients are evaluated.
 type evalOptions struct {
+	method   Method
 	finetune int // local epochs of fine-tuning before evaluating (not kept)
 	batch    int
 	opt      gomlx.SGD
 	seed     int64
 }
 
-func evalOpts(r *pipeline.Run, opt gomlx.SGD) evalOptions {
-	return evalOptions{finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
+func evalOpts(r *pipeline.Run, opt gomlx.SGD, method Method) evalOptions {
+	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
 }
 
 // prepare returns the model client c is evaluated with after round: its evaluation model,
 // fine-tuned for the configured epochs on its training data (stream "finetune") when
 // asked. Fine-tuning never changes the state.
 func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
-	if o.finetune == 0 {
+	epochs, mask := o.finetune, tensor.List(nil)
+	if f, ok := o.method.(finetuner); ok {
+		if e, mk, own := f.Finetune(p); own {
+			epochs, mask = e, mk
+		}
+	}
+	if epochs == 0 {
 		return p, nil
 	}
-	l := &Local{model: m, opt: o.opt, data: cd, epochs: o.finetune, batch: o.batch, seed: o.seed, round: round, client: c}
-	return l.Train(p, nil, o.opt.LR, o.finetune, "finetune")
+	l := &Local{model: m, opt: o.opt, data: cd, epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c}
+	return l.Train(p, mask, o.opt.LR, epochs, "finetune")
 }
 
 func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
@@ -342,7 +373,11 @@ func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, roun
 // as the run asks (with the same streams as the last round's evaluation in training).
 func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
 	cd := gather(ds, a)
-	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)})
+	method, err := NewMethod(r.Method, r.Params, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
 	rows := make([]Metric, len(cd))
 	for c := range cd {
 		p, err := o.prepare(m, models[c], cd[c], r.Train.Rounds, c)

@@ -1,0 +1,148 @@
+package train
+
+import (
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// split covers the baselines that cut the model into a body and a head by layer name
+// (the head is every tensor named "classifier.*"):
+//
+//   - FedPer (Arivazhagan et al.): the head stays on the client, body and head train
+//     jointly, the server averages the body weighted by training-set size.
+//   - LG-FedAvg (Liang et al.): the reverse — the body stays on the client, the head is
+//     global (invert).
+//   - FedRep (Collins et al.): the head stays on the client; each round trains the head
+//     alone for head_epochs (FedRep's τ_h; 10 in its paper), then the body alone for the
+//     run's local epochs; the server averages the body.
+//   - FedBABU (Oh et al.): the head keeps its random initialization for all of federated
+//     training — only the body trains and is averaged; for evaluation each client
+//     fine-tunes the head alone for head_epochs.
+//
+// Personal tensors start from the common initial model; a client that never trained
+// holds the global body and the initial head.
+type split struct {
+	personal   []string
+	invert     bool // personal is the complement of the named tensors (LG-FedAvg)
+	schedule   string
+	headEpochs int
+}
+
+// isPersonal reports whether the tensor named name stays on the client.
+func (s *split) isPersonal(name string) bool {
+	named := false
+	for _, p := range s.personal {
+		named = named || strings.HasPrefix(name, p)
+	}
+	return named != s.invert
+}
+
+// mask returns 1 on the client's own tensors.
+func (s *split) mask(like tensor.List) tensor.List {
+	m := zeroMask(like)
+	for _, t := range m {
+		if s.isPersonal(t.Name) {
+			for i := range t.Data {
+				t.Data[i] = 1
+			}
+		}
+	}
+	return m
+}
+
+func (s *split) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+	}
+}
+
+func (s *split) Train(l *Local, st *State, c int) (Upload, error) {
+	own := s.mask(st.Global)
+	theta := merge(st.Global, st.Personal[c], own)
+	var err error
+	switch s.schedule {
+	case "rep":
+		if theta, err = l.Train(theta, own, l.LR(), s.headEpochs, "fedrep-head"); err == nil {
+			theta, err = l.Train(theta, invert(own), l.LR(), l.Epochs(), "shuffle")
+		}
+	case "babu":
+		theta, err = l.Train(theta, invert(own), l.LR(), l.Epochs(), "shuffle")
+	default:
+		theta, err = l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	}
+	return Upload{Params: theta, NextMask: own}, err
+}
+
+func (s *split) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	ids := sortedClients(uploads)
+	models := make([]tensor.List, len(ids))
+	masks := make([]tensor.List, len(ids))
+	weights := make([]float64, len(ids))
+	for i, c := range ids {
+		models[i], masks[i], weights[i] = uploads[c].Params, uploads[c].NextMask, float64(sizes[c])
+	}
+	g, err := MaskedAverage(models, masks, weights, st.Global)
+	if err != nil {
+		return err
+	}
+	st.Global = g
+	for _, c := range ids {
+		st.Personal[c] = uploads[c].Params
+	}
+	return nil
+}
+
+func (s *split) EvalModel(st *State, c int) tensor.List {
+	return merge(st.Global, st.Personal[c], s.mask(st.Global))
+}
+
+// Finetune implements finetuner: FedBABU fine-tunes only the head before evaluation.
+func (s *split) Finetune(like tensor.List) (epochs int, mask tensor.List, ok bool) {
+	if s.schedule != "babu" {
+		return 0, nil, false
+	}
+	return s.headEpochs, s.mask(like), true
+}
+
+// finetuner is implemented by methods with their own evaluation-time fine-tuning, which
+// replaces the run's finetune_epochs.
+type finetuner interface {
+	Finetune(like tensor.List) (epochs int, mask tensor.List, ok bool)
+}
+
+// ditto (Li et al. 2021): the global model trains as in FedAvg; each sampled client also
+// trains its personal model, from where it left it, for the run's local epochs with the
+// proximal term λ/2·‖v − θ_g‖² toward the round's global model. Clients are evaluated with
+// their personal models. With λ = 0 the personal models are exactly Local's (same
+// initialization, same sample streams).
+type ditto struct{ lambda float32 }
+
+func (d ditto) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+	}
+}
+
+func (d ditto) Train(l *Local, st *State, c int) (Upload, error) {
+	g, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "ditto-global")
+	if err != nil {
+		return Upload{}, err
+	}
+	v, err := l.TrainProx(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle", d.lambda, st.Global)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{Params: g, personal: v}, nil
+}
+
+func (d ditto) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.personal
+	}
+	return fedAvg{}.Finish(st, uploads, sizes)
+}
+
+func (d ditto) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
