@@ -110,6 +110,9 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
 		return nil, err
 	}
+	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -169,6 +172,12 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 		return nil, err
 	}
 	if st.Selection, err = train.SelectionFromTable(t); err != nil {
+		return nil, err
+	}
+	if t, err = table.Decode(blobs["comm"]); err != nil {
+		return nil, err
+	}
+	if st.Comm, err = train.CommFromTable(t); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -146,3 +146,9 @@ func (d ditto) Finish(st *State, uploads map[int]Upload, sizes map[int]int) erro
 }
 
 func (d ditto) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
+
+// Comm: only the shared part travels, each way.
+func (s *split) Comm(st *State, c int, u Upload) (int64, int64) {
+	ones, total := count(u.NextMask)
+	return 4 * int64(total-ones), 4 * int64(total-ones)
+}

@@ -85,3 +85,25 @@ func TestSplitMethodsKeepTheirPartsLocal(t *testing.T) {
 		}
 	}
 }
+
+func TestCommunicationAccounting(t *testing.T) {
+	avg, cfg := run(t, "fedavg", nil, 2)
+	full := modelBytes(ModelSpec(cfg.Run, cfg.Data).Init(1))
+	loc, _ := run(t, "local", nil, 2)
+	per, _ := run(t, "fedper", nil, 2)
+	if len(avg.Comm) != 2*3 { // 2 rounds × 3 of 6 clients
+		t.Fatalf("%d communication rows", len(avg.Comm))
+	}
+	for i := range avg.Comm {
+		if avg.Comm[i].Down != full || avg.Comm[i].Up != full {
+			t.Errorf("fedavg row %+v, want %d each way", avg.Comm[i], full)
+		}
+		if loc.Comm[i].Down != 0 || loc.Comm[i].Up != 0 {
+			t.Errorf("local communicated: %+v", loc.Comm[i])
+		}
+		// logreg is all head: FedPer keeps all of it.
+		if per.Comm[i].Up != 0 {
+			t.Errorf("fedper sent its head: %+v", per.Comm[i])
+		}
+	}
+}

@@ -208,3 +208,11 @@ func (f *fedSelect) Finish(st *State, uploads map[int]Upload, _ map[int]int) err
 func (f *fedSelect) EvalModel(st *State, c int) tensor.List {
 	return merge(st.Global, st.Personal[c], st.Masks[c])
 }
+
+// Comm: a client receives the shared entries of its current mask and sends its trained
+// shared entries plus its mask (one bit per entry) so the server can count ω.
+func (f *fedSelect) Comm(st *State, c int, u Upload) (int64, int64) {
+	ones, total := count(st.Masks[c])
+	shared := 4 * int64(total-ones)
+	return shared, shared + int64((total+7)/8)
+}

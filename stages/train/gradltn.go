@@ -114,3 +114,11 @@ func (f *fedSelectV1) Finish(st *State, uploads map[int]Upload, _ map[int]int) e
 func (f *fedSelectV1) EvalModel(st *State, c int) tensor.List {
 	return merge(st.Global, st.Personal[c], st.Masks[c])
 }
+
+// Comm: the client receives the shared entries of its previous mask and sends the shared
+// entries of its new one with the mask itself.
+func (f *fedSelectV1) Comm(st *State, c int, u Upload) (int64, int64) {
+	oldOnes, total := count(st.Masks[c])
+	newOnes, _ := count(u.NextMask)
+	return 4 * int64(total-oldOnes), 4*int64(total-newOnes) + int64((total+7)/8)
+}

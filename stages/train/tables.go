@@ -109,3 +109,33 @@ func IoUTable(rows []MaskIoU) *table.Table {
 func (m Metric) TestRow() (int, evaluate.Client, bool) {
 	return m.Round, evaluate.Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == "test"
 }
+
+// CommTable encodes communication rows: round, client, bytes_down, bytes_up.
+func CommTable(rows []Comm) *table.Table {
+	var round, client, down, up []int64
+	for _, r := range rows {
+		round = append(round, int64(r.Round))
+		client = append(client, int64(r.Client))
+		down = append(down, r.Down)
+		up = append(up, r.Up)
+	}
+	return &table.Table{Columns: []table.Column{
+		table.Int64Col("round", round),
+		table.Int64Col("client", client),
+		table.Int64Col("bytes_down", down),
+		table.Int64Col("bytes_up", up),
+	}}
+}
+
+// CommFromTable decodes a table written by CommTable.
+func CommFromTable(t *table.Table) ([]Comm, error) {
+	round, client, down, up := t.Col("round"), t.Col("client"), t.Col("bytes_down"), t.Col("bytes_up")
+	if round == nil || client == nil || down == nil || up == nil {
+		return nil, fmt.Errorf("communication table lacks columns")
+	}
+	rows := make([]Comm, t.NumRows())
+	for i := range rows {
+		rows[i] = Comm{Round: int(round.Int64[i]), Client: int(client.Int64[i]), Down: down.Int64[i], Up: up.Int64[i]}
+	}
+	return rows, nil
+}

@@ -46,7 +46,25 @@ type State struct {
 	// Selection records, per round and sampled client, the personalized fraction per
 	// tensor.
 	Selection []Selection
+	// Comm records, per round and sampled client, the bytes it received and sent.
+	Comm []Comm
 }
+
+// Comm is one client's communication in one round, counting 4 bytes per float32 value
+// and one bit per mask entry sent.
+type Comm struct {
+	Round, Client int
+	Down, Up      int64
+}
+
+// communicator is implemented by methods that do not exchange whole models each way.
+type communicator interface {
+	// Comm returns the bytes client c received (down) and sent (up) this round.
+	Comm(st *State, c int, u Upload) (down, up int64)
+}
+
+// modelBytes is the size of a model as float32 values.
+func modelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
 
 // Selection is one row of the personalized-fraction table.
 type Selection struct {
@@ -179,6 +197,11 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
 			uploads[c], sizes[c] = u, len(cd[c].trainY)
+			down, up := modelBytes(st.Global), modelBytes(u.Params)
+			if cm, ok := method.(communicator); ok {
+				down, up = cm.Comm(st, c, u)
+			}
+			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
