@@ -39,11 +39,20 @@ func (r Run) Label() string {
 	var b strings.Builder
 	b.WriteString(r.MethodName)
 	for _, a := range r.Vary {
-		p := a.Path[strings.LastIndex(a.Path, ".")+1:]
-		fmt.Fprintf(&b, " %s=%s", p, a.Value)
+		fmt.Fprintf(&b, " %s=%s", shortPath(a.Path), a.Value)
 	}
 	fmt.Fprintf(&b, " seed=%d", r.Seed)
 	return b.String()
+}
+
+// shortPath names a grid path by its field, or by its section for a "name" field
+// (dataset.name → dataset).
+func shortPath(path string) string {
+	sec, field, _ := strings.Cut(path, ".")
+	if field == "name" {
+		return sec
+	}
+	return field
 }
 
 // Config returns the label without the seed: runs that differ only by seed share it.

@@ -194,7 +194,7 @@ func partitionLabel(r *Run) string {
 	var parts []string
 	for _, a := range r.Vary {
 		if strings.HasPrefix(a.Path, "dataset.") || strings.HasPrefix(a.Path, "partition.") {
-			parts = append(parts, a.Path[strings.Index(a.Path, ".")+1:]+"="+a.Value)
+			parts = append(parts, shortPath(a.Path)+"="+a.Value)
 		}
 	}
 	parts = append(parts, fmt.Sprintf("seed=%d", r.Seed))
