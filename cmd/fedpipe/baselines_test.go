@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// Every method runs on the one loop, on Synthetic and on FMNIST; under Dir(0.1) the
+// personalized methods beat FedAvg's global model on each client's own test split.
+func TestCIBaselinesManifest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 26 runs")
+	}
+	if _, err := os.Stat(filepath.Join(data.FMNISTSystemDir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
+	}
+	res := runJSON(t, "run", "../../manifests/ci-baselines.yaml", "--store", filepath.Join(t.TempDir(), "store"))
+	re := regexp.MustCompile(`(?m)^\| ([\w-]+) dataset=(\w+) \| 1 \| 8 \| [0-9.]+ ± [0-9.]+ \| ([0-9.]+) \|`)
+	pooled := map[string]map[string]float64{"synthetic": {}, "fmnist": {}}
+	for _, m := range re.FindAllStringSubmatch(res.Report, -1) {
+		pooled[m[2]][m[1]], _ = strconv.ParseFloat(m[3], 64)
+	}
+	for ds, rows := range pooled {
+		if len(rows) != 13 {
+			t.Fatalf("%s: %d methods in the report, want 13:\n%s", ds, len(rows), res.Report)
+		}
+		for _, m := range []string{"local", "fedper", "fedrep", "ditto", "fedselect", "fedavg-ft"} {
+			if rows[m] <= rows["fedavg"] {
+				t.Errorf("%s: %s %.2f%% not above FedAvg %.2f%%", ds, m, rows[m], rows["fedavg"])
+			}
+		}
+	}
+	t.Logf("pooled accuracy: %v", pooled)
+}
