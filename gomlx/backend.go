@@ -11,11 +11,18 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/fedpipe/fedpipe/gomlx/cpubackend"
+	"github.com/fedpipe/fedpipe/gomlx/fastcpu"
 )
 
-// CPUBackend is the name of the default backend: GoMLX's pure-Go "simplego" engine wrapped
-// by package cpubackend (missing ops added, convolution lowered to im2col + DotGeneral).
-const CPUBackend = cpubackend.Name
+// CPUBackend is the name of the default backend, "fpfast" (package fastcpu): the OracleBackend
+// with every float32 matrix product (DotGeneral, hence also the im2col convolutions) running
+// on fedpipe's blocked, vectorized SGEMM (package gemm).
+const CPUBackend = fastcpu.Name
+
+// OracleBackend is the name of the reference CPU backend, "fpcpu": GoMLX's pure-Go "simplego"
+// engine wrapped by package cpubackend (missing ops added, convolution lowered to im2col +
+// DotGeneral), with simplego's own matrix multiplication. Tests compare CPUBackend against it.
+const OracleBackend = cpubackend.Name
 
 // CodeVersion is bumped whenever a change in this package (graph construction, backend
 // lowering, initialization) may change numeric results. It is part of BackendID, so cached
@@ -35,8 +42,8 @@ const envPluginPath = "PJRT_PLUGIN_LIBRARY_PATH"
 // ResolveBackend picks the backend configuration to use: flag if non-empty, else
 // $GOMLX_BACKEND, else CPUBackend. It never downloads anything.
 //
-// Accepted values are "fpcpu" (optionally "fpcpu:<options>", see package cpubackend) and
-// "xla:<plugin>", where
+// Accepted values are "fpfast" and "fpcpu" (optionally "<name>:<options>", see packages
+// fastcpu and cpubackend) and "xla:<plugin>", where
 // <plugin> is a plugin name (searched as pjrt_c_api_<plugin>_plugin.so in
 // $PJRT_PLUGIN_LIBRARY_PATH) or an absolute path to a .so file. The XLA backend is not
 // compiled into this binary, so an xla request always fails, with an error that names what
@@ -51,6 +58,11 @@ func ResolveBackend(flag string) (string, error) {
 	}
 	name, opts, _ := strings.Cut(config, ":")
 	switch name {
+	case fastcpu.Name:
+		if _, err := fastcpu.ParseConfig(opts); err != nil {
+			return "", fmt.Errorf("backend %q (from %s): %w", config, source, err)
+		}
+		return config, nil
 	case cpubackend.Name:
 		if _, err := cpubackend.ParseConfig(opts); err != nil {
 			return "", fmt.Errorf("backend %q (from %s): %w", config, source, err)
@@ -62,8 +74,8 @@ func ResolveBackend(flag string) (string, error) {
 	case "xla":
 		return "", xlaError(config, source, opts)
 	default:
-		return "", fmt.Errorf("unknown backend %q (from %s): use %q (default) or \"xla:<plugin name or absolute .so path>\"",
-			config, source, CPUBackend)
+		return "", fmt.Errorf("unknown backend %q (from %s): use %q (default), %q (the reference) "+
+			"or \"xla:<plugin name or absolute .so path>\"", config, source, CPUBackend, OracleBackend)
 	}
 }
 
@@ -116,8 +128,11 @@ func BackendID(name string) string {
 		backend = CPUBackend
 	}
 	b := backend
-	if backend == cpubackend.Name {
+	switch backend {
+	case cpubackend.Name:
 		b += "@" + cpubackend.CodeVersion
+	case fastcpu.Name:
+		b += "@" + fastcpu.Version()
 	}
 	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
 }

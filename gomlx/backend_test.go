@@ -22,7 +22,10 @@ func TestResolveBackend(t *testing.T) {
 		{name: "default", want: CPUBackend},
 		{name: "env", env: "fpcpu:workers=3", want: "fpcpu:workers=3"},
 		{name: "flag wins over env", flag: "fpcpu", env: "xla:cuda", want: "fpcpu"},
-		{name: "stock go backend refused", env: "go", wantErr: []string{"deadlock", "fpcpu"}},
+		{name: "stock go backend refused", env: "go", wantErr: []string{"deadlock", CPUBackend}},
+		{name: "oracle by env", env: "fpcpu", want: "fpcpu"},
+		{name: "fast by flag", flag: "fpfast:workers=2", env: "fpcpu", want: "fpfast:workers=2"},
+		{name: "bad fast option", flag: "fpfast:threads=2", wantErr: []string{"unknown option", "fpfast"}},
 		{name: "cpu options", flag: "fpcpu:workers=2", want: "fpcpu:workers=2"},
 		{name: "bad cpu option", flag: "fpcpu:threads=2", wantErr: []string{"unknown option", "flag"}},
 		{name: "unknown", env: "tpu", wantErr: []string{`"tpu"`, "$GOMLX_BACKEND", "fpcpu"}},
@@ -65,13 +68,17 @@ func TestResolveBackend(t *testing.T) {
 
 func TestBackendID(t *testing.T) {
 	id := BackendID(CPUBackend)
-	for _, want := range []string{"gomlx@v", "fpcpu@", CodeVersion, "float32"} {
+	for _, want := range []string{"gomlx@v", "fpfast@", "gemm-", CodeVersion, "float32"} {
 		if !strings.Contains(id, want) {
 			t.Errorf("BackendID %q lacks %q", id, want)
 		}
 	}
-	if BackendID("fpcpu:workers=3") != id || BackendID("") != id {
-		t.Errorf("worker count or default resolution changed the ID: %q, %q vs %q", BackendID("fpcpu:workers=3"), BackendID(""), id)
+	if BackendID("fpfast:workers=3") != id || BackendID("") != id {
+		t.Errorf("worker count or default resolution changed the ID: %q, %q vs %q", BackendID("fpfast:workers=3"), BackendID(""), id)
+	}
+	oracle := BackendID(OracleBackend)
+	if !strings.Contains(oracle, "fpcpu@") || oracle == id || BackendID("fpcpu:workers=3") != oracle {
+		t.Errorf("oracle ID %q: want an fpcpu ID independent of workers and different from %q", oracle, id)
 	}
 	if BackendID("xla:cuda") == id {
 		t.Errorf("different backends share the ID %q", id)

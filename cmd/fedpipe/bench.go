@@ -29,6 +29,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py if present)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
+	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+gomlx.OracleBackend+") and print the speed-up over it")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fedpipe bench [flags]\n\nMeasures CNN4 training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -53,7 +54,11 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "backend %s, batch %d, %d steps\n", gomlx.BackendID(backend), *batch, *steps)
-	fmt.Fprintf(stdout, "%-9s %-10s %14s %14s %8s\n", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
+	header := fmt.Sprintf("%-9s %-10s %14s %14s %8s", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
+	if *oracle {
+		header += fmt.Sprintf(" %14s %10s", "oracle/s", "vs oracle")
+	}
+	fmt.Fprintln(stdout, header)
 	for _, s := range *shapes {
 		var h, w, c int
 		if _, err := fmt.Sscanf(strings.ReplaceAll(s, "x", " "), "%d %d %d", &h, &w, &c); err != nil || h != w {
@@ -65,6 +70,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 			return exitFailure
 		}
+		var oracleTrain, oracleInfer float64
+		if *oracle {
+			if oracleTrain, oracleInfer, err = gomlx.BenchCNN4(gomlx.OracleBackend, h, c, *batch, *steps); err != nil {
+				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
+				return exitFailure
+			}
+		}
 		var ref map[string]float64
 		if !*noTorch && script != "" {
 			ref, err = runTorch(*python, script, h, c, *batch, stderr)
@@ -73,16 +85,20 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		for _, row := range []struct {
-			phase string
-			ours  float64
-			key   string
-		}{{"train", train, "torch_train_samples_per_s"}, {"infer", infer, "torch_infer_samples_per_s"}} {
+			phase        string
+			ours, oracle float64
+			key          string
+		}{{"train", train, oracleTrain, "torch_train_samples_per_s"}, {"infer", infer, oracleInfer, "torch_infer_samples_per_s"}} {
 			theirs, ratio := "-", "-"
 			if v, ok := ref[row.key]; ok && v > 0 {
 				theirs = fmt.Sprintf("%.1f", v)
 				ratio = fmt.Sprintf("%.2fx", row.ours/v)
 			}
-			fmt.Fprintf(stdout, "%-9s %-10s %14.1f %14s %8s\n", s, row.phase, row.ours, theirs, ratio)
+			line := fmt.Sprintf("%-9s %-10s %14.1f %14s %8s", s, row.phase, row.ours, theirs, ratio)
+			if *oracle {
+				line += fmt.Sprintf(" %14.1f %9.2fx", row.oracle, row.ours/row.oracle)
+			}
+			fmt.Fprintln(stdout, line)
 		}
 	}
 	return exitOK

@@ -1,0 +1,182 @@
+package fastcpu
+
+import (
+	"slices"
+
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// binaryOp is a float32 elementwise operation.
+type binaryOp int
+
+const (
+	opAdd binaryOp = iota
+	opSub
+	opMul
+)
+
+// apply computes dst[i] = x[i] op y[i], with y broadcast when it has one element.
+func (op binaryOp) apply(dst, x, y []float32) {
+	if len(y) == 1 {
+		v := y[0]
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = x[i] + v
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = x[i] - v
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = x[i] * v
+			}
+		}
+		return
+	}
+	y = y[:len(dst)]
+	x = x[:len(dst)]
+	switch op {
+	case opAdd:
+		for i := range dst {
+			dst[i] = x[i] + y[i]
+		}
+	case opSub:
+		for i := range dst {
+			dst[i] = x[i] - y[i]
+		}
+	case opMul:
+		for i := range dst {
+			dst[i] = x[i] * y[i]
+		}
+	}
+}
+
+// applyScalarLeft computes dst[i] = v op y[i].
+func (op binaryOp) applyScalarLeft(dst []float32, v float32, y []float32) {
+	y = y[:len(dst)]
+	switch op {
+	case opAdd:
+		for i := range dst {
+			dst[i] = v + y[i]
+		}
+	case opSub:
+		for i := range dst {
+			dst[i] = v - y[i]
+		}
+	case opMul:
+		for i := range dst {
+			dst[i] = v * y[i]
+		}
+	}
+}
+
+// trailingBroadcast reports whether small (same rank as out) is 1 on a prefix of axes and
+// equal to out on the rest, returning the number of elements of that trailing block.
+func trailingBroadcast(small, out []int) (int, bool) {
+	i := 0
+	for i < len(out) && small[i] == 1 {
+		i++
+	}
+	if !slices.Equal(small[i:], out[i:]) {
+		return 0, false
+	}
+	n := 1
+	for _, d := range out[i:] {
+		n *= d
+	}
+	return n, true
+}
+
+// binaryExec returns the executor replacing simplego's for op: float32 operands on fpfast
+// backends with equal shapes, a one-element operand, or an operand broadcast along leading
+// axes (a bias) are computed directly; the rest goes to simplego's implementation. As in
+// simplego, an owned input with the output's shape is reused as the output.
+func binaryExec(op binaryOp, original *executor) executor {
+	return func(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+		inputsOwned []bool) (*simplego.Buffer, error) {
+		if lookup(engine) == nil {
+			return (*original)(engine, node, inputs, inputsOwned)
+		}
+		outShape := nodeShape(node)
+		if outShape.DType != dtypes.Float32 {
+			return (*original)(engine, node, inputs, inputsOwned)
+		}
+		ls, err := engine.BufferShape(inputs[0])
+		if err != nil {
+			return nil, err
+		}
+		rs, err := engine.BufferShape(inputs[1])
+		if err != nil {
+			return nil, err
+		}
+		x, y := float32Data(engine, inputs[0]), float32Data(engine, inputs[1])
+		n := outShape.Size()
+		var block int // Elements of the broadcast block; 0: not a supported pattern.
+		switch {
+		case len(x) == n && (len(y) == n || len(y) == 1), len(y) == n && len(x) == 1:
+			block = n
+		case len(x) == n && ls.Rank() == rs.Rank():
+			block, _ = trailingBroadcast(rs.Dimensions, outShape.Dimensions)
+		case len(y) == n && ls.Rank() == rs.Rank():
+			block, _ = trailingBroadcast(ls.Dimensions, outShape.Dimensions)
+		}
+		if block == 0 || n == 0 {
+			return (*original)(engine, node, inputs, inputsOwned)
+		}
+		out, dst := outputFor(engine, inputs, inputsOwned, outShape)
+		if out == nil {
+			return (*original)(engine, node, inputs, inputsOwned)
+		}
+		switch {
+		case len(x) == 1 && len(y) != 1:
+			op.applyScalarLeft(dst, x[0], y)
+		case len(y) == 1 || block == n:
+			op.apply(dst, x, y)
+		case len(x) == n: // y repeats every block elements.
+			for o := 0; o < n; o += block {
+				op.apply(dst[o:o+block], x[o:o+block], y)
+			}
+		default: // x repeats.
+			for o := 0; o < n; o += block {
+				d := dst[o : o+block]
+				switch op {
+				case opAdd:
+					opAdd.apply(d, y[o:o+block], x) // Commutative.
+				case opMul:
+					opMul.apply(d, y[o:o+block], x)
+				case opSub:
+					yy := y[o : o+block]
+					for i := range d {
+						d[i] = x[i] - yy[i]
+					}
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// outputFor returns the output buffer of an elementwise op: an owned input of the output's
+// shape (removed from inputs, as simplego does), else a new buffer.
+func outputFor(engine *simplego.Backend, inputs []*simplego.Buffer, inputsOwned []bool,
+	shape shapes.Shape) (*simplego.Buffer, []float32) {
+	for i := len(inputs) - 1; i >= 0; i-- {
+		if !inputsOwned[i] {
+			continue
+		}
+		if s, err := engine.BufferShape(inputs[i]); err == nil && s.Equal(shape) {
+			buf := inputs[i]
+			inputs[i] = nil
+			return buf, float32Data(engine, buf)
+		}
+	}
+	buf := engine.NewBuffer(shape)
+	if buf == nil {
+		return nil, nil
+	}
+	return buf, float32Data(engine, buf)
+}

@@ -1,0 +1,209 @@
+package fastcpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+)
+
+// float32Data returns the float32 storage of a buffer, or nil if it holds another dtype.
+func float32Data(engine *simplego.Backend, buf *simplego.Buffer) []float32 {
+	flat, err := engine.BufferData(buf)
+	if err != nil {
+		return nil
+	}
+	f, _ := flat.([]float32)
+	return f
+}
+
+// execSlice replaces simplego's Slice for float32 on fpfast backends: contiguous runs are
+// copied with copy() instead of element by element.
+func execSlice(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	src := float32Data(engine, inputs[0])
+	if lookup(engine) == nil || src == nil {
+		return simplegoSlice(engine, node, inputs, inputsOwned)
+	}
+	v, err := intSlices(nodeData(node), "starts", "limits", "strides")
+	if err != nil {
+		return nil, fmt.Errorf("%s Slice: %w", Name, err)
+	}
+	inShape, err := engine.BufferShape(inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	outShape := nodeShape(node)
+	out := engine.NewBuffer(outShape)
+	if out == nil {
+		return nil, fmt.Errorf("%s Slice: backend is finalized", Name)
+	}
+	sliceFloat32(float32Data(engine, out), src, inShape.Dimensions, outShape.Dimensions, v[0], v[2])
+	return out, nil
+}
+
+// sliceFloat32 copies the strided slice of src (row-major, dims inDims) starting at starts
+// with strides (nil means all 1) into dst (dims outDims).
+func sliceFloat32(dst, src []float32, inDims, outDims, starts, strides []int) {
+	rank := len(inDims)
+	if rank == 0 {
+		copy(dst, src[:1])
+		return
+	}
+	inStrides := make([]int, rank)
+	acc := 1
+	for i := rank - 1; i >= 0; i-- {
+		inStrides[i] = acc
+		acc *= inDims[i]
+	}
+	step := func(i int) int {
+		if i < len(strides) && strides[i] > 0 {
+			return strides[i]
+		}
+		return 1
+	}
+	base := 0
+	for i := range rank {
+		base += starts[i] * inStrides[i]
+	}
+	// Axes [inner, rank) are copied as runs of run elements: the innermost axis, plus the
+	// axes before it as long as everything after them is taken whole with unit steps.
+	inner, run, innerStep := rank-1, outDims[rank-1], step(rank-1)
+	if innerStep == 1 {
+		for inner > 0 && outDims[inner] == inDims[inner] && step(inner-1) == 1 {
+			inner--
+			run *= outDims[inner]
+		}
+	}
+	outer := 1
+	for i := range inner {
+		outer *= outDims[i]
+	}
+	parallelFor(outer, outer*run, func(lo, hi int) {
+		// Position the odometer at outer index lo.
+		idx := make([]int, inner)
+		srcOff := base
+		for ax, rem := inner-1, lo; ax >= 0; ax-- {
+			idx[ax] = rem % outDims[ax]
+			rem /= outDims[ax]
+			srcOff += idx[ax] * step(ax) * inStrides[ax]
+		}
+		for o := lo; o < hi; o++ {
+			d := dst[o*run : (o+1)*run]
+			if innerStep == 1 {
+				copy(d, src[srcOff:srcOff+run])
+			} else {
+				for j := range d {
+					d[j] = src[srcOff+j*innerStep]
+				}
+			}
+			for ax := inner - 1; ax >= 0; ax-- { // Odometer over the outer axes.
+				idx[ax]++
+				srcOff += step(ax) * inStrides[ax]
+				if idx[ax] < outDims[ax] {
+					break
+				}
+				srcOff -= idx[ax] * step(ax) * inStrides[ax]
+				idx[ax] = 0
+			}
+		}
+	})
+}
+
+// execConcatenate replaces simplego's Concatenate for float32 on fpfast backends: the output
+// is written in order, with short blocks copied element by element.
+func execConcatenate(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	outShape := nodeShape(node)
+	if lookup(engine) == nil || outShape.DType != dtypes.Float32 {
+		return simplegoConcatenate(engine, node, inputs, inputsOwned)
+	}
+	axis, ok := nodeData(node).Interface().(int)
+	if !ok {
+		return nil, fmt.Errorf("%s Concatenate: node data is not the axis", Name)
+	}
+	srcs := make([][]float32, len(inputs))
+	blocks := make([]int, len(inputs)) // Elements per outer index, per input.
+	inner := 1
+	for _, d := range outShape.Dimensions[axis+1:] {
+		inner *= d
+	}
+	for i, in := range inputs {
+		s, err := engine.BufferShape(in)
+		if err != nil {
+			return nil, err
+		}
+		srcs[i] = float32Data(engine, in)
+		blocks[i] = s.Dimensions[axis] * inner
+	}
+	out := engine.NewBuffer(outShape)
+	if out == nil {
+		return nil, fmt.Errorf("%s Concatenate: backend is finalized", Name)
+	}
+	concatFloat32(float32Data(engine, out), srcs, blocks)
+	return out, nil
+}
+
+// concatFloat32 writes, for each outer index o, blocks[i] elements of each srcs[i] in turn.
+// Large outputs are split over outer indices between goroutines (a pure copy: the result
+// does not depend on the split).
+func concatFloat32(dst []float32, srcs [][]float32, blocks []int) {
+	total := 0
+	for _, b := range blocks {
+		total += b
+	}
+	if total == 0 {
+		return
+	}
+	parallelFor(len(dst)/total, len(dst), func(lo, hi int) {
+		off := 0
+		for i, s := range srcs {
+			b := blocks[i]
+			switch {
+			case b == 1:
+				s := s[lo:hi]
+				d := dst[lo*total+off:]
+				for o, v := range s {
+					d[o*total] = v
+				}
+			case b < 64:
+				for o := lo; o < hi; o++ {
+					d := dst[o*total+off : o*total+off+b]
+					for j, v := range s[o*b : (o+1)*b] {
+						d[j] = v
+					}
+				}
+			default:
+				for o := lo; o < hi; o++ {
+					copy(dst[o*total+off:o*total+off+b], s[o*b:(o+1)*b])
+				}
+			}
+			off += b
+		}
+	})
+}
+
+// minParallelElems is the number of elements below which copy ops run on one goroutine.
+const minParallelElems = 1 << 16
+
+// parallelFor calls fn over a split of [0, n) into contiguous ranges, concurrently on up to
+// GOMAXPROCS goroutines when elems (the work's size in elements) is large enough.
+func parallelFor(n, elems int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 || elems < minParallelElems {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		go func() {
+			defer wg.Done()
+			fn(w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	fn(0, n/workers)
+	wg.Wait()
+}
