@@ -151,6 +151,13 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		d, ok := descs[dk]
 		if !ok {
 			if d, err = opt.Describe(r.Dataset); err != nil {
+				if IsInvalid(err) {
+					field := "dataset.name"
+					if _, set := m.Pos["dataset.path"]; set {
+						field = "dataset.path"
+					}
+					return nil, m.errAt(field, "%v", err)
+				}
 				return nil, err
 			}
 			descs[dk] = d

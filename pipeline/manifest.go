@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -165,6 +166,9 @@ func ParseManifest(file string, b []byte) (*Manifest, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &InputError{File: file, Msg: "manifest is empty"}
+		}
 		return nil, yamlSyntaxError(file, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 || root.Content[0].Tag == "!!null" {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // fmnistFiles are the four IDX files of Fashion-MNIST, official train split first.
@@ -40,6 +42,9 @@ type IDXError struct {
 	Path string
 	Msg  string
 }
+
+// Is makes errors.Is(err, pipeline.ErrInvalid) true: a malformed data file is bad input.
+func (e *IDXError) Is(target error) bool { return target == pipeline.ErrInvalid }
 
 func (e *IDXError) Error() string {
 	return fmt.Sprintf("%s: not a valid IDX file: %s (expected the MNIST-format file, as shipped by dataset-fashion-mnist)", e.Path, e.Msg)
