@@ -91,6 +91,8 @@ type StageResult struct {
 	Seconds float64 `json:"seconds"`
 	// Outputs maps output names to their digests.
 	Outputs map[string]string `json:"outputs,omitempty"`
+	// ResumedFrom is the round a train stage resumed after (0: it started afresh).
+	ResumedFrom int `json:"resumed_from,omitempty"`
 }
 
 // Executor runs a plan against a store.
@@ -160,7 +162,7 @@ func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]S
 		secs := time.Since(start)
 		e.Progress.StageEnd(n.Name, secs, nil)
 		actions[n] = a
-		res.State, res.Reason, res.Seconds = StateRan, p.Reason, secs.Seconds()
+		res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, p.Reason, secs.Seconds(), sc.resumedFrom
 		res.Outputs = digestStrings(a.Outputs)
 		results = append(results, res)
 	}
@@ -185,6 +187,14 @@ type StageContext struct {
 	progress Progress
 	index    int
 	total    int
+	// resumedFrom is the checkpoint round the stage continued from, if any.
+	resumedFrom int
+}
+
+// Resumed records that the stage continued from its checkpoint after round.
+func (sc *StageContext) Resumed(round int) {
+	sc.resumedFrom = round
+	sc.Logf("resuming %s from its checkpoint after round %d", sc.Node.Name, round)
 }
 
 // Manifest is the manifest the stage's graph came from.

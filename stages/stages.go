@@ -206,7 +206,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
 		if st, err := decodeState(blobs, a.Clients(), n.Run); err == nil && st.Round == round {
 			cfg.Resume = st
-			sc.Logf("resuming %s from its checkpoint after round %d", n.Name, round)
+			sc.Resumed(round)
 		}
 	}
 	st, err := train.Run(ctx, cfg)

@@ -20,6 +20,8 @@ type stageJSON struct {
 	Reason  string            `json:"reason"`
 	Seconds float64           `json:"seconds"`
 	Outputs map[string]string `json:"outputs"`
+	// ResumedFrom is set when a train stage continued from a checkpoint.
+	ResumedFrom int `json:"resumed_from"`
 }
 
 type runOut struct {
