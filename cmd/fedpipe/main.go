@@ -37,6 +37,8 @@ Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
+  fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
+  fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe help [COMMAND]            help for a command
 
 Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 130 interrupted.
@@ -58,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runOrStatus(cmd, rest, stdout, stderr)
 	case "bench":
 		return bench(rest, stdout, stderr)
+	case "fsck":
+		return fsck(rest, stdout, stderr)
+	case "gc":
+		return gc(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 && rest[0] != "help" {
 			return run([]string{rest[0], "--help"}, stdout, stderr)

@@ -1,0 +1,222 @@
+package artifacts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// keysWithPrefix lists the keys under prefix, without the prefix.
+func (s *Store) keysWithPrefix(prefix string) ([][]byte, error) {
+	var out [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		opt := badger.DefaultIteratorOptions
+		opt.PrefetchValues = false
+		opt.Prefix = []byte(prefix)
+		it := txn.NewIterator(opt)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			out = append(out, append([]byte(nil), it.Item().Key()[len(prefix):]...))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Blobs lists the digests of every blob record in the store (verified or not).
+func (s *Store) Blobs() ([]Digest, error) {
+	keys, err := s.keysWithPrefix(prefixBlob)
+	out := make([]Digest, 0, len(keys))
+	for _, k := range keys {
+		var d Digest
+		copy(d[:], k)
+		out = append(out, d)
+	}
+	return out, err
+}
+
+// Actions returns every readable action record by key, without verifying outputs.
+func (s *Store) Actions() (map[Digest]Action, error) {
+	out := map[Digest]Action{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		opt := badger.DefaultIteratorOptions
+		opt.Prefix = []byte(prefixAction)
+		it := txn.NewIterator(opt)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var key Digest
+			copy(key[:], it.Item().Key()[len(prefixAction):])
+			var rec actionRecord
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &rec) }); err != nil || rec.V != actionVersion {
+				continue
+			}
+			out[key] = Action{Outputs: rec.Outputs, Meta: rec.Meta}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Refs returns every ref by name.
+func (s *Store) Refs() (map[string]Digest, error) {
+	keys, err := s.keysWithPrefix(prefixRef)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Digest{}
+	for _, k := range keys {
+		if d, ok, err := s.GetRef(string(k)); err == nil && ok {
+			out[string(k)] = d
+		}
+	}
+	return out, nil
+}
+
+// FsckReport is the result of checking a whole store.
+type FsckReport struct {
+	Blobs, CorruptBlobs    int
+	Actions, BrokenActions int
+	Refs, DanglingRefs     int
+	Problems               []string
+}
+
+// OK reports whether nothing was wrong.
+func (r FsckReport) OK() bool { return r.CorruptBlobs+r.BrokenActions+r.DanglingRefs == 0 }
+
+// Fsck re-hashes every blob, checks that every action's outputs are intact and every ref
+// points at a blob. It changes nothing: a corrupt entry is already treated as a miss by
+// every read, and the next run that needs it recomputes it.
+func (s *Store) Fsck() (FsckReport, error) {
+	var r FsckReport
+	blobs, err := s.Blobs()
+	if err != nil {
+		return r, err
+	}
+	bad := map[Digest]bool{}
+	for _, d := range blobs {
+		r.Blobs++
+		if err := s.Verify(d); err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				return r, err
+			}
+			r.CorruptBlobs++
+			bad[d] = true
+			r.Problems = append(r.Problems, fmt.Sprintf("blob %s: %v", d, err))
+		}
+	}
+	actions, err := s.Actions()
+	if err != nil {
+		return r, err
+	}
+	for key, a := range actions {
+		r.Actions++
+		for _, name := range sortedNames(a.Outputs) {
+			d := a.Outputs[name]
+			if ok, _ := s.Has(d); !ok || bad[d] {
+				r.BrokenActions++
+				r.Problems = append(r.Problems, fmt.Sprintf("action %s (%s): output %s (blob %s) missing or corrupt", key, a.Meta["name"], name, d))
+				break
+			}
+		}
+	}
+	refs, err := s.Refs()
+	if err != nil {
+		return r, err
+	}
+	for name, d := range refs {
+		r.Refs++
+		if ok, _ := s.Has(d); !ok || bad[d] {
+			r.DanglingRefs++
+			r.Problems = append(r.Problems, fmt.Sprintf("ref %s: blob %s missing or corrupt", name, d))
+		}
+	}
+	return r, nil
+}
+
+// GCReport says what a collection removed.
+type GCReport struct {
+	Actions, Blobs, Chunks int
+	Bytes                  int64 // chunk and inline bytes no longer referenced
+}
+
+// GC deletes every action whose key is not in keep, then every blob not in live (the
+// caller's set: outputs of kept actions plus whatever refs and their contents reach),
+// then every chunk no remaining blob uses, and finally asks Badger to reclaim value-log
+// space. Refs are never deleted.
+func (s *Store) GC(keep map[Digest]bool, live map[Digest]bool) (GCReport, error) {
+	var r GCReport
+	actions, err := s.Actions()
+	if err != nil {
+		return r, err
+	}
+	for key := range actions {
+		if !keep[key] {
+			if err := s.update(func(txn *badger.Txn) error { return txn.Delete(actionKey(key)) }); err != nil {
+				return r, err
+			}
+			r.Actions++
+		}
+	}
+	blobs, err := s.Blobs()
+	if err != nil {
+		return r, err
+	}
+	usedChunks := map[Digest]bool{}
+	for _, d := range blobs {
+		var rec blobRecord
+		var recErr error
+		err := s.db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get(blobKey(d))
+			if err != nil {
+				return err
+			}
+			return item.Value(func(v []byte) error {
+				rec, recErr = decodeRecord(append([]byte(nil), v...))
+				return nil
+			})
+		})
+		if err != nil {
+			return r, err
+		}
+		if live[d] && recErr == nil {
+			for _, c := range rec.chunks {
+				usedChunks[c.d] = true
+			}
+			continue
+		}
+		if err := s.update(func(txn *badger.Txn) error { return txn.Delete(blobKey(d)) }); err != nil {
+			return r, err
+		}
+		r.Blobs++
+		r.Bytes += int64(len(rec.inline))
+	}
+	chunkKeys, err := s.keysWithPrefix(prefixChunk)
+	if err != nil {
+		return r, err
+	}
+	for _, k := range chunkKeys {
+		var d Digest
+		copy(d[:], k)
+		if usedChunks[d] {
+			continue
+		}
+		var size int
+		_ = s.db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get(chunkKey(d))
+			if err == nil {
+				size = int(item.ValueSize())
+			}
+			return nil
+		})
+		if err := s.update(func(txn *badger.Txn) error { return txn.Delete(chunkKey(d)) }); err != nil {
+			return r, err
+		}
+		r.Chunks++
+		r.Bytes += int64(size)
+	}
+	for s.db.RunValueLogGC(0.5) == nil {
+	}
+	return r, nil
+}

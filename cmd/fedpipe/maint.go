@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// fsck checks every blob, action and ref of a store.
+func fsck(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("fsck", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fedpipe fsck [--store DIR]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt (such entries are already treated as misses; the next run recomputes them).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
+		return exitFailure
+	}
+	defer s.Close()
+	r, err := s.Fsck()
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
+		return exitFailure
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintln(stdout, p)
+	}
+	fmt.Fprintf(stdout, "%d blobs (%d corrupt), %d actions (%d broken), %d refs (%d dangling) in %s\n",
+		r.Blobs, r.CorruptBlobs, r.Actions, r.BrokenActions, r.Refs, r.DanglingRefs, s.Dir())
+	if !r.OK() {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// gc removes what no given manifest, and no recent run, references.
+func gc(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("gc", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
+	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
+	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() == 0 && *recent <= 0 {
+		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
+		return exitInvalid
+	}
+	backend, err := gomlx.ResolveBackend(*backendFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
+		return exitInvalid
+	}
+	loader := &data.Loader{DataDir: *dataFlag}
+	var graphs []*pipeline.Graph
+	for _, path := range fs.Args() {
+		m, err := pipeline.LoadManifest(path)
+		if err == nil {
+			var g *pipeline.Graph
+			if g, err = pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)}); err == nil {
+				graphs = append(graphs, g)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
+			return exitInvalid
+		}
+	}
+	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
+		return exitFailure
+	}
+	defer s.Close()
+	before, _ := s.Stats()
+	keep, err := pipeline.KeepSet(s, graphs, *recent)
+	if err == nil {
+		var live map[artifacts.Digest]bool
+		if live, err = pipeline.Live(s, keep); err == nil {
+			var r artifacts.GCReport
+			if r, err = s.GC(keep, live); err == nil {
+				after, _ := s.Stats()
+				fmt.Fprintf(stdout, "removed %d results, %d blobs, %d chunks (%s); store now %s in %d blobs (was %s)\n",
+					r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), mib(after.StoredBytes), after.Blobs, mib(before.StoredBytes))
+				return exitOK
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
+	return exitFailure
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
