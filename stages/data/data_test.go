@@ -161,3 +161,29 @@ func TestRealFashionMNIST(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadIDX: any bytes either parse into dimensions whose product is the value count,
+// or fail with an IDXError naming the path; never a panic.
+func FuzzReadIDX(f *testing.F) {
+	f.Add(idx([]int{2, 28, 28}, make([]byte, 2*784)))
+	f.Add(gz(idx([]int{3}, []byte{1, 2, 3})))
+	f.Add([]byte{0, 0, 8, 1, 0, 0, 0, 0})
+	f.Add([]byte{0x1f, 0x8b, 8, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dims, vals, err := ReadIDX("/f", b)
+		if err != nil {
+			var ie *IDXError
+			if !errors.As(err, &ie) || ie.Path != "/f" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		n := 1
+		for _, d := range dims {
+			n *= d
+		}
+		if n != len(vals) {
+			t.Fatalf("dims %v but %d values", dims, len(vals))
+		}
+	})
+}

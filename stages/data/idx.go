@@ -27,6 +27,10 @@ const (
 	FMNISTStd  = 0.3530
 )
 
+// maxIDXBytes bounds a decompressed IDX file (Fashion-MNIST's largest is 47 MB), so a
+// corrupt or hostile gzip stream cannot exhaust memory.
+const maxIDXBytes = 1 << 30
+
 // findIDX returns the path of an IDX file in dir, gzipped or not.
 func findIDX(dir, name string) (string, error) {
 	for _, p := range []string{filepath.Join(dir, name+".gz"), filepath.Join(dir, name)} {
@@ -59,9 +63,12 @@ func ReadIDX(path string, raw []byte) (dims []int, values []byte, err error) {
 		if err != nil {
 			return nil, nil, &IDXError{path, "bad gzip header: " + err.Error()}
 		}
-		b, err = io.ReadAll(zr)
+		b, err = io.ReadAll(io.LimitReader(zr, maxIDXBytes+1))
 		if err != nil {
 			return nil, nil, &IDXError{path, "truncated or corrupt gzip data: " + err.Error()}
+		}
+		if len(b) > maxIDXBytes {
+			return nil, nil, &IDXError{path, fmt.Sprintf("decompresses to more than %d bytes", maxIDXBytes)}
 		}
 	}
 	if len(b) < 4 {
