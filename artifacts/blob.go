@@ -112,6 +112,9 @@ func chunkKey(d Digest) []byte { return append([]byte(prefixChunk), d[:]...) }
 // committed before the blob record, so a blob is never visible before all of
 // its chunks. Put does not retain data after it returns.
 func (s *Store) Put(data []byte) (Digest, error) {
+	if err := checkSpace(s.dir, len(data)); err != nil {
+		return Digest{}, err
+	}
 	d := Sum(data)
 	if len(data) <= InlineMax {
 		if err := s.setIfDifferent(blobKey(d), encodeInline(data), d); err != nil {

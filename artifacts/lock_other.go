@@ -9,3 +9,6 @@ import "os"
 func tryLock(f *os.File) (held bool, err error) { return false, nil }
 
 func unlock(f *os.File) error { return nil }
+
+// freeBytes is unknown on this platform.
+func freeBytes(string) (int64, bool) { return 0, false }

@@ -126,6 +126,10 @@ func Open(dir string, opt Options) (*Store, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	if free, ok := freeBytes(existingAncestor(dir)); ok && free < minOpenBytes {
+		return nil, fmt.Errorf("%w: the filesystem of store %s has %.1f MiB free; opening a store needs %d MiB (free space or choose another --store)",
+			ErrNoSpace, dir, float64(free)/(1<<20), minOpenBytes>>20)
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("artifacts: create store directory: %w", err)
 	}
@@ -146,6 +150,42 @@ func Open(dir string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// MinFreeBytes is the free space a store's filesystem must keep beyond what a write
+// needs. Badger maps its value-log files (64 MiB each) into memory; a write into a mapped
+// page the filesystem cannot back kills the process with SIGBUS rather than returning an
+// error, so the store refuses writes that could run the disk dry.
+const MinFreeBytes = 80 << 20
+
+// minOpenBytes is the free space Open needs: Badger maps fresh memtable files on open.
+const minOpenBytes = 32 << 20
+
+// ErrNoSpace is returned (wrapped) when the store's filesystem is too full to write safely.
+var ErrNoSpace = errors.New("artifacts: not enough free disk space")
+
+// checkSpace fails if writing n more bytes would leave less than MinFreeBytes free.
+func checkSpace(dir string, n int) error {
+	free, ok := freeBytes(dir)
+	if !ok || free-int64(n) >= MinFreeBytes {
+		return nil
+	}
+	return fmt.Errorf("%w: the filesystem of store %s has %.1f MiB free; fedpipe keeps at least %d MiB free beyond each write (free space, run fedpipe gc, or choose another --store)",
+		ErrNoSpace, dir, float64(free)/(1<<20), MinFreeBytes>>20)
+}
+
+// existingAncestor returns dir or its nearest ancestor that exists.
+func existingAncestor(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
 }
 
 // badgerOptions are tuned for a local, single-user store of mostly large,
