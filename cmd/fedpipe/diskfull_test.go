@@ -43,3 +43,28 @@ methods: [{name: local}]
 		t.Errorf("fsck after the failed run: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// A read-only store fails with a clear error naming the path.
+func TestReadOnlyStoreFailsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a tmpfs")
+	}
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
+	}
+	defer exec.Command("umount", mnt).Run()
+	m := writeManifest(t, t.TempDir(), tinyManifest)
+	store := filepath.Join(mnt, "store")
+	runJSON(t, "run", m, "--store", store)
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount read-only (%v: %s)", err, out)
+	}
+	code, _, errs := fedpipe(t, "run", m, "--store", store)
+	if code != 1 || !strings.Contains(errs, "read-only file system") || !strings.Contains(errs, store) {
+		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	}
+}
