@@ -128,6 +128,9 @@ type Expectation struct {
 	// samples.
 	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled"`
 	Published float64 `yaml:"published" check:"ge0"`
+	// Above, instead of a published value, names another method that this one must beat
+	// by more than Tolerance points on the same cell (a paper's qualitative claim).
+	Above string `yaml:"above"`
 	Std       float64 `yaml:"std" check:"ge0"`
 	Tolerance float64 `yaml:"tolerance" check:"ge0"`
 	Source    string  `yaml:"source"`
@@ -284,6 +287,14 @@ func (m *Manifest) validate(root *yaml.Node) error {
 		}
 		if e.Metric == "" {
 			return m.errAt(f, "metric missing: one of final_client_mean, final_pooled, best_client_mean, best_pooled")
+		}
+		if e.Above != "" {
+			if _, ok := seen[e.Above]; !ok {
+				return m.errAt(f+".above", "no method labelled %q in this manifest", e.Above)
+			}
+			if e.Above == e.Method {
+				return m.errAt(f+".above", "a method cannot be compared with itself")
+			}
 		}
 	}
 	return nil

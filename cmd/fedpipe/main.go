@@ -37,11 +37,13 @@ Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
+  fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe help [COMMAND]            help for a command
 
-Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 130 interrupted.
+Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 verify
+mismatch, 130 interrupted.
 Run 'fedpipe COMMAND --help' for a command's flags.
 `
 
@@ -62,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench(rest, stdout, stderr)
 	case "fsck":
 		return fsck(rest, stdout, stderr)
+	case "verify":
+		return verifyCmd(rest, stdout, stderr)
 	case "gc":
 		return gc(rest, stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVerify(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	m := writeManifest(t, dir, tinyManifest+"expect:\n  - {method: local, metric: final_pooled, above: fedavg, tolerance: 1}\n")
+	// Nothing computed yet: every cell is listed as such, exit 3.
+	code, out, _ := fedpipe(t, "verify", m, "--store", store)
+	if code != 3 || !strings.Contains(out, "not computed") {
+		t.Fatalf("before running: exit %d\n%s", code, out)
+	}
+	// --run computes, then the claim holds.
+	code, out, errs := fedpipe(t, "verify", m, "--store", store, "--run", "--json")
+	if code != 0 {
+		t.Fatalf("verify --run: exit %d\n%s%s", code, out, errs)
+	}
+	var res struct {
+		Cells []struct {
+			Method   string  `json:"method"`
+			Measured float64 `json:"measured"`
+			Verdict  string  `json:"verdict"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Cells) != 1 || res.Cells[0].Verdict != "pass" {
+		t.Fatalf("cells %+v (%v)\n%s", res.Cells, err, out)
+	}
+	local := res.Cells[0].Measured
+	// Record the measured number as a published one: passes; change it by hand: exit 3.
+	for _, c := range []struct {
+		published float64
+		want      int
+	}{{local, 0}, {local + 5, 3}} {
+		writeManifest(t, dir, tinyManifest+fmt.Sprintf("expect:\n  - {method: local, metric: final_pooled, published: %.4f, tolerance: 0.01}\n", c.published))
+		code, out, _ = fedpipe(t, "verify", m, "--store", store)
+		if code != c.want {
+			t.Errorf("published %.4f (measured %.4f): exit %d, want %d\n%s", c.published, local, code, c.want, out)
+		}
+	}
+	// The reverse claim fails.
+	writeManifest(t, dir, tinyManifest+"expect:\n  - {method: fedavg, metric: final_pooled, above: local}\n")
+	if code, out, _ = fedpipe(t, "verify", m, "--store", store); code != 3 || !strings.Contains(out, "| fail |") {
+		t.Errorf("false claim: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,191 @@
+// Package verify compares a manifest's measured figures with its `expect` entries: a
+// published value within a tolerance, or a claim that one method beats another.
+package verify
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+)
+
+// Verdicts of a cell.
+const (
+	Pass    = "pass"
+	Fail    = "fail"
+	Missing = "not computed"
+)
+
+// Cell is one expectation checked on one configuration (grid cell) of the manifest.
+type Cell struct {
+	Method string `json:"method"`
+	// Config is the run label without the seed (method and grid choices).
+	Config string `json:"config"`
+	Metric string `json:"metric"`
+	// Published, Std and Tolerance are in percent, as the expectation gives them.
+	Published float64 `json:"published,omitempty"`
+	Std       float64 `json:"published_std,omitempty"`
+	Tolerance float64 `json:"tolerance"`
+	// Above names the method this one must beat; Other is that method's measured figure.
+	Above string  `json:"above,omitempty"`
+	Other float64 `json:"other,omitempty"`
+	// Measured is the mean over seeds (percent); MeasuredStd the std over seeds.
+	Measured    float64 `json:"measured"`
+	MeasuredStd float64 `json:"measured_std"`
+	Seeds       int     `json:"seeds"`
+	Diff        float64 `json:"diff"`
+	Verdict     string  `json:"verdict"`
+	Source      string  `json:"source,omitempty"`
+}
+
+// value reads one metric from an evaluate summary, in percent.
+func value(s evaluate.Summary, metric string) float64 {
+	switch metric {
+	case "final_client_mean":
+		return 100 * s.Mean
+	case "best_client_mean":
+		return 100 * s.Best.Mean
+	case "best_pooled":
+		return 100 * s.Best.Pooled
+	}
+	return 100 * s.Pooled
+}
+
+// cellKey identifies a grid cell independently of the method: its grid choices.
+func cellKey(r *pipeline.Run) string {
+	var parts []string
+	for _, a := range r.Vary {
+		parts = append(parts, a.Path+"="+a.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// measure returns the metric of method on every cell, averaged over seeds; a cell some
+// of whose seeds are not in the store is reported missing.
+type measured struct {
+	config  string
+	values  []float64
+	missing bool
+}
+
+func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (map[string]*measured, []string, error) {
+	out := map[string]*measured{}
+	var order []string
+	for _, n := range g.Nodes {
+		if n.Kind != pipeline.KindEvaluate || n.Run.MethodName != method {
+			continue
+		}
+		k := cellKey(n.Run)
+		c, ok := out[k]
+		if !ok {
+			c = &measured{config: n.Run.Config()}
+			out[k] = c
+			order = append(order, k)
+		}
+		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			c.missing = true
+			continue
+		}
+		b, err := store.Get(a.Outputs["summary"])
+		if err != nil {
+			c.missing = true
+			continue
+		}
+		t, err := table.Decode(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := evaluate.SummaryFromTable(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.values = append(c.values, value(s, metric))
+	}
+	return out, order, nil
+}
+
+func meanStd(v []float64) (float64, float64) {
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s / float64(len(v)))
+}
+
+// Verify checks every expectation of the graph's manifest against the results in store.
+// It runs nothing.
+func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
+	var cells []Cell
+	for _, e := range g.Manifest.Expect {
+		mine, order, err := measure(g, store, e.Method, e.Metric)
+		if err != nil {
+			return nil, err
+		}
+		var other map[string]*measured
+		if e.Above != "" {
+			if other, _, err = measure(g, store, e.Above, e.Metric); err != nil {
+				return nil, err
+			}
+		}
+		for _, k := range order {
+			m := mine[k]
+			c := Cell{Method: e.Method, Config: m.config, Metric: e.Metric, Published: e.Published, Std: e.Std,
+				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing}
+			o := other[k]
+			if m.missing || len(m.values) == 0 || (e.Above != "" && (o == nil || o.missing || len(o.values) == 0)) {
+				cells = append(cells, c)
+				continue
+			}
+			c.Measured, c.MeasuredStd = meanStd(m.values)
+			if e.Above != "" {
+				c.Other, _ = meanStd(o.values)
+				c.Diff = c.Measured - c.Other
+				c.Verdict = Fail
+				if c.Diff > e.Tolerance {
+					c.Verdict = Pass
+				}
+			} else {
+				c.Diff = c.Measured - e.Published
+				c.Verdict = Fail
+				if math.Abs(c.Diff) <= e.Tolerance {
+					c.Verdict = Pass
+				}
+			}
+			cells = append(cells, c)
+		}
+	}
+	return cells, nil
+}
+
+// Markdown lays the cells out as a table.
+func Markdown(cells []Cell) string {
+	var b strings.Builder
+	b.WriteString("| method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---|\n")
+	for _, c := range cells {
+		expected := fmt.Sprintf("%.2f ± %.2f (tol %.2f)", c.Published, c.Std, c.Tolerance)
+		if c.Above != "" {
+			expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
+		}
+		meas, diff := "—", "—"
+		if c.Verdict != Missing {
+			meas = fmt.Sprintf("%.2f ± %.2f (%d seeds)", c.Measured, c.MeasuredStd, c.Seeds)
+			diff = fmt.Sprintf("%+.2f", c.Diff)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, c.Config, c.Metric, expected, meas, diff, c.Verdict)
+	}
+	return b.String()
+}
