@@ -30,7 +30,7 @@ data:
 	else echo "note: Fashion-MNIST missing; tests that need it will skip (apt-get install dataset-fashion-mnist)"; fi
 
 ## test: formatting, vet, and every test (FMNIST tests run when the data is installed).
-test: data fmt-check vet
+test: data fmt-check vet build
 	$(GO) test -count=1 -timeout 25m ./...
 
 fmt-check:
