@@ -164,8 +164,31 @@ func (t *Table) Validate() error {
 // keys sorted. The bytes depend only on t's contents, so equal tables encode
 // identically. It returns an error if t is not valid.
 func Encode(t *Table) ([]byte, error) {
-	if err := t.Validate(); err != nil {
+	schema, rec, mem, err := record(t)
+	if err != nil {
 		return nil, err
+	}
+	defer rec.Release()
+
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// record builds t as one Arrow record batch (the caller releases it).
+func record(t *Table) (*arrow.Schema, arrow.RecordBatch, memory.Allocator, error) {
+	if err := t.Validate(); err != nil {
+		return nil, nil, nil, err
 	}
 	mem := memory.NewGoAllocator()
 	fields := make([]arrow.Field, len(t.Columns))
@@ -216,22 +239,7 @@ func Encode(t *Table) ([]byte, error) {
 		md = &m
 	}
 	schema := arrow.NewSchema(fields, md)
-	rec := array.NewRecordBatch(schema, cols, int64(t.NumRows()))
-	defer rec.Release()
-
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err != nil {
-		return nil, fmt.Errorf("table: %w", err)
-	}
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("table: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("table: %w", err)
-	}
-	return buf.Bytes(), nil
+	return schema, array.NewRecordBatch(schema, cols, int64(t.NumRows())), mem, nil
 }
 
 // Decode parses an Arrow IPC file. It accepts files written by Encode and by

@@ -38,6 +38,7 @@ Usage:
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
+  fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
   fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe help [COMMAND]            help for a command
@@ -66,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fsck(rest, stdout, stderr)
 	case "verify":
 		return verifyCmd(rest, stdout, stderr)
+	case "export":
+		return export(rest, stdout, stderr)
 	case "gc":
 		return gc(rest, stdout, stderr)
 	case "help", "-h", "--help":

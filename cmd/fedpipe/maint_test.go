@@ -1,11 +1,13 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
 func TestFsckFindsCorruptionAndGCKeepsWhatManifestsUse(t *testing.T) {
@@ -46,5 +48,30 @@ func TestFsckFindsCorruptionAndGCKeepsWhatManifestsUse(t *testing.T) {
 	code, out, _ = fedpipe(t, "fsck", "--store", store)
 	if code != 1 || !strings.Contains(out, d.String()) || !strings.Contains(out, "(1 corrupt)") {
 		t.Errorf("fsck after corruption: exit %d\n%s", code, out)
+	}
+}
+
+func TestExportWritesArrowParquetCSV(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	m := writeManifest(t, dir, tinyManifest)
+	runJSON(t, "run", m, "--store", store)
+	out := filepath.Join(dir, "out")
+	code, stdout, errs := fedpipe(t, "export", m, "--store", store, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"report.md", "train_fedavg_seed=0/metrics.parquet", "train_fedavg_seed=0/comm.csv",
+		"evaluate_local_seed=0/summary.arrow", "partition_seed=0/assignment.csv", "report/runs.parquet"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s (%s)", f, stdout)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "train_local_seed=0", "metrics.csv"))
+	if !strings.HasPrefix(string(b), "round,client,split,loss,accuracy,samples\n") {
+		t.Errorf("metrics.csv starts %q", string(b[:min(60, len(b))]))
+	}
+	if t2, err := table.ReadFile(filepath.Join(out, "evaluate_local_seed=0", "summary.arrow")); err != nil || t2.Col("accuracy_pooled") == nil {
+		t.Errorf("summary.arrow: %v", err)
 	}
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// export writes every cached metric table of a manifest as Arrow, Parquet and CSV files.
+func export(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f commonFlags
+	f.register(fs, "export")
+	out := fs.StringP("out", "o", "", "directory to write into (required)")
+	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() != 1 || *out == "" {
+		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
+		return exitInvalid
+	}
+	for _, fm := range *formats {
+		if fm != "arrow" && fm != "parquet" && fm != "csv" {
+			fmt.Fprintf(stderr, "fedpipe export: --format %q: want arrow, parquet or csv\n", fm)
+			return exitInvalid
+		}
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "fedpipe export: %v\n", err)
+		if pipeline.IsInvalid(err) {
+			return exitInvalid
+		}
+		return exitFailure
+	}
+	m, err := pipeline.LoadManifest(fs.Arg(0))
+	if err != nil {
+		return fail(err)
+	}
+	backend, err := gomlx.ResolveBackend(f.backend)
+	if err != nil {
+		return fail(&pipeline.InputError{File: "--backend", Msg: err.Error()})
+	}
+	loader := &data.Loader{DataDir: f.data}
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	files, skipped := 0, 0
+	for _, n := range g.Nodes {
+		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+		if err != nil {
+			return fail(err)
+		}
+		if !ok {
+			fmt.Fprintf(stderr, "not run yet, skipped: %s\n", n.Name)
+			skipped++
+			continue
+		}
+		dir := filepath.Join(*out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		for name, d := range a.Outputs {
+			b, err := store.Get(d)
+			if err != nil {
+				return fail(err)
+			}
+			if name == "report.md" {
+				if err := writeFile(filepath.Join(*out, "report.md"), b); err != nil {
+					return fail(err)
+				}
+				files++
+				continue
+			}
+			if !bytes.HasPrefix(b, []byte("ARROW1")) {
+				continue // tensors and masks stay in the store
+			}
+			t, err := table.Decode(b)
+			if err != nil {
+				return fail(fmt.Errorf("%s output %s: %w", n.Name, name, err))
+			}
+			base := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
+			for _, fm := range *formats {
+				var enc []byte
+				switch fm {
+				case "arrow":
+					enc = b
+				case "parquet":
+					enc, err = table.EncodeParquet(t)
+				case "csv":
+					enc, err = table.EncodeCSV(t)
+				}
+				if err != nil {
+					return fail(err)
+				}
+				if err := writeFile(base+"."+fm, enc); err != nil {
+					return fail(err)
+				}
+				files++
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
+	return exitOK
+}
+
+// writeFile writes b to path atomically (temp file, then rename), creating directories.
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
