@@ -93,6 +93,11 @@ var Methods = map[string]MethodDef{
 		Params: []ParamDef{{Name: "head_epochs", Default: 10, Check: "ge0", Doc: "epochs of head-only training per round (FedRep's paper: 10)"}}},
 	"fedbabu": {Name: "fedbabu", Personal: true, Doc: "FedBABU (Oh et al.): the head keeps its random initialization during federated training (only the body trains and is averaged); each client fine-tunes the head alone before evaluation.",
 		Params: []ParamDef{{Name: "head_epochs", Default: 5, Check: "ge0", Doc: "epochs of head-only fine-tuning before evaluation (our default; replaces train.finetune_epochs)"}}},
+	"apfl": {Name: "apfl", Personal: true, Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g.",
+		Params: []ParamDef{
+			{Name: "alpha", Default: 0.5, Check: "unit", Doc: "initial mixing weight (APFL starts at 0.5)"},
+			{Name: "alpha_lr", Default: 0.01, Check: "ge0", Doc: "step size of alpha's updates (0: alpha stays fixed); not fixed by the paper, FL-bench's default"},
+		}},
 	"ditto": {Name: "ditto", Personal: true, Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models.",
 		Params: []ParamDef{{Name: "lambda", Default: 0.1, Check: "ge0", Doc: "proximal weight of the personal objective"}}},
 }

@@ -124,6 +124,8 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
 	case "ditto":
 		return ditto{lambda: float32(params["lambda"])}, nil
+	case "apfl":
+		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
 	return nil, fmt.Errorf("method %q is not implemented", name)
 }
@@ -258,6 +260,33 @@ func (l *Local) LR() float32 { return l.opt.LR }
 // TrainSize is the client's number of training samples.
 func (l *Local) TrainSize() int { return len(l.data.trainY) }
 
+// Batches calls fn on every mini-batch of epochs passes over the client's training data,
+// epoch e in the order of the stream (seed, round, client, stream+"/e"). The slices are
+// reused between calls.
+func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float32, y []int32) error) error {
+	n := len(l.data.trainY)
+	if n == 0 {
+		return nil
+	}
+	size := len(l.data.trainX) / n
+	bx := make([]float32, 0, l.batch*size)
+	by := make([]int32, 0, l.batch)
+	for e := 0; e < epochs; e++ {
+		perm := rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d", stream, e)).Perm(n)
+		for start := 0; start < n; start += l.batch {
+			bx, by = bx[:0], by[:0]
+			for _, i := range perm[start:min(start+l.batch, n)] {
+				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
+				by = append(by, l.data.trainY[i])
+			}
+			if err := fn(e, bx, by); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Fisher returns the diagonal empirical Fisher information of the client's training data
 // at params: the mean over its samples of the squared per-sample gradient.
 func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
@@ -313,25 +342,18 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 			return nil, err
 		}
 	}
-	size := len(l.data.trainX) / n
-	bx := make([]float32, 0, l.batch*size)
-	by := make([]int32, 0, l.batch)
-	for e := 0; e < epochs; e++ {
-		perm := rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d", stream, e)).Perm(n)
-		for start := 0; start < n; start += l.batch {
-			bx, by = bx[:0], by[:0]
-			for _, i := range perm[start:min(start+l.batch, n)] {
-				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
-				by = append(by, l.data.trainY[i])
-			}
-			loss, err := s.Step(bx, by)
-			if err != nil {
-				return nil, err
-			}
-			if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-				return nil, fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, e+1)
-			}
+	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
+		loss, err := s.Step(x, y)
+		if err != nil {
+			return err
 		}
+		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+			return fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, e+1)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s.Params()
 }

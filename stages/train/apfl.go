@@ -1,0 +1,105 @@
+package train
+
+import (
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// apfl is APFL (Deng et al. 2020): each client keeps a personal model v and a mixing
+// weight α and is evaluated with v̄ = α·v + (1−α)·w_g. At every local step on a batch b,
+// with the previous iterates w, v, α:
+//
+//	g = ∇f(v̄; b) with v̄ = α·v + (1−α)·w
+//	w ← SGD step of f(w; b)              (the run's optimizer; w is uploaded for FedAvg)
+//	v ← v − lr·α·g
+//	α ← clip(α − alpha_lr·⟨v − w, g⟩, 0, 1)   (alpha_lr = 0 keeps α fixed)
+//
+// The server averages the uploaded w by training-set size. With α fixed at 0 the global
+// model follows FedAvg bit for bit and every client is evaluated with it.
+type apfl struct {
+	alpha0, alphaLR float32
+}
+
+func (a apfl) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	st.Aux = map[string][]tensor.List{"alpha": make([]tensor.List, clients)}
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+		st.Aux["alpha"][c] = tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{a.alpha0}}}
+	}
+}
+
+// mix returns α·v + (1−α)·w, exactly w when α = 0 and exactly v when α = 1.
+func mix(alpha float32, v, w tensor.List) tensor.List {
+	switch alpha {
+	case 0:
+		return w
+	case 1:
+		return v
+	}
+	out := w.Clone()
+	for t := range out {
+		for i, wv := range out[t].Data {
+			out[t].Data[i] = alpha*v[t].Data[i] + (1-alpha)*wv
+		}
+	}
+	return out
+}
+
+func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
+	alpha := st.Aux["alpha"][c][0].Data[0]
+	v := st.Personal[c].Clone()
+	s, err := l.model.NewSession(st.Global, l.opt)
+	if err != nil {
+		return Upload{}, err
+	}
+	defer s.Close()
+	w := st.Global
+	learnV := alpha != 0 || a.alphaLR != 0
+	err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
+		var g tensor.List
+		if learnV {
+			var err error
+			if g, err = l.model.Gradient(mix(alpha, v, w), x, y); err != nil {
+				return err
+			}
+		}
+		if _, err := s.Step(x, y); err != nil {
+			return err
+		}
+		if !learnV {
+			return nil
+		}
+		dot := 0.0
+		for t := range v {
+			gt, vt, wt := g[g.Find(v[t].Name)].Data, v[t].Data, w[w.Find(v[t].Name)].Data
+			for i := range vt {
+				dot += float64(vt[i]-wt[i]) * float64(gt[i])
+				vt[i] -= l.opt.LR * alpha * gt[i]
+			}
+		}
+		alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
+		var err error
+		w, err = s.Params()
+		return err
+	})
+	if err != nil {
+		return Upload{}, err
+	}
+	trained, err := s.Params()
+	if err != nil {
+		return Upload{}, err
+	}
+	st.Aux["alpha"][c] = tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{alpha}}}
+	return Upload{Params: trained, personal: v}, nil
+}
+
+func (a apfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.personal
+	}
+	return fedAvg{}.Finish(st, uploads, sizes)
+}
+
+func (a apfl) EvalModel(st *State, c int) tensor.List {
+	return mix(st.Aux["alpha"][c][0].Data[0], st.Personal[c], st.Global)
+}
