@@ -130,7 +130,7 @@ type Expectation struct {
 	Published float64 `yaml:"published" check:"ge0"`
 	// Above, instead of a published value, names another method that this one must beat
 	// by more than Tolerance points on the same cell (a paper's qualitative claim).
-	Above string `yaml:"above"`
+	Above     string  `yaml:"above"`
 	Std       float64 `yaml:"std" check:"ge0"`
 	Tolerance float64 `yaml:"tolerance" check:"ge0"`
 	Source    string  `yaml:"source"`
