@@ -77,6 +77,12 @@ type evaluateParams struct {
 	Personal bool `json:"personal"`
 }
 
+type shiftParams struct {
+	Personal bool      `json:"personal"`
+	Shift    ShiftSpec `json:"shift"`
+	Seed     int64     `json:"seed"`
+}
+
 type reportParams struct {
 	Manifest string   `json:"manifest"`
 	Runs     []string `json:"runs"`
@@ -143,7 +149,7 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		return n, nil
 	}
 	descs := map[string]*DataDesc{}
-	var evals []*Node
+	var evals, shifts []*Node
 	var reportRuns []*Run
 	for i := range runs {
 		r := &runs[i]
@@ -180,16 +186,26 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		if eval.Run == r { // a new evaluation, not a duplicate cell
-			evals = append(evals, eval)
-			reportRuns = append(reportRuns, r)
+		if eval.Run != r { // a duplicate cell
+			continue
+		}
+		evals = append(evals, eval)
+		reportRuns = append(reportRuns, r)
+		if !m.Shift.Empty() {
+			sh, err := add(&Node{Kind: KindShift, Name: "shift " + r.Label(), Run: r, Data: d,
+				Inputs: []*Node{train, part}, Backend: opt.Backend,
+				Params: shiftParams{Personal: Methods[r.Method].Personal, Shift: m.Shift, Seed: r.Seed}})
+			if err != nil {
+				return nil, err
+			}
+			shifts = append(shifts, sh)
 		}
 	}
 	labels := make([]string, len(reportRuns))
 	for i, r := range reportRuns {
 		labels[i] = r.Label()
 	}
-	if _, err := add(&Node{Kind: KindReport, Name: "report", Inputs: evals, Runs: reportRuns,
+	if _, err := add(&Node{Kind: KindReport, Name: "report", Inputs: append(evals, shifts...), Runs: reportRuns,
 		Params: reportParams{Manifest: m.Name, Runs: labels}}); err != nil {
 		return nil, err
 	}

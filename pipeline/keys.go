@@ -18,6 +18,7 @@ var CodeVersions = map[string]int{
 	KindTrain:     2,
 	KindEvaluate:  2,
 	KindReport:    2,
+	KindShift:     1,
 }
 
 // Stage kinds.
@@ -26,6 +27,7 @@ const (
 	KindTrain     = "train"
 	KindEvaluate  = "evaluate"
 	KindReport    = "report"
+	KindShift     = "shift"
 )
 
 // Key is a stage key: the SHA-256 of the stage's canonical description.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -26,6 +27,8 @@ type Manifest struct {
 	Train       TrainSpec     `yaml:"train"`
 	Methods     []MethodSpec  `yaml:"methods"`
 	Grid        yaml.Node     `yaml:"grid"`
+	// Shift adds an evaluate-under-shift stage to every run.
+	Shift ShiftSpec `yaml:"shift"`
 	// Expect records published numbers this manifest reproduces. They never change a
 	// stage's key; `fedpipe verify` compares them with the measured figures.
 	Expect []Expectation `yaml:"expect"`
@@ -117,6 +120,22 @@ type MethodSpec struct {
 	// Grid sweeps fields for this method only: path → list of values.
 	Grid yaml.Node `yaml:"grid"`
 }
+
+// ShiftSpec lists the test-time shifts each run is evaluated under (DM-PFL): degrees of
+// replacement by pooled test data, and corruptions at severities 1–5 (image data only).
+type ShiftSpec struct {
+	Degrees     []float64 `yaml:"degrees" check:"unit"`
+	Corruptions []string  `yaml:"corruptions"`
+	Severities  []int     `yaml:"severities"`
+}
+
+// Empty reports whether no shift is asked for.
+func (s ShiftSpec) Empty() bool { return len(s.Degrees) == 0 && len(s.Corruptions) == 0 }
+
+// CorruptionNames lists the corruptions the shift stage implements (stages/shift; a test
+// there keeps the two lists equal).
+var CorruptionNames = []string{"brightness", "contrast", "defocus_blur", "fog", "gaussian_noise",
+	"impulse_noise", "jpeg", "motion_blur", "pixelate", "shot_noise"}
 
 // Expectation is one published figure: which method, which metric, the value (in percent)
 // with its reported spread, the tolerance a reproduction must meet, and where it comes from.
@@ -271,6 +290,26 @@ func (m *Manifest) validate(root *yaml.Node) error {
 				return m.errAt(f+".params."+name, "%s", msg)
 			}
 		}
+	}
+	for i, c := range m.Shift.Corruptions {
+		if !slices.Contains(CorruptionNames, c) {
+			msg := fmt.Sprintf("unknown corruption %q (known: %s)", c, strings.Join(CorruptionNames, ", "))
+			if near := nearest(c, CorruptionNames); near != "" {
+				msg = fmt.Sprintf("unknown corruption %q (did you mean %q?)", c, near)
+			}
+			return m.errAt(fmt.Sprintf("shift.corruptions[%d]", i), "%s", msg)
+		}
+	}
+	if len(m.Shift.Corruptions) > 0 && len(m.Shift.Severities) == 0 {
+		m.Shift.Severities = []int{1, 2, 3, 4, 5}
+	}
+	for i, sv := range m.Shift.Severities {
+		if sv < 1 || sv > 5 {
+			return m.errAt(fmt.Sprintf("shift.severities[%d]", i), "severity %d outside 1..5", sv)
+		}
+	}
+	if len(m.Shift.Corruptions) > 0 && m.Dataset.Name == "synthetic" {
+		return m.errAt("shift.corruptions", "corruptions need image data; synthetic has flat features (use shift.degrees)")
 	}
 	for i, e := range m.Expect {
 		f := fmt.Sprintf("expect[%d]", i)

@@ -30,6 +30,7 @@ func Funcs(env *Env) map[string]pipeline.StageFunc {
 		pipeline.KindTrain:     env.train,
 		pipeline.KindEvaluate:  env.evaluate,
 		pipeline.KindReport:    env.report,
+		pipeline.KindShift:     env.shift,
 	}
 }
 
@@ -234,6 +235,30 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	return out, nil
 }
 
+// finalModels reads the model each client is evaluated with from the train stage (input 0).
+func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) {
+	personal := pipeline.Methods[sc.Node.Run.Method].Personal
+	models := make([]tensor.List, clients)
+	for c := range models {
+		if c > 0 && !personal {
+			models[c] = models[0]
+			continue
+		}
+		name := "global"
+		if personal {
+			name = clientName("model", c)
+		}
+		b, err := sc.Input(0, name)
+		if err != nil {
+			return nil, err
+		}
+		if models[c], err = tensor.Decode(b); err != nil {
+			return nil, err
+		}
+	}
+	return models, nil
+}
+
 func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
 	ds, err := env.dataset(n)
@@ -249,24 +274,9 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 		return nil, err
 	}
 	defer model.Close()
-	personal := pipeline.Methods[n.Run.Method].Personal
-	models := make([]tensor.List, a.Clients())
-	for c := range models {
-		name := "global"
-		if personal {
-			name = clientName("model", c)
-		}
-		if c > 0 && !personal {
-			models[c] = models[0]
-			continue
-		}
-		b, err := sc.Input(0, name)
-		if err != nil {
-			return nil, err
-		}
-		if models[c], err = tensor.Decode(b); err != nil {
-			return nil, err
-		}
+	models, err := finalModels(sc, a.Clients())
+	if err != nil {
+		return nil, err
 	}
 	final, err := train.EvaluateFinal(model, n.Run, ds, a, models)
 	if err != nil {
@@ -322,6 +332,24 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 	}
 	m := sc.Manifest()
 	md := report.Markdown(m.Name, m.Description, entries)
+	var shifts []report.ShiftEntry
+	for i := len(n.Runs); i < len(n.Inputs); i++ {
+		b, err := sc.Input(i, "summary")
+		if err != nil {
+			return nil, err
+		}
+		t, err := table.Decode(b)
+		if err != nil {
+			return nil, err
+		}
+		e := report.ShiftEntry{Config: t.Meta["config"]}
+		for r := 0; r < t.NumRows(); r++ {
+			e.Rows = append(e.Rows, report.ShiftRow{Shift: t.Col("shift").String[r], Level: t.Col("level").Float64[r],
+				Mean: t.Col("accuracy_client_mean").Float64[r], Std: t.Col("accuracy_client_std").Float64[r]})
+		}
+		shifts = append(shifts, e)
+	}
+	md += report.ShiftMarkdown(shifts)
 	runs, err := table.Encode(report.Table(entries))
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
 func TestVerify(t *testing.T) {
@@ -48,5 +50,38 @@ func TestVerify(t *testing.T) {
 	writeManifest(t, dir, tinyManifest+"expect:\n  - {method: fedavg, metric: final_pooled, above: local}\n")
 	if code, out, _ = fedpipe(t, "verify", m, "--store", store); code != 3 || !strings.Contains(out, "| fail |") {
 		t.Errorf("false claim: exit %d\n%s", code, out)
+	}
+}
+
+// Shift degree 0 reproduces the unshifted evaluation exactly; the report shows the table.
+func TestShiftDegreeZeroIsUnshifted(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	m := writeManifest(t, dir, tinyManifest+"shift: {degrees: [0, 0.5, 1]}\n")
+	res := runJSON(t, "run", m, "--store", store)
+	if !strings.Contains(res.Report, "Accuracy under shift degree d") || !strings.Contains(res.Report, "d = 0.5") {
+		t.Fatalf("report lacks the shift table:\n%s", res.Report)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, errs := fedpipe(t, "export", m, "--store", store, "-o", out, "--format", "arrow"); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, method := range []string{"fedavg", "local"} {
+		ev, err := table.ReadFile(filepath.Join(out, "evaluate_"+method+"_seed=0", "summary.arrow"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := table.ReadFile(filepath.Join(out, "shift_"+method+"_seed=0", "summary.arrow"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sh.Col("shift").String[0] != "degree" || sh.Col("level").Float64[0] != 0 {
+			t.Fatalf("first shift row is %s %v", sh.Col("shift").String[0], sh.Col("level").Float64[0])
+		}
+		for _, col := range []string{"accuracy_client_mean", "accuracy_client_std", "accuracy_pooled"} {
+			if a, b := ev.Col(col).Float64[0], sh.Col(col).Float64[0]; a != b {
+				t.Errorf("%s %s: unshifted %v, degree 0 %v", method, col, a, b)
+			}
+		}
 	}
 }

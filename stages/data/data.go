@@ -27,6 +27,9 @@ type Dataset struct {
 	Digest string
 	// Source is where the data came from, for messages.
 	Source string
+	// PixelMean and PixelStd undo the normalization of image data (pixel in [0, 1] =
+	// value·PixelStd + PixelMean); PixelStd is 0 for data that are not images.
+	PixelMean, PixelStd float64
 }
 
 // Len is the number of samples.

@@ -149,7 +149,7 @@ func LoadFashionMNIST(dir string) (*Dataset, error) {
 		}
 	}
 	total := counts[0] + counts[1]
-	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir,
+	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir, PixelMean: FMNISTMean, PixelStd: FMNISTStd,
 		X: make([]float32, 0, total*784), Y: make([]int32, 0, total)}
 	for s := range images {
 		for _, px := range images[s] {

@@ -110,3 +110,98 @@ func Table(entries []Entry) *table.Table {
 		table.Float64Col("best_accuracy_pooled", best),
 	}}
 }
+
+// ShiftEntry is one run's accuracy under each test-time shift.
+type ShiftEntry struct {
+	Config string
+	Rows   []ShiftRow
+}
+
+// ShiftRow is one shift's summary: accuracy mean ± std over clients.
+type ShiftRow struct {
+	Shift     string // "degree" or a corruption name
+	Level     float64
+	Mean, Std float64
+}
+
+// ShiftMarkdown renders accuracy under shift: one table with a column per shift degree
+// (DM-PFL Table 1) and one with a row per method and corruption and a column per severity.
+// Runs of the same configuration (seeds) are averaged.
+func ShiftMarkdown(entries []ShiftEntry) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	type cell struct{ mean, std []float64 }
+	var configs []string
+	cells := map[string]map[string]*cell{} // config → "shift|level" → values
+	var degrees, severities []float64
+	var corruptions []string
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if cells[e.Config] == nil {
+			cells[e.Config] = map[string]*cell{}
+			configs = append(configs, e.Config)
+		}
+		for _, r := range e.Rows {
+			k := fmt.Sprintf("%s|%v", r.Shift, r.Level)
+			if cells[e.Config][k] == nil {
+				cells[e.Config][k] = &cell{}
+			}
+			c := cells[e.Config][k]
+			c.mean, c.std = append(c.mean, r.Mean), append(c.std, r.Std)
+			if !seen[k] {
+				seen[k] = true
+				if r.Shift == "degree" {
+					degrees = append(degrees, r.Level)
+				} else {
+					if !seen["c|"+r.Shift] {
+						seen["c|"+r.Shift] = true
+						corruptions = append(corruptions, r.Shift)
+					}
+					if !seen[fmt.Sprintf("s|%v", r.Level)] {
+						seen[fmt.Sprintf("s|%v", r.Level)] = true
+						severities = append(severities, r.Level)
+					}
+				}
+			}
+		}
+	}
+	fmtCell := func(c *cell) string {
+		if c == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f ± %.2f", 100*avg(c.mean), 100*avg(c.std))
+	}
+	var b strings.Builder
+	if len(degrees) > 0 {
+		b.WriteString("\n### Accuracy under shift degree d (mean ± std over clients, %)\n\n| method |")
+		for _, d := range degrees {
+			fmt.Fprintf(&b, " d = %v |", d)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(degrees)) + "\n")
+		for _, cfg := range configs {
+			fmt.Fprintf(&b, "| %s |", cfg)
+			for _, d := range degrees {
+				fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(corruptions) > 0 {
+		b.WriteString("\n### Accuracy under corruption, by severity (mean ± std over clients, %)\n\n| method | corruption |")
+		for _, s := range severities {
+			fmt.Fprintf(&b, " %v |", s)
+		}
+		b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(severities)) + "\n")
+		for _, cfg := range configs {
+			for _, name := range corruptions {
+				fmt.Fprintf(&b, "| %s | %s |", cfg, name)
+				for _, s := range severities {
+					fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("%s|%v", name, s)]))
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
+}

@@ -414,22 +414,35 @@ func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, roun
 	return rows, nil
 }
 
-// EvaluateFinal evaluates the final models on each client's test split, fine-tuning first
-// as the run asks (with the same streams as the last round's evaluation in training).
-func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
+// PrepareFinal returns the models the clients are finally evaluated with: the final
+// models, fine-tuned first as the run asks (with the same streams as the last round's
+// evaluation in training).
+func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
 	cd := gather(ds, a)
 	method, err := NewMethod(r.Method, r.Params, r.Options)
 	if err != nil {
 		return nil, err
 	}
 	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
-	rows := make([]Metric, len(cd))
+	out := make([]tensor.List, len(cd))
 	for c := range cd {
-		p, err := o.prepare(m, models[c], cd[c], r.Train.Rounds, c)
-		if err != nil {
+		if out[c], err = o.prepare(m, models[c], cd[c], r.Train.Rounds, c); err != nil {
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
-		row, err := Evaluate(m, p, cd[c].testX, cd[c].testY)
+	}
+	return out, nil
+}
+
+// EvaluateFinal evaluates the final models (see PrepareFinal) on each client's test split.
+func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
+	prepared, err := PrepareFinal(m, r, ds, a, models)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Metric, len(prepared))
+	for c, p := range prepared {
+		x, y := ds.Gather(a.Test[c])
+		row, err := Evaluate(m, p, x, y)
 		if err != nil {
 			return nil, err
 		}
