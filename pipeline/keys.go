@@ -17,8 +17,8 @@ var CodeVersions = map[string]int{
 	KindPartition: 1,
 	KindTrain:     2,
 	KindEvaluate:  2,
-	KindReport:    2,
-	KindShift:     1,
+	KindReport:    3,
+	KindShift:     2,
 }
 
 // Stage kinds.

@@ -314,7 +314,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 
 func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
-	entries := make([]report.Entry, len(n.Inputs))
+	entries := make([]report.Entry, len(n.Runs))
 	for i, r := range n.Runs {
 		b, err := sc.Input(i, "summary")
 		if err != nil {

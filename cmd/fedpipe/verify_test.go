@@ -62,6 +62,9 @@ func TestShiftDegreeZeroIsUnshifted(t *testing.T) {
 	if !strings.Contains(res.Report, "Accuracy under shift degree d") || !strings.Contains(res.Report, "d = 0.5") {
 		t.Fatalf("report lacks the shift table:\n%s", res.Report)
 	}
+	if strings.Contains(res.Report, "|  |") {
+		t.Errorf("report has an empty row:\n%s", res.Report)
+	}
 	out := filepath.Join(dir, "out")
 	if code, _, errs := fedpipe(t, "export", m, "--store", store, "-o", out, "--format", "arrow"); code != 0 {
 		t.Fatal(errs)

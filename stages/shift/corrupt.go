@@ -124,7 +124,7 @@ func convolve(img *Image, kernel [][]float64) {
 }
 
 func defocusBlur(img *Image, s int, _ *rand.Rand) {
-	radius := pick(s, 0.75, 1, 1.5, 2, 2.5)
+	radius := pick(s, 1, 1.5, 2, 2.5, 3)
 	n := int(math.Ceil(radius))*2 + 1
 	k := make([][]float64, n)
 	for i := range k {

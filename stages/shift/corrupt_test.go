@@ -41,7 +41,7 @@ func TestCorruptionsDeterministicAndMonotone(t *testing.T) {
 				t.Errorf("%s: same seed, different images", name)
 			}
 			clean := testImage(c)
-			prev := -1.0
+			prev := 0.0 // severity 1 must already change the image
 			for s := 1; s <= 5; s++ {
 				img := apply(name, c, s, 5)
 				for _, v := range img.Pix {
