@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
@@ -26,23 +25,12 @@ type shiftRow struct {
 func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
 	spec := sc.Manifest().Shift
-	ds, err := env.dataset(n)
+	fin, err := env.loadFinal(sc)
 	if err != nil {
 		return nil, err
 	}
-	a, err := env.assignment(sc, 1)
-	if err != nil {
-		return nil, err
-	}
-	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
-	if err != nil {
-		return nil, err
-	}
-	defer model.Close()
-	models, err := finalModels(sc, a.Clients())
-	if err != nil {
-		return nil, err
-	}
+	defer fin.model.Close()
+	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
 	prepared, err := train.PrepareFinal(model, n.Run, ds, a, models)
 	if err != nil {
 		return nil, err

@@ -235,6 +235,38 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	return out, nil
 }
 
+// final is what the stages after training need: the data, the partition, a compiled
+// model and each client's final model.
+type final struct {
+	ds     *data.Dataset
+	assign *partition.Assignment
+	model  *gomlx.Model
+	models []tensor.List
+}
+
+// loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
+// closes the model.
+func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
+	n := sc.Node
+	ds, err := env.dataset(n)
+	if err != nil {
+		return nil, err
+	}
+	a, err := env.assignment(sc, 1)
+	if err != nil {
+		return nil, err
+	}
+	models, err := finalModels(sc, a.Clients())
+	if err != nil {
+		return nil, err
+	}
+	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
+	if err != nil {
+		return nil, err
+	}
+	return &final{ds: ds, assign: a, model: model, models: models}, nil
+}
+
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
 func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) {
 	personal := pipeline.Methods[sc.Node.Run.Method].Personal
@@ -261,23 +293,12 @@ func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) 
 
 func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
-	ds, err := env.dataset(n)
+	fin, err := env.loadFinal(sc)
 	if err != nil {
 		return nil, err
 	}
-	a, err := env.assignment(sc, 1)
-	if err != nil {
-		return nil, err
-	}
-	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
-	if err != nil {
-		return nil, err
-	}
-	defer model.Close()
-	models, err := finalModels(sc, a.Clients())
-	if err != nil {
-		return nil, err
-	}
+	defer fin.model.Close()
+	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
 	final, err := train.EvaluateFinal(model, n.Run, ds, a, models)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -52,16 +51,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	m, err := pipeline.LoadManifest(fs.Arg(0))
-	if err != nil {
-		return fail(err)
-	}
-	backend, err := gomlx.ResolveBackend(f.backend)
-	if err != nil {
-		return fail(&pipeline.InputError{File: "--backend", Msg: err.Error()})
-	}
-	loader := &data.Loader{DataDir: f.data}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	g, _, err := loadGraph(fs.Arg(0), &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}

@@ -139,19 +139,12 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 
 	// Everything that can be wrong with the input is checked before the store is opened,
 	// so invalid input never writes anything.
-	m, err := pipeline.LoadManifest(path)
-	if err != nil {
-		return fail(err)
-	}
-	backend, err := gomlx.ResolveBackend(f.backend)
-	if err != nil {
-		return fail(&pipeline.InputError{File: "--backend", Msg: err.Error()})
-	}
 	loader := &data.Loader{DataDir: f.data}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	g, backend, err := loadGraph(path, loader, f.backend)
 	if err != nil {
 		return fail(err)
 	}
+	m := g.Manifest
 
 	progress := pipeline.NewProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
@@ -255,4 +248,19 @@ func writeJSON(w io.Writer, v any) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
+// no store, so invalid input is reported before anything is written.
+func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
+	m, err := pipeline.LoadManifest(path)
+	if err != nil {
+		return nil, "", err
+	}
+	backend, err := gomlx.ResolveBackend(backendFlag)
+	if err != nil {
+		return nil, "", &pipeline.InputError{File: "--backend", Msg: err.Error()}
+	}
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	return g, backend, err
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -70,25 +69,15 @@ func gc(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
 		return exitInvalid
 	}
-	backend, err := gomlx.ResolveBackend(*backendFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-		return exitInvalid
-	}
-	loader := &data.Loader{DataDir: *dataFlag}
 	var graphs []*pipeline.Graph
+	loader := &data.Loader{DataDir: *dataFlag}
 	for _, path := range fs.Args() {
-		m, err := pipeline.LoadManifest(path)
-		if err == nil {
-			var g *pipeline.Graph
-			if g, err = pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)}); err == nil {
-				graphs = append(graphs, g)
-			}
-		}
+		g, _, err := loadGraph(path, loader, *backendFlag)
 		if err != nil {
 			fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
 			return exitInvalid
 		}
+		graphs = append(graphs, g)
 	}
 	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {

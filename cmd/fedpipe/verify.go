@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/verify"
@@ -55,21 +54,12 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	m, err := pipeline.LoadManifest(path)
+	g, _, err := loadGraph(path, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}
-	if len(m.Expect) == 0 {
+	if len(g.Manifest.Expect) == 0 {
 		return fail(&pipeline.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
-	}
-	backend, err := gomlx.ResolveBackend(f.backend)
-	if err != nil {
-		return fail(&pipeline.InputError{File: "--backend", Msg: err.Error()})
-	}
-	loader := &data.Loader{DataDir: f.data}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
-	if err != nil {
-		return fail(err)
 	}
 	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
