@@ -4,13 +4,14 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // The graphs in this file compute the forward pass and, by hand, the backward pass of the
 // networks described by ModelSpec. Writing the backward pass explicitly (rather than with
 // graph.Gradient) keeps every op one that GoMLX's pure-Go engine runs well: convolutions are
-// im2col (strided slices + Concatenate) and one DotGeneral; their input gradient is one
-// DotGeneral followed by col2im (shifted zero-padded adds); max-pooling works on the four
+// im2col (one Gather of pixel rows) and one DotGeneral; their input gradient is one
+// DotGeneral followed by col2im (one Gather and one ReduceSum); max-pooling works on the four
 // strided window elements; dense layers and all weight gradients are single DotGenerals
 // (GoMLX's DotGeneral gradient would materialize a [batch, in, out] product).
 //
@@ -35,66 +36,72 @@ type layerCache struct {
 
 // im2col extracts the k×k patches of x [B, h, w, c] whose top-left corner lies in
 // [0, oh)×[0, ow): a [B·oh·ow, k·k·c] matrix with columns ordered (kernel row, kernel col, c).
+// It is one Gather of the c-element pixel rows of x (a pure copy), in that order.
 func im2col(x *Node, k, oh, ow int) *Node {
 	dims := x.Shape().Dimensions
-	b, c := dims[0], dims[3]
-	parts := make([]*Node, 0, k*k)
-	for i := range k {
-		for j := range k {
-			parts = append(parts, Slice(x, AxisRange(), AxisRange(i, i+oh), AxisRange(j, j+ow), AxisRange()))
-		}
+	b, h, w, c := dims[0], dims[1], dims[2], dims[3]
+	if k == 1 && oh == h && ow == w {
+		return Reshape(x, b*h*w, c)
 	}
-	cols := parts[0]
-	if len(parts) > 1 {
-		cols = Concatenate(parts, 3)
-	}
-	return Reshape(cols, b*oh*ow, k*k*c)
+	return Reshape(Gather(Reshape(x, b*h*w, c), Const(x.Graph(), im2colIndices(b, h, w, k, oh, ow))), b*oh*ow, k*k*c)
 }
 
-// col2im is the adjoint of im2col: it adds each patch column block back at its position,
-// returning [B, h, w, c] from a [B·oh·ow, k·k·c] matrix.
-func col2im(cols *Node, b, h, w, c, k int) *Node {
-	g, dtype := cols.Graph(), cols.DType()
-	oh, ow := h-k+1, w-k+1
-	cols = Reshape(cols, b, oh, ow, k*k, c)
-	var total *Node
-	for i := range k {
-		var row *Node // Sum over kernel columns, padded to full width: [B, oh, w, c].
-		for j := range k {
-			p := Reshape(Slice(cols, AxisRange(), AxisRange(), AxisRange(), AxisElem(i*k+j), AxisRange()), b, oh, ow, c)
-			parts := []*Node{p}
-			if j > 0 {
-				parts = append([]*Node{zeros(g, dtype, b, oh, j, c)}, parts...)
+// im2colIndices returns the pixel index (in [0, b·h·w)) of every row of im2col's output,
+// taken as a c-element row: [b·oh·ow·k·k, 1] int32, ordered (sample, out row, out col,
+// kernel row, kernel col).
+func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
+	idx := make([]int32, 0, b*oh*ow*k*k)
+	for s := range b {
+		for r := range oh {
+			for col := range ow {
+				for i := range k {
+					base := int32(s*h*w + (r+i)*w + col)
+					for j := range k {
+						idx = append(idx, base+int32(j))
+					}
+				}
 			}
-			if k-1-j > 0 {
-				parts = append(parts, zeros(g, dtype, b, oh, k-1-j, c))
-			}
-			if len(parts) > 1 {
-				p = Concatenate(parts, 2)
-			}
-			if row == nil {
-				row = p
-			} else {
-				row = Add(row, p)
-			}
-		}
-		parts := []*Node{row}
-		if i > 0 {
-			parts = append([]*Node{zeros(g, dtype, b, i, w, c)}, parts...)
-		}
-		if k-1-i > 0 {
-			parts = append(parts, zeros(g, dtype, b, k-1-i, w, c))
-		}
-		if len(parts) > 1 {
-			row = Concatenate(parts, 1)
-		}
-		if total == nil {
-			total = row
-		} else {
-			total = Add(total, row)
 		}
 	}
-	return total
+	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
+}
+
+// col2im is the adjoint of im2col: it returns [B, h, w, c], where each pixel is the sum of
+// the patch entries of cols that im2col took from it. cols is [B·oh·ow + 1, k·k·c]: im2col's
+// layout plus one final row of zeros. Each pixel's k·k contributions (in kernel row, then
+// kernel column order; the zero row where the patch would lie outside the output) are
+// gathered as c-element rows in one Gather and summed with one ReduceSum.
+func col2im(cols *Node, b, h, w, c, k int) *Node {
+	oh, ow := h-k+1, w-k+1
+	rows := Reshape(cols, (b*oh*ow+1)*k*k, c)
+	parts := Gather(rows, Const(cols.Graph(), col2imIndices(b, h, w, k)))
+	return ReduceSum(Reshape(parts, b, h, w, k*k, c), 3)
+}
+
+// col2imIndices returns, for every pixel (sample, row, col) and kernel offset (i, j), the
+// row of col2im's reshaped input holding that pixel's entry of the patch at (row−i, col−j),
+// or the first zero row if that patch does not exist: [b·h·w·k·k, 1] int32.
+func col2imIndices(b, h, w, k int) *tensors.Tensor {
+	oh, ow, kk := h-k+1, w-k+1, k*k
+	zero := int32(b * oh * ow * kk)
+	idx := make([]int32, 0, b*h*w*kk)
+	for s := range b {
+		for y := range h {
+			for x := range w {
+				for i := range k {
+					for j := range k {
+						r, col := y-i, x-j
+						if r < 0 || r >= oh || col < 0 || col >= ow {
+							idx = append(idx, zero)
+						} else {
+							idx = append(idx, int32(((s*oh+r)*ow+col)*kk+i*k+j))
+						}
+					}
+				}
+			}
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
 }
 
 // convForward runs conv (valid, stride 1, bias) → maxpool2 → ReLU on x [B, h, w, cin],
@@ -133,7 +140,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 	ph, pw := oh/poolSize, ow/poolSize
 	zero := ScalarZero(g, dtype)
 	// ReLU: gradient flows where the pooled max is positive.
-	dMax := Where(GreaterThan(c.max, zero), dOut, zerosLike(dOut))
+	dMax := Where(GreaterThan(c.max, zero), dOut, zero)
 	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
 	var taken *Node
 	dWin := make([]*Node, len(c.win))
@@ -145,7 +152,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 		} else {
 			taken = isMax
 		}
-		dWin[i] = Reshape(Where(isMax, dMax, zerosLike(dMax)), b, ph, 1, pw, 1, l.cout)
+		dWin[i] = Reshape(Where(isMax, dMax, zero), b, ph, 1, pw, 1, l.cout)
 	}
 	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
 	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
@@ -161,15 +168,12 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
 	dB = ReduceSum(dz, 0)
 	if needInput {
-		dCols := DotGeneral(dz, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
+		// One extra zero row of dz gives col2im the zero row it needs.
+		dzPad := Concatenate([]*Node{dz, zeros(g, dtype, 1, l.cout)}, 0)
+		dCols := DotGeneral(dzPad, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
 		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
 	}
 	return dW, dB, dX
-}
-
-// zerosLike is a zero tensor shaped like x.
-func zerosLike(x *Node) *Node {
-	return zeros(x.Graph(), x.DType(), x.Shape().Dimensions...)
 }
 
 // fcForward runs x [B, in] · W + b, then ReLU if l.relu.
@@ -187,7 +191,8 @@ func fcForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 func fcBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
 	dz := dOut
 	if l.relu {
-		dz = Where(GreaterThan(c.z, ScalarZero(dOut.Graph(), dOut.DType())), dOut, zerosLike(dOut))
+		zero := ScalarZero(dOut.Graph(), dOut.DType())
+		dz = Where(GreaterThan(c.z, zero), dOut, zero)
 	}
 	dW = DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil)
 	dB = ReduceSum(dz, 0)

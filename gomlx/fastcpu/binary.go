@@ -133,28 +133,34 @@ func binaryExec(op binaryOp, original *executor) executor {
 		}
 		switch {
 		case len(x) == 1 && len(y) != 1:
-			op.applyScalarLeft(dst, x[0], y)
-		case len(y) == 1 || block == n:
-			op.apply(dst, x, y)
+			elementwise(n, func(lo, hi int) { op.applyScalarLeft(dst[lo:hi], x[0], y[lo:hi]) })
+		case len(y) == 1:
+			elementwise(n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y) })
+		case block == n:
+			elementwise(n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y[lo:hi]) })
 		case len(x) == n: // y repeats every block elements.
-			for o := 0; o < n; o += block {
-				op.apply(dst[o:o+block], x[o:o+block], y)
-			}
+			parallelFor(n/block, n, func(lo, hi int) {
+				for o := lo * block; o < hi*block; o += block {
+					op.apply(dst[o:o+block], x[o:o+block], y)
+				}
+			})
 		default: // x repeats.
-			for o := 0; o < n; o += block {
-				d := dst[o : o+block]
-				switch op {
-				case opAdd:
-					opAdd.apply(d, y[o:o+block], x) // Commutative.
-				case opMul:
-					opMul.apply(d, y[o:o+block], x)
-				case opSub:
-					yy := y[o : o+block]
-					for i := range d {
-						d[i] = x[i] - yy[i]
+			parallelFor(n/block, n, func(lo, hi int) {
+				for o := lo * block; o < hi*block; o += block {
+					d := dst[o : o+block]
+					switch op {
+					case opAdd:
+						opAdd.apply(d, y[o:o+block], x) // Commutative.
+					case opMul:
+						opMul.apply(d, y[o:o+block], x)
+					case opSub:
+						yy := y[o : o+block]
+						for i := range d {
+							d[i] = x[i] - yy[i]
+						}
 					}
 				}
-			}
+			})
 		}
 		return out, nil
 	}

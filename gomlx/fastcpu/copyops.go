@@ -2,7 +2,9 @@ package fastcpu
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -206,4 +208,69 @@ func parallelFor(n, elems int, fn func(lo, hi int)) {
 	}
 	fn(0, n/workers)
 	wg.Wait()
+}
+
+// execGather replaces simplego's Gather on fpfast backends for the row gather that im2col
+// builds: float32 operand [R, c], int32 indices [M, 1], output [M, c] with out[m] =
+// operand[indices[m]] (indices clamped to [0, R) as in XLA). Other gathers go to simplego.
+func execGather(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	src := float32Data(engine, inputs[0])
+	idx := dataOf[int32](engine, inputs[1])
+	outShape := nodeShape(node)
+	if lookup(engine) == nil || src == nil || idx == nil || !rowGather(engine, node, inputs) {
+		return simplegoGather(engine, node, inputs, inputsOwned)
+	}
+	c := outShape.Dimensions[1]
+	rows := len(src) / c
+	out := engine.NewBuffer(outShape)
+	if out == nil {
+		return nil, fmt.Errorf("%s Gather: backend is finalized", Name)
+	}
+	dst := float32Data(engine, out)
+	parallelFor(len(idx), len(dst), func(lo, hi int) {
+		switch {
+		case c == 1:
+			for m := lo; m < hi; m++ {
+				dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
+			}
+		case c < 16: // Short rows: a loop beats copy's call.
+			for m := lo; m < hi; m++ {
+				r := min(max(int(idx[m]), 0), rows-1)
+				d, s := dst[m*c:(m+1)*c], src[r*c:(r+1)*c]
+				for j := range d {
+					d[j] = s[j]
+				}
+			}
+		default:
+			for m := lo; m < hi; m++ {
+				r := min(max(int(idx[m]), 0), rows-1)
+				copy(dst[m*c:(m+1)*c], src[r*c:(r+1)*c])
+			}
+		}
+	})
+	return out, nil
+}
+
+// rowGather reports whether a Gather node is the row gather execGather implements.
+func rowGather(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer) bool {
+	opShape, err1 := engine.BufferShape(inputs[0])
+	idxShape, err2 := engine.BufferShape(inputs[1])
+	outShape := nodeShape(node)
+	if err1 != nil || err2 != nil || opShape.Rank() != 2 || idxShape.Rank() != 2 || outShape.Rank() != 2 ||
+		idxShape.Dimensions[1] != 1 || opShape.Dimensions[0] == 0 || opShape.Dimensions[1] == 0 ||
+		outShape.Dimensions[0] != idxShape.Dimensions[0] || outShape.Dimensions[1] != opShape.Dimensions[1] {
+		return false
+	}
+	data := nodeData(node)
+	v, err := intSlices(data, "offsetOutputAxes", "collapsedSlicesAxes", "startIndexMap", "sliceSizes")
+	if err != nil {
+		return false
+	}
+	axis := private(data.Elem(), "indexVectorAxis")
+	if !axis.IsValid() || axis.Kind() != reflect.Int || axis.Int() != 1 {
+		return false
+	}
+	return slices.Equal(v[0], []int{1}) && slices.Equal(v[1], []int{0}) && slices.Equal(v[2], []int{0}) &&
+		slices.Equal(v[3], []int{1, opShape.Dimensions[1]})
 }

@@ -27,8 +27,12 @@ var (
 	simplegoSlice, simplegoConcatenate executor
 	// simplegoAdd, simplegoSub and simplegoMul are simplego's elementwise Add, Sub and Mul.
 	simplegoAdd, simplegoSub, simplegoMul executor
-	hookInstalled                         bool
-	hookError                             string
+	// simplego's Where, Max, comparisons, logical ops and reductions.
+	simplegoWhere, simplegoMax, simplegoGreaterThan, simplegoEqual executor
+	simplegoLogicalAnd, simplegoLogicalOr, simplegoLogicalNot      executor
+	simplegoReduceSum, simplegoReduceMax, simplegoGather           executor
+	hookInstalled                                                  bool
+	hookError                                                      string
 )
 
 func init() {
@@ -47,6 +51,16 @@ func init() {
 		{backends.OpTypeAdd, &simplegoAdd, binaryExec(opAdd, &simplegoAdd)},
 		{backends.OpTypeSub, &simplegoSub, binaryExec(opSub, &simplegoSub)},
 		{backends.OpTypeMul, &simplegoMul, binaryExec(opMul, &simplegoMul)},
+		{backends.OpTypeGather, &simplegoGather, execGather},
+		{backends.OpTypeWhere, &simplegoWhere, execWhere},
+		{backends.OpTypeMax, &simplegoMax, execMax},
+		{backends.OpTypeGreaterThan, &simplegoGreaterThan, compareExec(true, &simplegoGreaterThan)},
+		{backends.OpTypeEqual, &simplegoEqual, compareExec(false, &simplegoEqual)},
+		{backends.OpTypeLogicalAnd, &simplegoLogicalAnd, logicalExec(true, &simplegoLogicalAnd)},
+		{backends.OpTypeLogicalOr, &simplegoLogicalOr, logicalExec(false, &simplegoLogicalOr)},
+		{backends.OpTypeLogicalNot, &simplegoLogicalNot, execLogicalNot},
+		{backends.OpTypeReduceSum, &simplegoReduceSum, reduceExec(backends.OpTypeReduceSum, &simplegoReduceSum)},
+		{backends.OpTypeReduceMax, &simplegoReduceMax, reduceExec(backends.OpTypeReduceMax, &simplegoReduceMax)},
 	}
 	for _, h := range hooks {
 		if *h.original = simplegoExecutors[h.op]; *h.original == nil {

@@ -53,6 +53,9 @@ func Kernel() string { return kernelName }
 // minParallelFlops is the size (m·n·k) below which Sgemm runs on the calling goroutine only.
 const minParallelFlops = 1 << 15
 
+// packA's fast paths write mr = 6 rows explicitly.
+var _ [1]struct{} = [mr - 5]struct{}{}
+
 // Sgemm computes C = A·B for an m×k matrix A and a k×n matrix B, writing the m×n result to
 // c[cOffset + i*ldc + j]. It uses up to workers goroutines (≤ 0 means GOMAXPROCS); the result
 // does not depend on workers. If k = 0, C is set to zero.
@@ -70,17 +73,26 @@ func Sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	// Work items: row blocks of mc × column chunks of at most nc, narrowed until there are
-	// enough items to keep every worker busy.
-	mBlocks := (m + mc - 1) / mc
+	// Work items: row blocks of mc rows × column chunks of at most nc, narrowed until there
+	// are enough items to keep every worker busy. Each item packs its rows of A and its
+	// columns of B over all of K, so narrowing columns repacks A: when A has fewer row blocks
+	// than workers, split picks smaller row blocks instead where that is cheaper. (Blocking
+	// does not change any result.)
+	rb := mc
 	nPanels := (n + nr - 1) / nr
 	chunk := min(nPanels, nc/nr)
-	for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > 1 {
-		chunk = (chunk + 1) / 2
+	mBlocks := (m + mc - 1) / mc
+	if mBlocks < workers {
+		rb, chunk = split(m, n, workers)
+		mBlocks = (m + rb - 1) / rb
+	} else {
+		for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > 1 {
+			chunk = (chunk + 1) / 2
+		}
 	}
 	nChunks := (nPanels + chunk - 1) / chunk
 	items := mBlocks * nChunks
-	p := &problem{m: m, n: n, k: k, a: a, b: b, c: c, cOff: cOffset, ldc: ldc, chunk: chunk * nr, nChunks: nChunks}
+	p := &problem{m: m, n: n, k: k, a: a, b: b, c: c, cOff: cOffset, ldc: ldc, rb: rb, chunk: chunk * nr, nChunks: nChunks}
 	if workers == 1 || items == 1 || m*n*k < minParallelFlops {
 		w := getWorkspace()
 		for it := range items {
@@ -120,8 +132,37 @@ type problem struct {
 	a, b      Matrix
 	c         []float32
 	cOff, ldc int
+	rb        int // Rows per work item (a multiple of mr, at most mc).
 	chunk     int // Columns per work item.
 	nChunks   int
+}
+
+// split chooses the rows per work item (a multiple of mr, at most mc) and the nr-column
+// panels per item (at most nc/nr) for an m×n product on workers goroutines. Per unit of K, an
+// item of r rows and c columns (averaged over the items) costs about r·c multiply-adds plus packCost·(r + c) for
+// packing its rows of A and columns of B; the split minimizing the estimated time of the
+// busiest worker wins (ties: the larger items).
+func split(m, n, workers int) (rows, panels int) {
+	const packCost = 16 // Packing one value ≈ this many vectorized multiply-adds.
+	nPanels := (n + nr - 1) / nr
+	bestRows, bestPanels, bestTime := mc, min(nPanels, nc/nr), -1
+	for rb := mc; rb >= mr; rb -= mr {
+		if rb > mr && (m+rb-1)/rb == (m+rb-mr-1)/(rb-mr) {
+			continue // rb−mr gives the same number of row blocks with smaller ones.
+		}
+		mBlocks := (m + rb - 1) / rb
+		rows := (m + mBlocks - 1) / mBlocks
+		for ch := min(nPanels, nc/nr); ch >= 1; ch-- {
+			nChunks := (nPanels + ch - 1) / ch
+			cols := (n + nChunks - 1) / nChunks
+			items := mBlocks * nChunks
+			t := (items + workers - 1) / workers * (rows*cols + packCost*(rows+cols))
+			if bestTime < 0 || t < bestTime {
+				bestRows, bestPanels, bestTime = rb, ch, t
+			}
+		}
+	}
+	return bestRows, bestPanels
 }
 
 // workspace holds one worker's packing buffers.
@@ -138,11 +179,11 @@ var workspacePool = sync.Pool{New: func() any {
 func getWorkspace() *workspace  { return workspacePool.Get().(*workspace) }
 func putWorkspace(w *workspace) { workspacePool.Put(w) }
 
-// run computes work item it: rows [i0, i0+mc) × columns [j0, j0+chunk) of C, over all of K.
+// run computes work item it: rows [i0, i0+rb) × columns [j0, j0+chunk) of C, over all of K.
 func (p *problem) run(it int, w *workspace) {
-	i0 := (it / p.nChunks) * mc
+	i0 := (it / p.nChunks) * p.rb
 	j0 := (it % p.nChunks) * p.chunk
-	mb := min(mc, p.m-i0)
+	mb := min(p.rb, p.m-i0)
 	nb := min(p.chunk, p.n-j0)
 	for p0 := 0; p0 < p.k; p0 += kc {
 		kb := min(kc, p.k-p0)
@@ -186,18 +227,26 @@ func packA(dst []float32, a Matrix, i0, p0, mb, kb int) {
 		rows := min(mr, mb-ir)
 		base := a.Offset + (i0+ir)*a.RowStride + p0*a.ColStride
 		if rows == mr && a.ColStride == 1 {
-			for r := range mr {
-				src := a.Data[base+r*a.RowStride : base+r*a.RowStride+kb]
-				for p, v := range src {
-					panel[p*mr+r] = v
-				}
+			// The six rows are interleaved in one pass (mr is 6).
+			rs := a.RowStride
+			s0 := a.Data[base : base+kb]
+			s1 := a.Data[base+rs : base+rs+kb]
+			s2 := a.Data[base+2*rs : base+2*rs+kb]
+			s3 := a.Data[base+3*rs : base+3*rs+kb]
+			s4 := a.Data[base+4*rs : base+4*rs+kb]
+			s5 := a.Data[base+5*rs : base+5*rs+kb]
+			for p := range kb {
+				d := panel[p*mr : p*mr+mr : p*mr+mr]
+				d[0], d[1], d[2], d[3], d[4], d[5] = s0[p], s1[p], s2[p], s3[p], s4[p], s5[p]
 			}
 			continue
 		}
 		if rows == mr && a.RowStride == 1 {
 			for p := range kb {
-				src := a.Data[base+p*a.ColStride : base+p*a.ColStride+mr]
-				copy(panel[p*mr:p*mr+mr], src)
+				o := base + p*a.ColStride
+				src := a.Data[o : o+mr : o+mr]
+				d := panel[p*mr : p*mr+mr : p*mr+mr]
+				d[0], d[1], d[2], d[3], d[4], d[5] = src[0], src[1], src[2], src[3], src[4], src[5]
 			}
 			continue
 		}

@@ -164,3 +164,17 @@ func BenchmarkSgemm(b *testing.B) {
 		})
 	}
 }
+
+// TestSplit checks that split returns valid blockings and, for a short wide-K product
+// (a weight gradient), splits rows between the workers rather than repacking A per column.
+func TestSplit(t *testing.T) {
+	for _, c := range [][3]int{{1, 1, 2}, {5, 3, 2}, {75, 32, 2}, {95, 800, 4}, {30, 1000, 16}} {
+		rows, panels := split(c[0], c[1], c[2])
+		if rows < mr || rows > mc || rows%mr != 0 || panels < 1 || panels > nc/nr {
+			t.Errorf("split(%v) = %d rows, %d panels", c, rows, panels)
+		}
+	}
+	if rows, panels := split(75, 32, 2); (75+rows-1)/rows != 2 || panels != 2 {
+		t.Errorf("split(75, 32, 2) = %d rows, %d panels; want 2 row blocks of all 2 panels", rows, panels)
+	}
+}
