@@ -99,8 +99,10 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
-	if cmd == "run" {
+	if cmd == "run" || cmd == "verify" {
 		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
+	}
+	if cmd == "run" {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 	}
 }

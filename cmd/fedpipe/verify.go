@@ -38,6 +38,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	if *runFirst {
 		runArgs := []string{path, "--lock-timeout", f.lockTimeout.String()}
+		if f.quiet {
+			runArgs = append(runArgs, "--quiet")
+		}
 		for name, v := range map[string]string{"--store": f.store, "--data": f.data, "--backend": f.backend} {
 			if v != "" {
 				runArgs = append(runArgs, name, v)
