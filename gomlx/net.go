@@ -274,22 +274,7 @@ func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grad
 // PyTorch SGD semantics: d = g + wd·θ; buf = m·buf + d; θ = θ − lr·buf (no dampening, not
 // Nesterov; a zero initial buffer gives PyTorch's first step buf = d).
 func trainStepGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
-	params, moms := inputs[:n], inputs[n:2*n]
-	x, labels, hyper := inputs[2*n], inputs[2*n+1], inputs[2*n+2]
-	loss, grads := lossAndGrads(ls, params, x, labels)
-	lr := Reshape(Slice(hyper, AxisElem(0)))
-	mom := Reshape(Slice(hyper, AxisElem(1)))
-	wd := Reshape(Slice(hyper, AxisElem(2)))
-	outs := make([]*Node, 0, 2*n+1)
-	newMoms := make([]*Node, n)
-	for i, p := range params {
-		d := Add(grads[i], Mul(wd, p))
-		newMoms[i] = Add(Mul(mom, moms[i]), d)
-		outs = append(outs, Sub(p, Mul(lr, newMoms[i])))
-	}
-	outs = append(outs, newMoms...)
-	return append(outs, loss)
+	return sgdStepGraph(ls, inputs, false, false)
 }
 
 // maskedTrainStepGraph is trainStepGraph with a 0/1 update mask per parameter: inputs =
@@ -300,19 +285,55 @@ func trainStepGraph(ls []layer, inputs []*Node) []*Node {
 // so a masked entry keeps its value exactly. With an all-ones mask every product by the
 // mask is exact, and the step equals trainStepGraph's bit for bit.
 func maskedTrainStepGraph(ls []layer, inputs []*Node) []*Node {
+	return sgdStepGraph(ls, inputs, true, false)
+}
+
+// proxTrainStepGraph is maskedTrainStepGraph plus a proximal term μ/2·‖θ − ref‖², whose
+// gradient μ·(θ − ref) joins the loss gradient (FedProx, Ditto): inputs = params (n),
+// momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ].
+func proxTrainStepGraph(ls []layer, inputs []*Node) []*Node {
+	return sgdStepGraph(ls, inputs, true, true)
+}
+
+// sgdStepGraph builds the three step variants above from one description, so their
+// arithmetic cannot drift apart: with masked, inputs hold n masks after the momentum
+// buffers; with prox, n reference tensors after the masks and μ as hyper[3].
+func sgdStepGraph(ls []layer, inputs []*Node, masked, prox bool) []*Node {
 	n := 2 * len(ls)
-	params, moms, masks := inputs[:n], inputs[n:2*n], inputs[2*n:3*n]
-	x, labels, hyper := inputs[3*n], inputs[3*n+1], inputs[3*n+2]
+	params, moms := inputs[:n], inputs[n:2*n]
+	rest := inputs[2*n:]
+	var masks, refs []*Node
+	if masked {
+		masks, rest = rest[:n], rest[n:]
+	}
+	if prox {
+		refs, rest = rest[:n], rest[n:]
+	}
+	x, labels, hyper := rest[0], rest[1], rest[2]
 	loss, grads := lossAndGrads(ls, params, x, labels)
 	lr := Reshape(Slice(hyper, AxisElem(0)))
 	mom := Reshape(Slice(hyper, AxisElem(1)))
 	wd := Reshape(Slice(hyper, AxisElem(2)))
+	var mu *Node
+	if prox {
+		mu = Reshape(Slice(hyper, AxisElem(3)))
+	}
 	outs := make([]*Node, 0, 2*n+1)
 	newMoms := make([]*Node, n)
 	for i, p := range params {
-		d := Mul(masks[i], Add(grads[i], Mul(wd, p)))
+		d := Add(grads[i], Mul(wd, p))
+		if prox {
+			d = Add(d, Mul(mu, Sub(p, refs[i])))
+		}
+		if masked {
+			d = Mul(masks[i], d)
+		}
 		newMoms[i] = Add(Mul(mom, moms[i]), d)
-		outs = append(outs, Sub(p, Mul(lr, Mul(masks[i], newMoms[i]))))
+		update := newMoms[i]
+		if masked {
+			update = Mul(masks[i], update)
+		}
+		outs = append(outs, Sub(p, Mul(lr, update)))
 	}
 	outs = append(outs, newMoms...)
 	return append(outs, loss)
@@ -324,29 +345,6 @@ func gradGraph(ls []layer, inputs []*Node) []*Node {
 	n := 2 * len(ls)
 	_, grads := lossAndGrads(ls, inputs[:n], inputs[n], inputs[n+1])
 	return grads
-}
-
-// proxTrainStepGraph is maskedTrainStepGraph plus a proximal term μ/2·‖θ − ref‖², whose
-// gradient μ·(θ − ref) joins the loss gradient (FedProx, Ditto): inputs = params (n),
-// momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ].
-func proxTrainStepGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
-	params, moms, masks, refs := inputs[:n], inputs[n:2*n], inputs[2*n:3*n], inputs[3*n:4*n]
-	x, labels, hyper := inputs[4*n], inputs[4*n+1], inputs[4*n+2]
-	loss, grads := lossAndGrads(ls, params, x, labels)
-	lr := Reshape(Slice(hyper, AxisElem(0)))
-	mom := Reshape(Slice(hyper, AxisElem(1)))
-	wd := Reshape(Slice(hyper, AxisElem(2)))
-	mu := Reshape(Slice(hyper, AxisElem(3)))
-	outs := make([]*Node, 0, 2*n+1)
-	newMoms := make([]*Node, n)
-	for i, p := range params {
-		g := Add(Add(grads[i], Mul(wd, p)), Mul(mu, Sub(p, refs[i])))
-		newMoms[i] = Add(Mul(mom, moms[i]), Mul(masks[i], g))
-		outs = append(outs, Sub(p, Mul(lr, Mul(masks[i], newMoms[i]))))
-	}
-	outs = append(outs, newMoms...)
-	return append(outs, loss)
 }
 
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of

@@ -138,6 +138,7 @@ type Session struct {
 	moms   []*tensors.Tensor
 	masks  []*tensors.Tensor // nil: every entry is updated
 	refs   []*tensors.Tensor // proximal anchor; nil: no proximal term
+	ones   []*tensors.Tensor // all-ones masks for proximal steps without a mask
 	mu     float32
 	hyper  *tensors.Tensor
 	opt    SGD
@@ -202,15 +203,9 @@ func (s *Session) SetMask(mask tensor.List) error {
 			return fmt.Errorf("mask names %q, which is not a parameter of %s", t.Name, s.m.spec.Arch)
 		}
 	}
-	if s.m.masked == nil {
-		ls := s.m.ls
-		exec, err := graph.NewExec(s.m.backend, func(inputs []*graph.Node) []*graph.Node { return maskedTrainStepGraph(ls, inputs) })
-		if err != nil {
-			finalize(out...)
-			return err
-		}
-		exec.SetMaxCache(-1).WithName("fedpipe-train-masked-" + s.m.spec.Arch)
-		s.m.masked = exec
+	if err := s.m.lazyExec(&s.m.masked, "train-masked", maskedTrainStepGraph); err != nil {
+		finalize(out...)
+		return err
 	}
 	s.masks = out
 	return nil
@@ -231,15 +226,9 @@ func (s *Session) SetProx(mu float32, ref tensor.List) error {
 	if err != nil {
 		return fmt.Errorf("proximal reference: %w", err)
 	}
-	if s.m.prox == nil {
-		ls := s.m.ls
-		e, err := graph.NewExec(s.m.backend, func(inputs []*graph.Node) []*graph.Node { return proxTrainStepGraph(ls, inputs) })
-		if err != nil {
-			finalize(refs...)
-			return err
-		}
-		e.SetMaxCache(-1).WithName("fedpipe-train-prox-" + s.m.spec.Arch)
-		s.m.prox = e
+	if err := s.m.lazyExec(&s.m.prox, "train-prox", proxTrainStepGraph); err != nil {
+		finalize(refs...)
+		return err
 	}
 	s.refs, s.mu = refs, mu
 	return nil
@@ -283,10 +272,10 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 		exec = s.m.masked
 		masks := s.masks
 		if masks == nil {
-			if masks, err = s.onesMasks(); err != nil {
-				return 0, err
+			if s.ones == nil { // built once per session, not per step
+				s.ones = s.onesMasks()
 			}
-			defer finalize(masks...)
+			masks = s.ones
 		}
 		for _, t := range masks {
 			args = append(args, t)
@@ -337,11 +326,12 @@ func (s *Session) Close() {
 	finalize(s.hyper)
 	finalize(s.masks...)
 	finalize(s.refs...)
-	s.params, s.moms, s.hyper, s.masks, s.refs = nil, nil, nil, nil, nil
+	finalize(s.ones...)
+	s.params, s.moms, s.hyper, s.masks, s.refs, s.ones = nil, nil, nil, nil, nil, nil
 }
 
 // onesMasks returns all-ones masks (every entry updated), for the proximal graph.
-func (s *Session) onesMasks() ([]*tensors.Tensor, error) {
+func (s *Session) onesMasks() []*tensors.Tensor {
 	out := make([]*tensors.Tensor, len(s.m.shapes))
 	for i, shape := range s.m.shapes {
 		data := make([]float32, tensor.Size(shape))
@@ -350,7 +340,7 @@ func (s *Session) onesMasks() ([]*tensors.Tensor, error) {
 		}
 		out[i] = tensors.FromFlatDataAndDimensions(data, shape...)
 	}
-	return out, nil
+	return out
 }
 
 // Evaluate runs the model with params on the samples (x, y), batch at a time (the last
@@ -403,14 +393,8 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 	if m.train == nil {
 		return nil, errors.New("model is closed")
 	}
-	if m.grad == nil {
-		ls := m.ls
-		e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return gradGraph(ls, inputs) })
-		if err != nil {
-			return nil, err
-		}
-		e.SetMaxCache(-1).WithName("fedpipe-grad-" + m.spec.Arch)
-		m.grad = e
+	if err := m.lazyExec(&m.grad, "grad", gradGraph); err != nil {
+		return nil, err
 	}
 	ps, err := m.toTensors(params)
 	if err != nil {
@@ -440,4 +424,19 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 		out[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
 	}
 	return out, nil
+}
+
+// lazyExec compiles build into *slot on first use (one graph per batch size, cached).
+func (m *Model) lazyExec(slot **graph.Exec, name string, build func([]layer, []*graph.Node) []*graph.Node) error {
+	if *slot != nil {
+		return nil
+	}
+	ls := m.ls
+	e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return build(ls, inputs) })
+	if err != nil {
+		return err
+	}
+	e.SetMaxCache(-1).WithName("fedpipe-" + name + "-" + m.spec.Arch)
+	*slot = e
+	return nil
 }

@@ -37,9 +37,6 @@ func (d MethodDef) param(name string) (ParamDef, bool) {
 	return ParamDef{}, false
 }
 
-// Param returns the definition of the named parameter.
-func (d MethodDef) Param(name string) (ParamDef, bool) { return d.param(name) }
-
 func (d MethodDef) paramNames() []string {
 	var s []string
 	for _, p := range d.Params {

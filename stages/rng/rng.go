@@ -77,6 +77,3 @@ func Dirichlet(r *rand.Rand, alpha float64, k int) []float64 {
 	}
 	return p
 }
-
-// Perm returns a random permutation of [0, n).
-func Perm(r *rand.Rand, n int) []int { return r.Perm(n) }
