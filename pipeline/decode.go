@@ -313,6 +313,14 @@ func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) erro
 	if rules == "" {
 		return nil
 	}
+	if v.Kind() == reflect.Slice {
+		for i := 0; i < v.Len(); i++ {
+			if err := d.check(n, v.Index(i), rules, field); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, r := range strings.Split(rules, ",") {
 		if strings.HasPrefix(r, "oneof=") {
 			opts := strings.Split(strings.TrimPrefix(r, "oneof="), "|")
@@ -336,13 +344,6 @@ func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) erro
 			x = float64(v.Int())
 		case reflect.Float64:
 			x = v.Float()
-		case reflect.Slice:
-			for i := 0; i < v.Len(); i++ {
-				if err := d.check(n, v.Index(i), r, field); err != nil {
-					return err
-				}
-			}
-			continue
 		default:
 			continue
 		}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -94,7 +95,20 @@ func datasetKey(ds DatasetSpec, d *DataDesc) map[string]any {
 	if ds.Name == "synthetic" {
 		m["alpha"], m["beta"], m["devices"], m["features"], m["classes"] = ds.Alpha, ds.Beta, ds.Devices, ds.Features, ds.Classes
 	}
+	// Fields added after key scheme 1 enter only when set, so existing keys stay valid.
+	setIf(m, "variant", ds.Variant, ds.Variant != "")
+	setIf(m, "severity", ds.Severity, ds.Severity != 0)
+	setIf(m, "image_size", ds.ImageSize, ds.ImageSize != 0)
+	setIf(m, "fraction", ds.Fraction, ds.Fraction != 0)
+	setIf(m, "normalize", ds.Normalize, ds.Normalize != "" && ds.Normalize != "dataset")
 	return m
+}
+
+// setIf sets m[k] = v when cond holds.
+func setIf(m map[string]any, k string, v any, cond bool) {
+	if cond {
+		m[k] = v
+	}
 }
 
 func partitionKey(p PartitionSpec) map[string]any {
@@ -104,6 +118,10 @@ func partitionKey(p PartitionSpec) map[string]any {
 		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
 	case "shards":
 		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
+	case "pathological":
+		m["classes_per_client"], m["quantity_skew"] = p.ClassesPerClient, p.QuantitySkew
+	case "natural":
+		setIf(m, "min_samples", p.MinSamples, p.MinSamples != 10)
 	}
 	return m
 }
@@ -113,13 +131,21 @@ func modelKey(ms ModelSpec, d *DataDesc) map[string]any {
 	if ms.Arch == "mlp" {
 		m["hidden"] = ms.Hidden
 	}
+	if ms.Arch == "resnet18" || ms.Arch == "resnet18_imagenet" {
+		m["bn_stats"], m["bn_params"] = ms.BNStats, ms.BNParams
+	}
 	return m
 }
 
 func trainKey(t TrainSpec) map[string]any {
-	return map[string]any{"rounds": t.Rounds, "participation": t.Participation, "local_epochs": t.LocalEpochs,
+	m := map[string]any{"rounds": t.Rounds, "participation": t.Participation, "local_epochs": t.LocalEpochs,
 		"batch_size": t.BatchSize, "lr": t.LR, "momentum": t.Momentum, "weight_decay": t.WeightDecay,
 		"eval_every": t.EvalEvery, "finetune_epochs": t.FinetuneEpochs}
+	if len(t.Augment) > 0 {
+		m["augment"] = t.Augment
+		setIf(m, "crop_padding", t.CropPadding, slices.Contains(t.Augment, "crop"))
+	}
+	return m
 }
 
 // Build expands the manifest and returns its stage graph with every key computed.

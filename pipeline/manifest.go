@@ -41,8 +41,25 @@ type Manifest struct {
 
 // DatasetSpec names the data. Which fields matter depends on Name.
 type DatasetSpec struct {
-	// Name is fmnist (Fashion-MNIST IDX files) or synthetic (Synthetic(α, β), FedProx).
-	Name string `yaml:"name" check:"oneof=fmnist|synthetic"`
+	// Name is the dataset: fmnist (Fashion-MNIST IDX files), synthetic (Synthetic(α, β),
+	// FedProx), or one of the seeds' datasets read from its standard on-disk format
+	// (DatasetNames).
+	Name string `yaml:"name" check:"oneof=fmnist|synthetic|mnist|emnist|cifar10|cifar100|cifar10c|svhn|medmnist|officehome|miniimagenet|har|femnist"`
+	// Variant picks a member of a dataset family: the EMNIST split (balanced, byclass,
+	// bymerge, digits, letters, mnist), the MedMNIST subset (e.g. organamnist,
+	// organcmnist), the CIFAR-10-C corruption (e.g. gaussian_noise).
+	Variant string `yaml:"variant"`
+	// Severity is the CIFAR-10-C severity, 1–5.
+	Severity int `yaml:"severity" check:"ge0"`
+	// ImageSize is the side images are resized to (image folders: OfficeHome,
+	// Mini-ImageNet); 0: the dataset's default.
+	ImageSize int `yaml:"image_size" check:"ge0"`
+	// Fraction, when > 0, keeps a seeded random fraction of the pooled data before
+	// partitioning (FedSelect's Mini-ImageNet uses 20%).
+	Fraction float64 `yaml:"fraction" check:"unit"`
+	// Normalize is how pixels are standardized: dataset (that dataset's channel mean and
+	// std, the default), imagenet (ImageNet's, for pretrained models) or none ([0, 1]).
+	Normalize string `yaml:"normalize" check:"oneof=dataset|imagenet|none"`
 	// Path is the directory holding the dataset files (fmnist). Empty: --data,
 	// $FEDPIPE_DATA, then the Debian package's location. Not part of any key: the files'
 	// digest is.
@@ -62,8 +79,11 @@ type DatasetSpec struct {
 
 // PartitionSpec says how samples are dealt to clients and split into train and test.
 type PartitionSpec struct {
-	// Scheme is dirichlet, shards, iid, or natural (Synthetic's own devices).
-	Scheme string `yaml:"scheme" check:"oneof=dirichlet|shards|iid|natural"`
+	// Scheme is dirichlet, shards, iid, pathological (classes_per_client classes each, with
+	// optional quantity skew; DM-PFL), domain (one client per domain: OfficeHome) or
+	// natural (the data's own clients: Synthetic's devices, FEMNIST's writers, HAR's
+	// subjects).
+	Scheme string `yaml:"scheme" check:"oneof=dirichlet|shards|iid|natural|pathological|domain"`
 	// Clients is the number of clients N.
 	Clients int `yaml:"clients" check:"gt0"`
 	// Alpha is the Dirichlet concentration (dirichlet).
@@ -74,17 +94,33 @@ type PartitionSpec struct {
 	Shards int `yaml:"shards" check:"gt0"`
 	// SamplesPerClient is each client's sample count (shards; 0 = deal out all data).
 	SamplesPerClient int `yaml:"samples_per_client" check:"ge0"`
+	// ClassesPerClient is how many classes each client holds (pathological).
+	ClassesPerClient int `yaml:"classes_per_client" check:"gt0"`
+	// QuantitySkew, when > 0, is the fraction of clients that together hold half of the
+	// data, the rest holding the other half (pathological; DM-PFL uses 0.9).
+	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1"`
 	// TestFraction of each client's samples goes to its test split.
 	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
 }
 
 // ModelSpec chooses the network.
 type ModelSpec struct {
-	// Arch is cnn4 (FedOBP's 4-layer CNN, image data), mlp or logreg. Default: cnn4 for
+	// Arch is cnn4 (FedOBP's 4-layer CNN, image data), fedavgcnn (FedAvg's CNN, DM-PFL),
+	// resnet18 (CIFAR variant: 3×3 stem, no max-pool), resnet18_imagenet (7×7 stem and
+	// max-pool, as torchvision and the FedSelect code), mlp or logreg. Default: cnn4 for
 	// images, mlp for flat features.
-	Arch string `yaml:"arch" check:"oneof=cnn4|mlp|logreg"`
+	Arch string `yaml:"arch" check:"oneof=cnn4|fedavgcnn|resnet18|resnet18_imagenet|mlp|logreg"`
 	// Hidden lists the hidden layer widths of mlp.
 	Hidden []int `yaml:"hidden" check:"gt0"`
+	// BNStats says what happens to BatchNorm running statistics in federated training:
+	// local (never averaged, as the official FedSelect code) or averaged with the weights.
+	BNStats string `yaml:"bn_stats" check:"oneof=local|averaged"`
+	// BNParams says whether BatchNorm's scale and shift are shared (aggregated like any
+	// weight) or personal (kept by each client).
+	BNParams string `yaml:"bn_params" check:"oneof=shared|personal"`
+	// Init is a file of initial weights (e.g. ImageNet-pretrained ResNet-18); empty: a
+	// seeded random initialization. Its content digest, not its path, enters the keys.
+	Init string `yaml:"init"`
 }
 
 // TrainSpec holds the federated loop's settings. A method's `train:` block overrides any
@@ -102,6 +138,12 @@ type TrainSpec struct {
 	// FinetuneEpochs fine-tunes each client's model for so many local epochs before every
 	// evaluation (FedOBP's logs use 5); the fine-tuned model is not kept.
 	FinetuneEpochs int `yaml:"finetune_epochs" check:"ge0"`
+	// Augment lists training augmentations applied per (seed, round, client, epoch):
+	// crop (random crop after zero padding by crop_padding pixels) and flip (random
+	// horizontal flip). Evaluation never augments.
+	Augment []string `yaml:"augment" check:"oneof=crop|flip"`
+	// CropPadding is the zero padding, in pixels, of the crop augmentation.
+	CropPadding int `yaml:"crop_padding" check:"ge0"`
 	// CheckpointEvery saves a resume point every so many rounds (0: never). It does not
 	// change results, so it is not part of the stage key.
 	CheckpointEvery int `yaml:"checkpoint_every" check:"ge0"`
@@ -161,10 +203,10 @@ func defaultManifest() Manifest {
 	return Manifest{
 		Seeds:     []int64{0},
 		Dataset:   DatasetSpec{Alpha: 0.5, Beta: 0.5, Devices: 30, Features: 60, Classes: 10},
-		Partition: PartitionSpec{Scheme: "dirichlet", Clients: 10, Alpha: 0.5, MinSamples: 10, Shards: 2, TestFraction: 0.25},
-		Model:     ModelSpec{Hidden: []int{200}},
+		Partition: PartitionSpec{Scheme: "dirichlet", Clients: 10, Alpha: 0.5, MinSamples: 10, Shards: 2, ClassesPerClient: 2, TestFraction: 0.25},
+		Model:     ModelSpec{Hidden: []int{200}, BNStats: "local", BNParams: "shared"},
 		Train: TrainSpec{Rounds: 10, Participation: 1, LocalEpochs: 1, BatchSize: 32,
-			LR: 0.01, EvalEvery: 1, CheckpointEvery: 1},
+			LR: 0.01, EvalEvery: 1, CheckpointEvery: 1, CropPadding: 4},
 	}
 }
 

@@ -100,7 +100,7 @@ func (l *Loader) Load(spec pipeline.DatasetSpec) (*Dataset, error) {
 		d = Synthetic(SyntheticParams{Alpha: spec.Alpha, Beta: spec.Beta, Devices: spec.Devices,
 			Features: spec.Features, Classes: spec.Classes})
 	default:
-		err = fmt.Errorf("unknown dataset %q", spec.Name)
+		err = fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, pipeline.ErrInvalid)
 	}
 	if err != nil {
 		return nil, err
