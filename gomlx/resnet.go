@@ -172,9 +172,6 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 		}
 	}
 	d.dense("classifier", c, s.NumClasses)
-	if h, wd := s.InputShape[0], s.InputShape[1]; h+2*stemPad < stemK || wd+2*stemPad < stemK {
-		return nil, fmt.Errorf("model %s: input %v is smaller than the %d×%d stem", s.Arch, s.InputShape, stemK, stemK)
-	}
 	return d.net(func(f *fwd, x *tv) *tv {
 		h := f.t.relu(f.bn("bn1", f.conv("conv1", x, stemK, stemStride, stemPad, false)))
 		if imagenet {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -333,5 +334,42 @@ func TestResNetShapes(t *testing.T) {
 	stats, affine, err := cifar.BatchNormParams()
 	if err != nil || len(stats) != 40 || len(affine) != 40 || affine[0] != "bn1.weight" || stats[1] != "bn1.running_var" {
 		t.Errorf("BatchNormParams: %d stats, %d affine (%v)", len(stats), len(affine), err)
+	}
+}
+
+// TestResNetInit: torchvision's initialization — convolutions N(0, 2/(k·k·cout)),
+// BatchNorm γ = 1, β = 0, running mean 0 and variance 1, the classifier PyTorch's Linear
+// default — and the same bits for the same seed.
+func TestResNetInit(t *testing.T) {
+	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{32, 32, 3}, NumClasses: 10}
+	a, b := spec.Init(3), spec.Init(3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different initializations")
+	}
+	for _, p := range a {
+		switch {
+		case strings.HasSuffix(p.Name, "running_var") || (strings.HasSuffix(p.Name, ".weight") && len(p.Shape) == 1):
+			if slices.ContainsFunc(p.Data, func(v float32) bool { return v != 1 }) {
+				t.Errorf("%s: want all ones", p.Name)
+			}
+		case len(p.Shape) == 1 && p.Name != "classifier.bias":
+			if slices.ContainsFunc(p.Data, func(v float32) bool { return v != 0 }) {
+				t.Errorf("%s: want all zeros", p.Name)
+			}
+		case len(p.Shape) == 4:
+			want := math.Sqrt(2 / float64(p.Shape[0]*p.Shape[1]*p.Shape[3]))
+			ss := 0.0
+			for _, v := range p.Data {
+				ss += float64(v) * float64(v)
+			}
+			if std := math.Sqrt(ss / float64(len(p.Data))); math.Abs(std-want) > 0.1*want {
+				t.Errorf("%s: std %.4g, want %.4g", p.Name, std, want)
+			}
+		default: // classifier
+			bound := 1 / math.Sqrt(512)
+			if slices.ContainsFunc(p.Data, func(v float32) bool { return math.Abs(float64(v)) > bound }) {
+				t.Errorf("%s: values beyond ±%.4g", p.Name, bound)
+			}
+		}
 	}
 }
