@@ -11,10 +11,19 @@ import (
 // batch size for steps steps after a warm-up, and inference (Evaluate) at batch 256. Inputs
 // are fixed random normals; results are samples per second.
 func BenchCNN4(backend string, hw, channels, batch, steps int) (trainSamplesPerSec, inferSamplesPerSec float64, err error) {
+	return BenchModel(backend, ModelSpec{Arch: ArchCNN4, InputShape: []int{hw, hw, channels}, NumClasses: 10}, batch, steps)
+}
+
+// BenchModel is BenchCNN4 for any image model (spec.InputShape [H, W, C], 10 classes
+// expected in spec.NumClasses).
+func BenchModel(backend string, spec ModelSpec, batch, steps int) (trainSamplesPerSec, inferSamplesPerSec float64, err error) {
 	if batch <= 0 || steps <= 0 {
-		return 0, 0, fmt.Errorf("BenchCNN4: batch and steps must be positive, got %d and %d", batch, steps)
+		return 0, 0, fmt.Errorf("BenchModel: batch and steps must be positive, got %d and %d", batch, steps)
 	}
-	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{hw, hw, channels}, NumClasses: 10}
+	sample := 1
+	for _, d := range spec.InputShape {
+		sample *= d
+	}
 	m, err := NewModel(backend, spec)
 	if err != nil {
 		return 0, 0, err
@@ -23,13 +32,13 @@ func BenchCNN4(backend string, hw, channels, batch, steps int) (trainSamplesPerS
 	params := spec.Init(0)
 	r := rand.New(rand.NewPCG(0, 1))
 	randomBatch := func(n int) ([]float32, []int32) {
-		x := make([]float32, n*hw*hw*channels)
+		x := make([]float32, n*sample)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())
 		}
 		y := make([]int32, n)
 		for i := range y {
-			y[i] = int32(r.IntN(10))
+			y[i] = int32(r.IntN(spec.NumClasses))
 		}
 		return x, y
 	}
@@ -40,6 +49,9 @@ func BenchCNN4(backend string, hw, channels, batch, steps int) (trainSamplesPerS
 	defer s.Close()
 	x, y := randomBatch(batch)
 	warmup := min(5, steps)
+	if spec.Arch != ArchCNN4 {
+		warmup = 1 // compiling is the slow part of the first step
+	}
 	for range warmup {
 		if _, err := s.Step(x, y); err != nil {
 			return 0, 0, err

@@ -22,3 +22,17 @@ func BenchmarkCNN4(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResNet18 reports ResNet-18 (CIFAR variant) training throughput at batch 32 on
+// 32×32×3. Run with go test ./gomlx -run '^$' -bench ResNet18 -benchtime 1x.
+func BenchmarkResNet18(b *testing.B) {
+	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{32, 32, 3}, NumClasses: 10}
+	for range b.N {
+		train, infer, err := BenchModel("", spec, 32, 3)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(train, "train_samples/s")
+		b.ReportMetric(infer, "infer_samples/s")
+	}
+}

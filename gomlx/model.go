@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
@@ -21,6 +22,15 @@ const (
 	ArchMLP = "mlp"
 	// ArchLogReg is multinomial logistic regression: the classifier alone.
 	ArchLogReg = "logreg"
+	// ArchFedAvgCNN is FedAvg's CNN (McMahan et al. 2017), as DM-PFL uses for MNIST, FEMNIST
+	// and CIFAR-10: like cnn4 but with "same" (2-pixel) padding, so fc1 sees the input's
+	// size divided by 4.
+	ArchFedAvgCNN = "fedavgcnn"
+	// ArchResNet18 is the CIFAR ResNet-18: 3×3 stride-1 stem, no max-pool.
+	ArchResNet18 = "resnet18"
+	// ArchResNet18ImageNet is torchvision's ResNet-18 (the official FedSelect code's): 7×7
+	// stride-2 stem and a 3×3 stride-2 max-pool.
+	ArchResNet18ImageNet = "resnet18_imagenet"
 )
 
 // ModelSpec describes a model. InputShape is the shape of one sample: [H, W, C] (NHWC
@@ -35,6 +45,21 @@ const (
 //	classifier.weight  [in, NumClasses]   the last layer of every architecture
 //	classifier.bias    [NumClasses]
 //
+// fedavgcnn has the same names (its convolutions pad by 2). The ResNet-18s use torchvision's
+// state_dict names, with the fully connected layer renamed classifier:
+//
+//	conv1.weight                      [k, k, C, 64]  stem (k = 3, or 7 for resnet18_imagenet)
+//	bn1.weight, bn1.bias              [64]           BatchNorm scale γ and shift β
+//	bn1.running_mean, bn1.running_var [64]           BatchNorm running statistics (not trained)
+//	layerS.B.conv1.weight, .bn1.*, .conv2.weight, .bn2.*   stage S in 1..4, block B in 0..1
+//	layerS.0.downsample.0.weight      [1, 1, cin, cout]    projection shortcut (S ≥ 2)
+//	layerS.0.downsample.1.*                                its BatchNorm
+//	classifier.weight [512, NumClasses], classifier.bias
+//
+// Running statistics are tensors like any other (checkpoints and aggregation see them) but
+// SGD never changes them: a training step replaces them with PyTorch's momentum update, and
+// masks and weight decay do not apply (see IsRunningStat).
+//
 // For cnn4 the input of fc1 is the second pooled feature map flattened in (h, w, c) order,
 // so fc1.weight has 64·side·side rows with side = ((H-4)/2-4)/2 (floors). (PyTorch's Linear
 // stores [out, in] and flattens NCHW in (c, h, w) order; converting needs a transpose and a
@@ -44,6 +69,9 @@ type ModelSpec struct {
 	InputShape []int
 	NumClasses int
 	Hidden     []int
+	// Width is the ResNet-18 first-stage width (stages are Width·{1, 2, 4, 8}); 0 means
+	// 64, the real ResNet-18. Smaller widths keep tests and quick experiments cheap.
+	Width int
 }
 
 // layerKind distinguishes the layers of the internal network description.
@@ -126,7 +154,8 @@ func (s ModelSpec) layers() ([]layer, error) {
 		}
 		return []layer{{kind: layerFC, name: "classifier", in: in, out: s.NumClasses}}, nil
 	default:
-		return nil, fmt.Errorf("unknown model architecture %q (known: %s, %s, %s)", s.Arch, ArchCNN4, ArchMLP, ArchLogReg)
+		return nil, fmt.Errorf("unknown model architecture %q (known: %s, %s, %s, %s, %s, %s)", s.Arch,
+			ArchCNN4, ArchFedAvgCNN, ArchResNet18, ArchResNet18ImageNet, ArchMLP, ArchLogReg)
 	}
 }
 
@@ -146,19 +175,87 @@ func (l layer) biasSize() int {
 	return l.out
 }
 
+// network returns the computation of the spec, validating it.
+func (s ModelSpec) network() (network, error) {
+	var tn *tapeNet
+	var err error
+	switch s.Arch {
+	case ArchResNet18, ArchResNet18ImageNet:
+		if s.NumClasses < 2 {
+			return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
+		}
+		tn, err = resnet18(s, s.Arch == ArchResNet18ImageNet)
+	case ArchFedAvgCNN:
+		if s.NumClasses < 2 {
+			return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
+		}
+		tn, err = fedAvgCNN(s)
+	default:
+		ls, err := s.layers()
+		if err != nil {
+			return nil, err
+		}
+		return seqNet(ls), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range s.InputShape {
+		if d <= 0 {
+			return nil, fmt.Errorf("model %q: InputShape %v has a non-positive dimension", s.Arch, s.InputShape)
+		}
+	}
+	return tapeNetwork{net: tn, inputShape: slices.Clone(s.InputShape)}, nil
+}
+
 // ParamShapes returns the names and shapes of the model's parameters, in the canonical
 // order used by Init and Session.Params.
 func (s ModelSpec) ParamShapes() (names []string, shapes [][]int, err error) {
-	ls, err := s.layers()
+	net, err := s.network()
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, l := range ls {
+	if tn, ok := net.(tapeNetwork); ok {
+		for _, d := range tn.net.defs {
+			names = append(names, d.name)
+			shapes = append(shapes, slices.Clone(d.shape))
+		}
+		return names, shapes, nil
+	}
+	for _, l := range net.(seqNet) {
 		ws, _ := l.weightShape()
 		names = append(names, l.name+".weight", l.name+".bias")
 		shapes = append(shapes, ws, []int{l.biasSize()})
 	}
 	return names, shapes, nil
+}
+
+// IsRunningStat reports whether a parameter name is a BatchNorm running statistic
+// (name.running_mean, name.running_var): state carried with the model, never trained.
+func IsRunningStat(name string) bool { return isRunningStat(name) }
+
+// BatchNormParams returns the names of the model's BatchNorm tensors: the running
+// statistics and the affine scale/shift (γ, β), in canonical order. Both are empty for
+// models without BatchNorm.
+func (s ModelSpec) BatchNormParams() (stats, affine []string, err error) {
+	net, err := s.network()
+	if err != nil {
+		return nil, nil, err
+	}
+	tn, ok := net.(tapeNetwork)
+	if !ok {
+		return nil, nil, nil
+	}
+	for _, d := range tn.net.defs {
+		if d.runningStats {
+			stats = append(stats, d.name)
+			base := strings.TrimSuffix(strings.TrimSuffix(d.name, ".running_mean"), ".running_var")
+			if strings.HasSuffix(d.name, ".running_mean") {
+				affine = append(affine, base+".weight", base+".bias")
+			}
+		}
+	}
+	return stats, affine, nil
 }
 
 // initStream is the PCG stream constant used by Init (any fixed value; changing it changes
@@ -167,12 +264,14 @@ const initStream = 0x6665647069706531 // "fedpipe1"
 
 // Init returns freshly initialized parameters, deterministically from seed, following
 // PyTorch's defaults for Conv2d and Linear: weights ~ kaiming-uniform with a=√5, i.e.
-// U(−1/√fanIn, 1/√fanIn), and biases ~ U(−1/√fanIn, 1/√fanIn). Values are drawn with a PCG
+// U(−1/√fanIn, 1/√fanIn), and biases ~ U(−1/√fanIn, 1/√fanIn). The ResNet-18s follow
+// torchvision: convolutions ~ N(0, 2/(k·k·cout)), BatchNorm γ = 1, β = 0, running mean 0
+// and variance 1, the classifier PyTorch's Linear default. Values are drawn with a PCG
 // generator seeded by (seed, initStream), tensor by tensor in parameter order, element by
 // element in row-major order, so the same seed always gives the same bits. It panics if the
 // spec is invalid (see Validate).
 func (s ModelSpec) Init(seed uint64) tensor.List {
-	ls, err := s.layers()
+	net, err := s.network()
 	if err != nil {
 		panic(err)
 	}
@@ -184,7 +283,27 @@ func (s ModelSpec) Init(seed uint64) tensor.List {
 		return t
 	}
 	var out tensor.List
-	for _, l := range ls {
+	if tn, ok := net.(tapeNetwork); ok {
+		for _, d := range tn.net.defs {
+			t := tensor.New(d.name, d.shape...)
+			switch d.init {
+			case initTorchUniform:
+				uniform(t, 1/math.Sqrt(float64(d.fanIn)))
+			case initKaimingFanOut:
+				std := math.Sqrt(2 / float64(d.fanOut))
+				for i := range t.Data {
+					t.Data[i] = float32(rng.NormFloat64() * std)
+				}
+			case initOnes:
+				for i := range t.Data {
+					t.Data[i] = 1
+				}
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	for _, l := range net.(seqNet) {
 		ws, fanIn := l.weightShape()
 		// kaiming_uniform_(a=√5): gain = √(2/(1+a²)) = √(1/3); bound = gain·√(3/fanIn) = 1/√fanIn.
 		gain := math.Sqrt(2.0 / (1 + 5.0))
@@ -199,7 +318,7 @@ func (s ModelSpec) Init(seed uint64) tensor.List {
 
 // Validate reports whether the spec describes a supported model.
 func (s ModelSpec) Validate() error {
-	_, err := s.layers()
+	_, err := s.network()
 	return err
 }
 

@@ -23,6 +23,11 @@ func TestParamShapes(t *testing.T) {
 			[][]int{{784, 200}, {200}, {200, 100}, {100}, {100, 10}, {10}}},
 		{ModelSpec{Arch: ArchLogReg, InputShape: []int{60}, NumClasses: 2},
 			[]string{"classifier.weight", "classifier.bias"}, [][]int{{60, 2}, {2}}},
+		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{28, 28, 1}, NumClasses: 62},
+			[]string{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias", "classifier.weight", "classifier.bias"},
+			[][]int{{5, 5, 1, 32}, {32}, {5, 5, 32, 64}, {64}, {7 * 7 * 64, 512}, {512}, {512, 62}, {62}}},
+		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{32, 32, 3}, NumClasses: 10},
+			nil, [][]int{{5, 5, 3, 32}, {32}, {5, 5, 32, 64}, {64}, {8 * 8 * 64, 512}, {512}, {512, 10}, {10}}},
 	}
 	for _, tc := range cases {
 		names, shapes, err := tc.spec.ParamShapes()
@@ -48,6 +53,11 @@ func TestSpecValidation(t *testing.T) {
 		{ModelSpec{Arch: ArchCNN4, InputShape: []int{10, 10, 1}, NumClasses: 10}, "too small"},
 		{ModelSpec{Arch: ArchLogReg, InputShape: []int{4}, NumClasses: 1}, "NumClasses"},
 		{ModelSpec{Arch: ArchMLP, InputShape: []int{4}, NumClasses: 3, Hidden: []int{0}}, "non-positive"},
+		{ModelSpec{Arch: ArchResNet18, InputShape: []int{32, 32}, NumClasses: 10}, "[H, W, C]"},
+		{ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 1}, "NumClasses"},
+		{ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 10, Width: -1}, "Width"},
+		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{3, 3, 1}, NumClasses: 10}, "too small"},
+		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{8, 8, 1}, NumClasses: 10, Hidden: []int{5}}, "Hidden"},
 	}
 	for _, tc := range cases {
 		err := tc.spec.Validate()

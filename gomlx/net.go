@@ -269,12 +269,40 @@ func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grad
 	return loss, backward(ls, params, caches, dLogits)
 }
 
+// network is a model's computation: the seqNet chain of layers (cnn4, mlp, logreg) or a
+// tapeNet (ResNet-18, FedAvg's CNN). Parameters are given in canonical order.
+type network interface {
+	numParams() int
+	// trainPass returns the mean cross-entropy of the batch in training mode, the gradient
+	// of every trained parameter (nil for running statistics) and the new value of every
+	// running statistic (nil for trained parameters).
+	trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node)
+	// evalLogits returns the logits [B, classes] in evaluation mode.
+	evalLogits(params []*Node, x *Node) *Node
+}
+
+// seqNet is a chain of layers with weight and bias each.
+type seqNet []layer
+
+func (ls seqNet) numParams() int { return 2 * len(ls) }
+
+func (ls seqNet) trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node) {
+	loss, grads = lossAndGrads(ls, params, x, labels)
+	return loss, grads, make([]*Node, len(params))
+}
+
+func (ls seqNet) evalLogits(params []*Node, x *Node) *Node {
+	logits, _ := forward(ls, params, x)
+	return logits
+}
+
 // trainStepGraph builds one SGD step. inputs = params (n), momentum buffers (n), x, labels,
 // hyper = [lr, momentum, weight decay]; outputs = new params (n), new momentum (n), loss.
 // PyTorch SGD semantics: d = g + wd·θ; buf = m·buf + d; θ = θ − lr·buf (no dampening, not
-// Nesterov; a zero initial buffer gives PyTorch's first step buf = d).
-func trainStepGraph(ls []layer, inputs []*Node) []*Node {
-	return sgdStepGraph(ls, inputs, false, false)
+// Nesterov; a zero initial buffer gives PyTorch's first step buf = d). Running statistics
+// take their new values from the forward pass; their momentum buffers stay as they are.
+func trainStepGraph(net network, inputs []*Node) []*Node {
+	return sgdStepGraph(net, inputs, false, false)
 }
 
 // maskedTrainStepGraph is trainStepGraph with a 0/1 update mask per parameter: inputs =
@@ -283,23 +311,24 @@ func trainStepGraph(ls []layer, inputs []*Node) []*Node {
 //	buf = Momentum·buf + mask·(g + WeightDecay·θ);  θ -= LR·mask·buf
 //
 // so a masked entry keeps its value exactly. With an all-ones mask every product by the
-// mask is exact, and the step equals trainStepGraph's bit for bit.
-func maskedTrainStepGraph(ls []layer, inputs []*Node) []*Node {
-	return sgdStepGraph(ls, inputs, true, false)
+// mask is exact, and the step equals trainStepGraph's bit for bit. Masks do not apply to
+// running statistics, which are not trained.
+func maskedTrainStepGraph(net network, inputs []*Node) []*Node {
+	return sgdStepGraph(net, inputs, true, false)
 }
 
 // proxTrainStepGraph is maskedTrainStepGraph plus a proximal term μ/2·‖θ − ref‖², whose
 // gradient μ·(θ − ref) joins the loss gradient (FedProx, Ditto): inputs = params (n),
 // momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ].
-func proxTrainStepGraph(ls []layer, inputs []*Node) []*Node {
-	return sgdStepGraph(ls, inputs, true, true)
+func proxTrainStepGraph(net network, inputs []*Node) []*Node {
+	return sgdStepGraph(net, inputs, true, true)
 }
 
 // sgdStepGraph builds the three step variants above from one description, so their
 // arithmetic cannot drift apart: with masked, inputs hold n masks after the momentum
 // buffers; with prox, n reference tensors after the masks and μ as hyper[3].
-func sgdStepGraph(ls []layer, inputs []*Node, masked, prox bool) []*Node {
-	n := 2 * len(ls)
+func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
+	n := net.numParams()
 	params, moms := inputs[:n], inputs[n:2*n]
 	rest := inputs[2*n:]
 	var masks, refs []*Node
@@ -310,7 +339,7 @@ func sgdStepGraph(ls []layer, inputs []*Node, masked, prox bool) []*Node {
 		refs, rest = rest[:n], rest[n:]
 	}
 	x, labels, hyper := rest[0], rest[1], rest[2]
-	loss, grads := lossAndGrads(ls, params, x, labels)
+	loss, grads, state := net.trainPass(params, x, labels)
 	lr := Reshape(Slice(hyper, AxisElem(0)))
 	mom := Reshape(Slice(hyper, AxisElem(1)))
 	wd := Reshape(Slice(hyper, AxisElem(2)))
@@ -321,6 +350,11 @@ func sgdStepGraph(ls []layer, inputs []*Node, masked, prox bool) []*Node {
 	outs := make([]*Node, 0, 2*n+1)
 	newMoms := make([]*Node, n)
 	for i, p := range params {
+		if state[i] != nil {
+			outs = append(outs, state[i])
+			newMoms[i] = moms[i]
+			continue
+		}
 		d := Add(grads[i], Mul(wd, p))
 		if prox {
 			d = Add(d, Mul(mu, Sub(p, refs[i])))
@@ -339,20 +373,25 @@ func sgdStepGraph(ls []layer, inputs []*Node, masked, prox bool) []*Node {
 	return append(outs, loss)
 }
 
-// gradGraph builds the gradient of the mean cross-entropy: inputs = params (n), x, labels;
-// outputs = the n gradients.
-func gradGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
-	_, grads := lossAndGrads(ls, inputs[:n], inputs[n], inputs[n+1])
+// gradGraph builds the gradient of the mean cross-entropy (in training mode): inputs =
+// params (n), x, labels; outputs = the n gradients, zero for running statistics.
+func gradGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
+	_, grads, _ := net.trainPass(inputs[:n], inputs[n], inputs[n+1])
+	for i, g := range grads {
+		if g == nil {
+			grads[i] = ZerosLike(inputs[i])
+		}
+	}
 	return grads
 }
 
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
 // per-sample cross-entropies and the number of correct argmax predictions (int32).
-func evalGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
+func evalGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
 	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
-	logits, _ := forward(ls, params, x)
+	logits := net.evalLogits(params, x)
 	perSample, _ := crossEntropy(logits, labels)
 	pred := ArgMax(logits, 1, dtypes.Int32)
 	correct := ReduceAllSum(ConvertDType(Equal(pred, labels), dtypes.Int32))

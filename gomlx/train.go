@@ -29,7 +29,7 @@ type SGD struct{ LR, Momentum, WeightDecay float32 }
 type Model struct {
 	spec    ModelSpec
 	backend backends.Backend
-	ls      []layer
+	net     network
 	names   []string
 	shapes  [][]int
 	sample  int // Values per sample.
@@ -43,7 +43,7 @@ type Model struct {
 // NewModel prepares spec on the named backend (a configuration as accepted by
 // ResolveBackend; "" means the default resolution).
 func NewModel(backend string, spec ModelSpec) (*Model, error) {
-	ls, err := spec.layers()
+	net, err := spec.network()
 	if err != nil {
 		return nil, err
 	}
@@ -55,12 +55,12 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{spec: spec, backend: b, ls: ls, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape)}
-	m.train, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return trainStepGraph(ls, inputs) })
+	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape)}
+	m.train, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return trainStepGraph(net, inputs) })
 	if err != nil {
 		return nil, err
 	}
-	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return evalGraph(ls, inputs) })
+	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return evalGraph(net, inputs) })
 	if err != nil {
 		m.train.Finalize()
 		return nil, err
@@ -427,12 +427,12 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 }
 
 // lazyExec compiles build into *slot on first use (one graph per batch size, cached).
-func (m *Model) lazyExec(slot **graph.Exec, name string, build func([]layer, []*graph.Node) []*graph.Node) error {
+func (m *Model) lazyExec(slot **graph.Exec, name string, build func(network, []*graph.Node) []*graph.Node) error {
 	if *slot != nil {
 		return nil
 	}
-	ls := m.ls
-	e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return build(ls, inputs) })
+	net := m.net
+	e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return build(net, inputs) })
 	if err != nil {
 		return err
 	}

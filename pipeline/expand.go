@@ -287,8 +287,10 @@ func (m *Manifest) checkRun(r *Run, methodField string) error {
 		}
 	}
 	switch {
-	case ds.Name == "synthetic" && r.Model.Arch == "cnn4":
-		return m.errAt("model.arch", "cnn4 needs image data; synthetic has %d flat features: use mlp or logreg", ds.Features)
+	case ds.Name == "synthetic" && r.Model.Arch != "mlp" && r.Model.Arch != "logreg":
+		return m.errAt("model.arch", "%s needs image data; synthetic has %d flat features: use mlp or logreg", r.Model.Arch, ds.Features)
+	case ds.Name == "synthetic" && len(r.Train.Augment) > 0:
+		return m.errAt("train.augment", "crop and flip need image data; synthetic has %d flat features: remove train.augment", ds.Features)
 	case ds.Name == "fmnist" && p.Scheme == "natural":
 		return m.errAt("partition.scheme", "fmnist has no natural clients: use dirichlet, shards or iid")
 	case ds.Name == "synthetic" && p.Scheme == "natural":

@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 )
@@ -126,8 +130,11 @@ func partitionKey(p PartitionSpec) map[string]any {
 	return m
 }
 
-func modelKey(ms ModelSpec, d *DataDesc) map[string]any {
+// modelKey returns the model fields that change results; initDigest is the SHA-256 of
+// model.init's file ("" without one): its content, not its path, enters the key.
+func modelKey(ms ModelSpec, d *DataDesc, initDigest string) map[string]any {
 	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
+	setIf(m, "init", "sha256:"+initDigest, initDigest != "")
 	if ms.Arch == "mlp" {
 		m["hidden"] = ms.Hidden
 	}
@@ -175,6 +182,7 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		return n, nil
 	}
 	descs := map[string]*DataDesc{}
+	inits := map[string]string{} // model.init path → digest
 	var evals, shifts []*Node
 	var reportRuns []*Run
 	for i := range runs {
@@ -199,9 +207,16 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		if err != nil {
 			return nil, err
 		}
+		initDigest, ok := inits[r.Model.Init]
+		if !ok && r.Model.Init != "" {
+			if initDigest, err = fileSHA256(r.Model.Init); err != nil {
+				return nil, m.errAt("model.init", "cannot read the initial weights: %v (give the path of a safetensors file, relative to the working directory)", err)
+			}
+			inits[r.Model.Init] = initDigest
+		}
 		train, err := add(&Node{Kind: KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
 			Backend: opt.Backend,
-			Params: trainParams{Model: modelKey(r.Model, d), Train: trainKey(r.Train), Method: r.Method,
+			Params: trainParams{Model: modelKey(r.Model, d, initDigest), Train: trainKey(r.Train), Method: r.Method,
 				Params: r.Params, Options: r.Options, Seed: r.Seed}})
 		if err != nil {
 			return nil, err
@@ -248,4 +263,18 @@ func partitionLabel(r *Run) string {
 	}
 	parts = append(parts, fmt.Sprintf("seed=%d", r.Seed))
 	return strings.Join(parts, " ")
+}
+
+// fileSHA256 returns the hex SHA-256 of a file's content.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

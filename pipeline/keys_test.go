@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,5 +55,54 @@ func TestDiffDescriptorsNamesChangedField(t *testing.T) {
 	d := diffDescriptors(a, b)
 	if len(d) != 1 || !strings.Contains(d[0], "train.lr 0.01 → 0.05") {
 		t.Errorf("diff = %q", d)
+	}
+}
+
+// TestModelInitKeyedByContent: model.init's SHA-256 enters the train key, its path does
+// not; a missing file is invalid input naming model.init.
+func TestModelInitKeyedByContent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	trainKey := func(init string) (Key, error) {
+		src := "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp, init: " + init + "}\nmethods: [{name: fedavg}]\n"
+		m, err := ParseManifest("k.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(DatasetSpec) (*DataDesc, error) {
+			return &DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+		}})
+		if err != nil {
+			return Key{}, err
+		}
+		for _, n := range g.Nodes {
+			if n.Kind == KindTrain {
+				return n.Key, nil
+			}
+		}
+		t.Fatal("no train stage")
+		return Key{}, nil
+	}
+	a, err := trainKey(write("a.safetensors", "weights one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := trainKey(write("b.safetensors", "weights one"))
+	c, _ := trainKey(write("c.safetensors", "weights two"))
+	if a != b {
+		t.Error("the same content under another path changed the key")
+	}
+	if a == c {
+		t.Error("other content did not change the key")
+	}
+	_, err = trainKey(filepath.Join(dir, "nope.safetensors"))
+	if !IsInvalid(err) || !strings.Contains(err.Error(), "model.init") {
+		t.Errorf("missing init file: error %v, want invalid input naming model.init", err)
 	}
 }

@@ -125,7 +125,7 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 		return nil, err
 	}
 	// The method's own Init says which per-client slots exist; fill them from the blobs.
-	m, err := train.NewMethod(r.Method, r.Params, r.Options)
+	m, err := train.NewRunMethod(r)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	if pipeline.Methods[n.Run.Method].Personal {
+	if train.PersonalModels(n.Run) {
 		models, err := train.EvalModels(n.Run, st, a.Clients())
 		if err != nil {
 			return nil, err
@@ -269,7 +269,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
 func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) {
-	personal := pipeline.Methods[sc.Node.Run.Method].Personal
+	personal := train.PersonalModels(sc.Node.Run)
 	models := make([]tensor.List, clients)
 	for c := range models {
 		if c > 0 && !personal {

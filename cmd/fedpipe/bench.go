@@ -23,6 +23,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backendFlag := fs.String("backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
+	arch := fs.String("arch", gomlx.ArchCNN4, "model to measure: cnn4, fedavgcnn, resnet18, resnet18_imagenet (the PyTorch reference covers cnn4 only)")
 	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
 	batch := fs.Int("batch", 32, "training batch size")
 	steps := fs.Int("steps", 60, "training steps measured per shape")
@@ -31,7 +32,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
 	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+gomlx.OracleBackend+") and print the speed-up over it")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe bench [flags]\n\nMeasures CNN4 training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -53,7 +54,10 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "backend %s, batch %d, %d steps\n", gomlx.BackendID(backend), *batch, *steps)
+	if *arch != gomlx.ArchCNN4 {
+		script = "" // the reference script is the cnn4
+	}
+	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps\n", *arch, gomlx.BackendID(backend), *batch, *steps)
 	header := fmt.Sprintf("%-9s %-10s %14s %14s %8s", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
 	if *oracle {
 		header += fmt.Sprintf(" %14s %10s", "oracle/s", "vs oracle")
@@ -65,14 +69,19 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fedpipe bench: --shape %q: want HxWxC with H = W\n", s)
 			return exitInvalid
 		}
-		train, infer, err := gomlx.BenchCNN4(backend, h, c, *batch, *steps)
+		spec := gomlx.ModelSpec{Arch: *arch, InputShape: []int{h, w, c}, NumClasses: 10}
+		if err := spec.Validate(); err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench: --arch %s --shape %s: %v\n", *arch, s, err)
+			return exitInvalid
+		}
+		train, infer, err := gomlx.BenchModel(backend, spec, *batch, *steps)
 		if err != nil {
 			fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 			return exitFailure
 		}
 		var oracleTrain, oracleInfer float64
 		if *oracle {
-			if oracleTrain, oracleInfer, err = gomlx.BenchCNN4(gomlx.OracleBackend, h, c, *batch, *steps); err != nil {
+			if oracleTrain, oracleInfer, err = gomlx.BenchModel(gomlx.OracleBackend, spec, *batch, *steps); err != nil {
 				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 				return exitFailure
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -162,7 +163,7 @@ func ModelSpec(r *pipeline.Run, d *data.Dataset) gomlx.ModelSpec {
 // Run trains the run's method for its rounds and returns the final state.
 func Run(ctx context.Context, cfg Config) (*State, error) {
 	r := cfg.Run
-	method, err := NewMethod(r.Method, r.Params, r.Options)
+	method, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +175,18 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	defer model.Close()
 	clients := cfg.Assign.Clients()
 	cd := gather(cfg.Data, cfg.Assign)
+	aug, err := newAugmenter(r.Train, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
 
 	st := cfg.Resume
 	if st == nil {
-		st = &State{Global: spec.Init(initSeed(r))}
+		init, err := InitialModel(r, spec)
+		if err != nil {
+			return nil, err
+		}
+		st = &State{Global: init}
 		method.Init(st, clients)
 	}
 	t := r.Train
@@ -193,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, err
 			}
 			l := &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
-				seed: r.Seed, round: round, client: c}
+				seed: r.Seed, round: round, client: c, aug: aug}
 			u, err := method.Train(l, st, c)
 			if err != nil {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
@@ -211,7 +220,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		st.Round = round
 		note := ""
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
-			rows, err := evaluateAll(model, method, st, cd, round, evalOpts(r, opt, method))
+			o := evalOpts(r, opt, method)
+			o.aug = aug
+			rows, err := evaluateAll(model, method, st, cd, round, o)
 			if err != nil {
 				return nil, err
 			}
@@ -249,6 +260,7 @@ type Local struct {
 	seed   int64
 	round  int
 	client int
+	aug    *augmenter // nil: no augmentation
 }
 
 // Epochs is the run's number of local epochs.
@@ -261,8 +273,9 @@ func (l *Local) LR() float32 { return l.opt.LR }
 func (l *Local) TrainSize() int { return len(l.data.trainY) }
 
 // Batches calls fn on every mini-batch of epochs passes over the client's training data,
-// epoch e in the order of the stream (seed, round, client, stream+"/e"). The slices are
-// reused between calls.
+// epoch e in the order of the stream (seed, round, client, stream+"/e"). With
+// train.augment, the batches are augmented (see augmenter) from the stream (seed, round,
+// client, stream+"/e/augment"). The slices are reused between calls.
 func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float32, y []int32) error) error {
 	n := len(l.data.trainY)
 	if n == 0 {
@@ -273,11 +286,18 @@ func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float3
 	by := make([]int32, 0, l.batch)
 	for e := 0; e < epochs; e++ {
 		perm := rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d", stream, e)).Perm(n)
+		var augRNG *rand.Rand
+		if l.aug != nil {
+			augRNG = rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d/augment", stream, e))
+		}
 		for start := 0; start < n; start += l.batch {
 			bx, by = bx[:0], by[:0]
 			for _, i := range perm[start:min(start+l.batch, n)] {
 				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
 				by = append(by, l.data.trainY[i])
+			}
+			if l.aug != nil {
+				l.aug.apply(augRNG, bx)
 			}
 			if err := fn(e, bx, by); err != nil {
 				return err
@@ -368,6 +388,7 @@ type evalOptions struct {
 	batch    int
 	opt      gomlx.SGD
 	seed     int64
+	aug      *augmenter // fine-tuning augments like training
 }
 
 func evalOpts(r *pipeline.Run, opt gomlx.SGD, method Method) evalOptions {
@@ -387,7 +408,7 @@ func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round
 	if epochs == 0 {
 		return p, nil
 	}
-	l := &Local{model: m, opt: o.opt, data: cd, epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c}
+	l := &Local{model: m, opt: o.opt, data: cd, epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c, aug: o.aug}
 	return l.Train(p, mask, o.opt.LR, epochs, "finetune")
 }
 
@@ -419,11 +440,14 @@ func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, roun
 // evaluation in training).
 func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
 	cd := gather(ds, a)
-	method, err := NewMethod(r.Method, r.Params, r.Options)
+	method, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err
 	}
 	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
+	if o.aug, err = newAugmenter(r.Train, ds); err != nil {
+		return nil, err
+	}
 	out := make([]tensor.List, len(cd))
 	for c := range cd {
 		if out[c], err = o.prepare(m, models[c], cd[c], r.Train.Rounds, c); err != nil {
@@ -486,7 +510,7 @@ func initSeed(r *pipeline.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "
 // EvalModels returns, for each of the clients, the model it is evaluated with at the end
 // of a run in state st.
 func EvalModels(r *pipeline.Run, st *State, clients int) ([]tensor.List, error) {
-	m, err := NewMethod(r.Method, r.Params, r.Options)
+	m, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err
 	}

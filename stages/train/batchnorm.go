@@ -1,0 +1,143 @@
+package train
+
+import (
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// bnAux names the State.Aux slot that holds each client's own BatchNorm tensors.
+const bnAux = "bn"
+
+// NewRunMethod returns the run's method (NewMethod), wrapped so that each client keeps
+// its own BatchNorm tensors when the model has BatchNorm and the manifest asks for it:
+// model.bn_stats: local keeps the running statistics out of aggregation (the default, as
+// the official FedSelect code: its running statistics are never averaged), and
+// model.bn_params: personal does the same for BatchNorm's scale and shift.
+func NewRunMethod(r *pipeline.Run) (Method, error) {
+	m, err := NewMethod(r.Method, r.Params, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	if !hasBatchNorm(r.Model.Arch) {
+		return m, nil
+	}
+	keep := bnKeep{Method: m, stats: r.Model.BNStats != "averaged", affine: r.Model.BNParams == "personal"}
+	if !keep.stats && !keep.affine {
+		return m, nil
+	}
+	return keep, nil
+}
+
+// PersonalModels reports whether the clients of a run end with models of their own: the
+// method keeps personal models, or the clients keep their own BatchNorm tensors.
+func PersonalModels(r *pipeline.Run) bool {
+	if pipeline.Methods[r.Method].Personal {
+		return true
+	}
+	return hasBatchNorm(r.Model.Arch) && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")
+}
+
+func hasBatchNorm(arch string) bool {
+	return arch == gomlx.ArchResNet18 || arch == gomlx.ArchResNet18ImageNet
+}
+
+// bnKeep wraps a method: the server aggregates as the method says, but every client that
+// has trained starts each round from, and is evaluated with, the method's model with its
+// own BatchNorm tensors put back (its running statistics; with affine also γ and β). A
+// client that never trained uses the method's values (the average, for averaging methods).
+// The tensors live in State.Aux["bn"], so checkpoints keep them.
+//
+// Optional interfaces of the wrapped method (communicator, finetuner) are forwarded; a new
+// one must be forwarded here too.
+type bnKeep struct {
+	Method
+	stats, affine bool
+}
+
+// kept reports whether the tensor called name in l is one a client keeps.
+func (b bnKeep) kept(name string, l tensor.List) bool {
+	if gomlx.IsRunningStat(name) {
+		return b.stats
+	}
+	if !b.affine {
+		return false
+	}
+	for _, suffix := range []string{".weight", ".bias"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			return l.Find(base+".running_mean") >= 0
+		}
+	}
+	return false
+}
+
+// own returns copies of the tensors of l a client keeps.
+func (b bnKeep) own(l tensor.List) tensor.List {
+	var out tensor.List
+	for _, t := range l {
+		if b.kept(t.Name, l) {
+			out = append(out, t.Clone())
+		}
+	}
+	return out
+}
+
+// overlay returns l with the tensors of own in place of its own (a new list; l unchanged).
+func overlay(l, own tensor.List) tensor.List {
+	if own == nil || l == nil {
+		return l
+	}
+	out := append(tensor.List(nil), l...)
+	for _, t := range own {
+		if i := out.Find(t.Name); i >= 0 {
+			out[i] = t.Clone()
+		}
+	}
+	return out
+}
+
+func (b bnKeep) Init(st *State, clients int) {
+	b.Method.Init(st, clients)
+	if st.Aux == nil {
+		st.Aux = map[string][]tensor.List{}
+	}
+	st.Aux[bnAux] = make([]tensor.List, clients)
+}
+
+func (b bnKeep) Train(l *Local, st *State, c int) (Upload, error) {
+	own := st.Aux[bnAux][c]
+	global := st.Global
+	st.Global = overlay(global, own)
+	if st.Personal != nil {
+		st.Personal[c] = overlay(st.Personal[c], own)
+	}
+	u, err := b.Method.Train(l, st, c)
+	st.Global = global
+	if err != nil {
+		return u, err
+	}
+	st.Aux[bnAux][c] = b.own(u.Params)
+	return u, nil
+}
+
+func (b bnKeep) EvalModel(st *State, c int) tensor.List {
+	return overlay(b.Method.EvalModel(st, c), st.Aux[bnAux][c])
+}
+
+// Comm forwards the wrapped method's count, or counts whole models.
+func (b bnKeep) Comm(st *State, c int, u Upload) (down, up int64) {
+	if cm, ok := b.Method.(communicator); ok {
+		return cm.Comm(st, c, u)
+	}
+	return modelBytes(st.Global), modelBytes(u.Params)
+}
+
+// Finetune forwards the wrapped method's fine-tuning, if any.
+func (b bnKeep) Finetune(like tensor.List) (int, tensor.List, bool) {
+	if f, ok := b.Method.(finetuner); ok {
+		return f.Finetune(like)
+	}
+	return 0, nil, false
+}
