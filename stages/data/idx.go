@@ -118,7 +118,7 @@ func LoadFashionMNIST(dir string) (*Dataset, error) {
 		p, err := findIDX(dir, name)
 		if err != nil {
 			return nil, &MissingDataError{Dataset: "fmnist", Searched: []string{dir}, Missing: name + "[.gz]",
-				Install: "Install it with: apt-get install dataset-fashion-mnist"}
+				Install: installHelp["fmnist"]}
 		}
 		raw, err := os.ReadFile(p)
 		if err != nil {
@@ -149,7 +149,7 @@ func LoadFashionMNIST(dir string) (*Dataset, error) {
 		}
 	}
 	total := counts[0] + counts[1]
-	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir, PixelMean: FMNISTMean, PixelStd: FMNISTStd,
+	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir, PixelMean: []float64{FMNISTMean}, PixelStd: []float64{FMNISTStd},
 		X: make([]float32, 0, total*784), Y: make([]int32, 0, total)}
 	for s := range images {
 		for _, px := range images[s] {
