@@ -117,6 +117,12 @@ func ReadMAT(path string, b []byte) (map[string]*MatArray, error) {
 		}
 		return nil, m.errf("no MAT v5 endian indicator (a v7.3 HDF5 or v4 file? save with -v7)")
 	}
+	if v := binary.LittleEndian.Uint16(b[124:]); v != 0x0100 {
+		if v == 0x0200 {
+			return nil, m.errf("MATLAB v7.3 (HDF5) file; only v5 files (MATLAB's -v7 or -v6 option) are read")
+		}
+		return nil, m.errf("version 0x%04x, want 0x0100 (MAT v5)", v)
+	}
 	out := map[string]*MatArray{}
 	rest := b[128:]
 	for len(rest) > 0 {
