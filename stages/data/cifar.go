@@ -11,9 +11,9 @@ import (
 const cifarPixels = 3 * 32 * 32
 
 // readCIFARBin reads CIFAR binary files (records of labelBytes label bytes then 3072
-// channel-planar pixels), appending NHWC pixels in [0, 1] and the label at byte
+// channel-planar pixels), appending NHWC pixels and the label at byte
 // labelIndex. It returns the number of records read.
-func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, classes int, g *digester, unit *[]float32, y *[]int32) (int, error) {
+func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, classes int, g *digester, pix *[]byte, y *[]int32) (int, error) {
 	rec := labelBytes + cifarPixels
 	n := 0
 	for _, name := range names {
@@ -36,7 +36,7 @@ func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, c
 			*y = append(*y, int32(l))
 			px := raw[off+labelBytes : off+rec]
 			for i := 0; i < 1024; i++ {
-				*unit = append(*unit, float32(px[i])/255, float32(px[1024+i])/255, float32(px[2048+i])/255)
+				*pix = append(*pix, px[i], px[1024+i], px[2048+i])
 			}
 			n++
 		}
@@ -48,16 +48,16 @@ func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, c
 // test_batch.bin), pooled in that order.
 func LoadCIFAR10(dir, mode string) (*Dataset, error) {
 	g := newDigester()
-	var unit []float32
+	var pix []byte
 	var y []int32
-	train, err := readCIFARBin("cifar10", dir, []string{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"}, 1, 0, 10, g, &unit, &y)
+	train, err := readCIFARBin("cifar10", dir, []string{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"}, 1, 0, 10, g, &pix, &y)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readCIFARBin("cifar10", dir, []string{"test_batch.bin"}, 1, 0, 10, g, &unit, &y); err != nil {
+	if _, err := readCIFARBin("cifar10", dir, []string{"test_batch.bin"}, 1, 0, 10, g, &pix, &y); err != nil {
 		return nil, err
 	}
-	d := imageDataset("cifar10", []int{32, 32, 3}, 10, unit, y, train, mode, &CIFAR10Stats)
+	d := byteImageDataset("cifar10", []int{32, 32, 3}, 10, pix, y, train, mode, &CIFAR10Stats)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }
@@ -66,16 +66,16 @@ func LoadCIFAR10(dir, mode string) (*Dataset, error) {
 // its fine (100-class) labels.
 func LoadCIFAR100(dir, mode string) (*Dataset, error) {
 	g := newDigester()
-	var unit []float32
+	var pix []byte
 	var y []int32
-	train, err := readCIFARBin("cifar100", dir, []string{"train.bin"}, 2, 1, 100, g, &unit, &y)
+	train, err := readCIFARBin("cifar100", dir, []string{"train.bin"}, 2, 1, 100, g, &pix, &y)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readCIFARBin("cifar100", dir, []string{"test.bin"}, 2, 1, 100, g, &unit, &y); err != nil {
+	if _, err := readCIFARBin("cifar100", dir, []string{"test.bin"}, 2, 1, 100, g, &pix, &y); err != nil {
 		return nil, err
 	}
-	d := imageDataset("cifar100", []int{32, 32, 3}, 100, unit, y, train, mode, &CIFAR100Stats)
+	d := byteImageDataset("cifar100", []int{32, 32, 3}, 100, pix, y, train, mode, &CIFAR100Stats)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }

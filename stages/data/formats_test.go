@@ -423,3 +423,24 @@ func TestMedMNISTNPZ(t *testing.T) {
 	_, err = LoadMedMNIST(filepath.Join(dir, "organamnist.npz"), "")
 	wantFormatError(t, err, filepath.Join(dir, "organamnist.npz"), "not a zip file")
 }
+
+func TestNormalizeModes(t *testing.T) {
+	dir := t.TempDir()
+	writeFMNIST(t, dir, 2, 1, true)
+	for _, c := range []struct {
+		mode        string
+		white, mean float64
+	}{
+		{"", (1 - FMNISTMean) / FMNISTStd, FMNISTMean},
+		{"none", 1, 0},
+		{"imagenet", (1 - 0.449) / (0.678 / 3), 0.449}, // ImageNet's channel means averaged for gray
+	} {
+		d, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "fmnist", Path: dir, Normalize: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(float64(d.X[0]), c.white) || !near(d.PixelMean[0], c.mean) || !near(unnorm(d, 0, d.X[0]), 1) {
+			t.Errorf("normalize %q: white pixel %v (want %v), mean %v", c.mode, d.X[0], c.white, d.PixelMean)
+		}
+	}
+}

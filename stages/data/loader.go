@@ -184,7 +184,9 @@ var sources = map[string]*source{
 		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
 		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
 		install: installHelp["fmnist"],
-		load:    func(dir string, spec pipeline.DatasetSpec) (*Dataset, error) { return LoadFashionMNIST(dir) },
+		load: func(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+			return loadFashionMNIST(dir, spec.Normalize)
+		},
 	},
 	"mnist": {
 		subdirs: []string{"mnist", "MNIST/raw"},

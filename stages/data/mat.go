@@ -210,7 +210,7 @@ func (m matReader) matrix(b []byte) (string, *MatArray, error) {
 // MATLAB's column-major order; y holds 1–10, with 10 meaning the digit 0, mapped to 0.
 func LoadSVHN(dir, mode string) (*Dataset, error) {
 	g := newDigester()
-	var unit []float32
+	var pix []byte
 	var y []int32
 	trainN := 0
 	for _, name := range []string{"train_32x32.mat", "test_32x32.mat"} {
@@ -244,14 +244,14 @@ func LoadSVHN(dir, mode string) (*Dataset, error) {
 			}
 			y = append(y, int32(l%10))
 		}
-		base := len(unit)
-		unit = append(unit, make([]float32, n*cifarPixels)...)
+		base := len(pix)
+		pix = append(pix, make([]byte, n*cifarPixels)...)
 		for s := 0; s < n; s++ {
 			for ch := 0; ch < 3; ch++ {
 				for c := 0; c < 32; c++ {
 					src := x.Data[s*3072+ch*1024+c*32 : s*3072+ch*1024+c*32+32]
 					for r, v := range src {
-						unit[base+s*3072+(r*32+c)*3+ch] = float32(v) / 255
+						pix[base+s*3072+(r*32+c)*3+ch] = v
 					}
 				}
 			}
@@ -260,7 +260,7 @@ func LoadSVHN(dir, mode string) (*Dataset, error) {
 			trainN = n
 		}
 	}
-	d := imageDataset("svhn", []int{32, 32, 3}, 10, unit, y, trainN, mode, &SVHNStats)
+	d := byteImageDataset("svhn", []int{32, 32, 3}, 10, pix, y, trainN, mode, &SVHNStats)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }

@@ -87,7 +87,7 @@ func LoadMNIST(dir, mode string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := imageDataset("mnist", []int{28, 28, 1}, 10, bytesToUnit(pix), y, trainN, mode, &MNISTStats)
+	d := byteImageDataset("mnist", []int{28, 28, 1}, 10, pix, y, trainN, mode, &MNISTStats)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }
@@ -117,15 +117,15 @@ func LoadEMNIST(dir, split, mode string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	unit := make([]float32, len(pix))
+	upright := make([]byte, len(pix))
 	for s := 0; s < len(pix)/784; s++ {
 		for r := 0; r < 28; r++ {
 			for c := 0; c < 28; c++ {
-				unit[s*784+r*28+c] = float32(pix[s*784+c*28+r]) / 255
+				upright[s*784+r*28+c] = pix[s*784+c*28+r]
 			}
 		}
 	}
-	d := imageDataset("emnist", []int{28, 28, 1}, classes, unit, y, trainN, mode, nil)
+	d := byteImageDataset("emnist", []int{28, 28, 1}, classes, upright, y, trainN, mode, nil)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }

@@ -84,17 +84,39 @@ func imageStats(mode string, def *Stats, x []float32, c, trainN, size int) Stats
 // statistics are taken from).
 func imageDataset(name string, shape []int, classes int, unit []float32, y []int32, trainN int, mode string, def *Stats) *Dataset {
 	c := shape[2]
-	size := shape[0] * shape[1] * c
-	st := imageStats(mode, def, unit, c, trainN, size)
-	inv := make([]float64, c)
-	for k := range inv {
-		inv[k] = 1 / st.Std[k]
-	}
+	st := imageStats(mode, def, unit, c, trainN, shape[0]*shape[1]*c)
 	for i, v := range unit {
 		k := i % c
-		unit[i] = float32((float64(v) - st.Mean[k]) * inv[k])
+		unit[i] = float32((float64(v) - st.Mean[k]) / st.Std[k])
 	}
 	return &Dataset{Name: name, X: unit, Y: y, Shape: shape, Classes: classes,
+		PixelMean: append([]float64(nil), st.Mean...), PixelStd: append([]float64(nil), st.Std...)}
+}
+
+// byteImageDataset is imageDataset for uint8 pixels: each becomes
+// float32((px/255 − mean)/std), computed in float64 from the byte itself. Statistics, when
+// computed, come from the training pixels.
+func byteImageDataset(name string, shape []int, classes int, pix []byte, y []int32, trainN int, mode string, def *Stats) *Dataset {
+	c := shape[2]
+	size := shape[0] * shape[1] * c
+	var st Stats
+	if mode == "none" || mode == "imagenet" || def != nil && len(def.Mean) == c {
+		st = imageStats(mode, def, nil, c, 0, size)
+	} else {
+		st = channelStats(bytesToUnit(pix[:trainN*size]), c, trainN, size)
+	}
+	// One table per channel: 256 possible values.
+	table := make([][256]float32, c)
+	for k := range table {
+		for v := range table[k] {
+			table[k][v] = float32((float64(v)/255 - st.Mean[k]) / st.Std[k])
+		}
+	}
+	x := make([]float32, len(pix))
+	for i, v := range pix {
+		x[i] = table[i%c][v]
+	}
+	return &Dataset{Name: name, X: x, Y: y, Shape: shape, Classes: classes,
 		PixelMean: append([]float64(nil), st.Mean...), PixelStd: append([]float64(nil), st.Std...)}
 }
 

@@ -65,8 +65,7 @@ func loadCIFAR10C(dir, corruption string, severity int, mode string) (*Dataset, 
 		}
 		y = append(y, int32(l))
 	}
-	unit := bytesToUnit(img.Data[lo*cifarPixels : hi*cifarPixels])
-	d := imageDataset("cifar10c", []int{32, 32, 3}, 10, unit, y, len(y), mode, &CIFAR10Stats)
+	d := byteImageDataset("cifar10c", []int{32, 32, 3}, 10, img.Data[lo*cifarPixels:hi*cifarPixels], y, len(y), mode, &CIFAR10Stats)
 	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }
@@ -90,7 +89,7 @@ func LoadMedMNIST(path, mode string) (*Dataset, error) {
 		return nil, err
 	}
 	var shape []int
-	var unit []float32
+	var pix []byte
 	var y []int32
 	trainN := 0
 	maxLabel := int64(-1)
@@ -123,7 +122,7 @@ func LoadMedMNIST(path, mode string) (*Dataset, error) {
 			maxLabel = max(maxLabel, l)
 			y = append(y, int32(l))
 		}
-		unit = append(unit, bytesToUnit(img.Data)...)
+		pix = append(pix, img.Data...)
 		if split == "train" {
 			trainN = n
 		}
@@ -136,7 +135,7 @@ func LoadMedMNIST(path, mode string) (*Dataset, error) {
 	} else if int(maxLabel) >= classes {
 		return nil, &FormatError{path, "MedMNIST .npz", fmt.Sprintf("label %d, but %s has %d classes", maxLabel, name, classes)}
 	}
-	d := imageDataset("medmnist", shape, classes, unit, y, trainN, mode, nil)
+	d := byteImageDataset("medmnist", shape, classes, pix, y, trainN, mode, nil)
 	d.Digest, d.Source = g.sum(), path
 	return d, nil
 }
