@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/fedpipe/fedpipe/pipeline"
 )
@@ -28,6 +29,8 @@ func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, c
 		if len(raw) == 0 || len(raw)%rec != 0 {
 			return 0, &FormatError{p, "CIFAR binary file", fmt.Sprintf("%d bytes is not a whole number of %d-byte records (%d label byte(s) + 3072 pixels)", len(raw), rec, labelBytes)}
 		}
+		*pix = slices.Grow(*pix, len(raw)/rec*cifarPixels)
+		*y = slices.Grow(*y, len(raw)/rec)
 		for off := 0; off < len(raw); off += rec {
 			l := int(raw[off+labelIndex])
 			if l >= classes {
