@@ -444,3 +444,55 @@ func TestNormalizeModes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadMAT: any bytes parse into arrays whose data match their dimensions, or fail
+// with a FormatError naming the path; never a panic.
+func FuzzReadMAT(f *testing.F) {
+	f.Add(svhnMAT([]byte{1, 10}))
+	f.Add(append(matHeader(), matMatrix("y", 6, []int32{2, 1}, miUINT8, []byte{1, 2})...))
+	f.Add(matHeader())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		vars, err := ReadMAT("/f.mat", b)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Path != "/f.mat" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		for name, a := range vars {
+			n := 1
+			for _, d := range a.Dims {
+				n *= d
+			}
+			if n != a.Len() {
+				t.Fatalf("%s: dims %v but %d elements", name, a.Dims, a.Len())
+			}
+		}
+	})
+}
+
+// FuzzReadNPY: any bytes parse into an array whose data match its shape, or fail with a
+// FormatError naming the path; never a panic.
+func FuzzReadNPY(f *testing.F) {
+	f.Add(npy(1, "|u1", []int{2, 2}, []byte{1, 2, 3, 4}))
+	f.Add(npy(2, "<i8", []int{1}, make([]byte, 8)))
+	f.Add(npy(1, "<f4", []int{}, make([]byte, 4)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := ReadNPY("/f.npy", b)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Path != "/f.npy" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		n := 1
+		for _, d := range a.Shape {
+			n *= d
+		}
+		if n != a.Len() {
+			t.Fatalf("shape %v but %d elements", a.Shape, a.Len())
+		}
+	})
+}

@@ -192,7 +192,9 @@ func (m matReader) matrix(b []byte) (string, *MatArray, error) {
 			return "", nil, m.errf("negative dimension %d", d)
 		}
 		arr.Dims = append(arr.Dims, d)
-		n *= d
+		if n *= d; n > maxMATElement {
+			return "", nil, m.errf("dimensions %v are too large", arr.Dims)
+		}
 	}
 	name := string(parts[2])
 	size, ok := matTypeSize[arr.Type]
