@@ -209,6 +209,9 @@ func TestCIFAR10CSeverityBlocks(t *testing.T) {
 	if err != nil || all.Len() != n {
 		t.Fatalf("severity 0 should pool all %d images: %v", n, err)
 	}
+	if one, err := l.Load(pipeline.DatasetSpec{Name: "cifar10c", Variant: "fog", Severity: 1}); err != nil || one.Len() != 2 || one == all {
+		t.Fatalf("the loader's cache mixed up severities: %v", err)
+	}
 	_, err = l.Load(pipeline.DatasetSpec{Name: "cifar10c", Variant: "frost", Severity: 1})
 	var miss *MissingDataError
 	if !errors.As(err, &miss) || !strings.Contains(err.Error(), "frost.npy") || !strings.Contains(err.Error(), "zenodo") {
