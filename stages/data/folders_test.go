@@ -122,6 +122,10 @@ func TestMiniImageNetSplitsPooled(t *testing.T) {
 	if m := d.PixelMean[0] * 255; m < 14.5 || m > 15.5 {
 		t.Errorf("mean %v×255, want ≈ 15 (train images)", d.PixelMean[0]*255)
 	}
+	bad := filepath.Join(root, "test", "n01930112", "d.png")
+	write(t, bad, solidPNG(t, 4, 4, color.RGBA{1, 2, 3, 255})[:30])
+	_, err = LoadMiniImageNet(root, 8, "")
+	wantFormatError(t, err, bad, "not a valid JPEG or PNG image")
 	_, err = (&Loader{}).Load(pipeline.DatasetSpec{Name: "miniimagenet", Path: t.TempDir()})
 	var miss *MissingDataError
 	if !errors.As(err, &miss) || !strings.Contains(err.Error(), "n01532829") {

@@ -237,6 +237,9 @@ func TestMNISTAndEMNISTTransposed(t *testing.T) {
 	if fmt.Sprint(d.Y) != "[7 2]" || !near(unnorm(d, 5, d.X[5]), 1) || d.PixelMean[0] != MNISTStats.Mean[0] {
 		t.Errorf("mnist: labels %v, pixel 5 %v", d.Y, unnorm(d, 5, d.X[5]))
 	}
+	write(t, filepath.Join(dir, "t10k-images-idx3-ubyte"), idx([]int{1, 28, 27}, img[:28*27]))
+	_, err = LoadMNIST(dir, "")
+	wantFormatError(t, err, filepath.Join(dir, "t10k-images-idx3-ubyte"), "image dimensions [1 28 27], want [n 28 28]")
 	edir := filepath.Join(t.TempDir(), "gzip")
 	for _, sp := range []string{"train", "test"} {
 		write(t, filepath.Join(edir, "emnist-letters-"+sp+"-images-idx3-ubyte.gz"), gz(idx([]int{1, 28, 28}, img[:784])))
