@@ -76,6 +76,7 @@ func TestOfficeHomeDomainsAndClasses(t *testing.T) {
 	write(t, filepath.Join(root, "Art", "Alarm_Clock", "00002.png"), solidPNG(t, 8, 8, color.RGBA{255, 0, 0, 255}))
 	write(t, filepath.Join(root, "Real World", "Bike", "a.PNG"), solidPNG(t, 3, 5, color.RGBA{0, 0, 255, 255}))
 	write(t, filepath.Join(root, "Real World", "Bike", "notes.txt"), []byte("not an image"))
+	write(t, filepath.Join(root, "__MACOSX", "Art", "._x.jpg"), []byte("resource fork"))
 	l := &Loader{DataDir: filepath.Dir(root)}
 	d, err := l.Load(pipeline.DatasetSpec{Name: "officehome", ImageSize: 4, Normalize: "none"})
 	if err != nil {
@@ -244,8 +245,13 @@ func TestMissingDataNamesEverything(t *testing.T) {
 			}
 		}
 	}
+	t.Setenv("FEDPIPE_DATA", "")
+	_, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "cifar10"})
+	if !strings.Contains(fmt.Sprint(err), "no dataset.path, --data or $FEDPIPE_DATA given") {
+		t.Errorf("nothing to search: %v", err)
+	}
 	t.Setenv("FEDPIPE_DATA", root)
-	_, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "svhn"})
+	_, err = (&Loader{}).Load(pipeline.DatasetSpec{Name: "svhn"})
 	if !strings.Contains(fmt.Sprint(err), filepath.Join(root, "svhn")) {
 		t.Errorf("$FEDPIPE_DATA not searched: %v", err)
 	}

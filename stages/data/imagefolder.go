@@ -40,7 +40,8 @@ func isImageName(name string) bool {
 	return false
 }
 
-// subdirs lists the directories in dir, sorted by name.
+// subdirs lists the directories in dir, sorted by name, leaving out hidden ones and
+// archive debris such as __MACOSX.
 func subdirs(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -48,7 +49,7 @@ func subdirs(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), "__") { // .git, __MACOSX
 			out = append(out, e.Name())
 		}
 	}
