@@ -279,41 +279,10 @@ func copyParams[V any](p map[string]V) map[string]V {
 
 // checkRun validates combinations of settings that no single field can.
 func (m *Manifest) checkRun(r *Run, methodField string) error {
-	ds, p := r.Dataset, &r.Partition
-	if r.Model.Arch == "" {
-		r.Model.Arch = "mlp"
-		if ds.Name == "fmnist" {
-			r.Model.Arch = "cnn4"
-		}
+	if err := m.checkData(r); err != nil {
+		return err
 	}
-	switch {
-	case ds.Name == "synthetic" && r.Model.Arch != "mlp" && r.Model.Arch != "logreg":
-		return m.errAt("model.arch", "%s needs image data; synthetic has %d flat features: use mlp or logreg", r.Model.Arch, ds.Features)
-	case ds.Name == "synthetic" && len(r.Train.Augment) > 0:
-		return m.errAt("train.augment", "crop and flip need image data; synthetic has %d flat features: remove train.augment", ds.Features)
-	case ds.Name == "fmnist" && p.Scheme == "natural":
-		return m.errAt("partition.scheme", "fmnist has no natural clients: use dirichlet, shards or iid")
-	case ds.Name == "synthetic" && p.Scheme == "natural":
-		if _, set := m.Pos["partition.clients"]; set && p.Clients != ds.Devices {
-			return m.errAt("partition.clients", "natural partition of synthetic gives one client per device: clients (%d) must equal dataset.devices (%d)", p.Clients, ds.Devices)
-		}
-		p.Clients = ds.Devices
-	}
-	if ds.Name == "fmnist" {
-		n := 70000
-		if ds.MaxSamples > 0 {
-			n = min(n, ds.MaxSamples)
-		}
-		if p.Clients > n/2 {
-			return m.errAt("partition.clients", "%d clients for %d samples: each client needs at least 2 (one train, one test)", p.Clients, n)
-		}
-		if p.Scheme == "dirichlet" && p.Clients*p.MinSamples > n {
-			return m.errAt("partition.min_samples", "%d clients × min_samples %d exceeds the %d samples", p.Clients, p.MinSamples, n)
-		}
-		if p.Scheme == "shards" && p.Clients*p.SamplesPerClient > n {
-			return m.errAt("partition.samples_per_client", "%d clients × %d samples exceeds the %d samples", p.Clients, p.SamplesPerClient, n)
-		}
-	}
+	p := &r.Partition
 	if p.Scheme == "shards" && p.SamplesPerClient > 0 && p.SamplesPerClient < p.Shards {
 		return m.errAt("partition.samples_per_client", "%d samples cannot fill %d shards", p.SamplesPerClient, p.Shards)
 	}

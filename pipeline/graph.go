@@ -187,7 +187,7 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 	var reportRuns []*Run
 	for i := range runs {
 		r := &runs[i]
-		dk := fmt.Sprintf("%s|%s", r.Dataset.Name, r.Dataset.Path)
+		dk := fmt.Sprintf("%s|%s|%s|%d|%d|%s", r.Dataset.Name, r.Dataset.Path, r.Dataset.Variant, r.Dataset.Severity, r.Dataset.ImageSize, r.Dataset.Normalize)
 		d, ok := descs[dk]
 		if !ok {
 			if d, err = opt.Describe(r.Dataset); err != nil {

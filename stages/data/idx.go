@@ -3,9 +3,7 @@ package data
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -110,55 +108,15 @@ func ReadIDX(path string, raw []byte) (dims []int, values []byte, err error) {
 // train split first then test (FL-bench merges them before partitioning). Pixels are
 // scaled to [0, 1] and normalized with FMNISTMean and FMNISTStd. The digest covers the
 // files' raw bytes.
-func LoadFashionMNIST(dir string) (*Dataset, error) {
-	h := sha256.New()
-	var images, labels [][]byte
-	var counts []int
-	for i, name := range fmnistFiles {
-		p, err := findIDX(dir, name)
-		if err != nil {
-			return nil, &MissingDataError{Dataset: "fmnist", Searched: []string{dir}, Missing: name + "[.gz]",
-				Install: "Install it with: apt-get install dataset-fashion-mnist"}
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", name, len(raw))
-		h.Write(raw)
-		dims, vals, err := ReadIDX(p, raw)
-		if err != nil {
-			return nil, err
-		}
-		if i%2 == 0 {
-			if len(dims) != 3 || dims[1] != 28 || dims[2] != 28 {
-				return nil, &IDXError{p, fmt.Sprintf("image dimensions %v, want [n 28 28]", dims)}
-			}
-			images = append(images, vals)
-			counts = append(counts, dims[0])
-		} else {
-			if len(dims) != 1 || dims[0] != counts[len(counts)-1] {
-				return nil, &IDXError{p, fmt.Sprintf("label dimensions %v, want [%d] to match the images", dims, counts[len(counts)-1])}
-			}
-			for _, v := range vals {
-				if v > 9 {
-					return nil, &IDXError{p, fmt.Sprintf("label %d out of range 0..9", v)}
-				}
-			}
-			labels = append(labels, vals)
-		}
+func LoadFashionMNIST(dir string) (*Dataset, error) { return loadFashionMNIST(dir, "dataset") }
+
+func loadFashionMNIST(dir, mode string) (*Dataset, error) {
+	g := newDigester()
+	pix, y, trainN, err := idxSet("fmnist", dir, [][2]string{{fmnistFiles[0], fmnistFiles[1]}, {fmnistFiles[2], fmnistFiles[3]}}, 10, 0, g)
+	if err != nil {
+		return nil, err
 	}
-	total := counts[0] + counts[1]
-	d := &Dataset{Name: "fmnist", Shape: []int{28, 28, 1}, Classes: 10, Source: dir, PixelMean: FMNISTMean, PixelStd: FMNISTStd,
-		X: make([]float32, 0, total*784), Y: make([]int32, 0, total)}
-	for s := range images {
-		for _, px := range images[s] {
-			d.X = append(d.X, float32((float64(px)/255-FMNISTMean)/FMNISTStd))
-		}
-		for _, l := range labels[s] {
-			d.Y = append(d.Y, int32(l))
-		}
-	}
-	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	d := byteImageDataset("fmnist", []int{28, 28, 1}, 10, pix, y, trainN, mode, &Stats{[]float64{FMNISTMean}, []float64{FMNISTStd}})
+	d.Digest, d.Source = g.sum(), dir
 	return d, nil
 }

@@ -19,7 +19,15 @@ func (a *Assignment) Clients() int { return len(a.Train) }
 
 // Make partitions ds as the run's dataset and partition specs say, with the run's seed.
 func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec, seed int64) (*Assignment, error) {
-	pool := Subset(ds.Len(), spec.MaxSamples, seed)
+	// dataset.fraction first, then max_samples of what it kept.
+	pool := Fraction(ds.Len(), spec.Fraction, seed)
+	if spec.MaxSamples > 0 && spec.MaxSamples < len(pool) {
+		keep := Subset(len(pool), spec.MaxSamples, seed)
+		for i, k := range keep {
+			keep[i] = pool[k]
+		}
+		pool = keep
+	}
 	labels := make([]int32, len(pool))
 	for i, s := range pool {
 		labels[i] = ds.Y[s]
@@ -33,15 +41,18 @@ func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec,
 		parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
 	case "iid":
 		parts = IID(len(pool), p.Clients, seed)
+	case "pathological":
+		parts, err = Pathological(labels, ds.Classes, p.Clients, p.ClassesPerClient, p.QuantitySkew, seed)
 	case "natural":
 		if ds.Groups == nil {
 			return nil, fmt.Errorf("dataset %s has no natural clients", ds.Name)
 		}
-		groups := make([]int32, len(pool))
-		for i, s := range pool {
-			groups[i] = ds.Groups[s]
+		parts, err = Natural(gather(ds.Groups, pool), p.Clients, p.MinSamples, seed)
+	case "domain":
+		if ds.Domains == nil {
+			return nil, fmt.Errorf("dataset %s has no domains", ds.Name)
 		}
-		parts, err = Natural(groups, p.Clients)
+		parts, err = Domain(gather(ds.Domains, pool), p.Clients)
 	default:
 		err = fmt.Errorf("unknown partition scheme %q", p.Scheme)
 	}
@@ -59,6 +70,15 @@ func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec,
 		a.Train[c], a.Test[c] = Split(part, p.TestFraction, seed, c)
 	}
 	return a, nil
+}
+
+// gather picks v's entries at idx.
+func gather(v []int32, idx []int) []int32 {
+	out := make([]int32, len(idx))
+	for i, s := range idx {
+		out[i] = v[s]
+	}
+	return out
 }
 
 // Table encodes the assignment as rows (client, split, sample, label), clients in order,

@@ -1,5 +1,6 @@
 // Package partition deals a pooled dataset's samples out to clients (Dirichlet label skew,
-// label shards, IID, or natural groups) and splits each client's samples into train and
+// label shards, IID, pathological classes per client with quantity skew, domains, or
+// natural groups) and splits each client's samples into train and
 // test. Every draw comes from a stream derived from the run's seed.
 package partition
 
@@ -108,14 +109,127 @@ func IID(n, clients int, seed int64) [][]int {
 	return out
 }
 
-// Natural gives each group (e.g. Synthetic's device) its own client.
-func Natural(groups []int32, clients int) ([][]int, error) {
-	out := make([][]int, clients)
+// Natural gives each natural group (Synthetic's device, FEMNIST's writer, HAR's subject)
+// its own client. Groups with fewer than minSamples samples are dropped. clients = 0 keeps
+// every remaining group; a smaller count keeps that many, drawn in a seeded order; either
+// way clients are numbered in increasing group id. Returns each client's sample positions.
+func Natural(groups []int32, clients, minSamples int, seed int64) ([][]int, error) {
+	members := map[int32][]int{}
 	for i, g := range groups {
-		if int(g) >= clients || g < 0 {
-			return nil, fmt.Errorf("sample %d belongs to group %d, outside 0..%d", i, g, clients-1)
+		members[g] = append(members[g], i)
+	}
+	var kept []int32
+	for g, m := range members {
+		if len(m) >= minSamples {
+			kept = append(kept, g)
 		}
-		out[g] = append(out[g], i)
+	}
+	sort.Slice(kept, func(a, b int) bool { return kept[a] < kept[b] })
+	switch {
+	case clients > len(kept):
+		return nil, fmt.Errorf("%d clients asked for, but only %d of the %d natural clients hold at least min_samples = %d samples: lower partition.clients or partition.min_samples",
+			clients, len(kept), len(members), minSamples)
+	case clients > 0 && clients < len(kept):
+		pick := rng.New(seed, rng.Global, rng.Global, "partition/natural").Perm(len(kept))[:clients]
+		sort.Ints(pick)
+		chosen := make([]int32, clients)
+		for i, k := range pick {
+			chosen[i] = kept[k]
+		}
+		kept = chosen
+	}
+	out := make([][]int, len(kept))
+	for c, g := range kept {
+		out[c] = members[g]
+	}
+	return out, nil
+}
+
+// Domain gives each domain (e.g. OfficeHome's Art, Clipart, Product, Real World) its own
+// client; clients must equal the number of domains.
+func Domain(domains []int32, clients int) ([][]int, error) {
+	out := make([][]int, clients)
+	for i, d := range domains {
+		if d < 0 || int(d) >= clients {
+			return nil, fmt.Errorf("sample %d belongs to domain %d, but the domain partition has %d clients (one per domain): set partition.clients to the number of domains", i, d, clients)
+		}
+		out[d] = append(out[d], i)
+	}
+	for c, part := range out {
+		if len(part) == 0 {
+			return nil, fmt.Errorf("domain %d holds no samples: the domain partition needs partition.clients equal to the number of domains", c)
+		}
+	}
+	return out, nil
+}
+
+// Pathological gives each client classesPerClient classes: after a seeded shuffle of the
+// classes, client c holds classes (c·s + k) mod C for k < s, so every class goes to about
+// N·s/C clients. Each class's shuffled samples are cut among its holders in proportion to
+// their weights. Without quantity skew all weights are equal. With skew q > 0, a seeded
+// set of round(q·N) clients shares half of the weight and the other clients the other half
+// (DM-PFL: q = 0.9, 90% of the clients hold half of the data), so the two groups hold
+// about half of the samples each (exactly half when every class is held by both groups in
+// the same proportion). Classes no client holds are left out.
+func Pathological(labels []int32, classes, clients, classesPerClient int, skew float64, seed int64) ([][]int, error) {
+	if classesPerClient > classes {
+		return nil, fmt.Errorf("classes_per_client %d exceeds the %d classes", classesPerClient, classes)
+	}
+	r := rng.New(seed, rng.Global, rng.Global, "partition/pathological")
+	order := r.Perm(classes)
+	holders := make([][]int, classes)
+	for c := 0; c < clients; c++ {
+		for k := 0; k < classesPerClient; k++ {
+			cls := order[(c*classesPerClient+k)%classes]
+			holders[cls] = append(holders[cls], c)
+		}
+	}
+	weight := make([]float64, clients)
+	for c := range weight {
+		weight[c] = 1
+	}
+	if skew > 0 {
+		if clients < 2 {
+			return nil, fmt.Errorf("quantity_skew needs at least 2 clients")
+		}
+		big := min(max(int(math.Round(skew*float64(clients))), 1), clients-1)
+		inGroup := make([]bool, clients)
+		for _, c := range r.Perm(clients)[:big] {
+			inGroup[c] = true
+		}
+		for c := range weight {
+			if inGroup[c] {
+				weight[c] = 0.5 / float64(big)
+			} else {
+				weight[c] = 0.5 / float64(clients-big)
+			}
+		}
+	}
+	byClass := make([][]int, classes)
+	for i, y := range labels {
+		byClass[y] = append(byClass[y], i)
+	}
+	out := make([][]int, clients)
+	for cls, idx := range byClass {
+		hs := holders[cls]
+		if len(hs) == 0 {
+			continue
+		}
+		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		sum := 0.0
+		for _, c := range hs {
+			sum += weight[c]
+		}
+		cum, start := 0.0, 0
+		for j, c := range hs {
+			cum += weight[c]
+			end := int(math.Round(cum / sum * float64(len(idx))))
+			if j == len(hs)-1 {
+				end = len(idx)
+			}
+			out[c] = append(out[c], idx[start:end]...)
+			start = end
+		}
 	}
 	return out, nil
 }
@@ -138,7 +252,18 @@ func Split(idx []int, testFraction float64, seed int64, client int) (train, test
 }
 
 // Subset returns a sorted random subset of size k of [0, n) (all of it when k ≤ 0 or k ≥ n).
-func Subset(n, k int, seed int64) []int {
+func Subset(n, k int, seed int64) []int { return subset(n, k, seed, "partition/subset") }
+
+// Fraction returns a sorted random subset of round(f·n) of [0, n) (all of it when f is 0),
+// drawn from its own stream so that it composes with Subset.
+func Fraction(n int, f float64, seed int64) []int {
+	if f <= 0 {
+		return subset(n, 0, seed, "")
+	}
+	return subset(n, max(int(math.Round(f*float64(n))), 1), seed, "partition/fraction")
+}
+
+func subset(n, k int, seed int64, purpose string) []int {
 	if k <= 0 || k >= n {
 		out := make([]int, n)
 		for i := range out {
@@ -146,7 +271,7 @@ func Subset(n, k int, seed int64) []int {
 		}
 		return out
 	}
-	out := rng.New(seed, rng.Global, rng.Global, "partition/subset").Perm(n)[:k]
+	out := rng.New(seed, rng.Global, rng.Global, purpose).Perm(n)[:k]
 	sort.Ints(out)
 	return out
 }

@@ -1,7 +1,10 @@
 package partition
 
 import (
+	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -136,15 +139,115 @@ func TestIIDAndSplit(t *testing.T) {
 }
 
 func TestNaturalAndSubset(t *testing.T) {
-	parts, err := Natural([]int32{0, 1, 1, 2, 0}, 3)
+	parts, err := Natural([]int32{0, 1, 1, 2, 0}, 3, 0, 0)
 	if err != nil || !reflect.DeepEqual(parts, [][]int{{0, 4}, {1, 2}, {3}}) {
 		t.Errorf("natural = %v, %v", parts, err)
 	}
-	if _, err := Natural([]int32{3}, 3); err == nil {
-		t.Error("out-of-range group accepted")
+	if _, err := Natural([]int32{3}, 3, 0, 0); err == nil {
+		t.Error("3 clients from 1 group accepted")
 	}
 	s := Subset(1000, 10, 1)
 	if len(s) != 10 || !reflect.DeepEqual(s, Subset(1000, 10, 1)) {
 		t.Errorf("subset %v", s)
+	}
+}
+
+func TestPathologicalClassesAndQuantitySkew(t *testing.T) {
+	y := labels(10000, 10)
+	parts, err := Pathological(y, 10, 20, 2, 0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyIndexOnce(t, parts, len(y), true)
+	for c, p := range parts {
+		classes := map[int32]bool{}
+		for _, i := range p {
+			classes[y[i]] = true
+		}
+		if len(classes) != 2 {
+			t.Errorf("client %d holds %d classes, want 2", c, len(classes))
+		}
+		// 20 clients × 2 classes over 10 classes: 4 holders per class of 1000 samples.
+		if len(p) != 500 {
+			t.Errorf("client %d holds %d samples, want 500 without skew", c, len(p))
+		}
+	}
+	skewed, err := Pathological(y, 10, 100, 2, 0.9, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyIndexOnce(t, skewed, len(y), true)
+	sizes := make([]int, len(skewed))
+	for c, p := range skewed {
+		sizes[c] = len(p)
+	}
+	sort.Ints(sizes)
+	small := 0
+	for _, n := range sizes[:90] {
+		small += n
+	}
+	// The 90 smallest clients (the skew group) hold about half of the data.
+	if share := float64(small) / float64(len(y)); share < 0.4 || share > 0.6 {
+		t.Errorf("90%% of the clients hold %.2f of the data, want ≈ 0.5 (sizes %v)", share, sizes)
+	}
+	if sizes[99] < 5*sizes[0] {
+		t.Errorf("largest client %d vs smallest %d: no quantity skew", sizes[99], sizes[0])
+	}
+	again, _ := Pathological(y, 10, 100, 2, 0.9, 5)
+	if !reflect.DeepEqual(skewed, again) {
+		t.Error("same seed gave a different partition")
+	}
+	if _, err := Pathological(y, 10, 5, 11, 0, 0); err == nil {
+		t.Error("11 classes per client from 10 accepted")
+	}
+}
+
+func TestDomainPartition(t *testing.T) {
+	parts, err := Domain([]int32{1, 0, 1, 2, 0}, 3)
+	if err != nil || !reflect.DeepEqual(parts, [][]int{{1, 4}, {0, 2}, {3}}) {
+		t.Errorf("domain = %v, %v", parts, err)
+	}
+	if _, err := Domain([]int32{0, 1, 2}, 2); err == nil || !strings.Contains(err.Error(), "partition.clients") {
+		t.Errorf("3 domains on 2 clients: %v", err)
+	}
+	if _, err := Domain([]int32{0, 0}, 2); err == nil {
+		t.Error("an empty domain accepted")
+	}
+}
+
+func TestNaturalMinSamplesAndSeededChoice(t *testing.T) {
+	// Groups 5, 7, 9 have 3 samples, group 8 has 1.
+	g := []int32{5, 7, 9, 5, 7, 9, 5, 7, 9, 8}
+	parts, err := Natural(g, 0, 2, 0)
+	if err != nil || !reflect.DeepEqual(parts, [][]int{{0, 3, 6}, {1, 4, 7}, {2, 5, 8}}) {
+		t.Fatalf("min_samples 2: %v, %v", parts, err)
+	}
+	if _, err := Natural(g, 4, 2, 0); err == nil || !strings.Contains(err.Error(), "only 3 of the 4") {
+		t.Errorf("4 clients from 3 kept groups: %v", err)
+	}
+	seen := map[string]bool{}
+	for seed := int64(0); seed < 20; seed++ {
+		two, err := Natural(g, 2, 2, seed)
+		if err != nil || len(two) != 2 || two[0][0] >= two[1][0] {
+			t.Fatalf("seed %d: %v %v", seed, two, err)
+		}
+		again, _ := Natural(g, 2, 2, seed)
+		if !reflect.DeepEqual(two, again) {
+			t.Fatal("same seed chose different clients")
+		}
+		seen[fmt.Sprint(two)] = true
+	}
+	if len(seen) < 2 {
+		t.Error("the chosen clients never depend on the seed")
+	}
+}
+
+func TestFractionThenMaxSamples(t *testing.T) {
+	f := Fraction(1000, 0.2, 3)
+	if len(f) != 200 || !sort.IntsAreSorted(f) || !reflect.DeepEqual(f, Fraction(1000, 0.2, 3)) {
+		t.Fatalf("fraction gave %d samples", len(f))
+	}
+	if all := Fraction(10, 0, 3); len(all) != 10 {
+		t.Errorf("fraction 0 kept %d of 10", len(all))
 	}
 }

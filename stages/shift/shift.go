@@ -35,7 +35,7 @@ func Corrupt(ds *data.Dataset, x []float32, name string, severity int, seed int6
 	if !ok {
 		return nil, fmt.Errorf("unknown corruption %q", name)
 	}
-	if ds.PixelStd == 0 || len(ds.Shape) != 3 {
+	if !ds.IsImage() {
 		return nil, fmt.Errorf("corruptions need image data; %s has samples of shape %v", ds.Name, ds.Shape)
 	}
 	h, w, c := ds.Shape[0], ds.Shape[1], ds.Shape[2]
@@ -46,11 +46,11 @@ func Corrupt(ds *data.Dataset, x []float32, name string, severity int, seed int6
 	for s := 0; s < len(x)/size; s++ {
 		img.Pix = img.Pix[:size]
 		for i, v := range x[s*size : (s+1)*size] {
-			img.Pix[i] = clip01(float64(v)*ds.PixelStd + ds.PixelMean)
+			img.Pix[i] = clip01(float64(v)*ds.PixelStd[i%c] + ds.PixelMean[i%c])
 		}
 		f(img, severity, rand.New(rand.NewPCG(r.Uint64(), r.Uint64())))
 		for i, p := range img.Pix {
-			out[s*size+i] = float32((p - ds.PixelMean) / ds.PixelStd)
+			out[s*size+i] = float32((p - ds.PixelMean[i%c]) / ds.PixelStd[i%c])
 		}
 	}
 	return out, nil

@@ -36,9 +36,9 @@ func newAugmenter(t pipeline.TrainSpec, d *data.Dataset) (*augmenter, error) {
 	a := &augmenter{crop: slices.Contains(t.Augment, "crop"), flip: slices.Contains(t.Augment, "flip"),
 		pad: t.CropPadding, h: d.Shape[0], w: d.Shape[1], c: d.Shape[2]}
 	a.fill = make([]float32, a.c)
-	if d.PixelStd > 0 {
+	if d.IsImage() {
 		for i := range a.fill {
-			a.fill[i] = float32(-d.PixelMean / d.PixelStd)
+			a.fill[i] = float32(-d.PixelMean[i] / d.PixelStd[i])
 		}
 	}
 	a.buf = make([]float32, a.h*a.w*a.c)

@@ -26,7 +26,7 @@ import (
 // pixels had mean 0.5 and std 0.25; clients get consecutive slices, a quarter as test.
 func tinyImages(n, side, clients int) (*data.Dataset, *partition.Assignment) {
 	r := rand.New(rand.NewPCG(11, 12))
-	ds := &data.Dataset{Name: "tiny-images", Shape: []int{side, side, 3}, Classes: 3, PixelMean: 0.5, PixelStd: 0.25}
+	ds := &data.Dataset{Name: "tiny-images", Shape: []int{side, side, 3}, Classes: 3, PixelMean: []float64{0.5, 0.5, 0.5}, PixelStd: []float64{0.25, 0.25, 0.25}}
 	for i := range n {
 		y := int32(i % 3)
 		for range side {

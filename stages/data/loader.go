@@ -1,0 +1,301 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// Loader finds and loads datasets, keeping each loaded one in memory: the partition,
+// train and evaluate stages of one invocation read the same files once.
+type Loader struct {
+	// DataDir is the --data flag (may be empty).
+	DataDir string
+
+	mu    sync.Mutex
+	cache map[string]*Dataset
+}
+
+// cacheKey names everything of a spec that changes the loaded data.
+func cacheKey(spec pipeline.DatasetSpec) string {
+	if spec.Name == "synthetic" {
+		return fmt.Sprintf("synthetic|%v|%v|%d|%d|%d", spec.Alpha, spec.Beta, spec.Devices, spec.Features, spec.Classes)
+	}
+	return fmt.Sprintf("%s|%s|%s|%d|%d|%s", spec.Name, spec.Path, spec.Variant, spec.Severity, spec.ImageSize, spec.Normalize)
+}
+
+// Load returns the dataset a spec names, reading or generating it on first use.
+func (l *Loader) Load(spec pipeline.DatasetSpec) (*Dataset, error) {
+	key := cacheKey(spec)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d, ok := l.cache[key]; ok {
+		return d, nil
+	}
+	var d *Dataset
+	var err error
+	if spec.Name == "synthetic" {
+		d = Synthetic(SyntheticParams{Alpha: spec.Alpha, Beta: spec.Beta, Devices: spec.Devices,
+			Features: spec.Features, Classes: spec.Classes})
+	} else {
+		src, ok := sources[spec.Name]
+		if !ok {
+			return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, pipeline.ErrInvalid)
+		}
+		var dir string
+		if dir, err = l.find(src, spec); err == nil {
+			d, err = src.load(dir, spec)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if l.cache == nil {
+		l.cache = map[string]*Dataset{}
+	}
+	l.cache[key] = d
+	return d, nil
+}
+
+// Describe loads the dataset and describes it for the stage graph.
+func (l *Loader) Describe(spec pipeline.DatasetSpec) (*pipeline.DataDesc, error) {
+	d, err := l.Load(spec)
+	if err != nil {
+		return nil, err
+	}
+	return d.Desc(), nil
+}
+
+// FMNISTSystemDir is where Debian's dataset-fashion-mnist package installs the files.
+const FMNISTSystemDir = "/usr/share/datasets/fashion-mnist"
+
+// MissingDataError says which paths were searched for a dataset and how to get it. It is
+// an input error (exit code 2).
+type MissingDataError struct {
+	Dataset  string
+	Searched []string
+	Missing  string
+	Install  string
+}
+
+func (e *MissingDataError) Error() string {
+	msg := fmt.Sprintf("dataset %s not found: looked for %s in", e.Dataset, e.Missing)
+	for _, s := range e.Searched {
+		msg += "\n  " + s
+	}
+	return msg + "\n" + e.Install
+}
+
+// Is makes errors.Is(err, pipeline.ErrInvalid) true.
+func (e *MissingDataError) Is(target error) bool { return target == pipeline.ErrInvalid }
+
+// source says where one dataset's files live, how to recognize them and how to read them.
+type source struct {
+	// subdirs are tried under --data and $FEDPIPE_DATA, after the directory itself.
+	subdirs []string
+	// system is a directory tried when no path, --data or $FEDPIPE_DATA is given.
+	system string
+	// present reports whether dir holds the dataset the spec names.
+	present func(dir string, spec pipeline.DatasetSpec) bool
+	// missing describes the expected files, for MissingDataError.
+	missing func(spec pipeline.DatasetSpec) string
+	// install says where the data come from.
+	install string
+	load    func(dir string, spec pipeline.DatasetSpec) (*Dataset, error)
+}
+
+// find picks the directory holding a dataset's files: the manifest's path, else --data,
+// else $FEDPIPE_DATA, else the source's system directory. For --data and $FEDPIPE_DATA,
+// the source's per-dataset sub-directories are tried after the directory itself.
+func (l *Loader) find(src *source, spec pipeline.DatasetSpec) (string, error) {
+	var candidates []string
+	under := func(root string) []string {
+		out := []string{root}
+		for _, s := range src.subdirs {
+			out = append(out, filepath.Join(root, s))
+		}
+		return out
+	}
+	switch {
+	case spec.Path != "":
+		candidates = []string{spec.Path}
+	case l.DataDir != "":
+		candidates = under(l.DataDir)
+	case os.Getenv("FEDPIPE_DATA") != "":
+		candidates = under(os.Getenv("FEDPIPE_DATA"))
+	case src.system != "":
+		candidates = []string{src.system}
+	default:
+		candidates = []string{"(nowhere: no dataset.path, --data or $FEDPIPE_DATA given)"}
+	}
+	for _, c := range candidates {
+		if src.present(c, spec) {
+			return c, nil
+		}
+	}
+	return "", &MissingDataError{Dataset: spec.Name, Searched: candidates, Missing: src.missing(spec), Install: src.install}
+}
+
+// isFile and isDir report whether p is a regular file or a directory.
+func isFile(p string) bool { st, err := os.Stat(p); return err == nil && st.Mode().IsRegular() }
+func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDir() }
+
+// hasFile returns a present func that looks for the named file (or name.gz when gz).
+func hasFile(name func(spec pipeline.DatasetSpec) string, gz bool) func(string, pipeline.DatasetSpec) bool {
+	return func(dir string, spec pipeline.DatasetSpec) bool {
+		p := filepath.Join(dir, name(spec))
+		return isFile(p) || gz && isFile(p+".gz")
+	}
+}
+
+func fixed(s string) func(pipeline.DatasetSpec) string {
+	return func(pipeline.DatasetSpec) string { return s }
+}
+
+// wnid matches an ImageNet class folder name (n01532829).
+var wnid = regexp.MustCompile(`^n[0-9]{8}$`)
+
+// installHelp says where each dataset comes from and how to get it.
+var installHelp = map[string]string{
+	"fmnist": "Install it with: apt-get install dataset-fashion-mnist (files go to " + FMNISTSystemDir +
+		"), or point --data, $FEDPIPE_DATA or the manifest's dataset.path at a directory holding the four IDX files.",
+	"mnist":      "Get the four IDX files from http://yann.lecun.com/exdb/mnist/ (or torchvision's MNIST/raw folder).",
+	"emnist":     "Get gzip.zip from https://www.nist.gov/itl/products-and-services/emnist-dataset and unpack it (the gzip/ folder).",
+	"cifar10":    "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz, and unpack it (cifar-10-batches-bin/).",
+	"cifar100":   "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz, and unpack it (cifar-100-binary/).",
+	"cifar10c":   "Get CIFAR-10-C.tar from https://zenodo.org/record/2535967 and unpack it (CIFAR-10-C/).",
+	"svhn":       "Get the cropped-digit files (format 2) from http://ufldl.stanford.edu/housenumbers/: train_32x32.mat and test_32x32.mat.",
+	"medmnist":   "Get the subset's .npz (28×28) from https://zenodo.org/records/10519652 (MedMNIST v2), e.g. organamnist.npz.",
+	"officehome": "Get OfficeHomeDataset_10072016.zip from https://www.hemanthdv.org/officeHomeDataset.html and unpack it.",
+	"miniimagenet": "Mini-ImageNet (Vinyals et al. 2016; 100 ImageNet classes × 600 images): build it from ImageNet with the " +
+		"Ravi & Larochelle split files, or unpack a released image-folder copy.",
+	"har":     "Get 'UCI HAR Dataset.zip' from https://archive.ics.uci.edu/dataset/240 and unpack it (UCI HAR Dataset/).",
+	"femnist": "Generate it with LEAF (https://github.com/TalwalkarLab/leaf, data/femnist: ./preprocess.sh), which writes data/all_data/*.json.",
+}
+
+// sources lists every dataset read from disk.
+var sources = map[string]*source{
+	"fmnist": {
+		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
+		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
+		install: installHelp["fmnist"],
+		load: func(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+			return loadFashionMNIST(dir, spec.Normalize)
+		},
+	},
+	"mnist": {
+		subdirs: []string{"mnist", "MNIST/raw"},
+		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
+		install: installHelp["mnist"],
+		load:    loadMNIST,
+	},
+	"emnist": {
+		subdirs: []string{"emnist", "emnist/gzip", "gzip"},
+		present: hasFile(func(s pipeline.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
+		missing: func(s pipeline.DatasetSpec) string {
+			return emnistFile(s, "train", "images") + "[.gz] (and its train labels and test files)"
+		},
+		install: installHelp["emnist"],
+		load:    loadEMNIST,
+	},
+	"cifar10": {
+		subdirs: []string{"cifar-10-batches-bin", "cifar10", "cifar10/cifar-10-batches-bin"},
+		present: hasFile(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
+		install: installHelp["cifar10"],
+		load:    loadCIFAR10,
+	},
+	"cifar100": {
+		subdirs: []string{"cifar-100-binary", "cifar100", "cifar100/cifar-100-binary"},
+		present: hasFile(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
+		install: installHelp["cifar100"],
+		load:    loadCIFAR100,
+	},
+	"cifar10c": {
+		subdirs: []string{"CIFAR-10-C", "cifar10c"},
+		present: hasFile(func(s pipeline.DatasetSpec) string { return s.Variant + ".npy" }, false),
+		missing: func(s pipeline.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
+		install: installHelp["cifar10c"],
+		load:    loadCIFAR10CSpec,
+	},
+	"svhn": {
+		subdirs: []string{"svhn", "SVHN"},
+		present: hasFile(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
+		install: installHelp["svhn"],
+		load:    loadSVHN,
+	},
+	"medmnist": {
+		subdirs: []string{"medmnist", "MedMNIST"},
+		present: hasFile(func(s pipeline.DatasetSpec) string { return s.Variant + ".npz" }, false),
+		missing: func(s pipeline.DatasetSpec) string { return s.Variant + ".npz" },
+		install: installHelp["medmnist"],
+		load:    loadMedMNIST,
+	},
+	"officehome": {
+		subdirs: []string{"OfficeHome", "officehome", "OfficeHomeDataset_10072016"},
+		present: func(dir string, _ pipeline.DatasetSpec) bool { return isDir(filepath.Join(dir, "Art")) },
+		missing: fixed("the domain folders Art/, Clipart/, Product/, Real World/ (each <Class>/*.jpg)"),
+		install: installHelp["officehome"],
+		load:    loadOfficeHome,
+	},
+	"miniimagenet": {
+		subdirs: []string{"mini-imagenet", "miniimagenet", "mini_imagenet"},
+		present: miniImageNetPresent,
+		missing: fixed("train/, val/, test/ or class folders named like n01532829/ holding .jpg or .png images"),
+		install: installHelp["miniimagenet"],
+		load:    loadMiniImageNet,
+	},
+	"har": {
+		subdirs: []string{"UCI HAR Dataset", "har", "har/UCI HAR Dataset"},
+		present: hasFile(fixed("train/X_train.txt"), false),
+		missing: fixed("train/X_train.txt, train/y_train.txt, train/subject_train.txt and the test/ files"),
+		install: installHelp["har"],
+		load:    loadHAR,
+	},
+	"femnist": {
+		subdirs: []string{"femnist", "femnist/data", "leaf/data/femnist/data"},
+		present: func(dir string, _ pipeline.DatasetSpec) bool {
+			return isDir(filepath.Join(dir, "all_data")) || isDir(filepath.Join(dir, "train"))
+		},
+		missing: fixed("all_data/*.json, or train/*.json and test/*.json (LEAF format)"),
+		install: installHelp["femnist"],
+		load:    loadFEMNIST,
+	},
+}
+
+func miniImageNetPresent(dir string, _ pipeline.DatasetSpec) bool {
+	if isDir(filepath.Join(dir, "train")) {
+		return true
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.IsDir() && wnid.MatchString(e.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatError describes a malformed data file. It is an input error (exit code 2).
+type FormatError struct {
+	Path   string
+	Format string
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s: not a valid %s: %s", e.Path, e.Format, e.Msg)
+}
+
+// Is makes errors.Is(err, pipeline.ErrInvalid) true: a malformed data file is bad input.
+func (e *FormatError) Is(target error) bool { return target == pipeline.ErrInvalid }
+
+// lower trims and lower-cases a file extension.
+func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
