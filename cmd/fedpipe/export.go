@@ -91,29 +91,45 @@ func export(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(fmt.Errorf("%s output %s: %w", n.Name, name, err))
 			}
-			base := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
-			for _, fm := range *formats {
-				var enc []byte
-				switch fm {
-				case "arrow":
-					enc = b
-				case "parquet":
-					enc, err = table.EncodeParquet(t)
-				case "csv":
-					enc, err = table.EncodeCSV(t)
-				}
-				if err != nil {
-					return fail(err)
-				}
-				if err := writeFile(base+"."+fm, enc); err != nil {
-					return fail(err)
-				}
-				files++
+			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, *formats)
+			files += k
+			if err != nil {
+				return fail(err)
 			}
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
 	return exitOK
+}
+
+// writeTable writes t as base.<format> for each format (arrow, parquet, csv) and returns
+// how many files it wrote. arrow, when not nil, is t's Arrow encoding, written as is.
+func writeTable(base string, t *table.Table, arrow []byte, formats []string) (int, error) {
+	files := 0
+	for _, fm := range formats {
+		var enc []byte
+		var err error
+		switch fm {
+		case "arrow":
+			if enc = arrow; enc == nil {
+				enc, err = table.Encode(t)
+			}
+		case "parquet":
+			enc, err = table.EncodeParquet(t)
+		case "csv":
+			enc, err = table.EncodeCSV(t)
+		default:
+			err = fmt.Errorf("unknown table format %q", fm)
+		}
+		if err != nil {
+			return files, err
+		}
+		if err := writeFile(base+"."+fm, enc); err != nil {
+			return files, err
+		}
+		files++
+	}
+	return files, nil
 }
 
 // writeFile writes b to path atomically (temp file, then rename), creating directories.

@@ -42,8 +42,8 @@ type Cell struct {
 	Source      string  `json:"source,omitempty"`
 }
 
-// value reads one metric from an evaluate summary, in percent.
-func value(s evaluate.Summary, metric string) float64 {
+// Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
+func Value(s evaluate.Summary, metric string) float64 {
 	switch metric {
 	case "final_client_mean":
 		return 100 * s.Mean
@@ -107,7 +107,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (
 		if err != nil {
 			return nil, nil, err
 		}
-		c.values = append(c.values, value(s, metric))
+		c.values = append(c.values, Value(s, metric))
 	}
 	return out, order, nil
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
+	m := filepath.Join("..", "..", "stages", "report", "site", "testdata", "tiny.yaml")
+	if code, _, errs := fedpipe(t, "report", m); code != exitInvalid || !strings.Contains(errs, "--out") {
+		t.Errorf("without --out: exit %d, %q", code, errs)
+	}
+	// Before running: a page whose cells say not computed, and no figures.
+	code, stdout, errs := fedpipe(t, "report", m, "--store", store, "-o", out)
+	if code != exitOK || !strings.Contains(stdout, "0 of 12 runs computed, 0 figures") {
+		t.Fatalf("before running: exit %d\n%s%s", code, stdout, errs)
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(md), "not computed") {
+		t.Errorf("report.md before running:\n%s", md)
+	}
+	if code, stdout, errs = fedpipe(t, "run", m, "--store", store, "--quiet"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, errs)
+	}
+	out = filepath.Join(dir, "out2")
+	if code, stdout, errs = fedpipe(t, "report", m, "--store", store, "--out", out); code != exitOK || !strings.Contains(stdout, "12 of 12 runs computed") {
+		t.Fatalf("report: exit %d\n%s%s", code, stdout, errs)
+	}
+	for _, f := range []string{"index.html", "report.md", "figures/accuracy-rounds.svg", "figures/score-quantile.svg",
+		"figures/selection-fedselect.svg", "figures/mask-iou-fedselect.svg", "figures/shift-degree.svg",
+		"tables/results.csv", "tables/runs.parquet", "tables/accuracy-rounds.csv", "tables/accuracy-rounds.parquet"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// The Parquet and CSV files are readable tables: export's encoders, same rows.
+	csv, err := os.ReadFile(filepath.Join(out, "tables", "accuracy-rounds.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(csv), "\n"); lines != 1+24 {
+		t.Errorf("accuracy-rounds.csv has %d lines, want a header and 24 rows:\n%s", lines, csv)
+	}
+	if !strings.HasPrefix(string(csv), "cell,method,round,accuracy\n") {
+		t.Errorf("accuracy-rounds.csv header: %q", strings.SplitN(string(csv), "\n", 2)[0])
+	}
+	pq, err := os.ReadFile(filepath.Join(out, "tables", "results.parquet"))
+	if err != nil || !strings.HasPrefix(string(pq), "PAR1") {
+		t.Errorf("results.parquet is not Parquet (%v)", err)
+	}
+}

@@ -1,0 +1,280 @@
+package site
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// graphOf builds the stage graph of a manifest given as text.
+func graphOf(t *testing.T, src string) *pipeline.Graph {
+	t.Helper()
+	m, err := pipeline.ParseManifest("tiny.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, err := gomlx.ResolveBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: (&data.Loader{}).Describe, Backend: gomlx.BackendID(backend)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// tinyRun runs testdata/tiny.yaml into a fresh store and returns its source, graph and
+// store (closed when the test ends).
+func tinyRun(t *testing.T) (string, *pipeline.Graph, *artifacts.Store) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graphOf(t, string(b))
+	store, err := artifacts.Open(t.TempDir(), artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	plan, err := pipeline.Plan(g, store, &pipeline.LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, _ := gomlx.ResolveBackend("")
+	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend}),
+		Progress: pipeline.NewProgress(io.Discard, true)}
+	if _, err := ex.Execute(context.Background(), g, plan); err != nil {
+		t.Fatal(err)
+	}
+	return string(b), g, store
+}
+
+// svgSeries parses an SVG strictly and returns the data-name of its series groups (line
+// charts) or panels (heatmaps).
+func svgSeries(t *testing.T, name, svg string) []string {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(svg))
+	d.Strict = true
+	var names []string
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: SVG is not well-formed XML: %v", name, err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if depth == 1 && (tok.Name.Local != "svg" || tok.Name.Space != "http://www.w3.org/2000/svg") {
+				t.Fatalf("%s: root element is %v, want svg in the SVG namespace", name, tok.Name)
+			}
+			var class, dn string
+			for _, a := range tok.Attr {
+				switch a.Name.Local {
+				case "class":
+					class = a.Value
+				case "data-name":
+					dn = a.Value
+				case "href":
+					t.Errorf("%s: external reference %q", name, a.Value)
+				}
+			}
+			if class == "series" || class == "panel" {
+				names = append(names, dn)
+			}
+			if tok.Name.Local == "script" {
+				t.Errorf("%s: has a script", name)
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return names
+}
+
+// checkHTML tokenizes the page and checks that every element is closed in order (void
+// elements aside), and that nothing is loaded from elsewhere or scripted.
+func checkHTML(t *testing.T, page string) {
+	t.Helper()
+	void := map[string]bool{"meta": true, "br": true, "img": true, "link": true, "hr": true, "input": true}
+	z := html.NewTokenizer(strings.NewReader(page))
+	var stack []string
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			if !errors.Is(z.Err(), io.EOF) {
+				t.Fatal(z.Err())
+			}
+			break
+		}
+		tok := z.Token()
+		switch tt {
+		case html.StartTagToken:
+			if tok.Data == "script" || tok.Data == "link" || tok.Data == "img" {
+				t.Errorf("page has a <%s>: it must be self-contained without scripts", tok.Data)
+			}
+			for _, a := range tok.Attr {
+				if (a.Key == "src" || a.Key == "href") && !strings.HasPrefix(a.Val, "#") {
+					t.Errorf("<%s %s=%q> points outside the page", tok.Data, a.Key, a.Val)
+				}
+			}
+			if !void[tok.Data] {
+				stack = append(stack, tok.Data)
+			}
+		case html.EndTagToken:
+			if len(stack) == 0 || stack[len(stack)-1] != tok.Data {
+				t.Fatalf("</%s> closes %v", tok.Data, stack)
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		t.Fatalf("unclosed elements: %v", stack)
+	}
+	if _, err := html.Parse(strings.NewReader(page)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func figure(s *Site, name string) *Figure {
+	for i := range s.Figures {
+		if s.Figures[i].Name == name {
+			return &s.Figures[i]
+		}
+	}
+	return nil
+}
+
+func TestReportOfATinyRun(t *testing.T) {
+	_, g, store := tinyRun(t)
+	s, err := Build(g, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runs != 12 || s.Computed != 12 {
+		t.Errorf("runs %d computed %d, want 12 and 12", s.Runs, s.Computed)
+	}
+	checkHTML(t, s.HTML)
+	rows := []string{"fedavg", "fedselect", "fedobp score=obp q=0.5", "fedobp score=obp q=0.9",
+		"fedobp score=gradient q=0.5", "fedobp score=gradient q=0.9"}
+	mlp := []string{"fc1.weight", "fc1.bias", "classifier.weight", "classifier.bias"}
+	want := map[string][]string{
+		"accuracy-rounds":                      rows,
+		"score-quantile":                       {"obp", "gradient"},
+		"selection-fedselect":                  mlp,
+		"mask-iou-fedselect":                   mlp,
+		"selection-fedobp_score_obp_q_0.5":     mlp,
+		"mask-iou-fedobp_score_gradient_q_0.9": mlp,
+		"shift-degree":                         rows,
+	}
+	for name, series := range want {
+		f := figure(s, name)
+		if f == nil {
+			t.Errorf("no figure %s", name)
+			continue
+		}
+		if got := svgSeries(t, name, f.SVG); !slices.Equal(got, series) {
+			t.Errorf("%s: series %q, want %q", name, got, series)
+		}
+		if !strings.Contains(s.HTML, f.SVG) {
+			t.Errorf("%s is not inlined in the page", name)
+		}
+		if !strings.Contains(s.Markdown, "figures/"+name+".svg") {
+			t.Errorf("%s is not linked from the markdown", name)
+		}
+		if f.Data == nil || f.Data.NumRows() == 0 {
+			t.Errorf("%s has no data table", name)
+		}
+	}
+	for _, f := range s.Figures {
+		svgSeries(t, f.Name, f.SVG)
+		if strings.Contains(f.Name, "fedavg") {
+			t.Errorf("figure %s: FedAvg has no masks or selections", f.Name)
+		}
+	}
+	// 4 rounds × 6 methods of per-round accuracy; the score sweep's points.
+	if n := figure(s, "accuracy-rounds").Data.NumRows(); n != 24 {
+		t.Errorf("accuracy-rounds has %d rows, want 24", n)
+	}
+	if n := figure(s, "score-quantile").Data.NumRows(); n != 4 {
+		t.Errorf("score-quantile has %d rows, want 4", n)
+	}
+	// The verdicts of both expectations appear beside the measured values.
+	if !strings.Contains(s.Markdown, "published 50.00 ✓") || !strings.Contains(s.Markdown, "published 1.00 ✗") {
+		t.Errorf("published values and verdicts missing from the results table:\n%s", s.Markdown)
+	}
+	if !strings.Contains(s.HTML, `<td class="fail">`) || !strings.Contains(s.HTML, `<td class="pass">`) {
+		t.Error("the page does not mark the pass and the fail")
+	}
+}
+
+func TestReportShowsWhatIsNotComputed(t *testing.T) {
+	src, _, store := tinyRun(t)
+	// A third seed and a method that never ran, over the same store.
+	src = strings.Replace(src, "seeds: [0, 1]", "seeds: [0, 1, 2]", 1)
+	src = strings.Replace(src, "methods:\n", "methods:\n  - name: local\n", 1)
+	s, err := Build(graphOf(t, src), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runs != 21 || s.Computed != 12 {
+		t.Errorf("runs %d computed %d, want 21 and 12", s.Runs, s.Computed)
+	}
+	if !strings.Contains(s.Markdown, "| local | not computed |") {
+		t.Errorf("the local row is not marked not computed:\n%s", s.Markdown)
+	}
+	if !strings.Contains(s.Markdown, "(n=2 of 3)") {
+		t.Errorf("cells missing a seed do not say so:\n%s", s.Markdown)
+	}
+	for _, f := range s.Figures {
+		if strings.Contains(f.Name, "local") {
+			t.Errorf("figure %s drawn without data", f.Name)
+		}
+		if f.Name == "accuracy-rounds" && slices.Contains(svgSeries(t, f.Name, f.SVG), "local") {
+			t.Error("accuracy-rounds has a series for a method that never ran")
+		}
+	}
+	checkHTML(t, s.HTML)
+}
+
+func TestEmptyStoreGivesAPageWithoutFigures(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "tiny.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := artifacts.Open(t.TempDir(), artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := Build(graphOf(t, string(b)), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Computed != 0 || len(s.Figures) != 0 {
+		t.Errorf("computed %d, %d figures; want none", s.Computed, len(s.Figures))
+	}
+	if strings.Count(s.Markdown, "not computed") < 6 {
+		t.Errorf("cells not marked not computed:\n%s", s.Markdown)
+	}
+	checkHTML(t, s.HTML)
+}
