@@ -13,9 +13,9 @@ import (
 	"strings"
 )
 
-// Palette is the Okabe–Ito colour-blind-safe palette, in the order series use it
-// (the yellow, hard to see on white, comes last).
-var Palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"}
+// Palette is the Okabe–Ito colour-blind-safe palette in the order series use it, with
+// its yellow (too light for a line on white) replaced by a mid grey.
+var Palette = []string{"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999"}
 
 // markers are drawn in turn with the palette so that series differ by shape as well.
 var markers = []string{"circle", "square", "triangle", "diamond"}

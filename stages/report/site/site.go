@@ -387,7 +387,7 @@ table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
 caption { text-align: left; font-weight: bold; padding: 4px 0; }
 th, td { border: 1px solid #d0d4da; padding: 5px 10px; text-align: right; vertical-align: top; }
 th { background: #eef2f6; font-weight: 600; }
-td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child, td.text { text-align: left; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 td.pass { background: #e3f0fa !important; color: #004b78; }
 td.fail { background: #fbe6da !important; color: #8a3000; font-weight: 600; }
@@ -416,8 +416,12 @@ func (g grid) html(b *strings.Builder) {
 	for _, r := range g.rows {
 		b.WriteString("<tr>")
 		for _, c := range r {
-			if c.class != "" {
-				fmt.Fprintf(b, `<td class="%s">%s</td>`, c.class, html.EscapeString(c.text))
+			class := c.class
+			if !numeric(c.text) {
+				class = strings.TrimSpace(class + " text")
+			}
+			if class != "" {
+				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, html.EscapeString(c.text))
 			} else {
 				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c.text))
 			}
@@ -425,6 +429,15 @@ func (g grid) html(b *strings.Builder) {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody>\n</table>\n")
+}
+
+// numeric reports whether a cell reads as a number (right-aligned) rather than text.
+func numeric(s string) bool {
+	if s == "" || s == "—" {
+		return true
+	}
+	c := s[0]
+	return c >= '0' && c <= '9' || c == '+' || c == '-' || c == '>'
 }
 
 // inlineCode turns `x` spans of a plain-text paragraph into <code> elements.
