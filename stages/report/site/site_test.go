@@ -46,22 +46,7 @@ func tinyRun(t *testing.T) (string, *pipeline.Graph, *artifacts.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := graphOf(t, string(b))
-	store, err := artifacts.Open(t.TempDir(), artifacts.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	plan, err := pipeline.Plan(g, store, &pipeline.LogCapture{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend, _ := gomlx.ResolveBackend("")
-	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend}),
-		Progress: pipeline.NewProgress(io.Discard, true)}
-	if _, err := ex.Execute(context.Background(), g, plan); err != nil {
-		t.Fatal(err)
-	}
+	g, store := runManifest(t, string(b))
 	return string(b), g, store
 }
 
@@ -277,4 +262,70 @@ func TestEmptyStoreGivesAPageWithoutFigures(t *testing.T) {
 		t.Errorf("cells not marked not computed:\n%s", s.Markdown)
 	}
 	checkHTML(t, s.HTML)
+}
+
+// runManifest runs a manifest given as text into a fresh store.
+func runManifest(t *testing.T, src string) (*pipeline.Graph, *artifacts.Store) {
+	t.Helper()
+	g := graphOf(t, src)
+	store, err := artifacts.Open(t.TempDir(), artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	plan, err := pipeline.Plan(g, store, &pipeline.LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, _ := gomlx.ResolveBackend("")
+	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend}),
+		Progress: pipeline.NewProgress(io.Discard, true)}
+	if _, err := ex.Execute(context.Background(), g, plan); err != nil {
+		t.Fatal(err)
+	}
+	return g, store
+}
+
+// The manifest grid's cells are the results table's columns (as a paper's datasets or
+// partitions); a method's own grid stays in its row label; each cell gets its own figure.
+func TestResultsAreMethodsByGridCells(t *testing.T) {
+	g, store := runManifest(t, `name: grid
+dataset: {name: synthetic, devices: 4}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [8]}
+train: {rounds: 2, lr: 0.05}
+grid: {train.local_epochs: [1, 2]}
+methods:
+  - name: fedavg
+  - name: local
+    grid: {train.lr: [0.05, 0.1]}
+`)
+	s, err := Build(g, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(s.Markdown, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "| method |") })
+	if i < 0 {
+		t.Fatalf("no results table:\n%s", s.Markdown)
+	}
+	if lines[i] != "| method | local_epochs=1 | local_epochs=2 |" {
+		t.Errorf("header %q", lines[i])
+	}
+	for k, row := range []string{"fedavg", "local lr=0.05", "local lr=0.1"} {
+		cells := strings.Split(lines[i+2+k], " | ")
+		if len(cells) != 3 || cells[0] != "| "+row || !strings.Contains(cells[1], "(n=1)") || !strings.Contains(cells[2], "(n=1)") {
+			t.Errorf("row %d: %q, want %s with a value in both cells", k, lines[i+2+k], row)
+		}
+	}
+	for _, name := range []string{"accuracy-rounds-local_epochs_1", "accuracy-rounds-local_epochs_2"} {
+		f := figure(s, name)
+		if f == nil {
+			t.Errorf("no figure %s", name)
+			continue
+		}
+		if got := svgSeries(t, name, f.SVG); !slices.Equal(got, []string{"fedavg", "local lr=0.05", "local lr=0.1"}) {
+			t.Errorf("%s: series %q", name, got)
+		}
+	}
 }
