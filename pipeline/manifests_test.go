@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,4 +150,88 @@ func TestManifestExpectationsAreComplete(t *testing.T) {
 			}
 		}
 	}
+}
+
+// seedsDir finds the source papers' texts: $FEDPIPE_SEEDS, else ../shared/seeds beside the
+// repository (where developers and CI have them).
+func seedsDir() string {
+	for _, d := range []string{os.Getenv("FEDPIPE_SEEDS"), filepath.Join("..", "..", "shared", "seeds"), "/work/shared/seeds"} {
+		if d == "" {
+			continue
+		}
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+	}
+	return ""
+}
+
+// seedOf maps an expectation's source to the seed file it quotes.
+var seedOf = map[string]string{"FedSelect workshop": "002_", "FedSelect Table": "000_", "FedOBP Table": "003_"}
+
+// Every published number a manifest quotes from a paper occurs in that paper's text, as
+// the paper prints it (two decimals): a typo in a transcription fails here.
+func TestPublishedNumbersOccurInTheSeeds(t *testing.T) {
+	dir := seedsDir()
+	if dir == "" {
+		t.Skip("the seed texts are not here (set FEDPIPE_SEEDS to their folder)")
+	}
+	texts := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[e.Name()[:4]] = string(b)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "manifests", "*.yaml"))
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Expect []struct {
+				Method    string   `yaml:"method"`
+				Published *float64 `yaml:"published"`
+				Std       float64  `yaml:"std"`
+				Source    string   `yaml:"source"`
+			} `yaml:"expect"`
+		}
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, e := range doc.Expect {
+			prefix := ""
+			for src, p := range seedOf {
+				if strings.HasPrefix(e.Source, src) {
+					prefix = p
+				}
+			}
+			if prefix == "" || e.Published == nil {
+				continue
+			}
+			text := texts[prefix]
+			if text == "" {
+				t.Fatalf("no seed %s* in %s", prefix, dir)
+			}
+			want := fmt.Sprintf("%.2f", *e.Published)
+			if e.Std > 0 || strings.HasPrefix(e.Source, "FedOBP Table 1,") || strings.HasPrefix(e.Source, "FedOBP Table 6,") {
+				want = fmt.Sprintf("%.2f(%.2f)", *e.Published, e.Std) // FedOBP prints mean(std)
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: %s %s: %s does not occur in %s", filepath.Base(f), e.Method, e.Source, want, prefix)
+			}
+			checked++
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked %d published numbers, want the tables' hundreds", checked)
+	}
+	t.Logf("%d published numbers found in the seed texts", checked)
 }
