@@ -85,6 +85,8 @@ type LineChart struct {
 	Width, Height int
 	// LogX draws the x axis on a log10 scale (e.g. quantiles near 1 as 1−q); all x must be > 0.
 	LogX bool
+	// XTick, when set, labels the tick at data value x (e.g. q for an axis of 1−q).
+	XTick func(x float64) string
 }
 
 // bounds returns the data range of the chart, padded so that lines do not touch the frame.
@@ -204,17 +206,28 @@ func (c LineChart) SVG() string {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#333333"/><text x="%s" y="%s" text-anchor="end">%s</text>`+"\n",
 			num(left-5), num(py(t)), num(left), num(py(t)), num(left-8), num(py(t)+4), tickLabel(t))
 	}
+	slices.Sort(xt)
+	lastLabel := math.Inf(-1) // right end of the last label drawn
 	for _, t := range xt {
 		if t < x0-1e-9 || t > x1+1e-9 {
 			continue
 		}
-		label := tickLabel(t)
+		v := t
 		if c.LogX {
-			label = tickLabel(math.Pow(10, t))
+			v = math.Pow(10, t)
+		}
+		label := tickLabel(v)
+		if c.XTick != nil {
+			label = c.XTick(v)
 		}
 		x := left + (t-x0)/(x1-x0)*pw
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#333333"/><text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n",
-			num(x), num(top+ph), num(x), num(top+ph+5), num(x), num(top+ph+19), label)
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#333333"/>`, num(x), num(top+ph), num(x), num(top+ph+5))
+		// A label that would overlap the previous one is left out; its tick stays.
+		if half := 3.6 * float64(len(label)); x-half > lastLabel+4 {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`, num(x), num(top+ph+19), label)
+			lastLabel = x + half
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("</g>\n")
 	fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(left+pw/2), num(top+ph+40), esc(c.XLabel))

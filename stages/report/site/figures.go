@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
@@ -302,13 +303,15 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 			series = append(series, s)
 		}
 		xl := "quantile q"
+		var tick func(float64) string
 		if logX {
-			xl = "1 − q (log scale): the fraction of entries kept personal"
+			xl = "quantile q (axis: 1 − q, the fraction of entries kept personal, log scale)"
+			tick = func(x float64) string { return strconv.FormatFloat(1-x, 'g', 6, 64) }
 		}
 		title := titleIn("FedOBP: importance score vs quantile", col)
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
-			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX}.SVG(),
+			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
 			Data: &table.Table{Columns: []table.Column{table.StringCol("score", tScore), table.Float64Col("q", tQ),
 				table.Float64Col("accuracy", tAcc)}}})
 	}
