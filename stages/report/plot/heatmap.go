@@ -22,6 +22,9 @@ func Viridis(t float64) string {
 	return fmt.Sprintf("#%02x%02x%02x", c[0], c[1], c[2])
 }
 
+// maxTooltips is the largest matrix whose cells carry a hover tooltip.
+const maxTooltips = 24
+
 // Panel is one square matrix of a heatmap figure, e.g. one layer's pairwise mask IoU.
 type Panel struct {
 	Title string
@@ -77,9 +80,13 @@ func (h Heatmap) SVG() string {
 				if !math.IsNaN(v) {
 					fill = Viridis((v - h.Min) / span)
 				}
-				fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s × %s: %.3f</title></rect>`+"\n",
-					num(ox+float64(j)*cell), num(oy+float64(i)*cell), num(cell+0.3), num(cell+0.3), fill,
-					esc(label(pan.Labels, i)), esc(label(pan.Labels, j)), v)
+				fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"`,
+					num(ox+float64(j)*cell), num(oy+float64(i)*cell), num(cell+0.3), num(cell+0.3), fill)
+				if n <= maxTooltips { // a hover tooltip per cell; large matrices would bloat the file
+					fmt.Fprintf(&b, `><title>%s × %s: %.3f</title></rect>`+"\n", esc(label(pan.Labels, i)), esc(label(pan.Labels, j)), v)
+				} else {
+					b.WriteString("/>\n")
+				}
 			}
 		}
 		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#333333"/>`+"\n", num(ox), num(oy), num(side), num(side))

@@ -129,3 +129,21 @@ func TestHeatmapCellsUseTheScale(t *testing.T) {
 		t.Errorf("fills %v, want %v", fills, want)
 	}
 }
+
+func TestLargeHeatmapsHaveNoTooltips(t *testing.T) {
+	for _, n := range []int{maxTooltips, maxTooltips + 1} {
+		v := make([][]float64, n)
+		for i := range v {
+			v[i] = make([]float64, n)
+		}
+		svg := Heatmap{Min: 0, Max: 1, Panels: []Panel{{Title: "p", Values: v}}}.SVG()
+		elements(t, svg) // still well-formed
+		want := 0
+		if n <= maxTooltips {
+			want = n * n
+		}
+		if got := strings.Count(svg, "<title>"); got != want {
+			t.Errorf("%d×%d: %d tooltips, want %d", n, n, got, want)
+		}
+	}
+}

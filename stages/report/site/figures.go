@@ -140,14 +140,31 @@ func (c *collected) firstSeed(has func(*run) bool) []*run {
 	return out
 }
 
-// maxPanels bounds the heatmap panels (layers) drawn per run.
-const maxPanels = 8
+// Bounds that keep a report of a large sweep readable (and its file small); the tables
+// written beside the figures always hold all the data.
+const (
+	// maxPanels bounds the heatmap panels (layers) drawn per run.
+	maxPanels = 8
+	// maxMatrix bounds the clients drawn in a mask-IoU heatmap.
+	maxMatrix = 40
+	// maxRunFigures bounds the per-configuration figures (masks, selections) of one kind.
+	maxRunFigures = 12
+)
+
+// capRuns keeps the first maxRunFigures runs, saying in note how many were left out.
+func capRuns(runs []*run, kind string, notes *[]string) []*run {
+	if len(runs) <= maxRunFigures {
+		return runs
+	}
+	*notes = append(*notes, fmt.Sprintf("%s: figures for the first %d of %d configurations; tables/ holds the data of all.", kind, maxRunFigures, len(runs)))
+	return runs[:maxRunFigures]
+}
 
 // maskIoU draws, per selection run, the pairwise IoU of the clients' final masks for
 // each tensor: FedSelect Fig. 4.
-func (c *collected) maskIoU() []Figure {
+func (c *collected) maskIoU(notes *[]string) []Figure {
 	var figs []Figure
-	for _, x := range c.firstSeed(func(x *run) bool { return x.iou != nil && x.iou.NumRows() > 0 }) {
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return x.iou != nil && x.iou.NumRows() > 0 }), "Mask IoU", notes) {
 		name, a, b, v := x.iou.Col("tensor"), x.iou.Col("client_a"), x.iou.Col("client_b"), x.iou.Col("iou")
 		if name == nil || a == nil || b == nil || v == nil {
 			continue
@@ -189,6 +206,17 @@ func (c *collected) maskIoU() []Figure {
 			shown = shown[:maxPanels]
 			caption += fmt.Sprintf(" The first %d of %d tensors are drawn; the table holds all.", maxPanels, len(panels))
 		}
+		if clients > maxMatrix {
+			for i := range shown {
+				p := shown[i]
+				p.Labels, p.Values = p.Labels[:maxMatrix], p.Values[:maxMatrix]
+				for r := range p.Values {
+					p.Values[r] = p.Values[r][:maxMatrix]
+				}
+				shown[i] = p
+			}
+			caption += fmt.Sprintf(" Clients 0-%d of %d are drawn; the table holds all pairs.", maxMatrix-1, clients)
+		}
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
@@ -203,9 +231,9 @@ const maxLayers = 16
 
 // selection draws, per selection run, the fraction of each tensor's entries that are
 // personalized at each round, pooled over the clients trained that round: FedOBP Fig. 5.
-func (c *collected) selection() []Figure {
+func (c *collected) selection(notes *[]string) []Figure {
 	var figs []Figure
-	for _, x := range c.firstSeed(func(x *run) bool { return len(x.sel) > 0 }) {
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return len(x.sel) > 0 }), "Personalized fraction per layer", notes) {
 		type acc struct{ pers, total int }
 		per := map[string]map[int]*acc{}
 		var tensors []string

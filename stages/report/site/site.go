@@ -24,6 +24,8 @@ type Site struct {
 	Tables []NamedTable
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
+	// Notes say which figures were left out of a large report.
+	Notes []string
 }
 
 // NamedTable is a table with the file name (no extension) it is written under.
@@ -80,8 +82,8 @@ func Build(g *pipeline.Graph, store *artifacts.Store) (*Site, error) {
 	}
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
 	s.Figures = append(s.Figures, c.scoreQuantile(metric)...)
-	s.Figures = append(s.Figures, c.selection()...)
-	s.Figures = append(s.Figures, c.maskIoU()...)
+	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
+	s.Figures = append(s.Figures, c.maskIoU(&s.Notes)...)
 	s.Figures = append(s.Figures, c.shifts()...)
 	s.Markdown = s.markdown(m, sections)
 	s.HTML = s.html(m, sections)
@@ -368,6 +370,9 @@ func (s *Site) markdown(m *pipeline.Manifest, sections []section) string {
 	}
 	if len(s.Figures) > 0 {
 		b.WriteString("## Figures\n\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "%s\n\n", n)
+		}
 		for _, f := range s.Figures {
 			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name)
 		}
@@ -481,7 +486,11 @@ func (s *Site) html(m *pipeline.Manifest, sections []section) string {
 		}
 	}
 	if len(s.Figures) > 0 {
-		b.WriteString("<h2 id=\"figures\">Figures</h2>\n<div class=\"figures\">\n")
+		b.WriteString("<h2 id=\"figures\">Figures</h2>\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "<p class=\"intro\">%s</p>\n", html.EscapeString(n))
+		}
+		b.WriteString("<div class=\"figures\">\n")
 		for _, f := range s.Figures {
 			class := ""
 			if strings.HasPrefix(f.Name, "mask-iou") {

@@ -329,3 +329,38 @@ methods:
 		}
 	}
 }
+
+// A sweep draws at most maxRunFigures per-configuration figures of a kind and says so;
+// the score-vs-quantile figure still covers every q.
+func TestLargeSweepIsCapped(t *testing.T) {
+	g, store := runManifest(t, `name: sweep
+dataset: {name: synthetic, devices: 3}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [4]}
+train: {rounds: 1, lr: 0.05}
+methods:
+  - name: fedobp
+    grid: {params.q: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999]}
+`)
+	s, err := Build(g, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, f := range s.Figures {
+		kind, _, _ := strings.Cut(f.Name, "-fedobp")
+		count[kind]++
+	}
+	if count["selection"] != maxRunFigures || count["mask-iou"] != maxRunFigures {
+		t.Errorf("figures per kind %v, want %d selections and mask IoUs", count, maxRunFigures)
+	}
+	if len(s.Notes) != 2 || !strings.Contains(s.Notes[0], "first 12 of 13") {
+		t.Errorf("notes %q", s.Notes)
+	}
+	if !strings.Contains(s.HTML, html.EscapeString(s.Notes[0])) {
+		t.Error("the page does not say which figures were left out")
+	}
+	if f := figure(s, "score-quantile"); f == nil || f.Data.NumRows() != 13 {
+		t.Errorf("score-quantile figure missing or short: %+v", f)
+	}
+}
