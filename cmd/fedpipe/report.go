@@ -23,7 +23,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST --out DIR [flags]\n\nLays MANIFEST's cached results out like the papers' tables and figures, and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST --out DIR [flags]\n\nLays MANIFEST's cached results out like the papers' tables and figures, and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -83,6 +83,13 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
+	}
+	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
+	// as `fedpipe export` writes them.
+	k, _, err := exportTables(g, store, filepath.Join(*out, "data"), formats, io.Discard)
+	files += k
+	if err != nil {
+		return fail(err)
 	}
 	if f.json {
 		names := make([]string, len(s.Figures))

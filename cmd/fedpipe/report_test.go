@@ -31,7 +31,9 @@ func TestReportCommand(t *testing.T) {
 	}
 	for _, f := range []string{"index.html", "report.md", "figures/accuracy-rounds.svg", "figures/score-quantile.svg",
 		"figures/selection-fedselect.svg", "figures/mask-iou-fedselect.svg", "figures/shift-degree.svg",
-		"tables/results.csv", "tables/runs.parquet", "tables/accuracy-rounds.csv", "tables/accuracy-rounds.parquet"} {
+		"tables/results.csv", "tables/runs.parquet", "tables/accuracy-rounds.csv", "tables/accuracy-rounds.parquet",
+		"data/train_fedselect_seed=0/mask_iou.parquet", "data/train_fedselect_seed=0/selection.csv",
+		"data/shift_fedavg_seed=1/summary.parquet", "data/report.md"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
