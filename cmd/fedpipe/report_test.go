@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,17 @@ func TestReportCommand(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(csv), "cell,method,round,accuracy\n") {
 		t.Errorf("accuracy-rounds.csv header: %q", strings.SplitN(string(csv), "\n", 2)[0])
+	}
+	// --json names what was written.
+	code, stdout, errs = fedpipe(t, "report", m, "--store", store, "-o", filepath.Join(dir, "out3"), "--json")
+	var res struct {
+		Computed int      `json:"computed"`
+		Figures  []string `json:"figures"`
+		HTML     string   `json:"html"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); code != exitOK || err != nil || res.Computed != 12 || len(res.Figures) != 13 ||
+		res.HTML != filepath.Join(dir, "out3", "index.html") {
+		t.Errorf("--json: exit %d, %+v (%v)\n%s%s", code, res, err, stdout, errs)
 	}
 	pq, err := os.ReadFile(filepath.Join(out, "tables", "results.parquet"))
 	if err != nil || !strings.HasPrefix(string(pq), "PAR1") {
