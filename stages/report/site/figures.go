@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/stages/report"
 	"github.com/fedpipe/fedpipe/stages/report/plot"
 )
 
@@ -98,8 +99,8 @@ func (c *collected) accuracyRounds() []Figure {
 			s := plot.Series{Name: row}
 			for _, r := range sortedKeys(perRound) {
 				s.X = append(s.X, float64(r))
-				s.Y = append(s.Y, mean(perRound[r]))
-				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, mean(perRound[r]))
+				s.Y = append(s.Y, report.Mean(perRound[r]))
+				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, report.Mean(perRound[r]))
 			}
 			series = append(series, s)
 		}
@@ -325,8 +326,8 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 				if logX {
 					x = 1 - q
 				}
-				s.X, s.Y = append(s.X, x), append(s.Y, mean(v))
-				tScore, tQ, tAcc = append(tScore, sc), append(tQ, q), append(tAcc, mean(v))
+				s.X, s.Y = append(s.X, x), append(s.Y, report.Mean(v))
+				tScore, tQ, tAcc = append(tScore, sc), append(tQ, q), append(tAcc, report.Mean(v))
 			}
 			series = append(series, s)
 		}
@@ -397,8 +398,8 @@ func (c *collected) shifts() []Figure {
 				s := plot.Series{Name: row}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
-						s.X, s.Y = append(s.X, p.level), append(s.Y, mean(p.mean))
-						tRow, tLevel, tMean, tStd = append(tRow, row), append(tLevel, p.level), append(tMean, mean(p.mean)), append(tStd, mean(p.std))
+						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
+						tRow, tLevel, tMean, tStd = append(tRow, row), append(tLevel, p.level), append(tMean, report.Mean(p.mean)), append(tStd, report.Mean(p.std))
 					}
 				}
 				if len(s.X) > 0 {
@@ -438,21 +439,4 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func std(v []float64) float64 {
-	m := mean(v)
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(v)))
 }

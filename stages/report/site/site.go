@@ -77,7 +77,11 @@ func Build(g *pipeline.Graph, store *artifacts.Store) (*Site, error) {
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", report.Table(entries)})
 	}
-	if g := c.shiftGrids(); len(g) > 0 {
+	shiftGrids, err := c.shiftGrids()
+	if err != nil {
+		return nil, err
+	}
+	if g := shiftGrids; len(g) > 0 {
 		sections = append(sections, section{title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
 	}
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
@@ -128,7 +132,9 @@ type cell struct{ text, class string }
 type grid struct {
 	caption string
 	head    []string
-	rows    [][]cell
+	// text is the number of leading columns of words (left-aligned in markdown; 0 means 1).
+	text int
+	rows [][]cell
 }
 
 type section struct {
@@ -179,9 +185,9 @@ func (c *collected) results(metric string, checks []verify.Cell) (grid, *table.T
 				tPub, tVerdict = append(tPub, 0), append(tVerdict, verify.Missing)
 				continue
 			}
-			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", mean(vals), std(vals), len(vals))
+			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
 			if len(vals) < total {
-				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", mean(vals), std(vals), len(vals), total)
+				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
 			}
 			class, verdict, pub := "", "", 0.0
 			for _, v := range byConfig[config] {
@@ -204,7 +210,7 @@ func (c *collected) results(metric string, checks []verify.Cell) (grid, *table.T
 				break
 			}
 			line = append(line, cell{text: text, class: class})
-			tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, int64(len(vals))), append(tMean, mean(vals)), append(tStd, std(vals))
+			tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, int64(len(vals))), append(tMean, report.Mean(vals)), append(tStd, report.Std(vals))
 			tPub, tVerdict = append(tPub, pub), append(tVerdict, verdict)
 		}
 		g.rows = append(g.rows, line)
@@ -226,7 +232,7 @@ func verdictClass(v string) string {
 }
 
 func verifyGrid(cells []verify.Cell) grid {
-	g := grid{head: []string{"method", "cell", "metric", "expected", "measured (mean ± std over seeds)", "diff", "verdict", "source"}}
+	g := grid{head: []string{"method", "cell", "metric", "expected", "measured (mean ± std over seeds)", "diff", "verdict", "source"}, text: 3}
 	for _, c := range cells {
 		expected := fmt.Sprintf("%.2f ± %.2f (tol %.2f)", c.Published, c.Std, c.Tolerance)
 		if c.Above != "" {
@@ -245,92 +251,47 @@ func verifyGrid(cells []verify.Cell) grid {
 
 func runsGrid(entries []report.Entry) grid {
 	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round"}}
-	var order []string
-	by := map[string][]report.Entry{}
-	for _, e := range entries {
-		if _, ok := by[e.Config]; !ok {
-			order = append(order, e.Config)
-		}
-		by[e.Config] = append(by[e.Config], e)
-	}
-	for _, k := range order {
-		var mn, sd, pooled, best []float64
-		var rounds []string
-		for _, e := range by[k] {
-			mn, sd, pooled, best = append(mn, 100*e.Mean), append(sd, 100*e.Std), append(pooled, 100*e.Pooled), append(best, 100*e.Best.Pooled)
-			rounds = append(rounds, fmt.Sprint(e.Best.PooledRound))
-		}
-		p := fmt.Sprintf("%.2f", mean(pooled))
-		if len(pooled) > 1 {
-			p += fmt.Sprintf(" ± %.2f", std(pooled))
-		}
-		g.rows = append(g.rows, []cell{{text: k}, {text: fmt.Sprint(len(by[k]))}, {text: fmt.Sprint(by[k][0].Clients)},
-			{text: fmt.Sprintf("%.2f ± %.2f", mean(mn), mean(sd))}, {text: p}, {text: fmt.Sprintf("%.2f @ %s", mean(best), strings.Join(rounds, ","))}})
+	for _, r := range report.Rows(entries) {
+		g.rows = append(g.rows, cells(r.Cells()))
 	}
 	return g
 }
 
-// shiftGrids lays accuracy under shift out as DM-PFL Table 1 (a column per degree) and
-// a table per corruption (a column per severity).
-func (c *collected) shiftGrids() []grid {
-	pts := c.shiftPoints()
-	var kinds []string
-	for _, p := range pts {
-		if !contains(kinds, p.shift) {
-			kinds = append(kinds, p.shift)
+// cells wraps plain texts as table cells; "—" marks a missing value.
+func cells(texts []string) []cell {
+	out := make([]cell, len(texts))
+	for i, t := range texts {
+		out[i] = cell{text: t}
+		if t == "—" {
+			out[i].class = "missing"
 		}
-	}
-	var out []grid
-	for _, kind := range kinds {
-		var levels []float64
-		for _, p := range pts {
-			if p.shift == kind && !containsF(levels, p.level) {
-				levels = append(levels, p.level)
-			}
-		}
-		g := grid{caption: "Corruption " + kind + ", by severity", head: []string{"method"}}
-		if kind == "degree" {
-			g.caption = "By shift degree d"
-		}
-		for _, l := range levels {
-			if kind == "degree" {
-				g.head = append(g.head, fmt.Sprintf("d = %v", l))
-			} else {
-				g.head = append(g.head, fmt.Sprintf("severity %v", l))
-			}
-		}
-		for _, col := range c.cols {
-			for _, row := range c.rows {
-				label := strings.TrimSpace(row + " " + col)
-				line := []cell{{text: label}}
-				any := false
-				for _, l := range levels {
-					t := cell{text: "—", class: "missing"}
-					for _, p := range pts {
-						if p.row == row && p.col == col && p.shift == kind && p.level == l {
-							t = cell{text: fmt.Sprintf("%.2f ± %.2f", mean(p.mean), mean(p.std))}
-							any = true
-						}
-					}
-					line = append(line, t)
-				}
-				if any {
-					g.rows = append(g.rows, line)
-				}
-			}
-		}
-		out = append(out, g)
 	}
 	return out
 }
 
-func containsF(l []float64, v float64) bool {
-	for _, x := range l {
-		if x == v {
-			return true
+// shiftGrids lays accuracy under shift out as the report stage does (report.ShiftGrids):
+// DM-PFL Table 1's columns of shift degrees, and a column per corruption severity.
+func (c *collected) shiftGrids() ([]grid, error) {
+	var entries []report.ShiftEntry
+	for _, x := range c.runs {
+		if x.shift == nil {
+			continue
 		}
+		e, err := report.ShiftEntryFromTable(x.shift)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", x.r.Label(), err)
+		}
+		entries = append(entries, e)
 	}
-	return false
+	var out []grid
+	for _, g := range report.ShiftGrids(entries) {
+		gg := grid{caption: g.Title, head: g.Head, text: g.Text}
+		for _, r := range g.Rows {
+			gg.rows = append(gg.rows, cells(r))
+		}
+		out = append(out, gg)
+	}
+	return out, nil
 }
 
 // mdEsc keeps a cell from breaking a markdown table.
@@ -344,7 +305,8 @@ func (g grid) markdown(b *strings.Builder) {
 	for _, h := range g.head {
 		b.WriteString(" " + mdEsc(h) + " |")
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(g.head)-1) + "\n")
+	text := max(g.text, 1)
+	b.WriteString("\n|" + strings.Repeat("---|", text) + strings.Repeat("---:|", len(g.head)-text) + "\n")
 	for _, r := range g.rows {
 		b.WriteString("|")
 		for _, c := range r {
