@@ -354,7 +354,7 @@ table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
 caption { text-align: left; font-weight: bold; padding: 4px 0; }
 th, td { border: 1px solid #d0d4da; padding: 5px 10px; text-align: right; vertical-align: top; }
 th { background: #eef2f6; font-weight: 600; }
-td:first-child, th:first-child, td.text { text-align: left; }
+td:first-child, th:first-child, td.text, th.text { text-align: left; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 td.pass { background: #e3f0fa !important; color: #004b78; }
 td.fail { background: #fbe6da !important; color: #8a3000; font-weight: 600; }
@@ -376,8 +376,12 @@ func (g grid) html(b *strings.Builder) {
 		fmt.Fprintf(b, "<caption>%s</caption>\n", html.EscapeString(g.caption))
 	}
 	b.WriteString("<thead><tr>")
-	for _, h := range g.head {
-		fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+	for i, h := range g.head {
+		if i < g.text {
+			fmt.Fprintf(b, `<th class="text">%s</th>`, html.EscapeString(h))
+		} else {
+			fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+		}
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
 	for _, r := range g.rows {
