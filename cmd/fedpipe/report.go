@@ -23,7 +23,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST --out DIR [flags]\n\nLays MANIFEST's cached results out like the papers' tables and figures, and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -31,8 +31,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
-	if fs.NArg() != 1 || *out == "" {
-		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST and --out DIR")
+	if fs.NArg() == 0 || *out == "" {
+		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid
 	}
 	fail := func(err error) int {
@@ -42,16 +42,21 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	g, _, err := loadGraph(fs.Arg(0), &data.Loader{DataDir: f.data}, f.backend)
-	if err != nil {
-		return fail(err)
+	loader := &data.Loader{DataDir: f.data}
+	graphs := make([]*pipeline.Graph, fs.NArg())
+	for i, path := range fs.Args() {
+		g, _, err := loadGraph(path, loader, f.backend)
+		if err != nil {
+			return fail(err)
+		}
+		graphs[i] = g
 	}
 	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
-	s, err := site.Build(g, store)
+	s, err := site.Build(store, graphs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -86,17 +91,23 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
 	// as `fedpipe export` writes them.
-	k, _, err := exportTables(g, store, filepath.Join(*out, "data"), formats, io.Discard)
-	files += k
-	if err != nil {
-		return fail(err)
+	for _, g := range graphs {
+		dir := filepath.Join(*out, "data")
+		if len(graphs) > 1 {
+			dir = filepath.Join(dir, g.Manifest.Name)
+		}
+		k, _, err := exportTables(g, store, dir, formats, io.Discard)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
 	}
 	if f.json {
 		names := make([]string, len(s.Figures))
 		for i, fig := range s.Figures {
 			names[i] = fig.Name
 		}
-		return writeJSON(stdout, map[string]any{"manifest": fs.Arg(0), "out": *out, "html": filepath.Join(*out, "index.html"),
+		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
 			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",

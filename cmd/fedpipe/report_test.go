@@ -66,3 +66,34 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("results.parquet is not Parquet (%v)", err)
 	}
 }
+
+// Several manifests: one page, each manifest's stage tables under data/<manifest name>/.
+func TestReportOfSeveralManifests(t *testing.T) {
+	dir := t.TempDir()
+	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
+	var paths []string
+	for _, name := range []string{"tbl-a", "tbl-b"} {
+		sub := filepath.Join(dir, name)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := writeManifest(t, sub, strings.Replace(tinyManifest, "name: tiny", "name: "+name, 1))
+		if code, stdout, errs := fedpipe(t, "run", m, "--store", store, "--quiet"); code != exitOK {
+			t.Fatalf("run %s: exit %d\n%s%s", name, code, stdout, errs)
+		}
+		paths = append(paths, m)
+	}
+	code, stdout, errs := fedpipe(t, append([]string{"report", "--store", store, "-o", out}, paths...)...)
+	if code != exitOK || !strings.Contains(stdout, "4 of 4 runs computed") {
+		t.Fatalf("report: exit %d\n%s%s", code, stdout, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.HasPrefix(string(md), "# tbl\n") || !strings.Contains(string(md), "| method | a | b |") {
+		t.Errorf("report.md (%v):\n%s", err, md)
+	}
+	for _, f := range []string{"data/tbl-a/train_fedavg_seed=0/metrics.csv", "data/tbl-b/train_local_seed=0/metrics.parquet"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -14,25 +14,34 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/stages/verify"
 )
 
 // run is what the store holds for one run (one seed of one configuration).
 type run struct {
 	r *pipeline.Run
-	// row labels the method and its own grid choices; col the manifest grid's choices.
+	// row labels the method and its own grid choices; col the manifest (when the report
+	// covers several) and its grid's choices.
 	row, col string
-	summary  *evaluate.Summary // nil: not computed
-	metrics  []train.Metric
-	sel      []train.Selection
-	iou      *table.Table
-	shift    *table.Table
+	// config names the configuration (r.Config(), after the manifest's label when the
+	// report covers several).
+	config string
+	// checks are the verify cells of this configuration.
+	checks  []verify.Cell
+	summary *evaluate.Summary // nil: not computed
+	metrics []train.Metric
+	sel     []train.Selection
+	iou     *table.Table
+	shift   *table.Table
 }
 
-// collected is every run of the manifest in graph order.
+// collected is every run of the manifests in graph order.
 type collected struct {
 	runs []*run
 	// rows and cols in order of first appearance.
 	rows, cols []string
+	// checks are every manifest's verify cells, configurations labelled as run.config.
+	checks []verify.Cell
 }
 
 // outputs returns the cached outputs of node n, or nil when it has not run.
@@ -91,18 +100,53 @@ func topAxes(m *pipeline.Manifest) int {
 	return len(m.Grid.Content) / 2
 }
 
-// collect reads every run's cached evaluate summary, train tables and shift summary.
-func collect(g *pipeline.Graph, store *artifacts.Store) (*collected, error) {
+// joinLabel joins non-empty labels with a space.
+func joinLabel(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// collect reads every run's cached evaluate summary, train tables, shift summary and
+// verify cells, for each graph; label[i] names graph i's runs ("" for a single manifest).
+func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (*collected, error) {
 	c := &collected{}
-	byRun := map[*pipeline.Run]*run{}
 	seenRow, seenCol := map[string]bool{}, map[string]bool{}
+	for i, g := range graphs {
+		if err := c.add(g, label[i], store, seenRow, seenCol); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// add collects one graph's runs.
+func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store, seenRow, seenCol map[string]bool) error {
+	byRun := map[*pipeline.Run]*run{}
 	top := topAxes(g.Manifest)
+	checks := map[string][]verify.Cell{}
+	if len(g.Manifest.Expect) > 0 {
+		cells, err := verify.Verify(g, store)
+		if err != nil {
+			return err
+		}
+		for _, v := range cells {
+			checks[v.Config] = append(checks[v.Config], v)
+			v.Config = joinLabel(label, v.Config)
+			c.checks = append(c.checks, v)
+		}
+	}
 	get := func(r *pipeline.Run) *run {
 		if x, ok := byRun[r]; ok {
 			return x
 		}
-		x := &run{r: r}
+		x := &run{r: r, config: joinLabel(label, r.Config()), checks: checks[r.Config()]}
 		x.row, x.col = labels(r, top)
+		x.col = joinLabel(label, x.col)
 		if !seenRow[x.row] {
 			seenRow[x.row] = true
 			c.rows = append(c.rows, x.row)
@@ -122,7 +166,7 @@ func collect(g *pipeline.Graph, store *artifacts.Store) (*collected, error) {
 		x := get(n.Run)
 		outs, err := outputs(store, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if outs == nil {
 			continue
@@ -131,38 +175,38 @@ func collect(g *pipeline.Graph, store *artifacts.Store) (*collected, error) {
 		case pipeline.KindEvaluate:
 			t, err := readTable(store, outs, "summary")
 			if err != nil || t == nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			}
 			s, err := evaluate.SummaryFromTable(t)
 			if err != nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			}
 			x.summary = &s
 		case pipeline.KindTrain:
 			if t, err := readTable(store, outs, "metrics"); err != nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			} else if t != nil {
 				if x.metrics, err = train.MetricsFromTable(t); err != nil {
-					return nil, wrap(n, err)
+					return wrap(n, err)
 				}
 			}
 			if t, err := readTable(store, outs, "selection"); err != nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			} else if t != nil {
 				if x.sel, err = train.SelectionFromTable(t); err != nil {
-					return nil, wrap(n, err)
+					return wrap(n, err)
 				}
 			}
 			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			}
 		case pipeline.KindShift:
 			if x.shift, err = readTable(store, outs, "summary"); err != nil {
-				return nil, wrap(n, err)
+				return wrap(n, err)
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 func wrap(n *pipeline.Node, err error) error {

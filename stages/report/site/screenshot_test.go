@@ -20,7 +20,7 @@ func TestScreenshot(t *testing.T) {
 		t.Skipf("%s not found (apt-get install chromium): %v", chromium, err)
 	}
 	_, g, store := tinyRun(t)
-	s, err := Build(g, store)
+	s, err := Build(store, g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,8 @@ type Site struct {
 	Runs, Computed int
 	// Notes say which figures were left out of a large report.
 	Notes []string
+
+	graphs []*pipeline.Graph
 }
 
 // NamedTable is a table with the file name (no extension) it is written under.
@@ -34,22 +36,39 @@ type NamedTable struct {
 	Table *table.Table
 }
 
-// Build reads the cached results of g's stages from store and lays them out. It runs
+// Build reads the cached results of the graphs' stages from store and lays them out. With
+// several graphs (say, the manifests of one paper table's columns), each manifest's runs
+// form their own columns, labelled by its name less the prefix the names share. It runs
 // nothing and writes nothing.
-func Build(g *pipeline.Graph, store *artifacts.Store) (*Site, error) {
-	c, err := collect(g, store)
+func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	if len(graphs) == 0 {
+		return nil, fmt.Errorf("site: no manifest to report on")
+	}
+	names := make([]string, len(graphs))
+	for i, g := range graphs {
+		names[i] = g.Manifest.Name
+	}
+	label := make([]string, len(graphs))
+	title := names[0]
+	if len(graphs) > 1 {
+		prefix := commonPrefix(names)
+		title = strings.TrimRight(prefix, "-_ ")
+		for i, n := range names {
+			if label[i] = strings.TrimPrefix(n, prefix); label[i] == "" {
+				label[i] = n
+			}
+		}
+		if title == "" {
+			title = strings.Join(names, ", ")
+		}
+	}
+	c, err := collect(graphs, label, store)
 	if err != nil {
 		return nil, err
 	}
-	m := g.Manifest
-	var cells []verify.Cell
-	if len(m.Expect) > 0 {
-		if cells, err = verify.Verify(g, store); err != nil {
-			return nil, err
-		}
-	}
+	m := graphs[0].Manifest
 	metric := primaryMetric(m)
-	s := &Site{Title: m.Name}
+	s := &Site{Title: title, graphs: graphs}
 	for _, x := range c.runs {
 		s.Runs++
 		if x.summary != nil {
@@ -57,19 +76,19 @@ func Build(g *pipeline.Graph, store *artifacts.Store) (*Site, error) {
 		}
 	}
 	var sections []section
-	results, resTable := c.results(metric, cells)
+	results, resTable := c.results(metric)
 	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
 		"%s, in percent: mean ± std over seeds (n = seeds computed). Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`.",
 		capital(metricLabel(metric))), grids: []grid{results}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
-	if len(cells) > 0 {
+	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
-			grids: []grid{verifyGrid(cells)}})
+			grids: []grid{verifyGrid(c.checks)}})
 	}
 	var entries []report.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, report.Entry{Config: x.r.Config(), Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, report.Entry{Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {
@@ -89,9 +108,45 @@ func Build(g *pipeline.Graph, store *artifacts.Store) (*Site, error) {
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
 	s.Figures = append(s.Figures, c.maskIoU(&s.Notes)...)
 	s.Figures = append(s.Figures, c.shifts()...)
-	s.Markdown = s.markdown(m, sections)
-	s.HTML = s.html(m, sections)
+	s.Markdown = s.markdown(sections)
+	s.HTML = s.html(sections)
 	return s, nil
+}
+
+// commonPrefix returns the longest prefix of every name, cut back to a word boundary
+// ("-", "_" or " ") so that labels stay whole words.
+func commonPrefix(names []string) string {
+	p := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	if i := strings.LastIndexAny(p, "-_ "); i >= 0 {
+		return p[:i+1]
+	}
+	return ""
+}
+
+// description is the manifests' description (one manifest) or the list of their names.
+func (s *Site) description() string {
+	if len(s.graphs) == 1 {
+		return strings.TrimSpace(s.graphs[0].Manifest.Description)
+	}
+	var d []string
+	for _, g := range s.graphs {
+		d = append(d, g.Manifest.Name)
+	}
+	return fmt.Sprintf("%d manifests, one column group each: %s.", len(s.graphs), strings.Join(d, ", "))
+}
+
+// files lists the manifests' paths.
+func (s *Site) files() string {
+	var f []string
+	for _, g := range s.graphs {
+		f = append(f, g.Manifest.File)
+	}
+	return strings.Join(f, ", ")
 }
 
 // primaryMetric is the metric of the manifest's first expectation with a published
@@ -143,13 +198,7 @@ type section struct {
 }
 
 // results lays the primary metric out as methods × cells of the manifest's grid.
-func (c *collected) results(metric string, checks []verify.Cell) (grid, *table.Table) {
-	byConfig := map[string][]verify.Cell{}
-	for _, v := range checks {
-		if v.Metric == metric {
-			byConfig[v.Config] = append(byConfig[v.Config], v)
-		}
-	}
+func (c *collected) results(metric string) (grid, *table.Table) {
 	g := grid{head: []string{"method"}}
 	for _, col := range c.cols {
 		if col == "" {
@@ -165,11 +214,11 @@ func (c *collected) results(metric string, checks []verify.Cell) (grid, *table.T
 		for _, col := range c.cols {
 			var vals []float64
 			total := 0
-			var config string
+			var checks []verify.Cell
 			for _, x := range c.runs {
 				if x.row == row && x.col == col {
 					total++
-					config = x.r.Config()
+					checks = x.checks
 					if x.summary != nil {
 						vals = append(vals, value(*x.summary, metric))
 					}
@@ -190,8 +239,8 @@ func (c *collected) results(metric string, checks []verify.Cell) (grid, *table.T
 				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
 			}
 			class, verdict, pub := "", "", 0.0
-			for _, v := range byConfig[config] {
-				if v.Above != "" {
+			for _, v := range checks {
+				if v.Above != "" || v.Metric != metric {
 					continue
 				}
 				text += fmt.Sprintf(" · published %.2f", v.Published)
@@ -281,6 +330,7 @@ func (c *collected) shiftGrids() ([]grid, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", x.r.Label(), err)
 		}
+		e.Config = x.config
 		entries = append(entries, e)
 	}
 	var out []grid
@@ -317,13 +367,13 @@ func (g grid) markdown(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-func (s *Site) markdown(m *pipeline.Manifest, sections []section) string {
+func (s *Site) markdown(sections []section) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", m.Name)
-	if d := strings.TrimSpace(m.Description); d != "" {
+	fmt.Fprintf(&b, "# %s\n\n", s.Title)
+	if d := s.description(); d != "" {
 		fmt.Fprintf(&b, "%s\n\n", d)
 	}
-	fmt.Fprintf(&b, "Manifest `%s`: %d of %d runs computed.\n\n", m.File, s.Computed, s.Runs)
+	fmt.Fprintf(&b, "Manifest `%s`: %d of %d runs computed.\n\n", s.files(), s.Computed, s.Runs)
 	for _, sec := range sections {
 		fmt.Fprintf(&b, "## %s\n\n%s\n\n", sec.title, sec.intro)
 		for _, g := range sec.grids {
@@ -428,15 +478,15 @@ func inlineCode(s string) string {
 	return b.String()
 }
 
-func (s *Site) html(m *pipeline.Manifest, sections []section) string {
+func (s *Site) html(sections []section) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s — fedpipe report</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n",
-		html.EscapeString(m.Name), css)
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(m.Name))
-	if d := strings.TrimSpace(m.Description); d != "" {
+		html.EscapeString(s.Title), css)
+	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(s.Title))
+	if d := s.description(); d != "" {
 		fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", html.EscapeString(d))
 	}
-	fmt.Fprintf(&b, "<div class=\"summary\">Manifest <code>%s</code> · %d of %d runs computed · %d figures</div>\n", html.EscapeString(m.File), s.Computed, s.Runs, len(s.Figures))
+	fmt.Fprintf(&b, "<div class=\"summary\">Manifest <code>%s</code> · %d of %d runs computed · %d figures</div>\n", html.EscapeString(s.files()), s.Computed, s.Runs, len(s.Figures))
 	b.WriteString("<nav>")
 	for i, sec := range sections {
 		fmt.Fprintf(&b, `<a href="#s%d">%s</a>`, i, html.EscapeString(sec.title))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func figure(s *Site, name string) *Figure {
 
 func TestReportOfATinyRun(t *testing.T) {
 	_, g, store := tinyRun(t)
-	s, err := Build(g, store)
+	s, err := Build(store, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestReportShowsWhatIsNotComputed(t *testing.T) {
 	// A third seed and a method that never ran, over the same store.
 	src = strings.Replace(src, "seeds: [0, 1]", "seeds: [0, 1, 2]", 1)
 	src = strings.Replace(src, "methods:\n", "methods:\n  - name: local\n", 1)
-	s, err := Build(graphOf(t, src), store)
+	s, err := Build(store, graphOf(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestEmptyStoreGivesAPageWithoutFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	s, err := Build(graphOf(t, string(b)), store)
+	s, err := Build(store, graphOf(t, string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ methods:
   - name: local
     grid: {train.lr: [0.05, 0.1]}
 `)
-	s, err := Build(g, store)
+	s, err := Build(store, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ methods:
   - name: fedobp
     grid: {params.q: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999]}
 `)
-	s, err := Build(g, store)
+	s, err := Build(store, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,4 +364,50 @@ methods:
 	if f := figure(s, "score-quantile"); f == nil || f.Data.NumRows() != 13 {
 		t.Errorf("score-quantile figure missing or short: %+v", f)
 	}
+}
+
+// Several manifests (a paper table's columns) share one page: each is a column group
+// labelled by its name less the shared prefix, methods are merged into rows, and each
+// column's published value and verdict come from its own manifest.
+func TestSeveralManifestsAreColumns(t *testing.T) {
+	src := func(name string, alpha, published float64) string {
+		return fmt.Sprintf(`name: %s
+dataset: {name: synthetic, devices: 4, alpha: %v}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [8]}
+train: {rounds: 2, lr: 0.05}
+methods:
+  - name: fedavg
+  - name: local
+expect:
+  - {method: local, metric: final_client_mean, published: %v, tolerance: 100, source: test}
+`, name, alpha, published)
+	}
+	g1, store := runManifest(t, src("paper-table1-easy", 0.5, 11))
+	g2 := graphOf(t, src("paper-table1-hard", 1.0, 22))
+	s, err := Build(store, g1, g2) // the hard column was never run
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Title != "paper-table1" || s.Runs != 4 || s.Computed != 2 {
+		t.Errorf("title %q, %d of %d runs computed; want paper-table1, 2 of 4", s.Title, s.Computed, s.Runs)
+	}
+	lines := strings.Split(s.Markdown, "\n")
+	i := slices.Index(lines, "| method | easy | hard |")
+	if i < 0 {
+		t.Fatalf("no easy/hard results table:\n%s", s.Markdown)
+	}
+	if !strings.HasPrefix(lines[i+2], "| fedavg | ") || !strings.HasSuffix(lines[i+2], " | not computed |") {
+		t.Errorf("fedavg row %q", lines[i+2])
+	}
+	if !strings.Contains(lines[i+3], "published 11.00 ✓ | not computed |") {
+		t.Errorf("local row %q: want easy's own published value, hard not computed", lines[i+3])
+	}
+	if !strings.Contains(s.Markdown, "| local | easy local | final_client_mean |") || !strings.Contains(s.Markdown, "| local | hard local | final_client_mean | 22.00") {
+		t.Errorf("verification rows do not name their manifest:\n%s", s.Markdown)
+	}
+	if f := figure(s, "accuracy-rounds-easy"); f == nil || figure(s, "accuracy-rounds-hard") != nil {
+		t.Errorf("want a per-round figure for the easy column only")
+	}
+	checkHTML(t, s.HTML)
 }
