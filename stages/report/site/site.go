@@ -401,7 +401,7 @@ h3 { font-size: 16px; margin: 24px 0 6px; }
 p.meta { color: #555555; margin: 4px 0 14px; }
 p.intro { color: #333333; margin: 6px 0 12px; font-size: 14px; }
 table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
-caption { text-align: left; font-weight: bold; padding: 4px 0; }
+caption { text-align: left; font-weight: bold; padding: 4px 0; white-space: nowrap; }
 th, td { border: 1px solid #d0d4da; padding: 5px 10px; text-align: right; vertical-align: top; }
 th { background: #eef2f6; font-weight: 600; }
 td:first-child, th:first-child, td.text, th.text { text-align: left; }
