@@ -363,10 +363,9 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 		if err != nil {
 			return nil, err
 		}
-		e := report.ShiftEntry{Config: t.Meta["config"]}
-		for r := 0; r < t.NumRows(); r++ {
-			e.Rows = append(e.Rows, report.ShiftRow{Shift: t.Col("shift").String[r], Level: t.Col("level").Float64[r],
-				Mean: t.Col("accuracy_client_mean").Float64[r], Std: t.Col("accuracy_client_std").Float64[r]})
+		e, err := report.ShiftEntryFromTable(t)
+		if err != nil {
+			return nil, err
 		}
 		shifts = append(shifts, e)
 	}

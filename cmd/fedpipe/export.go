@@ -60,60 +60,103 @@ func export(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer store.Close()
-	files, skipped := 0, 0
+	files, skipped, err := exportTables(g, store, *out, *formats, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
+	return exitOK
+}
+
+// exportTables writes every cached table of g's stages under out as
+// <stage>/<output>.<format>, and the report stage's report.md as out/report.md. Stages not
+// run yet are listed on skippedLog and counted.
+func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats []string, skippedLog io.Writer) (files, skipped int, err error) {
 	for _, n := range g.Nodes {
 		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 		if err != nil {
-			return fail(err)
+			return files, skipped, err
 		}
 		if !ok {
-			fmt.Fprintf(stderr, "not run yet, skipped: %s\n", n.Name)
+			fmt.Fprintf(skippedLog, "not run yet, skipped: %s\n", n.Name)
 			skipped++
 			continue
 		}
-		dir := filepath.Join(*out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
 		for name, d := range a.Outputs {
+			if tensorOutput(name) {
+				continue // models and masks stay in the store; no need to read them
+			}
 			b, err := store.Get(d)
 			if err != nil {
-				return fail(err)
+				return files, skipped, err
 			}
 			if name == "report.md" {
-				if err := writeFile(filepath.Join(*out, "report.md"), b); err != nil {
-					return fail(err)
+				if err := writeFile(filepath.Join(out, "report.md"), b); err != nil {
+					return files, skipped, err
 				}
 				files++
 				continue
 			}
 			if !bytes.HasPrefix(b, []byte("ARROW1")) {
-				continue // tensors and masks stay in the store
+				continue // other tensors
 			}
 			t, err := table.Decode(b)
 			if err != nil {
-				return fail(fmt.Errorf("%s output %s: %w", n.Name, name, err))
+				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
 			}
-			base := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
-			for _, fm := range *formats {
-				var enc []byte
-				switch fm {
-				case "arrow":
-					enc = b
-				case "parquet":
-					enc, err = table.EncodeParquet(t)
-				case "csv":
-					enc, err = table.EncodeCSV(t)
-				}
-				if err != nil {
-					return fail(err)
-				}
-				if err := writeFile(base+"."+fm, enc); err != nil {
-					return fail(err)
-				}
-				files++
+			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
+			files += k
+			if err != nil {
+				return files, skipped, err
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
-	return exitOK
+	return files, skipped, nil
+}
+
+// tensorOutput reports whether a stage output is, by its name, a tensor list or mask
+// bundle (the train stage's models, personal states, masks and auxiliary tensors).
+func tensorOutput(name string) bool {
+	if name == "global" {
+		return true
+	}
+	for _, p := range []string{"model/", "personal/", "mask/", "aux/"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeTable writes t as base.<format> for each format (arrow, parquet, csv) and returns
+// how many files it wrote. arrow, when not nil, is t's Arrow encoding, written as is.
+func writeTable(base string, t *table.Table, arrow []byte, formats []string) (int, error) {
+	files := 0
+	for _, fm := range formats {
+		var enc []byte
+		var err error
+		switch fm {
+		case "arrow":
+			if enc = arrow; enc == nil {
+				enc, err = table.Encode(t)
+			}
+		case "parquet":
+			enc, err = table.EncodeParquet(t)
+		case "csv":
+			enc, err = table.EncodeCSV(t)
+		default:
+			err = fmt.Errorf("unknown table format %q", fm)
+		}
+		if err != nil {
+			return files, err
+		}
+		if err := writeFile(base+"."+fm, enc); err != nil {
+			return files, err
+		}
+		files++
+	}
+	return files, nil
 }
 
 // writeFile writes b to path atomically (temp file, then rename), creating directories.

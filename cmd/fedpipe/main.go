@@ -39,6 +39,7 @@ Usage:
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
+  fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
   fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe help [COMMAND]            help for a command
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return verifyCmd(rest, stdout, stderr)
 	case "export":
 		return export(rest, stdout, stderr)
+	case "report":
+		return reportCmd(rest, stdout, stderr)
 	case "gc":
 		return gc(rest, stdout, stderr)
 	case "help", "-h", "--help":

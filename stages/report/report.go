@@ -19,10 +19,54 @@ type Entry struct {
 	evaluate.Summary
 }
 
-// Markdown renders one row per configuration (seeds folded together): final accuracy as the
-// mean ± std over clients and pooled over all test samples, and the best pooled accuracy
-// seen at the evaluation rounds during training with its round; with several seeds, each
-// figure is averaged over seeds and the final pooled figure's std over seeds is shown.
+// Row is one configuration of the run table, its seeds folded together: each figure is
+// averaged over seeds; PooledStd is the std over seeds of the final pooled accuracy.
+type Row struct {
+	Config                             string
+	Seeds, Clients                     int
+	Mean, Std, Pooled, PooledStd, Best float64
+	// BestRounds lists each seed's round of its best pooled accuracy.
+	BestRounds []int
+}
+
+// Rows folds entries by configuration, in order of first appearance.
+func Rows(entries []Entry) []Row {
+	var out []Row
+	for _, g := range groups(entries) {
+		var mean, std, pooled, best []float64
+		var rounds []int
+		for _, e := range g {
+			mean = append(mean, e.Mean)
+			std = append(std, e.Std)
+			pooled = append(pooled, e.Pooled)
+			best = append(best, e.Best.Pooled)
+			rounds = append(rounds, e.Best.PooledRound)
+		}
+		out = append(out, Row{Config: g[0].Config, Seeds: len(g), Clients: g[0].Clients, Mean: Mean(mean), Std: Mean(std),
+			Pooled: Mean(pooled), PooledStd: Std(pooled), Best: Mean(best), BestRounds: rounds})
+	}
+	return out
+}
+
+// Cells formats a row for a table, in percent: configuration, seeds, clients, final mean ±
+// std over clients, final pooled (± std over seeds when there are several), best pooled @
+// rounds.
+func (r Row) Cells() []string {
+	pooled := fmt.Sprintf("%.2f", 100*r.Pooled)
+	if r.Seeds > 1 {
+		pooled += fmt.Sprintf(" ± %.2f", 100*r.PooledStd)
+	}
+	rounds := make([]string, len(r.BestRounds))
+	for i, x := range r.BestRounds {
+		rounds[i] = fmt.Sprint(x)
+	}
+	return []string{r.Config, fmt.Sprint(r.Seeds), fmt.Sprint(r.Clients), fmt.Sprintf("%.2f ± %.2f", 100*r.Mean, 100*r.Std),
+		pooled, fmt.Sprintf("%.2f @ %s", 100*r.Best, strings.Join(rounds, ","))}
+}
+
+// Markdown renders one row per configuration (seeds folded together, see Rows): final
+// accuracy as the mean ± std over clients and pooled over all test samples, and the best
+// pooled accuracy seen at the evaluation rounds during training with its round.
 func Markdown(title, description string, entries []Entry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", title)
@@ -31,22 +75,8 @@ func Markdown(title, description string, entries []Entry) string {
 	}
 	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
-	for _, g := range groups(entries) {
-		var mean, std, pooled, best []float64
-		var rounds []string
-		for _, e := range g {
-			mean = append(mean, e.Mean)
-			std = append(std, e.Std)
-			pooled = append(pooled, e.Pooled)
-			best = append(best, e.Best.Pooled)
-			rounds = append(rounds, fmt.Sprint(e.Best.PooledRound))
-		}
-		pooledCell := fmt.Sprintf("%.2f", 100*avg(pooled))
-		if len(g) > 1 {
-			pooledCell += fmt.Sprintf(" ± %.2f", 100*sd(pooled))
-		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %.2f ± %.2f | %s | %.2f @ %s |\n", g[0].Config, len(g), g[0].Clients,
-			100*avg(mean), 100*avg(std), pooledCell, 100*avg(best), strings.Join(rounds, ","))
+	for _, r := range Rows(entries) {
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.Cells(), " | "))
 	}
 	return b.String()
 }
@@ -67,7 +97,8 @@ func groups(entries []Entry) [][]Entry {
 	return out
 }
 
-func avg(v []float64) float64 {
+// Mean is the arithmetic mean of v.
+func Mean(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
 		s += x
@@ -75,8 +106,9 @@ func avg(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-func sd(v []float64) float64 {
-	m := avg(v)
+// Std is the population standard deviation of v (ddof = 0).
+func Std(v []float64) float64 {
+	m := Mean(v)
 	s := 0.0
 	for _, x := range v {
 		s += (x - m) * (x - m)
@@ -124,13 +156,44 @@ type ShiftRow struct {
 	Mean, Std float64
 }
 
-// ShiftMarkdown renders accuracy under shift: one table with a column per shift degree
-// (DM-PFL Table 1) and one with a row per method and corruption and a column per severity.
-// Runs of the same configuration (seeds) are averaged.
-func ShiftMarkdown(entries []ShiftEntry) string {
-	if len(entries) == 0 {
-		return ""
+// ShiftEntryFromTable reads a shift stage's summary table (columns shift, level,
+// accuracy_client_mean, accuracy_client_std; the run's configuration in Meta["config"]).
+func ShiftEntryFromTable(t *table.Table) (ShiftEntry, error) {
+	shift, level, mean, std := t.Col("shift"), t.Col("level"), t.Col("accuracy_client_mean"), t.Col("accuracy_client_std")
+	if shift == nil || level == nil || mean == nil || std == nil {
+		return ShiftEntry{}, fmt.Errorf("shift summary table lacks columns")
 	}
+	e := ShiftEntry{Config: t.Meta["config"]}
+	for r := 0; r < t.NumRows(); r++ {
+		e.Rows = append(e.Rows, ShiftRow{Shift: shift.String[r], Level: level.Float64[r], Mean: mean.Float64[r], Std: std.Float64[r]})
+	}
+	return e, nil
+}
+
+// Grid is a table ready to be rendered: a title, a header, and rows of cells, the first
+// Text of them words (left-aligned), the rest numbers.
+type Grid struct {
+	Title string
+	Head  []string
+	Text  int
+	Rows  [][]string
+}
+
+// Markdown renders the grid under a level-3 heading.
+func (g Grid) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %s\n\n| %s |\n|", g.Title, strings.Join(g.Head, " | "))
+	b.WriteString(strings.Repeat("---|", g.Text) + strings.Repeat("---:|", len(g.Head)-g.Text) + "\n")
+	for _, r := range g.Rows {
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(r, " | "))
+	}
+	return b.String()
+}
+
+// ShiftGrids lays accuracy under shift out as one table with a column per shift degree
+// (DM-PFL Table 1) and one with a row per method and corruption and a column per severity.
+// Runs of the same configuration (seeds) are averaged; a missing cell is "—".
+func ShiftGrids(entries []ShiftEntry) []Grid {
 	type cell struct{ mean, std []float64 }
 	var configs []string
 	cells := map[string]map[string]*cell{} // config → "shift|level" → values
@@ -170,38 +233,47 @@ func ShiftMarkdown(entries []ShiftEntry) string {
 		if c == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%.2f ± %.2f", 100*avg(c.mean), 100*avg(c.std))
+		return fmt.Sprintf("%.2f ± %.2f", 100*Mean(c.mean), 100*Mean(c.std))
 	}
-	var b strings.Builder
+	var out []Grid
 	if len(degrees) > 0 {
-		b.WriteString("\n### Accuracy under shift degree d (mean ± std over clients, %)\n\n| method |")
+		g := Grid{Title: "Accuracy under shift degree d (mean ± std over clients, %)", Head: []string{"method"}, Text: 1}
 		for _, d := range degrees {
-			fmt.Fprintf(&b, " d = %v |", d)
+			g.Head = append(g.Head, fmt.Sprintf("d = %v", d))
 		}
-		b.WriteString("\n|---|" + strings.Repeat("---:|", len(degrees)) + "\n")
 		for _, cfg := range configs {
-			fmt.Fprintf(&b, "| %s |", cfg)
+			row := []string{cfg}
 			for _, d := range degrees {
-				fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
+				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
 			}
-			b.WriteString("\n")
+			g.Rows = append(g.Rows, row)
 		}
+		out = append(out, g)
 	}
 	if len(corruptions) > 0 {
-		b.WriteString("\n### Accuracy under corruption, by severity (mean ± std over clients, %)\n\n| method | corruption |")
+		g := Grid{Title: "Accuracy under corruption, by severity (mean ± std over clients, %)", Head: []string{"method", "corruption"}, Text: 2}
 		for _, s := range severities {
-			fmt.Fprintf(&b, " %v |", s)
+			g.Head = append(g.Head, fmt.Sprint(s))
 		}
-		b.WriteString("\n|---|---|" + strings.Repeat("---:|", len(severities)) + "\n")
 		for _, cfg := range configs {
 			for _, name := range corruptions {
-				fmt.Fprintf(&b, "| %s | %s |", cfg, name)
+				row := []string{cfg, name}
 				for _, s := range severities {
-					fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("%s|%v", name, s)]))
+					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s|%v", name, s)]))
 				}
-				b.WriteString("\n")
+				g.Rows = append(g.Rows, row)
 			}
 		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// ShiftMarkdown renders ShiftGrids as markdown ("" without entries).
+func ShiftMarkdown(entries []ShiftEntry) string {
+	var b strings.Builder
+	for _, g := range ShiftGrids(entries) {
+		b.WriteString(g.Markdown())
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,5 +22,28 @@ func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 	}
 	if !strings.HasPrefix(rows[1], "| local | 1 | 10 | 90.00 ± 5.00 | 92.00 | 95.00 @ 3 |") {
 		t.Errorf("local row: %q", rows[1])
+	}
+}
+
+func TestShiftGridsFoldSeedsAndMarkMissingCells(t *testing.T) {
+	entries := []ShiftEntry{
+		{Config: "fedavg", Rows: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.5, Std: 0.1}, {Shift: "fog", Level: 1, Mean: 0.4, Std: 0.2}}},
+		{Config: "fedavg", Rows: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.7, Std: 0.3}, {Shift: "fog", Level: 1, Mean: 0.2, Std: 0.2}}},
+		{Config: "local", Rows: []ShiftRow{{Shift: "degree", Level: 0.5, Mean: 0.9, Std: 0}}},
+	}
+	g := ShiftGrids(entries)
+	if len(g) != 2 {
+		t.Fatalf("%d grids, want degrees and corruptions", len(g))
+	}
+	want := [][]string{{"fedavg", "60.00 ± 20.00", "—"}, {"local", "—", "90.00 ± 0.00"}}
+	if fmt.Sprint(g[0].Head) != "[method d = 0 d = 0.5]" || fmt.Sprint(g[0].Rows) != fmt.Sprint(want) {
+		t.Errorf("degree grid %v %v, want rows %v", g[0].Head, g[0].Rows, want)
+	}
+	want = [][]string{{"fedavg", "fog", "30.00 ± 20.00"}, {"local", "fog", "—"}}
+	if g[1].Text != 2 || fmt.Sprint(g[1].Rows) != fmt.Sprint(want) {
+		t.Errorf("corruption grid %v, want %v", g[1].Rows, want)
+	}
+	if md := g[1].Markdown(); !strings.Contains(md, "| method | corruption | 1 |\n|---|---|---:|\n| fedavg | fog | 30.00 ± 20.00 |") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/stages/report"
 )
 
 // Verdicts of a cell.
@@ -42,8 +43,8 @@ type Cell struct {
 	Source      string  `json:"source,omitempty"`
 }
 
-// value reads one metric from an evaluate summary, in percent.
-func value(s evaluate.Summary, metric string) float64 {
+// Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
+func Value(s evaluate.Summary, metric string) float64 {
 	switch metric {
 	case "final_client_mean":
 		return 100 * s.Mean
@@ -107,22 +108,9 @@ func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (
 		if err != nil {
 			return nil, nil, err
 		}
-		c.values = append(c.values, value(s, metric))
+		c.values = append(c.values, Value(s, metric))
 	}
 	return out, order, nil
-}
-
-func meanStd(v []float64) (float64, float64) {
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(s / float64(len(v)))
 }
 
 // Verify checks every expectation of the graph's manifest against the results in store.
@@ -149,9 +137,9 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 				cells = append(cells, c)
 				continue
 			}
-			c.Measured, c.MeasuredStd = meanStd(m.values)
+			c.Measured, c.MeasuredStd = report.Mean(m.values), report.Std(m.values)
 			if e.Above != "" {
-				c.Other, _ = meanStd(o.values)
+				c.Other = report.Mean(o.values)
 				c.Diff = c.Measured - c.Other
 				c.Verdict = Fail
 				if c.Diff > e.Tolerance {

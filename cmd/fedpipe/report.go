@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/report/site"
+)
+
+// reportCmd writes a manifest's cached results as an HTML page, a markdown file, one SVG
+// per figure and the figures' and tables' numbers as Parquet and CSV.
+func reportCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f commonFlags
+	f.register(fs, "report")
+	out := fs.StringP("out", "o", "", "directory to write into (required)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() == 0 || *out == "" {
+		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
+		return exitInvalid
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "fedpipe report: %v\n", err)
+		if pipeline.IsInvalid(err) {
+			return exitInvalid
+		}
+		return exitFailure
+	}
+	loader := &data.Loader{DataDir: f.data}
+	graphs := make([]*pipeline.Graph, fs.NArg())
+	for i, path := range fs.Args() {
+		g, _, err := loadGraph(path, loader, f.backend)
+		if err != nil {
+			return fail(err)
+		}
+		graphs[i] = g
+	}
+	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	s, err := site.Build(store, graphs...)
+	if err != nil {
+		return fail(err)
+	}
+	files := 0
+	write := func(path string, b []byte) error {
+		files++
+		return writeFile(filepath.Join(*out, path), b)
+	}
+	if err := write("index.html", []byte(s.HTML)); err != nil {
+		return fail(err)
+	}
+	if err := write("report.md", []byte(s.Markdown)); err != nil {
+		return fail(err)
+	}
+	formats := []string{"parquet", "csv"}
+	for _, fig := range s.Figures {
+		if err := write(filepath.Join("figures", fig.Name+".svg"), []byte(fig.SVG)); err != nil {
+			return fail(err)
+		}
+		k, err := writeTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
+	}
+	for _, t := range s.Tables {
+		k, err := writeTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
+	}
+	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
+	// as `fedpipe export` writes them.
+	for _, g := range graphs {
+		dir := filepath.Join(*out, "data")
+		if len(graphs) > 1 {
+			dir = filepath.Join(dir, g.Manifest.Name)
+		}
+		k, _, err := exportTables(g, store, dir, formats, io.Discard)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if f.json {
+		names := make([]string, len(s.Figures))
+		for i, fig := range s.Figures {
+			names[i] = fig.Name
+		}
+		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
+			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files})
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
+		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)
+	return exitOK
+}

@@ -1,0 +1,217 @@
+// Package site builds `fedpipe report`'s output from a manifest's cached results: a
+// self-contained HTML page (inline CSS and SVG, no scripts), the same content as markdown,
+// each figure as its own SVG file, and the data behind every table and figure as tables to
+// be written as Parquet and CSV. It runs nothing: cells whose stages are not in the store
+// are shown as not computed, and a figure appears only when its data exist.
+package site
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/stages/verify"
+)
+
+// run is what the store holds for one run (one seed of one configuration).
+type run struct {
+	r *pipeline.Run
+	// row labels the method and its own grid choices; col the manifest (when the report
+	// covers several) and its grid's choices.
+	row, col string
+	// config names the configuration (r.Config(), after the manifest's label when the
+	// report covers several).
+	config string
+	// checks are the verify cells of this configuration.
+	checks  []verify.Cell
+	summary *evaluate.Summary // nil: not computed
+	metrics []train.Metric
+	sel     []train.Selection
+	iou     *table.Table
+	shift   *table.Table
+}
+
+// collected is every run of the manifests in graph order.
+type collected struct {
+	runs []*run
+	// rows and cols in order of first appearance.
+	rows, cols []string
+	// checks are every manifest's verify cells, configurations labelled as run.config.
+	checks []verify.Cell
+}
+
+// outputs returns the cached outputs of node n, or nil when it has not run.
+func outputs(store *artifacts.Store, n *pipeline.Node) (map[string]artifacts.Digest, error) {
+	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+	if err != nil || !ok {
+		return nil, err
+	}
+	return a.Outputs, nil
+}
+
+// readTable decodes output name of a cached action; nil when absent or unreadable (a
+// corrupt blob is a miss, as everywhere in fedpipe).
+func readTable(store *artifacts.Store, outs map[string]artifacts.Digest, name string) (*table.Table, error) {
+	d, ok := outs[name]
+	if !ok {
+		return nil, nil
+	}
+	b, err := store.Get(d)
+	if err != nil {
+		return nil, nil
+	}
+	t, err := table.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// labels splits a run's grid choices into those of the manifest's grid (the columns of
+// the results table) and the method's own (part of its row label).
+func labels(r *pipeline.Run, topAxes int) (row, col string) {
+	rowParts := []string{r.MethodName}
+	var colParts []string
+	for i, a := range r.Vary {
+		s := shortName(a.Path) + "=" + a.Value
+		if i < topAxes {
+			colParts = append(colParts, s)
+		} else {
+			rowParts = append(rowParts, s)
+		}
+	}
+	return strings.Join(rowParts, " "), strings.Join(colParts, " ")
+}
+
+func shortName(path string) string {
+	sec, field, _ := strings.Cut(path, ".")
+	if field == "name" {
+		return sec
+	}
+	return field
+}
+
+// topAxes counts the manifest-level grid axes, which expansion puts first in Run.Vary.
+func topAxes(m *pipeline.Manifest) int {
+	return len(m.Grid.Content) / 2
+}
+
+// joinLabel joins non-empty labels with a space.
+func joinLabel(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// collect reads every run's cached evaluate summary, train tables, shift summary and
+// verify cells, for each graph; label[i] names graph i's runs ("" for a single manifest).
+func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (*collected, error) {
+	c := &collected{}
+	seenRow, seenCol := map[string]bool{}, map[string]bool{}
+	for i, g := range graphs {
+		if err := c.add(g, label[i], store, seenRow, seenCol); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// add collects one graph's runs.
+func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store, seenRow, seenCol map[string]bool) error {
+	byRun := map[*pipeline.Run]*run{}
+	top := topAxes(g.Manifest)
+	checks := map[string][]verify.Cell{}
+	if len(g.Manifest.Expect) > 0 {
+		cells, err := verify.Verify(g, store)
+		if err != nil {
+			return err
+		}
+		for _, v := range cells {
+			checks[v.Config] = append(checks[v.Config], v)
+			v.Config = joinLabel(label, v.Config)
+			c.checks = append(c.checks, v)
+		}
+	}
+	get := func(r *pipeline.Run) *run {
+		if x, ok := byRun[r]; ok {
+			return x
+		}
+		x := &run{r: r, config: joinLabel(label, r.Config()), checks: checks[r.Config()]}
+		x.row, x.col = labels(r, top)
+		x.col = joinLabel(label, x.col)
+		if !seenRow[x.row] {
+			seenRow[x.row] = true
+			c.rows = append(c.rows, x.row)
+		}
+		if !seenCol[x.col] {
+			seenCol[x.col] = true
+			c.cols = append(c.cols, x.col)
+		}
+		byRun[r] = x
+		c.runs = append(c.runs, x)
+		return x
+	}
+	for _, n := range g.Nodes {
+		if n.Run == nil || (n.Kind != pipeline.KindEvaluate && n.Kind != pipeline.KindTrain && n.Kind != pipeline.KindShift) {
+			continue
+		}
+		x := get(n.Run)
+		outs, err := outputs(store, n)
+		if err != nil {
+			return err
+		}
+		if outs == nil {
+			continue
+		}
+		switch n.Kind {
+		case pipeline.KindEvaluate:
+			t, err := readTable(store, outs, "summary")
+			if err != nil || t == nil {
+				return wrap(n, err)
+			}
+			s, err := evaluate.SummaryFromTable(t)
+			if err != nil {
+				return wrap(n, err)
+			}
+			x.summary = &s
+		case pipeline.KindTrain:
+			if t, err := readTable(store, outs, "metrics"); err != nil {
+				return wrap(n, err)
+			} else if t != nil {
+				if x.metrics, err = train.MetricsFromTable(t); err != nil {
+					return wrap(n, err)
+				}
+			}
+			if t, err := readTable(store, outs, "selection"); err != nil {
+				return wrap(n, err)
+			} else if t != nil {
+				if x.sel, err = train.SelectionFromTable(t); err != nil {
+					return wrap(n, err)
+				}
+			}
+			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
+				return wrap(n, err)
+			}
+		case pipeline.KindShift:
+			if x.shift, err = readTable(store, outs, "summary"); err != nil {
+				return wrap(n, err)
+			}
+		}
+	}
+	return nil
+}
+
+func wrap(n *pipeline.Node, err error) error {
+	if err == nil {
+		return fmt.Errorf("%s: cached result has no summary", n.Name)
+	}
+	return fmt.Errorf("%s: %w", n.Name, err)
+}

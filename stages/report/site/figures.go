@@ -1,0 +1,442 @@
+package site
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/stages/report/plot"
+)
+
+// Figure is one plot: its SVG and the table of the numbers it draws.
+type Figure struct {
+	// Name is the file name without extension, e.g. "accuracy-rounds".
+	Name    string
+	Title   string
+	Caption string
+	SVG     string
+	Data    *table.Table
+}
+
+// fileName makes a label safe as part of a file name.
+func fileName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-':
+			b.WriteRune(r)
+		case r == '=' || r == ' ' || r == '_' || r == '/':
+			b.WriteRune('_')
+		}
+	}
+	return strings.Trim(b.String(), "_")
+}
+
+// figName joins a figure kind and the labels that select its data.
+func figName(kind string, parts ...string) string {
+	for _, p := range parts {
+		if p != "" {
+			kind += "-" + fileName(p)
+		}
+	}
+	return kind
+}
+
+// inCell returns the runs of one results-table column, grouped by row in row order.
+func (c *collected) inCell(col string) (rows []string, by map[string][]*run) {
+	by = map[string][]*run{}
+	for _, x := range c.runs {
+		if x.col == col {
+			by[x.row] = append(by[x.row], x)
+		}
+	}
+	for _, r := range c.rows {
+		if len(by[r]) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	return rows, by
+}
+
+func titleIn(title, col string) string {
+	if col == "" {
+		return title
+	}
+	return title + " (" + col + ")"
+}
+
+// accuracyRounds draws test accuracy (mean over clients, then over seeds) per round and
+// method: FedSelect Fig. 2.
+func (c *collected) accuracyRounds() []Figure {
+	var figs []Figure
+	for _, col := range c.cols {
+		rows, by := c.inCell(col)
+		var series []plot.Series
+		var tCol, tRow []string
+		var tRound []int64
+		var tAcc []float64
+		for _, row := range rows {
+			perRound := map[int][]float64{}
+			for _, x := range by[row] {
+				sum, n := map[int]float64{}, map[int]int{}
+				for _, m := range x.metrics {
+					if m.Split == "test" {
+						sum[m.Round] += m.Accuracy
+						n[m.Round]++
+					}
+				}
+				for r, s := range sum {
+					perRound[r] = append(perRound[r], 100*s/float64(n[r]))
+				}
+			}
+			if len(perRound) == 0 {
+				continue
+			}
+			s := plot.Series{Name: row}
+			for _, r := range sortedKeys(perRound) {
+				s.X = append(s.X, float64(r))
+				s.Y = append(s.Y, report.Mean(perRound[r]))
+				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, report.Mean(perRound[r]))
+			}
+			series = append(series, s)
+		}
+		if len(series) == 0 {
+			continue
+		}
+		title := titleIn("Test accuracy per round", col)
+		figs = append(figs, Figure{Name: figName("accuracy-rounds", col), Title: title,
+			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
+			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
+			Data: &table.Table{Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
+				table.Int64Col("round", tRound), table.Float64Col("accuracy", tAcc)}}})
+	}
+	return figs
+}
+
+// firstSeed returns, per configuration (row, col), the run with the lowest seed that has
+// the data has() asks for.
+func (c *collected) firstSeed(has func(*run) bool) []*run {
+	best := map[string]*run{}
+	var order []string
+	for _, x := range c.runs {
+		if !has(x) {
+			continue
+		}
+		k := x.row + "\x00" + x.col
+		if b, ok := best[k]; !ok {
+			best[k] = x
+			order = append(order, k)
+		} else if x.r.Seed < b.r.Seed {
+			best[k] = x
+		}
+	}
+	out := make([]*run, len(order))
+	for i, k := range order {
+		out[i] = best[k]
+	}
+	return out
+}
+
+// Bounds that keep a report of a large sweep readable (and its file small); the tables
+// written beside the figures always hold all the data.
+const (
+	// maxPanels bounds the heatmap panels (layers) drawn per run.
+	maxPanels = 8
+	// maxMatrix bounds the clients drawn in a mask-IoU heatmap.
+	maxMatrix = 40
+	// maxRunFigures bounds the per-configuration figures (masks, selections) of one kind.
+	maxRunFigures = 12
+)
+
+// capRuns keeps the first maxRunFigures runs, saying in note how many were left out.
+func capRuns(runs []*run, kind string, notes *[]string) []*run {
+	if len(runs) <= maxRunFigures {
+		return runs
+	}
+	*notes = append(*notes, fmt.Sprintf("%s: figures for the first %d of %d configurations; tables/ holds the data of all.", kind, maxRunFigures, len(runs)))
+	return runs[:maxRunFigures]
+}
+
+// maskIoU draws, per selection run, the pairwise IoU of the clients' final masks for
+// each tensor: FedSelect Fig. 4.
+func (c *collected) maskIoU(notes *[]string) []Figure {
+	var figs []Figure
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return x.iou != nil && x.iou.NumRows() > 0 }), "Mask IoU", notes) {
+		name, a, b, v := x.iou.Col("tensor"), x.iou.Col("client_a"), x.iou.Col("client_b"), x.iou.Col("iou")
+		if name == nil || a == nil || b == nil || v == nil {
+			continue
+		}
+		clients := 0
+		var tensors []string
+		idx := map[string]int{}
+		for i := range name.String {
+			clients = max(clients, int(a.Int64[i])+1, int(b.Int64[i])+1)
+			if _, ok := idx[name.String[i]]; !ok {
+				idx[name.String[i]] = len(tensors)
+				tensors = append(tensors, name.String[i])
+			}
+		}
+		labels := make([]string, clients)
+		for i := range labels {
+			labels[i] = fmt.Sprint(i)
+		}
+		panels := make([]plot.Panel, len(tensors))
+		for t, tn := range tensors {
+			m := make([][]float64, clients)
+			for i := range m {
+				m[i] = make([]float64, clients)
+				for j := range m[i] {
+					m[i][j] = math.NaN()
+				}
+			}
+			panels[t] = plot.Panel{Title: tn, Labels: labels, Values: m}
+		}
+		for i := range name.String {
+			p := panels[idx[name.String[i]]].Values
+			ca, cb := a.Int64[i], b.Int64[i]
+			p[ca][cb], p[cb][ca] = 100*v.Float64[i], 100*v.Float64[i]
+			p[ca][ca], p[cb][cb] = 100, 100
+		}
+		shown := panels
+		caption := "Pairwise IoU (%) of the clients' final personalization masks, per tensor; seed " + fmt.Sprint(x.r.Seed) + " (FedSelect Fig. 4)."
+		if len(shown) > maxPanels {
+			shown = shown[:maxPanels]
+			caption += fmt.Sprintf(" The first %d of %d tensors are drawn; the table holds all.", maxPanels, len(panels))
+		}
+		if clients > maxMatrix {
+			for i := range shown {
+				p := shown[i]
+				p.Labels, p.Values = p.Labels[:maxMatrix], p.Values[:maxMatrix]
+				for r := range p.Values {
+					p.Values[r] = p.Values[r][:maxMatrix]
+				}
+				shown[i] = p
+			}
+			caption += fmt.Sprintf(" Clients 0-%d of %d are drawn; the table holds all pairs.", maxMatrix-1, clients)
+		}
+		label := strings.TrimSpace(x.row + " " + x.col)
+		title := "Mask IoU between clients: " + label
+		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
+			SVG:  plot.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown}.SVG(),
+			Data: x.iou})
+	}
+	return figs
+}
+
+// maxLayers bounds the lines of a personalized-fraction figure.
+const maxLayers = 16
+
+// selection draws, per selection run, the fraction of each tensor's entries that are
+// personalized at each round, pooled over the clients trained that round: FedOBP Fig. 5.
+func (c *collected) selection(notes *[]string) []Figure {
+	var figs []Figure
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return len(x.sel) > 0 }), "Personalized fraction per layer", notes) {
+		type acc struct{ pers, total int }
+		per := map[string]map[int]*acc{}
+		var tensors []string
+		for _, s := range x.sel {
+			if per[s.Tensor] == nil {
+				per[s.Tensor] = map[int]*acc{}
+				tensors = append(tensors, s.Tensor)
+			}
+			a := per[s.Tensor][s.Round]
+			if a == nil {
+				a = &acc{}
+				per[s.Tensor][s.Round] = a
+			}
+			a.pers += s.Personalized
+			a.total += s.Total
+		}
+		var series []plot.Series
+		var tTensor []string
+		var tRound []int64
+		var tFrac []float64
+		for _, tn := range tensors {
+			s := plot.Series{Name: tn}
+			for _, r := range sortedKeys(per[tn]) {
+				a := per[tn][r]
+				f := 100 * float64(a.pers) / float64(max(a.total, 1))
+				s.X, s.Y = append(s.X, float64(r)), append(s.Y, f)
+				tTensor, tRound, tFrac = append(tTensor, tn), append(tRound, int64(r)), append(tFrac, f)
+			}
+			series = append(series, s)
+		}
+		caption := "Personalized entries per tensor (%), pooled over the clients trained each round; seed " + fmt.Sprint(x.r.Seed) + " (FedOBP Fig. 5)."
+		if len(series) > maxLayers {
+			series = series[:maxLayers]
+			caption += fmt.Sprintf(" The first %d tensors are drawn; the table holds all.", maxLayers)
+		}
+		label := strings.TrimSpace(x.row + " " + x.col)
+		title := "Personalized fraction per layer: " + label
+		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
+			SVG: plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
+			Data: &table.Table{Columns: []table.Column{table.StringCol("tensor", tTensor), table.Int64Col("round", tRound),
+				table.Float64Col("personalized_percent", tFrac)}}})
+	}
+	return figs
+}
+
+// scoreQuantile draws FedOBP's accuracy against its quantile q, one line per importance
+// score (FedOBP Fig. 4), when the manifest has fedobp runs at two or more q.
+func (c *collected) scoreQuantile(metric string) []Figure {
+	var figs []Figure
+	for _, col := range c.cols {
+		type key struct {
+			score string
+			q     float64
+		}
+		vals := map[key][]float64{}
+		var scores []string
+		qs := map[float64]bool{}
+		for _, x := range c.runs {
+			if x.col != col || x.r.Method != "fedobp" || x.summary == nil {
+				continue
+			}
+			k := key{x.r.Options["score"], x.r.Params["q"]}
+			if _, ok := vals[k]; !ok && !contains(scores, k.score) {
+				scores = append(scores, k.score)
+			}
+			vals[k] = append(vals[k], value(*x.summary, metric))
+			qs[k.q] = true
+		}
+		if len(qs) < 2 {
+			continue
+		}
+		logX := true
+		for q := range qs {
+			if q >= 1 {
+				logX = false
+			}
+		}
+		var series []plot.Series
+		var tScore []string
+		var tQ, tAcc []float64
+		for _, sc := range scores {
+			s := plot.Series{Name: sc}
+			for _, q := range sortedKeys(qs) {
+				v, ok := vals[key{sc, q}]
+				if !ok {
+					continue
+				}
+				x := q
+				if logX {
+					x = 1 - q
+				}
+				s.X, s.Y = append(s.X, x), append(s.Y, report.Mean(v))
+				tScore, tQ, tAcc = append(tScore, sc), append(tQ, q), append(tAcc, report.Mean(v))
+			}
+			series = append(series, s)
+		}
+		xl := "quantile q"
+		var tick func(float64) string
+		if logX {
+			xl = "quantile q (axis: 1 − q, the fraction of entries kept personal, log scale)"
+			tick = func(x float64) string { return strconv.FormatFloat(1-x, 'g', 6, 64) }
+		}
+		title := titleIn("FedOBP: importance score vs quantile", col)
+		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
+			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
+			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
+			Data: &table.Table{Columns: []table.Column{table.StringCol("score", tScore), table.Float64Col("q", tQ),
+				table.Float64Col("accuracy", tAcc)}}})
+	}
+	return figs
+}
+
+// shiftPoint is one (configuration, shift, level) accuracy averaged over seeds.
+type shiftPoint struct {
+	row, col, shift string
+	level           float64
+	mean, std       []float64
+}
+
+// shiftPoints gathers the shift summaries of every run, folding seeds.
+func (c *collected) shiftPoints() []*shiftPoint {
+	var out []*shiftPoint
+	at := map[string]*shiftPoint{}
+	for _, x := range c.runs {
+		t := x.shift
+		if t == nil || t.Col("shift") == nil || t.Col("level") == nil || t.Col("accuracy_client_mean") == nil || t.Col("accuracy_client_std") == nil {
+			continue
+		}
+		for i := 0; i < t.NumRows(); i++ {
+			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, t.Col("shift").String[i], t.Col("level").Float64[i])
+			p := at[k]
+			if p == nil {
+				p = &shiftPoint{row: x.row, col: x.col, shift: t.Col("shift").String[i], level: t.Col("level").Float64[i]}
+				at[k] = p
+				out = append(out, p)
+			}
+			p.mean = append(p.mean, 100*t.Col("accuracy_client_mean").Float64[i])
+			p.std = append(p.std, 100*t.Col("accuracy_client_std").Float64[i])
+		}
+	}
+	return out
+}
+
+// shifts draws accuracy against the shift degree (DM-PFL Table 1 as a plot) and, per
+// corruption, against its severity (DM-PFL Fig. 4), one line per method.
+func (c *collected) shifts() []Figure {
+	pts := c.shiftPoints()
+	var kinds []string
+	for _, p := range pts {
+		if !contains(kinds, p.shift) {
+			kinds = append(kinds, p.shift)
+		}
+	}
+	var figs []Figure
+	for _, col := range c.cols {
+		for _, kind := range kinds {
+			var series []plot.Series
+			var tRow []string
+			var tLevel, tMean, tStd []float64
+			for _, row := range c.rows {
+				s := plot.Series{Name: row}
+				for _, p := range pts {
+					if p.row == row && p.col == col && p.shift == kind {
+						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
+						tRow, tLevel, tMean, tStd = append(tRow, row), append(tLevel, p.level), append(tMean, report.Mean(p.mean)), append(tStd, report.Mean(p.std))
+					}
+				}
+				if len(s.X) > 0 {
+					series = append(series, s)
+				}
+			}
+			if len(series) == 0 {
+				continue
+			}
+			title, xl, caption := "Accuracy under corruption: "+kind, "severity", "Accuracy under the "+kind+" corruption by severity, mean over clients, averaged over seeds (DM-PFL Fig. 4)."
+			if kind == "degree" {
+				title, xl, caption = "Accuracy vs shift degree", "shift degree d (fraction of test data from other clients)", "Accuracy when a fraction d of each client's test set is replaced by pooled test data, mean over clients, averaged over seeds (DM-PFL Table 1)."
+			}
+			title = titleIn(title, col)
+			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
+				SVG: plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
+				Data: &table.Table{Columns: []table.Column{table.StringCol("method", tRow), table.Float64Col("level", tLevel),
+					table.Float64Col("accuracy_client_mean", tMean), table.Float64Col("accuracy_client_std", tStd)}}})
+		}
+	}
+	return figs
+}
+
+func sortedKeys[K int | float64, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

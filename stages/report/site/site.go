@@ -1,0 +1,522 @@
+package site
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/stages/verify"
+)
+
+// Site is a report ready to be written: the page in two formats, the figures and the
+// tables behind them.
+type Site struct {
+	Title    string
+	Markdown string
+	HTML     string
+	Figures  []Figure
+	// Tables are the numbers of the page's tables (results, runs), by file name.
+	Tables []NamedTable
+	// Runs and Computed count the manifest's runs and those with a cached evaluation.
+	Runs, Computed int
+	// Notes say which figures were left out of a large report.
+	Notes []string
+
+	graphs []*pipeline.Graph
+}
+
+// NamedTable is a table with the file name (no extension) it is written under.
+type NamedTable struct {
+	Name  string
+	Table *table.Table
+}
+
+// Build reads the cached results of the graphs' stages from store and lays them out. With
+// several graphs (say, the manifests of one paper table's columns), each manifest's runs
+// form their own columns, labelled by its name less the prefix the names share. It runs
+// nothing and writes nothing.
+func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	if len(graphs) == 0 {
+		return nil, fmt.Errorf("site: no manifest to report on")
+	}
+	names := make([]string, len(graphs))
+	for i, g := range graphs {
+		names[i] = g.Manifest.Name
+	}
+	label := make([]string, len(graphs))
+	title := names[0]
+	if len(graphs) > 1 {
+		prefix := commonPrefix(names)
+		title = strings.TrimRight(prefix, "-_ ")
+		for i, n := range names {
+			if label[i] = strings.TrimPrefix(n, prefix); label[i] == "" {
+				label[i] = n
+			}
+		}
+		if title == "" {
+			title = strings.Join(names, ", ")
+		}
+	}
+	c, err := collect(graphs, label, store)
+	if err != nil {
+		return nil, err
+	}
+	m := graphs[0].Manifest
+	metric := primaryMetric(m)
+	s := &Site{Title: title, graphs: graphs}
+	for _, x := range c.runs {
+		s.Runs++
+		if x.summary != nil {
+			s.Computed++
+		}
+	}
+	var sections []section
+	results, resTable := c.results(metric)
+	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
+		"%s, in percent: mean ± std over seeds (n = seeds computed). Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`.",
+		capital(metricLabel(metric))), grids: []grid{results}})
+	s.Tables = append(s.Tables, NamedTable{"results", resTable})
+	if len(c.checks) > 0 {
+		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
+			grids: []grid{verifyGrid(c.checks)}})
+	}
+	var entries []report.Entry
+	for _, x := range c.runs {
+		if x.summary != nil {
+			entries = append(entries, report.Entry{Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+		}
+	}
+	if len(entries) > 0 {
+		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
+			grids: []grid{runsGrid(entries)}})
+		s.Tables = append(s.Tables, NamedTable{"runs", report.Table(entries)})
+	}
+	shiftGrids, err := c.shiftGrids()
+	if err != nil {
+		return nil, err
+	}
+	if g := shiftGrids; len(g) > 0 {
+		sections = append(sections, section{title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
+	}
+	s.Figures = append(s.Figures, c.accuracyRounds()...)
+	s.Figures = append(s.Figures, c.scoreQuantile(metric)...)
+	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
+	s.Figures = append(s.Figures, c.maskIoU(&s.Notes)...)
+	s.Figures = append(s.Figures, c.shifts()...)
+	s.Markdown = s.markdown(sections)
+	s.HTML = s.html(sections)
+	return s, nil
+}
+
+// commonPrefix returns the longest prefix of every name, cut back to a word boundary
+// ("-", "_" or " ") so that labels stay whole words.
+func commonPrefix(names []string) string {
+	p := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	if i := strings.LastIndexAny(p, "-_ "); i >= 0 {
+		return p[:i+1]
+	}
+	return ""
+}
+
+// description is the manifests' description (one manifest) or the list of their names.
+func (s *Site) description() string {
+	if len(s.graphs) == 1 {
+		return strings.TrimSpace(s.graphs[0].Manifest.Description)
+	}
+	var d []string
+	for _, g := range s.graphs {
+		d = append(d, g.Manifest.Name)
+	}
+	return fmt.Sprintf("%d manifests, one column group each: %s.", len(s.graphs), strings.Join(d, ", "))
+}
+
+// files lists the manifests' paths.
+func (s *Site) files() string {
+	var f []string
+	for _, g := range s.graphs {
+		f = append(f, g.Manifest.File)
+	}
+	return strings.Join(f, ", ")
+}
+
+// primaryMetric is the metric of the manifest's first expectation with a published
+// value (the paper's own), else the final accuracy as a mean over clients (FedSelect's).
+func primaryMetric(m *pipeline.Manifest) string {
+	for _, e := range m.Expect {
+		if e.Above == "" {
+			return e.Metric
+		}
+	}
+	if len(m.Expect) > 0 {
+		return m.Expect[0].Metric
+	}
+	return "final_client_mean"
+}
+
+func metricLabel(metric string) string {
+	switch metric {
+	case "final_client_mean":
+		return "final-round test accuracy, mean over clients"
+	case "best_client_mean":
+		return "best test accuracy over the evaluation rounds, mean over clients"
+	case "best_pooled":
+		return "best test accuracy over the evaluation rounds, pooled over all clients' test samples"
+	}
+	return "final-round test accuracy, pooled over all clients' test samples"
+}
+
+func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// value reads a metric in percent.
+func value(s evaluate.Summary, metric string) float64 { return verify.Value(s, metric) }
+
+// cell is one table cell: its text and a style class (pass, fail, missing or "").
+type cell struct{ text, class string }
+
+// grid is a table rendered both as markdown and HTML.
+type grid struct {
+	caption string
+	head    []string
+	// text is the number of leading columns of words (left-aligned in markdown; 0 means 1).
+	text int
+	rows [][]cell
+}
+
+type section struct {
+	title, intro string
+	grids        []grid
+}
+
+// results lays the primary metric out as methods × cells of the manifest's grid.
+func (c *collected) results(metric string) (grid, *table.Table) {
+	g := grid{head: []string{"method"}}
+	for _, col := range c.cols {
+		if col == "" {
+			col = "accuracy (%)"
+		}
+		g.head = append(g.head, col)
+	}
+	var tRow, tCol, tVerdict []string
+	var tSeeds []int64
+	var tMean, tStd, tPub []float64
+	for _, row := range c.rows {
+		line := []cell{{text: row}}
+		for _, col := range c.cols {
+			var vals []float64
+			total := 0
+			var checks []verify.Cell
+			for _, x := range c.runs {
+				if x.row == row && x.col == col {
+					total++
+					checks = x.checks
+					if x.summary != nil {
+						vals = append(vals, value(*x.summary, metric))
+					}
+				}
+			}
+			if total == 0 {
+				line = append(line, cell{text: "", class: ""})
+				continue
+			}
+			if len(vals) == 0 {
+				line = append(line, cell{text: "not computed", class: "missing"})
+				tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, 0), append(tMean, 0), append(tStd, 0)
+				tPub, tVerdict = append(tPub, 0), append(tVerdict, verify.Missing)
+				continue
+			}
+			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
+			if len(vals) < total {
+				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
+			}
+			class, verdict, pub := "", "", 0.0
+			for _, v := range checks {
+				if v.Above != "" || v.Metric != metric {
+					continue
+				}
+				text += fmt.Sprintf(" · published %.2f", v.Published)
+				if v.Std > 0 {
+					text += fmt.Sprintf(" ± %.2f", v.Std)
+				}
+				pub, verdict = v.Published, v.Verdict
+				switch v.Verdict {
+				case verify.Pass:
+					text += " ✓"
+					class = "pass"
+				case verify.Fail:
+					text += fmt.Sprintf(" ✗ (%+.2f)", v.Diff)
+					class = "fail"
+				}
+				break
+			}
+			line = append(line, cell{text: text, class: class})
+			tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, int64(len(vals))), append(tMean, report.Mean(vals)), append(tStd, report.Std(vals))
+			tPub, tVerdict = append(tPub, pub), append(tVerdict, verdict)
+		}
+		g.rows = append(g.rows, line)
+	}
+	return g, &table.Table{Meta: map[string]string{"metric": metric}, Columns: []table.Column{
+		table.StringCol("method", tRow), table.StringCol("cell", tCol), table.Int64Col("seeds", tSeeds),
+		table.Float64Col("mean", tMean), table.Float64Col("std", tStd), table.Float64Col("published", tPub),
+		table.StringCol("verdict", tVerdict)}}
+}
+
+func verdictClass(v string) string {
+	switch v {
+	case verify.Pass:
+		return "pass"
+	case verify.Fail:
+		return "fail"
+	}
+	return "missing"
+}
+
+func verifyGrid(cells []verify.Cell) grid {
+	g := grid{head: []string{"method", "cell", "metric", "expected", "measured (mean ± std over seeds)", "diff", "verdict", "source"}, text: 3}
+	for _, c := range cells {
+		expected := fmt.Sprintf("%.2f ± %.2f (tol %.2f)", c.Published, c.Std, c.Tolerance)
+		if c.Above != "" {
+			expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
+		}
+		meas, diff := "—", "—"
+		if c.Verdict != verify.Missing {
+			meas = fmt.Sprintf("%.2f ± %.2f (%d seeds)", c.Measured, c.MeasuredStd, c.Seeds)
+			diff = fmt.Sprintf("%+.2f", c.Diff)
+		}
+		g.rows = append(g.rows, []cell{{text: c.Method}, {text: c.Config}, {text: c.Metric}, {text: expected}, {text: meas},
+			{text: diff}, {text: c.Verdict, class: verdictClass(c.Verdict)}, {text: c.Source}})
+	}
+	return g
+}
+
+func runsGrid(entries []report.Entry) grid {
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round"}}
+	for _, r := range report.Rows(entries) {
+		g.rows = append(g.rows, cells(r.Cells()))
+	}
+	return g
+}
+
+// cells wraps plain texts as table cells; "—" marks a missing value.
+func cells(texts []string) []cell {
+	out := make([]cell, len(texts))
+	for i, t := range texts {
+		out[i] = cell{text: t}
+		if t == "—" {
+			out[i].class = "missing"
+		}
+	}
+	return out
+}
+
+// shiftGrids lays accuracy under shift out as the report stage does (report.ShiftGrids):
+// DM-PFL Table 1's columns of shift degrees, and a column per corruption severity.
+func (c *collected) shiftGrids() ([]grid, error) {
+	var entries []report.ShiftEntry
+	for _, x := range c.runs {
+		if x.shift == nil {
+			continue
+		}
+		e, err := report.ShiftEntryFromTable(x.shift)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", x.r.Label(), err)
+		}
+		e.Config = x.config
+		entries = append(entries, e)
+	}
+	var out []grid
+	for _, g := range report.ShiftGrids(entries) {
+		gg := grid{caption: g.Title, head: g.Head, text: g.Text}
+		for _, r := range g.Rows {
+			gg.rows = append(gg.rows, cells(r))
+		}
+		out = append(out, gg)
+	}
+	return out, nil
+}
+
+// mdEsc keeps a cell from breaking a markdown table.
+func mdEsc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func (g grid) markdown(b *strings.Builder) {
+	if g.caption != "" {
+		fmt.Fprintf(b, "**%s**\n\n", g.caption)
+	}
+	b.WriteString("|")
+	for _, h := range g.head {
+		b.WriteString(" " + mdEsc(h) + " |")
+	}
+	text := max(g.text, 1)
+	b.WriteString("\n|" + strings.Repeat("---|", text) + strings.Repeat("---:|", len(g.head)-text) + "\n")
+	for _, r := range g.rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEsc(c.text) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func (s *Site) markdown(sections []section) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", s.Title)
+	if d := s.description(); d != "" {
+		fmt.Fprintf(&b, "%s\n\n", d)
+	}
+	fmt.Fprintf(&b, "Manifest `%s`: %d of %d runs computed.\n\n", s.files(), s.Computed, s.Runs)
+	for _, sec := range sections {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", sec.title, sec.intro)
+		for _, g := range sec.grids {
+			g.markdown(&b)
+		}
+	}
+	if len(s.Figures) > 0 {
+		b.WriteString("## Figures\n\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "%s\n\n", n)
+		}
+		for _, f := range s.Figures {
+			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name)
+		}
+	}
+	return b.String()
+}
+
+const css = `
+body { font-family: Helvetica, Arial, sans-serif; color: #1a1a1a; background: #f6f7f9; margin: 0; line-height: 1.45; }
+main { max-width: 1180px; margin: 0 auto; padding: 28px 36px 60px; background: #ffffff; min-height: 100vh; box-shadow: 0 0 12px rgba(0,0,0,0.06); }
+h1 { font-size: 28px; margin: 0 0 6px; }
+h2 { font-size: 21px; margin: 34px 0 8px; padding-bottom: 4px; border-bottom: 2px solid #0072B2; }
+h3 { font-size: 16px; margin: 24px 0 6px; }
+p.meta { color: #555555; margin: 4px 0 14px; }
+p.intro { color: #333333; margin: 6px 0 12px; font-size: 14px; }
+table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
+caption { text-align: left; font-weight: bold; padding: 4px 0; white-space: nowrap; }
+th, td { border: 1px solid #d0d4da; padding: 5px 10px; text-align: right; vertical-align: top; }
+th { background: #eef2f6; font-weight: 600; }
+td:first-child, th:first-child, td.text, th.text { text-align: left; }
+tbody tr:nth-child(even) td { background: #fafbfc; }
+td.pass { background: #e3f0fa !important; color: #004b78; }
+td.fail { background: #fbe6da !important; color: #8a3000; font-weight: 600; }
+td.missing { color: #8a8a8a; font-style: italic; }
+.summary { display: inline-block; margin: 4px 0 10px; padding: 6px 12px; border-radius: 4px; background: #eef2f6; font-size: 14px; }
+div.figures { display: flex; flex-wrap: wrap; gap: 8px 28px; align-items: flex-start; }
+figure { margin: 10px 0 22px; flex: 0 1 calc(50% - 14px); min-width: 480px; }
+figure.wide { flex-basis: 100%; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #e1e4e8; }
+figcaption { font-size: 13px; color: #444444; margin-top: 4px; }
+nav { font-size: 13px; margin: 8px 0 0; }
+nav a { color: #0072B2; margin-right: 14px; text-decoration: none; }
+code { font-size: 13px; background: #f0f2f4; padding: 1px 4px; border-radius: 3px; }
+`
+
+func (g grid) html(b *strings.Builder) {
+	b.WriteString("<table>\n")
+	if g.caption != "" {
+		fmt.Fprintf(b, "<caption>%s</caption>\n", html.EscapeString(g.caption))
+	}
+	b.WriteString("<thead><tr>")
+	for i, h := range g.head {
+		if i < g.text {
+			fmt.Fprintf(b, `<th class="text">%s</th>`, html.EscapeString(h))
+		} else {
+			fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
+		}
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range g.rows {
+		b.WriteString("<tr>")
+		for _, c := range r {
+			class := c.class
+			if !numeric(c.text) {
+				class = strings.TrimSpace(class + " text")
+			}
+			if class != "" {
+				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, html.EscapeString(c.text))
+			} else {
+				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c.text))
+			}
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody>\n</table>\n")
+}
+
+// numeric reports whether a cell reads as a number (right-aligned) rather than text.
+func numeric(s string) bool {
+	if s == "" || s == "—" {
+		return true
+	}
+	c := s[0]
+	return c >= '0' && c <= '9' || c == '+' || c == '-' || c == '>'
+}
+
+// inlineCode turns `x` spans of a plain-text paragraph into <code> elements.
+func inlineCode(s string) string {
+	parts := strings.Split(html.EscapeString(s), "`")
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 && i < len(parts)-1 {
+			b.WriteString("<code>" + p + "</code>")
+		} else {
+			if i%2 == 1 {
+				b.WriteString("`")
+			}
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}
+
+func (s *Site) html(sections []section) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s — fedpipe report</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n",
+		html.EscapeString(s.Title), css)
+	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(s.Title))
+	if d := s.description(); d != "" {
+		fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", html.EscapeString(d))
+	}
+	fmt.Fprintf(&b, "<div class=\"summary\">Manifest <code>%s</code> · %d of %d runs computed · %d figures</div>\n", html.EscapeString(s.files()), s.Computed, s.Runs, len(s.Figures))
+	b.WriteString("<nav>")
+	for i, sec := range sections {
+		fmt.Fprintf(&b, `<a href="#s%d">%s</a>`, i, html.EscapeString(sec.title))
+	}
+	if len(s.Figures) > 0 {
+		b.WriteString(`<a href="#figures">Figures</a>`)
+	}
+	b.WriteString("</nav>\n")
+	for i, sec := range sections {
+		fmt.Fprintf(&b, "<h2 id=\"s%d\">%s</h2>\n<p class=\"intro\">%s</p>\n", i, html.EscapeString(sec.title), inlineCode(sec.intro))
+		for _, g := range sec.grids {
+			g.html(&b)
+		}
+	}
+	if len(s.Figures) > 0 {
+		b.WriteString("<h2 id=\"figures\">Figures</h2>\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "<p class=\"intro\">%s</p>\n", html.EscapeString(n))
+		}
+		b.WriteString("<div class=\"figures\">\n")
+		for _, f := range s.Figures {
+			class := ""
+			if strings.HasPrefix(f.Name, "mask-iou") {
+				class = ` class="wide"`
+			}
+			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>, <code>figures/%s.svg</code>.</figcaption>\n</figure>\n",
+				html.EscapeString(f.Name), class, html.EscapeString(f.Title), f.SVG, html.EscapeString(f.Caption), html.EscapeString(f.Name), html.EscapeString(f.Name))
+		}
+		b.WriteString("</div>\n")
+	}
+	b.WriteString("</main>\n</body>\n</html>\n")
+	return b.String()
+}
