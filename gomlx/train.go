@@ -38,6 +38,7 @@ type Model struct {
 	grad    *graph.Exec // compiled on first use of Gradient
 	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
+	aux     map[string]*graph.Exec // features.go's graphs, compiled on first use
 }
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
@@ -84,7 +85,10 @@ func (m *Model) Close() {
 				e.Finalize()
 			}
 		}
-		m.train, m.eval, m.masked, m.grad, m.prox = nil, nil, nil, nil, nil
+		for _, e := range m.aux {
+			e.Finalize()
+		}
+		m.train, m.eval, m.masked, m.grad, m.prox, m.aux = nil, nil, nil, nil, nil, nil
 	}
 }
 
