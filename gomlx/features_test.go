@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
 )
 
 func TestFeatureGradient(t *testing.T) {
