@@ -97,6 +97,24 @@ var Methods = map[string]MethodDef{
 		}},
 	"ditto": {Name: "ditto", Personal: true, Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models.",
 		Params: []ParamDef{{Name: "lambda", Default: 0.1, Check: "ge0", Doc: "proximal weight of the personal objective"}}},
+	"lotteryfl": {Name: "lotteryfl", Personal: true,
+		Doc: "LotteryFL (Li et al. 2020): each client magnitude-prunes its own subnetwork while its local accuracy clears a threshold, rewinding the survivors to the initial model; the server averages each entry over the clients whose masks keep it; clients are evaluated with their sparse models.",
+		Params: []ParamDef{
+			{Name: "prune_rate", Default: 0.2, Check: "unit", Doc: "fraction of each weight tensor's remaining weights pruned per pruning step (our default)"},
+			{Name: "target_sparsity", Default: 0.5, Check: "unit,lt1", Doc: "pruned fraction per weight tensor at which pruning stops (0: never prune: FedAvg with personal evaluation)"},
+			{Name: "acc_threshold", Default: 0.5, Check: "ge0", Doc: "a client prunes only when its subnetwork's accuracy on its training data is at least this"},
+			{Name: "rewind", Choices: []string{"init", "none"}, Doc: "after pruning, reset the surviving weights to the initial model (the lottery-ticket reset of LotteryFL's Alg. 1) or keep the downloaded values"},
+		}},
+	"fedala": {Name: "fedala", Personal: true,
+		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server.",
+		Params: []ParamDef{
+			{Name: "eta", Default: 1.0, Check: "ge0", Doc: "learning rate of W (1.0 in the paper; 0 keeps W = 1, i.e. FedAvg's starting point)"},
+			{Name: "rand_percent", Default: 80, Check: "gt0", Doc: "s: percentage of local training data sampled to learn W (80 in the paper)"},
+			{Name: "layer_idx", Default: 1, Check: "gt0", Doc: "p: number of top layers (weight and bias) adapted element-wise; the layers below take the global model"},
+			{Name: "threshold", Default: 0.1, Check: "ge0", Doc: "first adaptation: train W until the std of the last num_pre_loss batch losses is below this (the authors' code)"},
+			{Name: "num_pre_loss", Default: 10, Check: "gt0", Doc: "window of batch losses for the convergence test (the authors' code)"},
+			{Name: "max_init_epochs", Default: 20, Check: "gt0", Doc: "cap on the passes of the first adaptation (our choice; the code has none)"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -124,6 +124,10 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
 	case "ditto":
 		return ditto{lambda: float32(params["lambda"])}, nil
+	case "lotteryfl":
+		return newLotteryFL(params, options), nil
+	case "fedala":
+		return newFedALA(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}

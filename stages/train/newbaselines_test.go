@@ -1,0 +1,138 @@
+package train
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// runMLP is run with an MLP (hidden width 8), so that a body and a head both exist.
+func runMLP(t *testing.T, method string, params map[string]float64, options map[string]string, rounds int) (*State, Config) {
+	t.Helper()
+	_, cfg := methodRun(t, method, params, options)
+	cfg.Run.Model.Arch, cfg.Run.Model.Hidden = "mlp", []int{8}
+	cfg.Run.Train.Rounds = rounds
+	st, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, cfg
+}
+
+func TestLotteryFLWithoutPruningIsFedAvg(t *testing.T) {
+	lot, _ := runMLP(t, "lotteryfl", map[string]float64{"target_sparsity": 0}, nil, 3)
+	avg, _ := runMLP(t, "fedavg", nil, nil, 3)
+	if !reflect.DeepEqual(lot.Global, avg.Global) {
+		t.Error("LotteryFL with target_sparsity 0 differs from FedAvg")
+	}
+	for c, k := range lot.Aux["keep"] {
+		if k != nil {
+			if ones, total := count(k); ones != total {
+				t.Errorf("client %d pruned %d entries", c, total-ones)
+			}
+		}
+	}
+}
+
+func TestLotteryFLPrunesToTarget(t *testing.T) {
+	const target = 0.5
+	st, _ := runMLP(t, "lotteryfl", map[string]float64{"acc_threshold": 0, "prune_rate": 0.3, "target_sparsity": target}, nil, 4)
+	pruned := 0
+	for c, keep := range st.Aux["keep"] {
+		if keep == nil {
+			continue
+		}
+		p := st.Personal[c]
+		for _, k := range keep {
+			zeros := 0
+			pt := p[p.Find(k.Name)].Data
+			for i, v := range k.Data {
+				if v == 0 {
+					zeros++
+					if pt[i] != 0 {
+						t.Fatalf("client %d: pruned %s[%d] = %v in its model", c, k.Name, i, pt[i])
+					}
+				}
+			}
+			frac := float64(zeros) / float64(len(k.Data))
+			if !isWeight(k.Name) && zeros != 0 {
+				t.Errorf("client %d: bias %s pruned", c, k.Name)
+			}
+			if frac > target+1e-9 {
+				t.Errorf("client %d: %s sparsity %.3f past the target %.1f", c, k.Name, frac, target)
+			}
+			pruned += zeros
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("nothing was pruned with acc_threshold 0")
+	}
+	// prune() itself: per tensor, the smallest magnitudes go first, biases never, and never
+	// past the target.
+	f := &lotteryFL{rate: 0.5, target: 0.9}
+	theta := tensor.List{{Name: "a.weight", Shape: []int{4}, Data: []float32{0.3, -0.1, 0.05, -2}},
+		{Name: "a.bias", Shape: []int{1}, Data: []float32{0}}}
+	keep, ok := f.prune(theta, nil)
+	if !ok || !reflect.DeepEqual(keep[0].Data, []float32{1, 0, 0, 1}) || keep[1].Data[0] != 1 {
+		t.Errorf("prune kept %v / %v, want [1 0 0 1] / [1]", keep[0].Data, keep[1].Data)
+	}
+	keep2, _ := f.prune(theta, keep)
+	if !reflect.DeepEqual(keep2[0].Data, []float32{0, 0, 0, 1}) {
+		t.Errorf("second prune kept %v, want [0 0 0 1]", keep2[0].Data)
+	}
+	if _, ok := f.prune(theta, keep2); ok {
+		t.Error("pruned past the target sparsity 0.9 of a 4-entry tensor")
+	}
+}
+
+func TestFedALAWeightOneIsFedAvg(t *testing.T) {
+	ala, _ := runMLP(t, "fedala", map[string]float64{"eta": 0}, nil, 3)
+	avg, _ := runMLP(t, "fedavg", nil, nil, 3)
+	if !reflect.DeepEqual(ala.Global, avg.Global) {
+		t.Error("FedALA with W fixed at 1 differs from FedAvg")
+	}
+	st, _ := runMLP(t, "fedala", nil, nil, 4)
+	moved := false
+	for c, w := range st.Aux["ala_weights"] {
+		if w == nil {
+			continue
+		}
+		if len(w) != 2 || w[0].Name != "classifier.weight" || w[1].Name != "classifier.bias" {
+			t.Fatalf("client %d: weights over %v, want the classifier only (layer_idx 1)", c, w)
+		}
+		for _, t0 := range w {
+			for _, v := range t0.Data {
+				if v < 0 || v > 1 {
+					t.Fatalf("client %d: W = %v outside [0, 1]", c, v)
+				}
+				moved = moved || v != 1
+			}
+		}
+	}
+	if !moved {
+		t.Error("W never moved from 1")
+	}
+	if reflect.DeepEqual(st.Global, avg.Global) {
+		t.Error("adaptive aggregation changed nothing")
+	}
+}
+
+func TestFedALACombine(t *testing.T) {
+	f := &fedALA{layers: 1}
+	mk := func(vals ...float32) tensor.List {
+		return tensor.List{
+			{Name: "fc1.weight", Shape: []int{1}, Data: []float32{vals[0]}}, {Name: "fc1.bias", Shape: []int{1}, Data: []float32{vals[1]}},
+			{Name: "classifier.weight", Shape: []int{2}, Data: []float32{vals[2], vals[3]}}, {Name: "classifier.bias", Shape: []int{1}, Data: []float32{vals[4]}},
+		}
+	}
+	g, l := mk(1, 2, 3, 4, 5), mk(-1, -2, -3, -4, -5)
+	w := tensor.List{{Name: "classifier.weight", Shape: []int{2}, Data: []float32{1, 0.25}}, {Name: "classifier.bias", Shape: []int{1}, Data: []float32{0}}}
+	got := f.combine(g, l, w)
+	// lower layer: global; top: local + (global - local)·W.
+	want := mk(1, 2, 3, -4+8*0.25, -5)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("combine = %v, want %v", got, want)
+	}
+}
