@@ -115,6 +115,12 @@ var Methods = map[string]MethodDef{
 			{Name: "num_pre_loss", Default: 10, Check: "gt0", Doc: "window of batch losses for the convergence test (the authors' code)"},
 			{Name: "max_init_epochs", Default: 20, Check: "gt0", Doc: "cap on the passes of the first adaptation (our choice; the code has none)"},
 		}},
+	"pfedfda": {Name: "pfedfda", Personal: true,
+		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by beta; the body trains with that head fixed.",
+		Params: []ParamDef{
+			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones (the paper fits it per client; one value for all is our simplification)"},
+			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I, the covariance regularization (our form and default)"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -2,10 +2,12 @@ package train
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // runMLP is run with an MLP (hidden width 8), so that a body and a head both exist.
@@ -135,4 +137,102 @@ func TestFedALACombine(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("combine = %v, want %v", got, want)
 	}
+}
+
+// The personal head of pFedFDA with beta = 1 is the closed-form LDA classifier of the
+// client's own features: Σ_s·w_c = μ_c and b_c = −½·μ_c·w_c + log π_c, checked by
+// multiplying back (no inversion) with statistics computed here from scratch, for every
+// class the client holds.
+func TestPFedFDAHeadIsLDA(t *testing.T) {
+	const shrink = 0.2
+	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink}, nil, 2)
+	m, err := gomlxModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cd := gather(cfg.Data, cfg.Assign)
+	checked := 0
+	for c, p := range st.Personal {
+		if p == nil || reflect.DeepEqual(p, ModelSpec(cfg.Run, cfg.Data).Init(initSeed(cfg.Run))) {
+			continue
+		}
+		feats, err := m.Features(p, cd[c].trainX, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, k, n := m.FeatureDim(), cfg.Data.Classes, len(cd[c].trainY)
+		means := make([][]float64, k)
+		counts := make([]float64, k)
+		for j := range means {
+			means[j] = make([]float64, d)
+		}
+		for i, y := range cd[c].trainY {
+			counts[y]++
+			for a := 0; a < d; a++ {
+				means[y][a] += float64(feats[i*d+a])
+			}
+		}
+		for j := range means {
+			for a := range means[j] {
+				if counts[j] > 0 {
+					means[j][a] /= counts[j]
+				}
+			}
+		}
+		cov := make([]float64, d*d)
+		for i, y := range cd[c].trainY {
+			for a := 0; a < d; a++ {
+				for b := 0; b < d; b++ {
+					cov[a*d+b] += (float64(feats[i*d+a]) - means[y][a]) * (float64(feats[i*d+b]) - means[y][b]) / float64(n)
+				}
+			}
+		}
+		tr := 0.0
+		for a := 0; a < d; a++ {
+			tr += cov[a*d+a]
+		}
+		w := p[p.Find("classifier.weight")].Data
+		bias := p[p.Find("classifier.bias")].Data
+		for j := 0; j < k; j++ {
+			if counts[j] == 0 {
+				continue // a class the client lacks takes the global mean
+			}
+			dot := 0.0
+			for a := 0; a < d; a++ {
+				sw := 0.0
+				for b := 0; b < d; b++ {
+					s := (1 - shrink) * cov[a*d+b]
+					if a == b {
+						s += shrink*tr/float64(d) + 1e-6
+					}
+					sw += s * float64(w[b*k+j])
+				}
+				if math.Abs(sw-means[j][a]) > 1e-3*(1+math.Abs(means[j][a])) {
+					t.Fatalf("client %d class %d: (Σ w)[%d] = %v, μ = %v", c, j, a, sw, means[j][a])
+				}
+				dot += means[j][a] * float64(w[a*k+j])
+			}
+			want := -0.5*dot + math.Log((counts[j]+1)/(float64(n)+float64(k)))
+			if math.Abs(float64(bias[j])-want) > 1e-3*(1+math.Abs(want)) {
+				t.Fatalf("client %d class %d: bias %v, want %v", c, j, bias[j], want)
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no client trained")
+	}
+	// The body is shared: the global body is the size-weighted average of the uploads, so
+	// it moved, and the global head is a valid LDA head (finite).
+	for _, v := range st.Global[st.Global.Find("classifier.weight")].Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatal("global head not finite")
+		}
+	}
+}
+
+// gomlxModel compiles the model of a test run.
+func gomlxModel(cfg Config) (*gomlx.Model, error) {
+	return gomlx.NewModel(cfg.Backend, ModelSpec(cfg.Run, cfg.Data))
 }

@@ -81,6 +81,9 @@ type Upload struct {
 	NextMask tensor.List
 	// personal is a client-side model trained beside the upload (Ditto); never sent.
 	personal tensor.List
+	// stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
+	// centroids and collaboration statistics).
+	stats tensor.List
 }
 
 // Method is a federated algorithm: how a client trains in a round, and what the server
@@ -128,6 +131,8 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newLotteryFL(params, options), nil
 	case "fedala":
 		return newFedALA(params), nil
+	case "pfedfda":
+		return newPFedFDA(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
