@@ -121,6 +121,12 @@ var Methods = map[string]MethodDef{
 			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones (the paper fits it per client; one value for all is our simplification)"},
 			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I, the covariance regularization (our form and default)"},
 		}},
+	"fedpac": {Name: "fedpac", Personal: true,
+		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics.",
+		Params: []ParamDef{
+			{Name: "lambda", Default: 1.0, Check: "ge0", Doc: "weight of the feature-alignment term (1.0 in the paper)"},
+			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training before the body (1 in the paper)"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -22,6 +22,11 @@ type classStats struct {
 
 // featureStats computes the class statistics of feats ([n, d] row-major) with labels y.
 func featureStats(feats []float32, y []int32, d, classes int) *classStats {
+	return featureMoments(feats, y, d, classes, true)
+}
+
+// featureMoments is featureStats, leaving cov zero unless withCov.
+func featureMoments(feats []float32, y []int32, d, classes int, withCov bool) *classStats {
 	s := &classStats{d: d, classes: classes, counts: make([]float64, classes), means: make([][]float64, classes), cov: make([]float64, d*d)}
 	for c := range s.means {
 		s.means[c] = make([]float64, d)
@@ -46,6 +51,9 @@ func featureStats(feats []float32, y []int32, d, classes int) *classStats {
 		return s
 	}
 	s.sqnorm /= s.n
+	if !withCov {
+		return s
+	}
 	diff := make([]float64, d)
 	for i, label := range y {
 		f := feats[i*d : (i+1)*d]

@@ -133,6 +133,8 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newFedALA(params), nil
 	case "pfedfda":
 		return newPFedFDA(params), nil
+	case "fedpac":
+		return newFedPAC(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
