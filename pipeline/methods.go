@@ -127,6 +127,13 @@ var Methods = map[string]MethodDef{
 			{Name: "lambda", Default: 1.0, Check: "ge0", Doc: "weight of the feature-alignment term (1.0 in the paper)"},
 			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training before the body (1 in the paper)"},
 		}},
+	"floco": {Name: "floco", Personal: true,
+		Doc: "FLOCO (Grinwald et al., NeurIPS 2024): the classifier is a solution simplex of M endpoints trained by sampling a point per batch; from round tau each client samples within a ball around its own point, placed by a projection of its update signature; shared body; evaluated at the client's point.",
+		Params: []ParamDef{
+			{Name: "endpoints", Default: 3, Check: "gt0", Doc: "M, the simplex's endpoints (our default; 1 is FedAvg)"},
+			{Name: "tau", Default: 50, Check: "gt0", Doc: "round from which clients get subregions (our default)"},
+			{Name: "rho", Default: 0.1, Check: "gt0", Doc: "radius of a client's subregion around its point"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.
