@@ -134,6 +134,13 @@ var Methods = map[string]MethodDef{
 			{Name: "tau", Default: 50, Check: "gt0", Doc: "round from which clients get subregions (our default)"},
 			{Name: "rho", Default: 0.1, Check: "gt0", Doc: "radius of a client's subregion around its point"},
 		}},
+	"flute": {Name: "flute", Personal: true,
+		Doc: "FLUTE (Liu et al., ICML 2024): shared body, personal heads; the head trains first with neural-collapse regularizers (NC2: its Gram matrix toward a simplex ETF over the client's classes; NC3: toward the class-mean features), then the body with its features pulled toward the scaled head columns.",
+		Params: []ParamDef{
+			{Name: "lambda_nc2", Default: 1.0, Check: "ge0", Doc: "weight of the head's ETF-geometry term (our default)"},
+			{Name: "lambda_nc3", Default: 0.1, Check: "ge0", Doc: "weight of the head-feature alignment terms (our default)"},
+			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training per round before the body"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.

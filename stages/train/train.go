@@ -137,6 +137,8 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newFedPAC(params), nil
 	case "floco":
 		return newFLOCO(params), nil
+	case "flute":
+		return newFLUTE(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
