@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
@@ -438,4 +439,57 @@ func TestFLUTERegularizers(t *testing.T) {
 	if v := nc2(etf, d, classes, []int{0, 1, 2}, 1, make([]float64, d*classes)); v > 1e-12 {
 		t.Errorf("NC2 of a simplex ETF = %v, want 0", v)
 	}
+}
+
+// Every method of the catalogue is implemented, runs with its defaults on a model with a
+// body and a head, and is deterministic: two runs give identical states' metrics and
+// communication.
+func TestEveryCatalogueMethodRunsDeterministically(t *testing.T) {
+	for _, name := range pipeline.MethodNames() {
+		a, _ := runMLP(t, name, nil, nil, 2)
+		b, _ := runMLP(t, name, nil, nil, 2)
+		if len(a.Metrics) == 0 || len(a.Comm) == 0 {
+			t.Errorf("%s: no metrics or communication rows", name)
+		}
+		for _, m := range a.Metrics {
+			if math.IsNaN(m.Loss) || m.Accuracy < 0 || m.Accuracy > 1 {
+				t.Errorf("%s: bad metric row %+v", name, m)
+			}
+		}
+		if !reflect.DeepEqual(a.Metrics, b.Metrics) || !reflect.DeepEqual(a.Comm, b.Comm) || !reflect.DeepEqual(a.Global, b.Global) {
+			t.Errorf("%s: two identical runs differ", name)
+		}
+	}
+}
+
+func TestNewMethodsCommunication(t *testing.T) {
+	_, cfg := methodRun(t, "fedavg", nil, nil)
+	cfg.Run.Model.Arch, cfg.Run.Model.Hidden = "mlp", []int{8}
+	init := ModelSpec(cfg.Run, cfg.Data).Init(1)
+	full := modelBytes(init)
+	head := modelBytes(tensorsOf(init, isClassifier))
+	body := full - head
+	classes, d := int64(cfg.Data.Classes), int64(8)
+	check := func(name string, params map[string]float64, want func(round int, c Comm) bool) {
+		st, _ := runMLP(t, name, params, nil, 3)
+		for _, c := range st.Comm {
+			if !want(c.Round, c) {
+				t.Errorf("%s: communication row %+v (model %d B, head %d B)", name, c, full, head)
+			}
+		}
+	}
+	check("lotteryfl", map[string]float64{"target_sparsity": 0}, func(_ int, c Comm) bool { return c.Down == full && c.Up == full })
+	check("lotteryfl", map[string]float64{"acc_threshold": 0}, func(_ int, c Comm) bool { return c.Down < full && c.Up > c.Down })
+	check("fedala", nil, func(_ int, c Comm) bool { return c.Down == full && c.Up == full })
+	check("flute", nil, func(_ int, c Comm) bool { return c.Down == body && c.Up == body })
+	check("floco", map[string]float64{"endpoints": 3, "tau": 100}, func(_ int, c Comm) bool { return c.Down == body+3*head && c.Up == c.Down })
+	stats := 4 * (classes*d + d*d + classes)
+	check("pfedfda", nil, func(_ int, c Comm) bool { return c.Down == body+stats && c.Up == body+stats })
+	check("fedpac", nil, func(round int, c Comm) bool {
+		cent := int64(0)
+		if round > 1 {
+			cent = 4 * (classes*d + classes)
+		}
+		return c.Down == full+cent && c.Up == full+4*(2*classes*d+classes+1)
+	})
 }
