@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -182,8 +183,8 @@ func (f *flute) Train(l *Local, st *State, c int) (Upload, error) {
 		}
 		opt.step("", theta, g, head, 1)
 		for _, v := range theta[wi].Data {
-			if err := checkLoss(v, e); err != nil {
-				return err
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)
 			}
 		}
 		return nil
