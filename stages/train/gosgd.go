@@ -10,7 +10,8 @@ import (
 
 // goSGD applies the run's optimizer in Go to gradients computed batch by batch, for the
 // methods whose loss or parametrization the compiled training steps do not cover (FedPAC's
-// feature alignment, FLUTE's head regularizers, FLOCO's simplex). Semantics are PyTorch's SGD, as gomlx.SGD's:
+// feature alignment, FLUTE's head regularizers, FLOCO's simplex). Semantics are PyTorch's
+// SGD, as gomlx.SGD's:
 //
 //	buf = Momentum·buf + (g + WeightDecay·θ);  θ -= LR·buf
 //
