@@ -119,7 +119,8 @@ var Methods = map[string]MethodDef{
 		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by beta; the body trains with that head fixed.",
 		Params: []ParamDef{
 			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones (the paper fits it per client; one value for all is our simplification)"},
-			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I, the covariance regularization (our form and default)"},
+			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I + ridge I, the covariance regularization (our form and default)"},
+			{Name: "ridge", Default: 0.1, Check: "ge0", Doc: "absolute ridge added to the covariance's diagonal (our default): keeps the head's scale tied to the features' and the body's training stable"},
 		}},
 	"fedpac": {Name: "fedpac", Personal: true,
 		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics.",

@@ -17,8 +17,11 @@ import (
 //     classifier collaboration);
 //  2. trains the head alone for head_epochs (body fixed);
 //  3. trains the body alone (head fixed) for the run's local epochs on
-//     CE + λ·(1/B)·Σ_b ‖f(x_b) − c_{y_b}‖² — feature alignment to the global centroids
-//     (samples of a class with no global centroid yet are not aligned);
+//     CE + λ·(1/B)·Σ_b (1/d)·‖f(x_b) − c_{y_b}‖² — feature alignment to the global
+//     centroids, the squared distance averaged over the d features as in the authors' code
+//     (a mean-squared error; the sum over 512 CNN features lets the penalty dominate and
+//     collapse the features); samples of a class with no global centroid yet are not
+//     aligned;
 //  4. computes its class centroids with the trained model and uploads body, head,
 //     centroids and the statistics of 1.
 //
@@ -33,8 +36,7 @@ import (
 //
 // Choices, documented: the variance term divides V_j by the client's sample count n_j (the
 // variance of a head estimated from n_j samples); the QP is solved by projected gradient
-// descent (2,000 steps, step from a Gershgorin bound); the alignment distance is the
-// squared Euclidean distance (a sum over features).
+// descent (2,000 steps, step from a Gershgorin bound).
 type fedPAC struct {
 	lambda     float32
 	headEpochs int
@@ -105,7 +107,8 @@ func (f *fedPAC) Train(l *Local, st *State, c int) (Upload, error) {
 	}
 	body := invert(head)
 	if ones, _ := count(body); ones > 0 {
-		if theta, err = trainAligned(l, theta, body, st.Aux["pac_centroids"][0], f.lambda, l.Epochs()); err != nil {
+		lambda := f.lambda / float32(d) // the mean over features, not the sum
+		if theta, err = trainAligned(l, theta, body, st.Aux["pac_centroids"][0], lambda, l.Epochs()); err != nil {
 			return Upload{}, err
 		}
 	}

@@ -147,8 +147,8 @@ func TestFedALACombine(t *testing.T) {
 // multiplying back (no inversion) with statistics computed here from scratch, for every
 // class the client holds.
 func TestPFedFDAHeadIsLDA(t *testing.T) {
-	const shrink = 0.2
-	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink}, nil, 2)
+	const shrink, ridge = 0.2, 0.3
+	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink, "ridge": ridge}, nil, 2)
 	m, err := gomlxModel(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestPFedFDAHeadIsLDA(t *testing.T) {
 				for b := 0; b < d; b++ {
 					s := (1 - shrink) * cov[a*d+b]
 					if a == b {
-						s += shrink*tr/float64(d) + 1e-6
+						s += shrink*tr/float64(d) + ridge + 1e-6
 					}
 					sw += s * float64(w[b*k+j])
 				}

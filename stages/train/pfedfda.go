@@ -31,17 +31,20 @@ import (
 //
 // Choices and simplifications, documented: the paper fits β per client (by local
 // cross-validation); fedpipe takes one β for all clients (param beta). Σ is regularized as
-// (1 − s)·Σ + s·(tr Σ/d)·I + 1e-6·I with s = shrinkage (the paper regularizes the
-// covariance too; the form is ours). Priors are the local class frequencies with add-one
+// (1 − s)·Σ + s·(tr Σ/d)·I + (ridge + 1e-6)·I with s = shrinkage (the paper regularizes the
+// covariance too; the form is ours). The absolute ridge matters: LDA logits do not change
+// when the features are scaled, so without it the body's gradient grows as the features
+// shrink, and the small ReLU features of a fresh CNN (variance ~1e-3) blow up within a
+// round; with it, a head over small features starts near uniform. Priors are the local class frequencies with add-one
 // (Laplace) smoothing, so that a class a client lacks keeps a finite logit. The server's
 // covariance is the size-weighted mean of the clients' tied covariances (between-client
 // spread of the means is not added).
 type pFedFDA struct {
-	beta, shrink float64
+	beta, shrink, ridge float64
 }
 
 func newPFedFDA(p map[string]float64) *pFedFDA {
-	return &pFedFDA{beta: p["beta"], shrink: p["shrinkage"]}
+	return &pFedFDA{beta: p["beta"], shrink: p["shrinkage"], ridge: p["ridge"]}
 }
 
 func (f *pFedFDA) Init(st *State, clients int) {
@@ -116,7 +119,11 @@ func (f *pFedFDA) interpolate(local, global *classStats) ([][]float64, []float64
 // withHead returns params with the classifier set to the LDA classifier of (means, cov).
 func (f *pFedFDA) withHead(params tensor.List, means [][]float64, cov, priors []float64) (tensor.List, error) {
 	d := len(means[0])
-	w, b, err := ldaHead(means, shrunk(cov, d, f.shrink), priors, d)
+	reg := shrunk(cov, d, f.shrink)
+	for i := 0; i < d; i++ {
+		reg[i*d+i] += f.ridge
+	}
+	w, b, err := ldaHead(means, reg, priors, d)
 	if err != nil {
 		return nil, err
 	}
