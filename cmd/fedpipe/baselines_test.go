@@ -29,7 +29,8 @@ func TestCIBaselinesManifest(t *testing.T) {
 		if len(rows) != 20 {
 			t.Fatalf("%s: %d methods in the report, want 20:\n%s", ds, len(rows), res.Report)
 		}
-		for _, m := range []string{"local", "fedper", "fedrep", "ditto", "fedselect", "fedavg-ft"} {
+		for _, m := range []string{"local", "fedper", "fedrep", "ditto", "fedselect", "fedavg-ft",
+			"lotteryfl", "fedala", "fedpac", "pfedfda", "flute"} {
 			if rows[m] <= rows["fedavg"] {
 				t.Errorf("%s: %s %.2f%% not above FedAvg %.2f%%", ds, m, rows[m], rows["fedavg"])
 			}
