@@ -23,10 +23,11 @@ import (
 //	W_i ← clip(W_i − eta·g ⊙ (θ_g − θ_i), 0, 1),  then θ̂ is rebuilt.
 //
 // At a client's first adaptation W is trained until the standard deviation of the last
-// num_pre_loss batch losses falls below threshold (at most max_init_epochs passes); later
-// it gets one pass. While θ_i equals θ_g (a client that never trained) there is nothing to
-// adapt and W is left alone, as in the authors' code. Then θ̂ trains for the run's local
-// epochs, is uploaded, and becomes θ_i; the server runs size-weighted FedAvg.
+// num_pre_loss batch losses falls below threshold (at most max_init_epochs passes); later it
+// gets one pass. A client that never trained holds no model of its own and starts from θ_g
+// (its first adaptation comes at its second participation); while θ_i equals θ_g there is
+// nothing to adapt and W is left alone, as in the authors' code. Then θ̂ trains for the
+// run's local epochs, is uploaded, and becomes θ_i; the server runs size-weighted FedAvg.
 //
 // Clients are evaluated with θ_i, their model after their last local training (fedpipe's
 // choice: evaluating the adaptively aggregated model would need a W update, with data,
@@ -81,8 +82,10 @@ func (f *fedALA) combine(global, local, w tensor.List) tensor.List {
 func (f *fedALA) Train(l *Local, st *State, c int) (Upload, error) {
 	global, local := st.Global, st.Personal[c]
 	w := st.Aux["ala_weights"][c]
-	first := w == nil
-	if first {
+	theta := global
+	if w == nil {
+		// A client that never trained holds no model of its own: it starts from θ_g, and
+		// its W starts at one, with no adaptation yet.
 		for t, isTop := range f.top(global) {
 			if isTop {
 				ones := tensor.New(global[t].Name, global[t].Shape...)
@@ -92,19 +95,25 @@ func (f *fedALA) Train(l *Local, st *State, c int) (Upload, error) {
 				w = append(w, ones)
 			}
 		}
+		w = append(w, tensor.Tensor{Name: alaAdaptations, Shape: []int{1}, Data: []float32{0}})
 	} else {
 		w = w.Clone()
-	}
-	theta := f.combine(global, local, w)
-	if f.eta > 0 && !sameValues(global, local) {
-		var err error
-		if theta, err = f.adapt(l, global, local, w, first); err != nil {
-			return Upload{}, err
+		theta = f.combine(global, local, w)
+		n := &w[w.Find(alaAdaptations)].Data[0]
+		if f.eta > 0 && !sameValues(global, local) {
+			var err error
+			if theta, err = f.adapt(l, global, local, w, *n == 0); err != nil {
+				return Upload{}, err
+			}
+			*n++
 		}
 	}
 	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
 	return Upload{Params: trained, NextMask: w}, err
 }
+
+// alaAdaptations names the count of a client's adaptations, kept beside its W.
+const alaAdaptations = "ala.adaptations"
 
 // adapt learns w in place and returns the final θ̂.
 func (f *fedALA) adapt(l *Local, global, local, w tensor.List, first bool) (tensor.List, error) {
@@ -137,6 +146,9 @@ func (f *fedALA) adapt(l *Local, global, local, w tensor.List, first bool) (tens
 			}
 			losses = append(losses, float64(loss))
 			for _, wt := range w {
+				if wt.Name == alaAdaptations {
+					continue
+				}
 				gt := g[g.Find(wt.Name)].Data
 				gl := global[global.Find(wt.Name)].Data
 				lt := local[local.Find(wt.Name)].Data

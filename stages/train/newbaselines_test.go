@@ -99,15 +99,27 @@ func TestFedALAWeightOneIsFedAvg(t *testing.T) {
 		t.Error("FedALA with W fixed at 1 differs from FedAvg")
 	}
 	st, _ := runMLP(t, "fedala", nil, nil, 4)
+	rounds := map[int]int{}
+	for _, r := range st.Comm {
+		rounds[r.Client]++
+	}
 	moved := false
 	for c, w := range st.Aux["ala_weights"] {
+		if (w != nil) != (rounds[c] >= 1) {
+			t.Fatalf("client %d: %d participations, W kept: %v", c, rounds[c], w != nil)
+		}
 		if w == nil {
 			continue
 		}
-		if len(w) != 2 || w[0].Name != "classifier.weight" || w[1].Name != "classifier.bias" {
+		if len(w) != 3 || w[0].Name != "classifier.weight" || w[1].Name != "classifier.bias" {
 			t.Fatalf("client %d: weights over %v, want the classifier only (layer_idx 1)", c, w)
 		}
-		for _, t0 := range w {
+		// W is learned only from a client's second participation on: at its first it holds
+		// no model of its own.
+		if n := int(w[2].Data[0]); n != rounds[c]-1 {
+			t.Errorf("client %d: %d participations, %d adaptations", c, rounds[c], n)
+		}
+		for _, t0 := range w[:2] {
 			for _, v := range t0.Data {
 				if v < 0 || v > 1 {
 					t.Fatalf("client %d: W = %v outside [0, 1]", c, v)
