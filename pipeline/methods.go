@@ -116,9 +116,10 @@ var Methods = map[string]MethodDef{
 			{Name: "max_init_epochs", Default: 20, Check: "gt0", Doc: "cap on the passes of the first adaptation (our choice; the code has none)"},
 		}},
 	"pfedfda": {Name: "pfedfda", Personal: true,
-		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by beta; the body trains with that head fixed.",
+		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by a per-client beta; the body trains with that head fixed.",
 		Params: []ParamDef{
-			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones (the paper fits it per client; one value for all is our simplification)"},
+			{Name: "beta_mode", Choices: []string{"cv", "fixed"}, Doc: "cv: each client picks beta from {0, 0.25, 0.5, 0.75, 1} by 2-fold cross-validation on its features after training (the paper fits beta per client); fixed: beta for every client"},
+			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones: the value before a client's first cross-validated choice, or always with beta_mode fixed"},
 			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I + ridge I, the covariance regularization (our form and default)"},
 			{Name: "ridge", Default: 0.1, Check: "ge0", Doc: "absolute ridge added to the covariance's diagonal (our default): keeps the head's scale tied to the features' and the body's training stable"},
 		}},

@@ -160,7 +160,7 @@ func TestFedALACombine(t *testing.T) {
 // class the client holds.
 func TestPFedFDAHeadIsLDA(t *testing.T) {
 	const shrink, ridge = 0.2, 0.3
-	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink, "ridge": ridge}, nil, 2)
+	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink, "ridge": ridge}, map[string]string{"beta_mode": "fixed"}, 2)
 	m, err := gomlxModel(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -504,4 +504,39 @@ func TestNewMethodsCommunication(t *testing.T) {
 		}
 		return c.Down == full+cent && c.Up == full+4*(2*classes*d+classes+1)
 	})
+}
+
+// Cross-validation picks β = 1 when the global estimates are wrong for the client and a
+// β < 1 when the client's own estimates are noisy and the global ones are right.
+func TestPFedFDABetaCV(t *testing.T) {
+	const d, classes = 2, 2
+	f := &pFedFDA{shrink: 0, ridge: 0.01}
+	r := rngForTest()
+	truth := [][]float64{{1, 0}, {-1, 0}}
+	sample := func(n int, noise float64) ([]float32, []int32) {
+		var x []float32
+		var y []int32
+		for i := 0; i < n; i++ {
+			c := i % classes
+			x = append(x, float32(truth[c][0]+noise*r.NormFloat64()), float32(truth[c][1]+noise*r.NormFloat64()))
+			y = append(y, int32(c))
+		}
+		return x, y
+	}
+	gx, gy := sample(2000, 0.5)
+	right := featureStats(gx, gy, d, classes)
+	wrong := featureStats(gx, gy, d, classes)
+	wrong.means[0], wrong.means[1] = []float64{-1, 0}, []float64{1, 0} // classes swapped
+	x, y := sample(40, 0.5)
+	perm := r.Perm(len(y))
+	if b, err := f.betaCV(x, y, d, classes, wrong, perm, 0.5); err != nil || b != 1 {
+		t.Errorf("global means swapped: beta = %v (%v), want 1", b, err)
+	}
+	x, y = sample(8, 1.5)
+	if b, err := f.betaCV(x, y, d, classes, right, r.Perm(len(y)), 0.5); err != nil || b >= 1 {
+		t.Errorf("few noisy local samples, right global estimates: beta = %v (%v), want < 1", b, err)
+	}
+	if b, _ := f.betaCV(x, y, d, classes, nil, r.Perm(len(y)), 0.3); b != 0.3 {
+		t.Errorf("no global estimate: beta = %v, want the fallback 0.3", b)
+	}
 }

@@ -132,7 +132,7 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 	case "fedala":
 		return newFedALA(params), nil
 	case "pfedfda":
-		return newPFedFDA(params), nil
+		return newPFedFDA(params, options), nil
 	case "fedpac":
 		return newFedPAC(params), nil
 	case "floco":
