@@ -17,7 +17,14 @@ import (
 // hidden width), or the flattened input for logreg, which has no body.
 
 // FeatureDim is the number of penultimate features of the model: the classifier's input.
-func (m *Model) FeatureDim() int { return m.ls[len(m.ls)-1].in }
+func (m *Model) FeatureDim() int {
+	ls := m.layerChain()
+	return ls[len(ls)-1].in
+}
+
+// layerChain is the model's chain of layers, the one thing this file needs from the rest of
+// the package besides the layer graphs of net.go.
+func (m *Model) layerChain() []layer { return m.ls }
 
 // bodyForward returns the features [B, d] of x and the body layers' caches.
 func bodyForward(ls []layer, params []*Node, x *Node) (*Node, []layerCache) {
@@ -174,10 +181,12 @@ func (m *Model) lazyAux(name string, build func([]layer, []*Node) []*Node) error
 	if m.aux[name] != nil {
 		return nil
 	}
-	e := m.aux[name]
-	if err := m.lazyExec(&e, name, build); err != nil {
+	ls := m.layerChain()
+	e, err := NewExec(m.backend, func(inputs []*Node) []*Node { return build(ls, inputs) })
+	if err != nil {
 		return err
 	}
+	e.SetMaxCache(-1).WithName("fedpipe-" + name + "-" + m.spec.Arch)
 	m.aux[name] = e
 	return nil
 }
