@@ -38,6 +38,7 @@ type Model struct {
 	grad    *graph.Exec // compiled on first use of Gradient
 	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
+	aux     map[string]*graph.Exec // features.go's graphs, compiled on first use
 }
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
@@ -86,6 +87,10 @@ func (m *Model) Close() {
 		}
 		m.train, m.eval, m.masked, m.grad, m.prox = nil, nil, nil, nil, nil
 	}
+	for _, e := range m.aux {
+		e.Finalize()
+	}
+	m.aux = nil
 }
 
 // toTensors converts parameters (any order, matched by name) to backend tensors, in

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -281,6 +282,14 @@ func copyParams[V any](p map[string]V) map[string]V {
 func (m *Manifest) checkRun(r *Run, methodField string) error {
 	if err := m.checkData(r); err != nil {
 		return err
+	}
+	if Methods[r.Method].Features && !slices.Contains(FeatureArchs, r.Model.Arch) {
+		field := methodField + ".method"
+		if _, set := m.Pos[field]; !set {
+			field = methodField + ".name"
+		}
+		return m.errAt(field, "%s works on penultimate features, available for %s models only, not %s",
+			r.Method, strings.Join(FeatureArchs, ", "), r.Model.Arch)
 	}
 	p := &r.Partition
 	if p.Scheme == "shards" && p.SamplesPerClient > 0 && p.SamplesPerClient < p.Shards {

@@ -25,8 +25,15 @@ type MethodDef struct {
 	// Personal is true when each client ends with its own model (evaluated on its own test
 	// split); false when every client is evaluated with the one global model.
 	Personal bool
+	// Features is true when the method works on the model's penultimate features, which
+	// only the FeatureArchs models expose.
+	Features bool
 	Params   []ParamDef
 }
+
+// FeatureArchs lists the architectures whose penultimate features the train stage can
+// compute (gomlx.FeatureArchs; a test keeps the two equal).
+var FeatureArchs = []string{"cnn4", "mlp", "logreg"}
 
 func (d MethodDef) param(name string) (ParamDef, bool) {
 	for _, p := range d.Params {
@@ -97,6 +104,52 @@ var Methods = map[string]MethodDef{
 		}},
 	"ditto": {Name: "ditto", Personal: true, Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models.",
 		Params: []ParamDef{{Name: "lambda", Default: 0.1, Check: "ge0", Doc: "proximal weight of the personal objective"}}},
+	"lotteryfl": {Name: "lotteryfl", Personal: true,
+		Doc: "LotteryFL (Li et al. 2020): each client magnitude-prunes its own subnetwork while its local accuracy clears a threshold, rewinding the survivors to the initial model; the server averages each entry over the clients whose masks keep it; clients are evaluated with their sparse models.",
+		Params: []ParamDef{
+			{Name: "prune_rate", Default: 0.2, Check: "unit", Doc: "fraction of each weight tensor's remaining weights pruned per pruning step (our default)"},
+			{Name: "target_sparsity", Default: 0.5, Check: "unit,lt1", Doc: "pruned fraction per weight tensor at which pruning stops (0: never prune: FedAvg with personal evaluation)"},
+			{Name: "acc_threshold", Default: 0.5, Check: "ge0", Doc: "a client prunes only when its subnetwork's accuracy on its training data is at least this"},
+			{Name: "rewind", Choices: []string{"init", "none"}, Doc: "after pruning, reset the surviving weights to the initial model (the lottery-ticket reset of LotteryFL's Alg. 1) or keep the downloaded values"},
+		}},
+	"fedala": {Name: "fedala", Personal: true, Features: true,
+		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server.",
+		Params: []ParamDef{
+			{Name: "eta", Default: 1.0, Check: "ge0", Doc: "learning rate of W (1.0 in the paper; 0 keeps W = 1, i.e. FedAvg's starting point)"},
+			{Name: "rand_percent", Default: 80, Check: "gt0", Doc: "s: percentage of local training data sampled to learn W (80 in the paper)"},
+			{Name: "layer_idx", Default: 1, Check: "gt0", Doc: "p: number of top layers (weight and bias) adapted element-wise; the layers below take the global model"},
+			{Name: "threshold", Default: 0.1, Check: "ge0", Doc: "first adaptation: train W until the std of the last num_pre_loss batch losses is below this (the authors' code)"},
+			{Name: "num_pre_loss", Default: 10, Check: "gt0", Doc: "window of batch losses for the convergence test (the authors' code)"},
+			{Name: "max_init_epochs", Default: 20, Check: "gt0", Doc: "cap on the passes of the first adaptation (our choice; the code has none)"},
+		}},
+	"pfedfda": {Name: "pfedfda", Personal: true, Features: true,
+		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by a per-client beta; the body trains with that head fixed.",
+		Params: []ParamDef{
+			{Name: "beta_mode", Choices: []string{"cv", "fixed"}, Doc: "cv: each client picks beta from {0, 0.25, 0.5, 0.75, 1} by 2-fold cross-validation on its features after training (the paper fits beta per client); fixed: beta for every client"},
+			{Name: "beta", Default: 0.5, Check: "unit", Doc: "weight of the local estimates against the global ones: the value before a client's first cross-validated choice, or always with beta_mode fixed"},
+			{Name: "shrinkage", Default: 0.1, Check: "unit", Doc: "s in (1 - s) Sigma + s tr(Sigma)/d I + ridge I, the covariance regularization (our form and default)"},
+			{Name: "ridge", Default: 0.1, Check: "ge0", Doc: "absolute ridge added to the covariance's diagonal (our default): keeps the head's scale tied to the features' and the body's training stable"},
+		}},
+	"fedpac": {Name: "fedpac", Personal: true, Features: true,
+		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics.",
+		Params: []ParamDef{
+			{Name: "lambda", Default: 1.0, Check: "ge0", Doc: "weight of the feature-alignment term (1.0 in the paper)"},
+			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training before the body (1 in the paper)"},
+		}},
+	"floco": {Name: "floco", Personal: true,
+		Doc: "FLOCO (Grinwald et al., NeurIPS 2024): the classifier is a solution simplex of M endpoints trained by sampling a point per batch; from round tau each client samples within a ball around its own point, placed by a projection of its update signature; shared body; evaluated at the client's point.",
+		Params: []ParamDef{
+			{Name: "endpoints", Default: 3, Check: "gt0", Doc: "M, the simplex's endpoints (our default; 1 is FedAvg)"},
+			{Name: "tau", Default: 50, Check: "gt0", Doc: "round from which clients get subregions (our default)"},
+			{Name: "rho", Default: 0.1, Check: "gt0", Doc: "radius of a client's subregion around its point"},
+		}},
+	"flute": {Name: "flute", Personal: true, Features: true,
+		Doc: "FLUTE (Liu et al., ICML 2024): shared body, personal heads; the head trains first with neural-collapse regularizers (NC2: its Gram matrix toward a simplex ETF over the client's classes; NC3: toward the class-mean features), then the body with its features pulled toward the scaled head columns.",
+		Params: []ParamDef{
+			{Name: "lambda_nc2", Default: 1.0, Check: "ge0", Doc: "weight of the head's ETF-geometry term (our default)"},
+			{Name: "lambda_nc3", Default: 0.1, Check: "ge0", Doc: "weight of the head-feature alignment terms (our default)"},
+			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training per round before the body"},
+		}},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -14,7 +14,7 @@ import (
 // personalized methods beat FedAvg's global model on each client's own test split.
 func TestCIBaselinesManifest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains 28 runs")
+		t.Skip("trains 40 runs")
 	}
 	if _, err := os.Stat(filepath.Join(data.FMNISTSystemDir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
@@ -26,10 +26,11 @@ func TestCIBaselinesManifest(t *testing.T) {
 		pooled[m[2]][m[1]], _ = strconv.ParseFloat(m[3], 64)
 	}
 	for ds, rows := range pooled {
-		if len(rows) != 14 {
-			t.Fatalf("%s: %d methods in the report, want 14:\n%s", ds, len(rows), res.Report)
+		if len(rows) != 20 {
+			t.Fatalf("%s: %d methods in the report, want 20:\n%s", ds, len(rows), res.Report)
 		}
-		for _, m := range []string{"local", "fedper", "fedrep", "ditto", "fedselect", "fedavg-ft"} {
+		for _, m := range []string{"local", "fedper", "fedrep", "ditto", "fedselect", "fedavg-ft",
+			"lotteryfl", "fedala", "fedpac", "pfedfda", "flute"} {
 			if rows[m] <= rows["fedavg"] {
 				t.Errorf("%s: %s %.2f%% not above FedAvg %.2f%%", ds, m, rows[m], rows["fedavg"])
 			}

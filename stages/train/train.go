@@ -82,6 +82,9 @@ type Upload struct {
 	NextMask tensor.List
 	// personal is a client-side model trained beside the upload (Ditto); never sent.
 	personal tensor.List
+	// stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
+	// centroids and collaboration statistics).
+	stats tensor.List
 }
 
 // Method is a federated algorithm: how a client trains in a round, and what the server
@@ -125,6 +128,18 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
 	case "ditto":
 		return ditto{lambda: float32(params["lambda"])}, nil
+	case "lotteryfl":
+		return newLotteryFL(params, options), nil
+	case "fedala":
+		return newFedALA(params), nil
+	case "pfedfda":
+		return newPFedFDA(params, options), nil
+	case "fedpac":
+		return newFedPAC(params), nil
+	case "floco":
+		return newFLOCO(params), nil
+	case "flute":
+		return newFLUTE(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}

@@ -1,0 +1,205 @@
+package gomlx
+
+import (
+	"errors"
+	"fmt"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// This file gives methods that work on penultimate features (FedPAC, pFedFDA) what they
+// need: the features of a batch, and the gradient of the cross-entropy plus a feature
+// alignment penalty. The "features" of a sample are the input of the classifier layer: the
+// output of the last hidden layer after its ReLU (cnn4: fc1, 512 values; mlp: the last
+// hidden width), or the flattened input for logreg, which has no body.
+
+// FeatureDim is the number of penultimate features of the model: the classifier's input;
+// 0 for models without feature access (see HasFeatures).
+func (m *Model) FeatureDim() int {
+	ls, ok := m.net.(seqNet)
+	if !ok {
+		return 0
+	}
+	return ls[len(ls)-1].in
+}
+
+// FeatureArchs lists the architectures whose penultimate features this file can compute
+// (the plain layer chains); FedPAC, pFedFDA, FLUTE and FedALA need them.
+var FeatureArchs = []string{ArchCNN4, ArchMLP, ArchLogReg}
+
+// HasFeatures reports whether the model's penultimate features are available.
+func (m *Model) HasFeatures() bool {
+	_, ok := m.net.(seqNet)
+	return ok
+}
+
+// bodyForward returns the features [B, d] of x and the body layers' caches.
+func bodyForward(ls []layer, params []*Node, x *Node) (*Node, []layerCache) {
+	b := x.Shape().Dimensions[0]
+	body := ls[:len(ls)-1]
+	d := ls[len(ls)-1].in
+	if len(body) == 0 {
+		return Reshape(x, b, d), nil
+	}
+	h, caches := forward(body, params[:2*len(body)], x)
+	return Reshape(h, b, d), caches
+}
+
+// featuresGraph: inputs = params (n), x; output = the features [B, d].
+func featuresGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	f, _ := bodyForward(ls, inputs[:n], inputs[n])
+	return []*Node{f}
+}
+
+// featureGradGraph: inputs = params (n), x, labels, targets [B, d], weights [B], hyper
+// [λ]; outputs = the n gradients of
+//
+//	L = mean_b CE_b + λ/B · Σ_b weights_b · ‖f_b − targets_b‖²
+//
+// then L and the features [B, d].
+func featureGradGraph(ls []layer, inputs []*Node) []*Node {
+	n := 2 * len(ls)
+	params, x, labels, targets, weights, hyper := inputs[:n], inputs[n], inputs[n+1], inputs[n+2], inputs[n+3], inputs[n+4]
+	b := x.Shape().Dimensions[0]
+	body := ls[:len(ls)-1]
+	cl := ls[len(ls)-1]
+	feats, caches := bodyForward(ls, params, x)
+	logits, cc := fcForward(feats, params[n-2], params[n-1], cl)
+	perSample, dLogits := crossEntropy(logits, labels)
+	grads := make([]*Node, n)
+	var dFeat *Node
+	grads[n-2], grads[n-1], dFeat = fcBackward(dLogits, params[n-2], cl, cc, len(body) > 0)
+	lambda := Reshape(Slice(hyper, AxisElem(0)))
+	scale := Div(lambda, Scalar(x.Graph(), x.DType(), float64(b)))
+	diff := Sub(feats, targets)
+	w := Reshape(weights, b, 1)
+	penalty := Mul(scale, ReduceAllSum(Mul(w, Mul(diff, diff))))
+	loss := Add(Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b))), penalty)
+	if len(body) > 0 {
+		two := Scalar(x.Graph(), x.DType(), 2)
+		dFeat = Add(dFeat, Mul(Mul(two, scale), Mul(w, diff)))
+		copy(grads, backward(body, params[:n-2], caches, dFeat))
+	}
+	return append(grads, loss, feats)
+}
+
+// Features returns the penultimate features of the samples x under params, row-major
+// [len(x)/sample, FeatureDim()], computed batch samples at a time.
+func (m *Model) Features(params tensor.List, x []float32, batch int) ([]float32, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	if batch <= 0 || len(x)%m.sample != 0 {
+		return nil, fmt.Errorf("features: batch %d, %d input values for %d per sample", batch, len(x), m.sample)
+	}
+	if err := m.lazyAux("features", featuresGraph); err != nil {
+		return nil, err
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	n := len(x) / m.sample
+	out := make([]float32, 0, n*m.FeatureDim())
+	for start := 0; start < n; start += batch {
+		end := min(start+batch, n)
+		dims := append([]int{end - start}, m.spec.InputShape...)
+		xt := tensors.FromFlatDataAndDimensions(x[start*m.sample:end*m.sample], dims...)
+		args := make([]any, 0, len(ps)+1)
+		for _, p := range ps {
+			args = append(args, p)
+		}
+		outs, err := m.aux["features"].Exec(append(args, xt)...)
+		finalize(xt)
+		if err != nil {
+			return nil, fmt.Errorf("features: %w", err)
+		}
+		data, err := tensors.CopyFlatData[float32](outs[0])
+		finalize(outs...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data...)
+	}
+	return out, nil
+}
+
+// FeatureGradient returns, at params, the gradient with respect to every parameter (in
+// canonical order) of the mean cross-entropy over the batch (x, y) plus the alignment
+// penalty λ/B · Σ_b weights[b]·‖f_b − targets_b‖², where f_b are the batch's features and
+// targets is [B, FeatureDim()] row-major (weights[b] = 0 leaves sample b unaligned). It also
+// returns that loss and the features. With λ = 0 the gradient is Gradient's.
+func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targets, weights []float32, lambda float32) (tensor.List, float32, []float32, error) {
+	if m.train == nil {
+		return nil, 0, nil, errors.New("model is closed")
+	}
+	d := m.FeatureDim()
+	if len(targets) != len(y)*d || len(weights) != len(y) {
+		return nil, 0, nil, fmt.Errorf("feature gradient: %d targets and %d weights for %d samples of %d features", len(targets), len(weights), len(y), d)
+	}
+	if err := m.lazyAux("featgrad", featureGradGraph); err != nil {
+		return nil, 0, nil, err
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer finalize(ps...)
+	xt, yt, err := m.batchTensors(x, y)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	tt := tensors.FromFlatDataAndDimensions(targets, len(y), d)
+	wt := tensors.FromFlatDataAndDimensions(weights, len(y))
+	ht := tensors.FromFlatDataAndDimensions([]float32{lambda}, 1)
+	defer finalize(xt, yt, tt, wt, ht)
+	args := make([]any, 0, len(ps)+5)
+	for _, p := range ps {
+		args = append(args, p)
+	}
+	outs, err := m.aux["featgrad"].Exec(append(args, xt, yt, tt, wt, ht)...)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("feature gradient: %w", err)
+	}
+	defer finalize(outs...)
+	n := len(m.names)
+	grads := make(tensor.List, n)
+	for i := 0; i < n; i++ {
+		data, err := tensors.CopyFlatData[float32](outs[i])
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		grads[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
+	}
+	feats, err := tensors.CopyFlatData[float32](outs[n+1])
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return grads, tensors.ToScalar[float32](outs[n]), feats, nil
+}
+
+// lazyAux compiles one of this file's graphs into m.aux on first use.
+func (m *Model) lazyAux(name string, build func([]layer, []*Node) []*Node) error {
+	if m.aux == nil {
+		m.aux = map[string]*Exec{}
+	}
+	if m.aux[name] != nil {
+		return nil
+	}
+	ls, ok := m.net.(seqNet)
+	if !ok {
+		return fmt.Errorf("model %s: penultimate features are available for %v only", m.spec.Arch, FeatureArchs)
+	}
+	e, err := NewExec(m.backend, func(inputs []*Node) []*Node { return build(ls, inputs) })
+	if err != nil {
+		return err
+	}
+	e.SetMaxCache(-1).WithName("fedpipe-" + name + "-" + m.spec.Arch)
+	m.aux[name] = e
+	return nil
+}

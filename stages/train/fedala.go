@@ -1,0 +1,206 @@
+package train
+
+import (
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/stages/rng"
+)
+
+// fedALA is FedALA (Zhang et al., AAAI 2023): adaptive local aggregation. Client i keeps
+// its local model θ_i (its model after its last local training) and element-wise weights
+// W_i ∈ [0, 1] over the tensors of the top layer_idx layers (weight and bias each; the
+// classifier is the top layer). Before local training it builds
+//
+//	θ̂ = θ_g                                on the lower layers,
+//	θ̂ = θ_i + (θ_g − θ_i) ⊙ W_i             on the top layers,
+//
+// computed as θ_g − (θ_g − θ_i) ⊙ (1 − W_i) so that W = 1 gives θ_g exactly. W_i (all ones at
+// first) is learned on a random rand_percent % of the client's training data (stream
+// "fedala-sample"), in mini-batches of the run's batch size: for each batch, with g the
+// gradient of the cross-entropy at θ̂,
+//
+//	W_i ← clip(W_i − eta·g ⊙ (θ_g − θ_i), 0, 1),  then θ̂ is rebuilt.
+//
+// At a client's first adaptation W is trained until the standard deviation of the last
+// num_pre_loss batch losses falls below threshold (at most max_init_epochs passes); later it
+// gets one pass. A client that never trained holds no model of its own and starts from θ_g
+// (its first adaptation comes at its second participation); while θ_i equals θ_g there is
+// nothing to adapt and W is left alone, as in the authors' code. Then θ̂ trains for the
+// run's local epochs, is uploaded, and becomes θ_i; the server runs size-weighted FedAvg.
+//
+// Clients are evaluated with θ_i, their model after their last local training (fedpipe's
+// choice: evaluating the adaptively aggregated model would need a W update, with data,
+// at evaluation time). max_init_epochs is fedpipe's cap (the code loops until
+// convergence). With eta = 0, W stays 1, θ̂ = θ_g, and the global model follows FedAvg bit
+// for bit.
+type fedALA struct {
+	eta, randPercent, threshold float64
+	layers, numPreLoss, maxInit int
+}
+
+func newFedALA(p map[string]float64) *fedALA {
+	return &fedALA{eta: p["eta"], randPercent: p["rand_percent"], threshold: p["threshold"],
+		layers: int(p["layer_idx"]), numPreLoss: int(p["num_pre_loss"]), maxInit: int(p["max_init_epochs"])}
+}
+
+func (f *fedALA) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	st.Aux = map[string][]tensor.List{"ala_weights": make([]tensor.List, clients)}
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+	}
+}
+
+// top reports, per tensor of params (canonical order: by layer, weight then bias), whether
+// it lies in the top layers.
+func (f *fedALA) top(params tensor.List) []bool {
+	out := make([]bool, len(params))
+	for i := range params {
+		out[i] = i >= len(params)-2*f.layers
+	}
+	return out
+}
+
+// combine returns θ̂ for the weights w (tensors of the top layers, by name).
+func (f *fedALA) combine(global, local, w tensor.List) tensor.List {
+	out := global.Clone()
+	top := f.top(global)
+	for t := range out {
+		if !top[t] {
+			continue
+		}
+		wt := w[w.Find(out[t].Name)].Data
+		lt := local[local.Find(out[t].Name)].Data
+		for i, g := range out[t].Data {
+			out[t].Data[i] = g - (g-lt[i])*(1-wt[i])
+		}
+	}
+	return out
+}
+
+func (f *fedALA) Train(l *Local, st *State, c int) (Upload, error) {
+	global, local := st.Global, st.Personal[c]
+	w := st.Aux["ala_weights"][c]
+	theta := global
+	if w == nil {
+		// A client that never trained holds no model of its own: it starts from θ_g, and
+		// its W starts at one, with no adaptation yet.
+		for t, isTop := range f.top(global) {
+			if isTop {
+				ones := tensor.New(global[t].Name, global[t].Shape...)
+				for i := range ones.Data {
+					ones.Data[i] = 1
+				}
+				w = append(w, ones)
+			}
+		}
+		w = append(w, tensor.Tensor{Name: alaAdaptations, Shape: []int{1}, Data: []float32{0}})
+	} else {
+		w = w.Clone()
+		theta = f.combine(global, local, w)
+		n := &w[w.Find(alaAdaptations)].Data[0]
+		if f.eta > 0 && !sameValues(global, local) {
+			var err error
+			if theta, err = f.adapt(l, global, local, w, *n == 0); err != nil {
+				return Upload{}, err
+			}
+			*n++
+		}
+	}
+	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	return Upload{Params: trained, NextMask: w}, err
+}
+
+// alaAdaptations names the count of a client's adaptations, kept beside its W.
+const alaAdaptations = "ala.adaptations"
+
+// adapt learns w in place and returns the final θ̂.
+func (f *fedALA) adapt(l *Local, global, local, w tensor.List, first bool) (tensor.List, error) {
+	n := len(l.data.trainY)
+	size := len(l.data.trainX) / n
+	m := max(1, int(float64(n)*f.randPercent/100))
+	idx := rng.New(l.seed, l.round, l.client, "fedala-sample").Perm(n)[:m]
+	d := l.model.FeatureDim()
+	theta := f.combine(global, local, w)
+	var losses []float64
+	epochs := 1
+	if first {
+		epochs = max(1, f.maxInit)
+	}
+	for e := 0; e < epochs; e++ {
+		for start := 0; start < m; start += l.batch {
+			var bx []float32
+			var by []int32
+			for _, i := range idx[start:min(start+l.batch, m)] {
+				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
+				by = append(by, l.data.trainY[i])
+			}
+			b := len(by)
+			g, loss, _, err := l.model.FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkLoss(loss, e); err != nil {
+				return nil, err
+			}
+			losses = append(losses, float64(loss))
+			for _, wt := range w {
+				if wt.Name == alaAdaptations {
+					continue
+				}
+				gt := g[g.Find(wt.Name)].Data
+				gl := global[global.Find(wt.Name)].Data
+				lt := local[local.Find(wt.Name)].Data
+				for i := range wt.Data {
+					v := wt.Data[i] - float32(f.eta)*gt[i]*(gl[i]-lt[i])
+					wt.Data[i] = min(max(v, 0), 1)
+				}
+			}
+			theta = f.combine(global, local, w)
+		}
+		if !first || (len(losses) > f.numPreLoss && stddev(losses[len(losses)-f.numPreLoss:]) < f.threshold) {
+			break
+		}
+	}
+	return theta, nil
+}
+
+// stddev is the population standard deviation.
+func stddev(v []float64) float64 {
+	mean := 0.0
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	s := 0.0
+	for _, x := range v {
+		s += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(s / float64(len(v)))
+}
+
+// sameValues reports whether two models hold the same values.
+func sameValues(a, b tensor.List) bool {
+	for t := range a {
+		bt := b[b.Find(a[t].Name)].Data
+		for i, v := range a[t].Data {
+			if bt[i] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (f *fedALA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.Params
+		st.Aux["ala_weights"][c] = u.NextMask
+		u.NextMask = nil
+		uploads[c] = u
+	}
+	return fedAvg{}.Finish(st, uploads, sizes)
+}
+
+func (f *fedALA) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
