@@ -38,6 +38,7 @@ type Model struct {
 	grad    *graph.Exec // compiled on first use of Gradient
 	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
+	logits  *graph.Exec // compiled on first use of Logits (logits.go)
 }
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
@@ -79,12 +80,12 @@ func (m *Model) Close() {
 	if m.train != nil {
 		m.train.Finalize()
 		m.eval.Finalize()
-		for _, e := range []*graph.Exec{m.masked, m.grad, m.prox} {
+		for _, e := range []*graph.Exec{m.masked, m.grad, m.prox, m.logits} {
 			if e != nil {
 				e.Finalize()
 			}
 		}
-		m.train, m.eval, m.masked, m.grad, m.prox = nil, nil, nil, nil, nil
+		m.train, m.eval, m.masked, m.grad, m.prox, m.logits = nil, nil, nil, nil, nil, nil
 	}
 }
 

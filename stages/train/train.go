@@ -48,6 +48,16 @@ type State struct {
 	Selection []Selection
 	// Comm records, per round and sampled client, the bytes it received and sent.
 	Comm []Comm
+	// Work records, per round and client that trained, the samples it processed and the
+	// training FLOPs they cost (see Local.Work).
+	Work []Work
+}
+
+// Work is one client's training computation in one round.
+type Work struct {
+	Round, Client int
+	Samples       int64
+	FLOPs         float64
 }
 
 // Comm is one client's communication in one round, counting 4 bytes per float32 value
@@ -124,6 +134,10 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
 	case "ditto":
 		return ditto{lambda: float32(params["lambda"])}, nil
+	case "dmpfl", "dmpfl_plus":
+		return newDMPFL(params), nil
+	case "feddst":
+		return newFedDST(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
@@ -193,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, err
 			}
 			l := &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
-				seed: r.Seed, round: round, client: c}
+				seed: r.Seed, round: round, client: c, rounds: t.Rounds}
 			u, err := method.Train(l, st, c)
 			if err != nil {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
@@ -204,9 +218,19 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
+			st.Work = append(st.Work, l.work(round))
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
+		}
+		if e, ok := method.(roundEnder); ok {
+			err := e.EndRound(st, round, func(c int) *Local {
+				return &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+					seed: r.Seed, round: round, client: c, rounds: t.Rounds}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("round %d: %w", round, err)
+			}
 		}
 		st.Round = round
 		note := ""
@@ -249,7 +273,24 @@ type Local struct {
 	seed   int64
 	round  int
 	client int
+	rounds int // the run's total rounds
+	// samples and flops count the training work done through this Local.
+	samples int64
+	flops   float64
 }
+
+// roundEnder is implemented by methods that do more after the server's aggregation, on
+// any client (DM-PFL's refinement of the personal weights). local(c) gives client c's
+// Local for the round; the method records the Comm and Work rows of what it does.
+type roundEnder interface {
+	EndRound(st *State, round int, local func(c int) *Local) error
+}
+
+// Rounds is the run's number of rounds.
+func (l *Local) Rounds() int { return l.rounds }
+
+// Round is the current round.
+func (l *Local) Round() int { return l.round }
 
 // Epochs is the run's number of local epochs.
 func (l *Local) Epochs() int { return l.epochs }
@@ -301,6 +342,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 		if err != nil {
 			return nil, err
 		}
+		l.count(1, nil)
 		for t := range g {
 			o := out[out.Find(g[t].Name)].Data
 			for j, v := range g[t].Data {
@@ -342,6 +384,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 			return nil, err
 		}
 	}
+	l.count(int64(n)*int64(epochs), params)
 	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
 		loss, err := s.Step(x, y)
 		if err != nil {
