@@ -114,6 +114,9 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
 		return nil, err
 	}
+	if out["work"], err = table.Encode(train.WorkTable(st.Work)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -181,6 +184,14 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 	if st.Comm, err = train.CommFromTable(t); err != nil {
 		return nil, err
 	}
+	if b, ok := blobs["work"]; ok {
+		if t, err = table.Decode(b); err != nil {
+			return nil, err
+		}
+		if st.Work, err = train.WorkFromTable(t); err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
 }
 
@@ -227,6 +238,14 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 			out[clientName("model", c)] = tensor.Encode(m)
 		}
 	}
+	if g, ok, err := train.EvalGlobal(n.Run, st); err != nil {
+		return nil, err
+	} else if ok {
+		out["model/global"] = tensor.Encode(g)
+	}
+	if out["cost"], err = table.Encode(train.CostTable(train.Costs(st.Comm, st.Work, a.Clients()))); err != nil {
+		return nil, err
+	}
 	if st.Masks != nil {
 		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
 			return nil, err
@@ -242,6 +261,9 @@ type final struct {
 	assign *partition.Assignment
 	model  *gomlx.Model
 	models []tensor.List
+	// global is the global model of methods that infer with it beside the personal ones
+	// (train.NeedsGlobal); nil otherwise.
+	global tensor.List
 }
 
 // loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
@@ -260,11 +282,21 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 	if err != nil {
 		return nil, err
 	}
+	var global tensor.List
+	if train.NeedsGlobal(n.Run) {
+		b, err := sc.Input(0, "model/global")
+		if err != nil {
+			return nil, err
+		}
+		if global, err = tensor.Decode(b); err != nil {
+			return nil, err
+		}
+	}
 	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
 	if err != nil {
 		return nil, err
 	}
-	return &final{ds: ds, assign: a, model: model, models: models}, nil
+	return &final{ds: ds, assign: a, model: model, models: models, global: global}, nil
 }
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
@@ -299,7 +331,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, n.Run, ds, a, models)
+	final, err := train.EvaluateFinal(model, n.Run, ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}

@@ -476,16 +476,17 @@ func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partitio
 	return out, nil
 }
 
-// EvaluateFinal evaluates the final models (see PrepareFinal) on each client's test split.
-func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
-	prepared, err := PrepareFinal(m, r, ds, a, models)
+// EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
+// that need it) on each client's test split.
+func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
+	ev, err := FinalEvaluator(m, r, ds, a, models, global)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]Metric, len(prepared))
-	for c, p := range prepared {
+	rows := make([]Metric, len(models))
+	for c := range models {
 		x, y := ds.Gather(a.Test[c])
-		row, err := Evaluate(m, p, x, y)
+		row, err := ev.Evaluate(c, x, y)
 		if err != nil {
 			return nil, err
 		}
