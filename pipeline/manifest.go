@@ -169,10 +169,15 @@ type ShiftSpec struct {
 	Degrees     []float64 `yaml:"degrees" check:"unit"`
 	Corruptions []string  `yaml:"corruptions"`
 	Severities  []int     `yaml:"severities"`
+	// LabelAlpha lists Dirichlet concentrations of label shift: each client's test class
+	// proportions re-drawn from Dir(alpha) (stages/shift.LabelShift).
+	LabelAlpha []float64 `yaml:"label_alpha" check:"gt0"`
 }
 
 // Empty reports whether no shift is asked for.
-func (s ShiftSpec) Empty() bool { return len(s.Degrees) == 0 && len(s.Corruptions) == 0 }
+func (s ShiftSpec) Empty() bool {
+	return len(s.Degrees) == 0 && len(s.Corruptions) == 0 && len(s.LabelAlpha) == 0
+}
 
 // CorruptionNames lists the corruptions the shift stage implements (stages/shift; a test
 // there keeps the two lists equal).

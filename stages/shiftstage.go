@@ -40,7 +40,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		pool = append(pool, t...)
 	}
 	var rows []shiftRow
-	total := len(spec.Degrees) + len(spec.Corruptions)*len(spec.Severities)
+	total := len(spec.Degrees) + len(spec.Corruptions)*len(spec.Severities) + len(spec.LabelAlpha)
 	step := 0
 	eval := func(kind string, level float64, c int, x []float32, y []int32) error {
 		m, err := ev.Evaluate(c, x, y)
@@ -60,6 +60,16 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		}
 		step++
 		sc.Progress(step, total, fmt.Sprintf("degree %v", d))
+	}
+	for _, alpha := range spec.LabelAlpha {
+		for c := range models {
+			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, n.Run.Seed, c))
+			if err := eval("label", alpha, c, x, y); err != nil {
+				return nil, err
+			}
+		}
+		step++
+		sc.Progress(step, total, fmt.Sprintf("label alpha %v", alpha))
 	}
 	for _, name := range spec.Corruptions {
 		for _, sev := range spec.Severities {

@@ -353,12 +353,24 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
+	meta := map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	if cb, err := sc.Input(0, "cost"); err == nil {
+		ct, err := table.Decode(cb)
+		if err != nil {
+			return nil, err
+		}
+		var costs []train.Cost
+		for i := 0; i < ct.NumRows(); i++ {
+			costs = append(costs, train.Cost{MBDown: ct.Col("mb_down").Float64[i], MBUp: ct.Col("mb_up").Float64[i], FLOPs: ct.Col("flops").Float64[i]})
+		}
+		mc := train.MeanCost(costs)
+		meta["mb_up"], meta["mb_down"], meta["flops"] = fmtFloat(mc.MBUp), fmtFloat(mc.MBDown), fmtFloat(mc.FLOPs)
+	}
 	clients, err := table.Encode(evaluate.ClientsTable(rows))
 	if err != nil {
 		return nil, err
 	}
-	summary, err := table.Encode(evaluate.SummaryTable(s, map[string]string{
-		"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}))
+	summary, err := table.Encode(evaluate.SummaryTable(s, meta))
 	if err != nil {
 		return nil, err
 	}
@@ -368,6 +380,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
 	entries := make([]report.Entry, len(n.Runs))
+	var costs []report.CostEntry
 	for i, r := range n.Runs {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
@@ -382,9 +395,13 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+		if _, ok := t.Meta["flops"]; ok {
+			costs = append(costs, report.CostEntry{Config: r.Config(), Method: r.Method,
+				MBUp: parseFloat(t.Meta["mb_up"]), MBDown: parseFloat(t.Meta["mb_down"]), FLOPs: parseFloat(t.Meta["flops"])})
+		}
 	}
 	m := sc.Manifest()
-	md := report.Markdown(m.Name, m.Description, entries)
+	md := report.Markdown(m.Name, m.Description, entries) + report.CostMarkdown(costs)
 	var shifts []report.ShiftEntry
 	for i := len(n.Runs); i < len(n.Inputs); i++ {
 		b, err := sc.Input(i, "summary")
@@ -408,4 +425,11 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 		return nil, err
 	}
 	return pipeline.Outputs{"report.md": []byte(md), "runs": runs}, nil
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func parseFloat(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
 }

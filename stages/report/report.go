@@ -134,7 +134,7 @@ func ShiftMarkdown(entries []ShiftEntry) string {
 	type cell struct{ mean, std []float64 }
 	var configs []string
 	cells := map[string]map[string]*cell{} // config → "shift|level" → values
-	var degrees, severities []float64
+	var degrees, severities, alphas []float64
 	var corruptions []string
 	seen := map[string]bool{}
 	for _, e := range entries {
@@ -153,6 +153,8 @@ func ShiftMarkdown(entries []ShiftEntry) string {
 				seen[k] = true
 				if r.Shift == "degree" {
 					degrees = append(degrees, r.Level)
+				} else if r.Shift == "label" {
+					alphas = append(alphas, r.Level)
 				} else {
 					if !seen["c|"+r.Shift] {
 						seen["c|"+r.Shift] = true
@@ -183,6 +185,20 @@ func ShiftMarkdown(entries []ShiftEntry) string {
 			fmt.Fprintf(&b, "| %s |", cfg)
 			for _, d := range degrees {
 				fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(alphas) > 0 {
+		b.WriteString("\n### Accuracy under label shift, Dirichlet concentration α (mean ± std over clients, %)\n\n| method |")
+		for _, a := range alphas {
+			fmt.Fprintf(&b, " α = %v |", a)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(alphas)) + "\n")
+		for _, cfg := range configs {
+			fmt.Fprintf(&b, "| %s |", cfg)
+			for _, a := range alphas {
+				fmt.Fprintf(&b, " %s |", fmtCell(cells[cfg][fmt.Sprintf("label|%v", a)]))
 			}
 			b.WriteString("\n")
 		}
