@@ -40,6 +40,9 @@ type Cell struct {
 	Diff        float64 `json:"diff"`
 	Verdict     string  `json:"verdict"`
 	Source      string  `json:"source,omitempty"`
+	// Shift and Level select a shift-stage row (see pipeline.Expectation); empty: unshifted.
+	Shift string  `json:"shift,omitempty"`
+	Level float64 `json:"level,omitempty"`
 }
 
 // value reads one metric from an evaluate summary, in percent.
@@ -72,11 +75,16 @@ type measured struct {
 	missing bool
 }
 
-func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (map[string]*measured, []string, error) {
+func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, method string) (map[string]*measured, []string, error) {
+	metric := e.Metric
+	kind := pipeline.KindEvaluate
+	if e.Shift != "" {
+		kind = pipeline.KindShift
+	}
 	out := map[string]*measured{}
 	var order []string
 	for _, n := range g.Nodes {
-		if n.Kind != pipeline.KindEvaluate || n.Run.MethodName != method {
+		if n.Kind != kind || n.Run.MethodName != method {
 			continue
 		}
 		k := cellKey(n.Run)
@@ -102,6 +110,15 @@ func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (
 		t, err := table.Decode(b)
 		if err != nil {
 			return nil, nil, err
+		}
+		if e.Shift != "" {
+			v, ok := shiftValue(t, e)
+			if !ok {
+				c.missing = true
+				continue
+			}
+			c.values = append(c.values, v)
+			continue
 		}
 		s, err := evaluate.SummaryFromTable(t)
 		if err != nil {
@@ -130,20 +147,21 @@ func meanStd(v []float64) (float64, float64) {
 func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 	var cells []Cell
 	for _, e := range g.Manifest.Expect {
-		mine, order, err := measure(g, store, e.Method, e.Metric)
+		mine, order, err := measure(g, store, e, e.Method)
 		if err != nil {
 			return nil, err
 		}
 		var other map[string]*measured
 		if e.Above != "" {
-			if other, _, err = measure(g, store, e.Above, e.Metric); err != nil {
+			if other, _, err = measure(g, store, e, e.Above); err != nil {
 				return nil, err
 			}
 		}
 		for _, k := range order {
 			m := mine[k]
 			c := Cell{Method: e.Method, Config: m.config, Metric: e.Metric, Published: e.Published, Std: e.Std,
-				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing}
+				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing,
+				Shift: e.Shift, Level: e.Level}
 			o := other[k]
 			if m.missing || len(m.values) == 0 || (e.Above != "" && (o == nil || o.missing || len(o.values) == 0)) {
 				cells = append(cells, c)
@@ -185,7 +203,29 @@ func Markdown(cells []Cell) string {
 			meas = fmt.Sprintf("%.2f ± %.2f (%d seeds)", c.Measured, c.MeasuredStd, c.Seeds)
 			diff = fmt.Sprintf("%+.2f", c.Diff)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, c.Config, c.Metric, expected, meas, diff, c.Verdict)
+		cell := c.Config
+		if c.Shift != "" {
+			cell = strings.TrimSpace(fmt.Sprintf("%s [%s %v]", c.Config, c.Shift, c.Level))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, cell, c.Metric, expected, meas, diff, c.Verdict)
 	}
 	return b.String()
+}
+
+// shiftValue reads the expectation's row from a shift summary table, in percent.
+func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
+	kind, level := t.Col("shift"), t.Col("level")
+	mean, pooled := t.Col("accuracy_client_mean"), t.Col("accuracy_pooled")
+	if kind == nil || level == nil || mean == nil || pooled == nil {
+		return 0, false
+	}
+	for i := 0; i < t.NumRows(); i++ {
+		if kind.String[i] == e.Shift && math.Abs(level.Float64[i]-e.Level) < 1e-9 {
+			if e.Metric == "final_pooled" {
+				return 100 * pooled.Float64[i], true
+			}
+			return 100 * mean.Float64[i], true
+		}
+	}
+	return 0, false
 }
