@@ -191,8 +191,9 @@ type Expectation struct {
 	Method string `yaml:"method"`
 	// Metric names the measured figure it is compared with: accuracy at the final round or
 	// the best of the evaluation rounds, as the mean over clients or pooled over all test
-	// samples.
-	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled"`
+	// samples; or a run's cost per client, mean over clients (DM-PFL Table 4): comm_mb (MB
+	// up plus down over the run), mb_up, mb_down, flops_1e12 (training FLOPs / 10^12).
+	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|comm_mb|mb_up|mb_down|flops_1e12"`
 	Published float64 `yaml:"published" check:"ge0"`
 	// Above, instead of a published value, names another method that this one must beat
 	// by more than Tolerance points on the same cell (a paper's qualitative claim).

@@ -105,6 +105,15 @@ func TestDMPFLPlusEvaluatesAlikeInBothStages(t *testing.T) {
 	if a, b := ev.Col("accuracy_client_mean").Float64[0], sh.Col("accuracy_client_mean").Float64[0]; a != b {
 		t.Errorf("dmpfl_plus: evaluate %v, shift degree 0 %v", a, b)
 	}
+	// Sparse training halves the traffic and cuts the FLOPs: FedAvg's cost is above FedDST's.
+	writeManifest(t, dir, body+"shift: {degrees: [0, 1], label_alpha: [1]}\nexpect:\n"+
+		"  - {method: fedavg, metric: comm_mb, above: feddst, tolerance: 0}\n"+
+		"  - {method: fedavg, metric: flops_1e12, above: feddst, tolerance: 0}\n"+
+		"  - {method: feddst, metric: mb_up, above: fedavg, tolerance: 0}\n")
+	cells := verifyJSON(t, "verify", m, "--store", store)
+	if len(cells) != 3 || cells[0].Verdict != "pass" || cells[1].Verdict != "pass" || cells[2].Verdict != "fail" {
+		t.Errorf("cost claims: %+v", cells)
+	}
 	cost, err := table.ReadFile(filepath.Join(out, "train_dmpfl_plus_seed=0", "cost.arrow"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package verify
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -120,6 +121,14 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, 
 			c.values = append(c.values, v)
 			continue
 		}
+		if v, ok, isCost := costValue(t, metric); isCost {
+			if !ok {
+				c.missing = true
+				continue
+			}
+			c.values = append(c.values, v)
+			continue
+		}
 		s, err := evaluate.SummaryFromTable(t)
 		if err != nil {
 			return nil, nil, err
@@ -228,4 +237,30 @@ func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// costValue reads a cost metric from an evaluate summary's metadata (the train stage's
+// cost table averaged over clients); isCost is false for accuracy metrics.
+func costValue(t *table.Table, metric string) (v float64, ok, isCost bool) {
+	get := func(k string) (float64, bool) {
+		s, ok := t.Meta[k]
+		if !ok {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	switch metric {
+	case "comm_mb":
+		up, ok1 := get("mb_up")
+		down, ok2 := get("mb_down")
+		return up + down, ok1 && ok2, true
+	case "mb_up", "mb_down":
+		v, ok := get(metric)
+		return v, ok, true
+	case "flops_1e12":
+		v, ok := get("flops")
+		return v / 1e12, ok, true
+	}
+	return 0, false, false
 }
