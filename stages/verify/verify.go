@@ -203,14 +203,21 @@ func Markdown(cells []Cell) string {
 	b.WriteString("| method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---|\n")
 	for _, c := range cells {
-		expected := fmt.Sprintf("%.2f ± %.2f (tol %.2f)", c.Published, c.Std, c.Tolerance)
+		num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+		if _, _, isCost := costValue(&table.Table{}, c.Metric); isCost {
+			num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
+		}
+		expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
 		if c.Above != "" {
 			expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 		}
 		meas, diff := "—", "—"
 		if c.Verdict != Missing {
-			meas = fmt.Sprintf("%.2f ± %.2f (%d seeds)", c.Measured, c.MeasuredStd, c.Seeds)
-			diff = fmt.Sprintf("%+.2f", c.Diff)
+			meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
+			diff = "+" + num(c.Diff)
+			if c.Diff < 0 {
+				diff = num(c.Diff)
+			}
 		}
 		cell := c.Config
 		if c.Shift != "" {
