@@ -64,14 +64,30 @@ func FinalEvaluator(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partit
 	if global == nil {
 		return nil, fmt.Errorf("%s needs the global model, which the train stage did not store", r.Method)
 	}
-	ad := &Adaptive{m: m, personal: prepared, global: global, baseC: make([]float64, len(prepared)), baseG: make([]float64, len(prepared))}
-	for c := range prepared {
+	return newAdaptive(m, prepared, global, func(c int) []float32 {
 		idx := a.Train[c]
 		if r.Options["base_entropy"] == "test" {
 			idx = a.Test[c]
 		}
 		x, _ := ds.Gather(idx)
-		if ad.baseC[c], err = ad.baseEntropy(prepared[c], x); err != nil {
+		return x
+	})
+}
+
+// multiModel is implemented by methods whose evaluation may use more than one model per
+// client; data(c, test) is client c's unshifted training (or test) inputs.
+type multiModel interface {
+	evaluator(m *gomlx.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
+}
+
+// newAdaptive measures the base entropies of every client's personal model and of the
+// global model on base(c), the client's unshifted data.
+func newAdaptive(m *gomlx.Model, personal []tensor.List, global tensor.List, base func(c int) []float32) (*Adaptive, error) {
+	ad := &Adaptive{m: m, personal: personal, global: global, baseC: make([]float64, len(personal)), baseG: make([]float64, len(personal))}
+	for c := range personal {
+		x := base(c)
+		var err error
+		if ad.baseC[c], err = ad.baseEntropy(personal[c], x); err != nil {
 			return nil, err
 		}
 		if ad.baseG[c], err = ad.baseEntropy(global, x); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // dmpfl is DM-PFL (Zhang et al., KDD 2023): a sparse global model θ_g = w_g ⊙ m_g and per
@@ -43,6 +44,17 @@ type dmpfl struct {
 	iterations int
 	share      float64
 	total      int // T, learned from the first Local
+	// plus selects DM-PFL+'s adaptive inference (Alg. 4) for every evaluation, with base
+	// entropies on each client's training data (or its test split with baseOnTest).
+	plus, baseOnTest bool
+}
+
+// evaluator implements multiModel for DM-PFL+.
+func (d *dmpfl) evaluator(m *gomlx.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error) {
+	if !d.plus {
+		return plain{m, prepared}, nil
+	}
+	return newAdaptive(m, prepared, d.EvalGlobal(st), func(c int) []float32 { return data(c, d.baseOnTest) })
 }
 
 func newDMPFL(params map[string]float64) *dmpfl {

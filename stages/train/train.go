@@ -134,8 +134,12 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
 	case "ditto":
 		return ditto{lambda: float32(params["lambda"])}, nil
-	case "dmpfl", "dmpfl_plus":
+	case "dmpfl":
 		return newDMPFL(params), nil
+	case "dmpfl_plus":
+		d := newDMPFL(params)
+		d.plus, d.baseOnTest = true, options["base_entropy"] == "test"
+		return d, nil
 	case "feddst":
 		return newFedDST(params), nil
 	case "apfl":
@@ -436,17 +440,32 @@ func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round
 
 func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
+	prepared := make([]tensor.List, len(cd))
 	for c := range cd {
-		p, err := o.prepare(m, method.EvalModel(st, c), cd[c], round, c)
-		if err != nil {
+		var err error
+		if prepared[c], err = o.prepare(m, method.EvalModel(st, c), cd[c], round, c); err != nil {
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
+	}
+	var ev Evaluator = plain{m, prepared}
+	if mm, ok := method.(multiModel); ok {
+		var err error
+		if ev, err = mm.evaluator(m, st, prepared, func(c int, test bool) []float32 {
+			if test {
+				return cd[c].testX
+			}
+			return cd[c].trainX
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for c := range cd {
 		for _, split := range []struct {
 			name string
 			x    []float32
 			y    []int32
 		}{{"train", cd[c].trainX, cd[c].trainY}, {"test", cd[c].testX, cd[c].testY}} {
-			row, err := Evaluate(m, p, split.x, split.y)
+			row, err := ev.Evaluate(c, split.x, split.y)
 			if err != nil {
 				return nil, fmt.Errorf("evaluating client %d: %w", c, err)
 			}
