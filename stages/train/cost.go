@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -191,6 +190,5 @@ func WorkFromTable(t *table.Table) ([]Work, error) {
 	for i := range rows {
 		rows[i] = Work{Round: int(round.Int64[i]), Client: int(client.Int64[i]), Samples: samples.Int64[i], FLOPs: flops.Float64[i]}
 	}
-	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Round < rows[b].Round })
 	return rows, nil
 }

@@ -113,20 +113,24 @@ func TestPruneRegrowKeepsSparsity(t *testing.T) {
 
 // With S = 0 every mask is full, the phase-2 and refinement steps have nothing to do, and
 // DM-PFL is FedAvg: the unmasked SGD step and the same size-weighted float64 average in
-// the same client order, so the global models and every metric agree bit for bit.
+// the same client order, so the global models and every metric agree bit for bit (the
+// prune/regrow rounds prune entries and regrow the same ones with their values).
+// FedDST with S = 0 is FedAvg the same way.
 func TestDMPFLSparsityZeroIsFedAvg(t *testing.T) {
-	_, dm := methodRun(t, "dmpfl", map[string]float64{"sparsity": 0, "readjust_every": 2}, nil)
 	_, avg := methodRun(t, "fedavg", nil, nil)
-	a, err := Run(context.Background(), dm)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := Run(context.Background(), avg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a.Global, b.Global) || !reflect.DeepEqual(a.Metrics, b.Metrics) {
-		t.Error("DM-PFL with S = 0 differs from FedAvg")
+	for _, method := range []string{"dmpfl", "feddst"} {
+		_, cfg := methodRun(t, method, map[string]float64{"sparsity": 0, "readjust_every": 2}, nil)
+		a, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Global, b.Global) || !reflect.DeepEqual(a.Metrics, b.Metrics) {
+			t.Errorf("%s with S = 0 differs from FedAvg", method)
+		}
 	}
 }
 
