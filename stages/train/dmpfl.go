@@ -32,10 +32,9 @@ import (
 //     phase 1 can pick them up). In the last round of each phase-2 block every client runs
 //     Alg. 3: m_c ∩ m_g takes w_g, and w_c is trained on m_c − m_g alone for E epochs.
 //
-// Choices where the paper is silent: the initial mask (shared by the server and every
-// client) is, per tensor, the ERK count of largest-magnitude entries of the initial model
-// — for i.i.d. initial weights a uniformly random subset, as RigL draws; alpha_s = 0.01
-// every 10 rounds (FedDST's values). With S = 0 every mask is full, nothing is
+// Choices where the paper is silent: the initial mask, shared by the server and every
+// client, is a seeded random ERK mask (initialMask, as RigL and FedDST draw it); alpha_s =
+// 0.01 every 10 rounds (FedDST's values). With S = 0 every mask is full, nothing is
 // personalized, and the run is FedAvg's bit for bit (see TestDMPFLSparsityZeroIsFedAvg).
 type dmpfl struct {
 	sparsity   float64
@@ -80,17 +79,33 @@ func (d *dmpfl) phase(t, T int) (phase int, last bool) {
 
 const globalMaskAux = "global_mask"
 
+// Init leaves the masks unset: they need the run's seed, which the first Train has.
 func (d *dmpfl) Init(st *State, clients int) {
-	counts := ERKCounts(st.Global, 1-d.sparsity)
-	m := topMagnitudeMask(st.Global, counts, nil)
-	st.Aux = map[string][]tensor.List{globalMaskAux: {m}}
+	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
 	st.Masks = make([]tensor.List, clients)
 	st.Personal = make([]tensor.List, clients)
+}
+
+// start draws the initial mask on the first call (see initialMask) and gives it to the
+// server and every client, with the initial weights on it.
+func (d *dmpfl) start(st *State, seed int64) {
+	if st.Aux[globalMaskAux][0] != nil {
+		return
+	}
+	m := initialMask(st.Global, d.sparsity, seed)
+	st.Aux[globalMaskAux][0] = m
 	w := applyMask(st.Global, m)
 	for c := range st.Masks {
 		st.Masks[c] = m.Clone()
 		st.Personal[c] = w
 	}
+}
+
+// initialMask is DM-PFL's and FedDST's initial mask: per weight tensor, its ERK count of
+// positions drawn uniformly from the stream (seed, 0, global, "sparse-init/<tensor>"), as
+// RigL and FedDST draw it; biases dense.
+func initialMask(params tensor.List, sparsity float64, seed int64) tensor.List {
+	return randomMask(params, ERKCounts(params, 1-sparsity), seed, "sparse-init")
 }
 
 func (d *dmpfl) globalMask(st *State) tensor.List { return st.Aux[globalMaskAux][0] }
@@ -119,6 +134,7 @@ func (d *dmpfl) personal(st *State, c int) tensor.List {
 
 func (d *dmpfl) Train(l *Local, st *State, c int) (Upload, error) {
 	d.total = l.Rounds()
+	d.start(st, l.seed)
 	mg := d.globalMask(st)
 	if p, _ := d.phase(l.Round(), l.Rounds()); p == 2 {
 		theta, err := l.Train(applyMask(st.Global, mg), orNil(mg), l.LR(), l.Epochs(), "shuffle")
@@ -222,7 +238,7 @@ func (d *dmpfl) Comm(st *State, c int, u Upload) (int64, int64) {
 }
 
 // fedDST is FedDST (Bibikar et al., AAAI 2022): sparse FedAvg with dynamic masks. The
-// server holds one sparse model (ERK, density 1 − S; initial mask as in DM-PFL). Each
+// server holds one sparse model (ERK, density 1 − S; a seeded random initial mask). Each
 // sampled client trains it under its mask for E epochs; every readjust_every rounds it
 // then prunes the α_t fraction of each weight tensor's active entries with the smallest
 // magnitude and regrows as many inactive ones (not the just-pruned) with the largest mean
@@ -242,10 +258,9 @@ func newFedDST(params map[string]float64) *fedDST {
 	return &fedDST{sparsity: params["sparsity"], alphaS: params["alpha_s"], every: max(int(params["readjust_every"]), 1)}
 }
 
+// Init leaves the mask unset: it needs the run's seed, which the first Train has.
 func (f *fedDST) Init(st *State, clients int) {
-	m := topMagnitudeMask(st.Global, ERKCounts(st.Global, 1-f.sparsity), nil)
-	st.Aux = map[string][]tensor.List{globalMaskAux: {m}}
-	st.Global = applyMask(st.Global, m)
+	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
 }
 
 func (f *fedDST) readjust(t int) bool { return t%f.every == 0 && f.alphaS > 0 }
@@ -255,6 +270,11 @@ func (f *fedDST) rate(t int) float64 { return cosineAnneal(f.alphaS, t, f.total)
 
 func (f *fedDST) Train(l *Local, st *State, c int) (Upload, error) {
 	f.total = l.Rounds()
+	if st.Aux[globalMaskAux][0] == nil {
+		m := initialMask(st.Global, f.sparsity, l.seed)
+		st.Aux[globalMaskAux][0] = m
+		st.Global = applyMask(st.Global, m)
+	}
 	m := st.Aux[globalMaskAux][0]
 	theta, err := l.Train(st.Global, orNil(m), l.LR(), l.Epochs(), "shuffle")
 	if err != nil || !f.readjust(l.Round()) {
