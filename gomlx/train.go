@@ -39,6 +39,7 @@ type Model struct {
 	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
 	aux     map[string]*graph.Exec // features.go's graphs, compiled on first use
+	logits  *graph.Exec            // compiled on first use of Logits (logits.go)
 }
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
@@ -86,6 +87,11 @@ func (m *Model) Close() {
 			}
 		}
 		m.train, m.eval, m.masked, m.grad, m.prox = nil, nil, nil, nil, nil
+	}
+	// Compiled on their own first use, possibly without any training graph.
+	if m.logits != nil {
+		m.logits.Finalize()
+		m.logits = nil
 	}
 	for _, e := range m.aux {
 		e.Finalize()

@@ -15,10 +15,10 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	KindPartition: 1,
-	KindTrain:     2,
-	KindEvaluate:  2,
-	KindReport:    3,
-	KindShift:     2,
+	KindTrain:     3,
+	KindEvaluate:  3,
+	KindReport:    4,
+	KindShift:     3,
 }
 
 // Stage kinds.

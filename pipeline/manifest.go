@@ -169,10 +169,15 @@ type ShiftSpec struct {
 	Degrees     []float64 `yaml:"degrees" check:"unit"`
 	Corruptions []string  `yaml:"corruptions"`
 	Severities  []int     `yaml:"severities"`
+	// LabelAlpha lists Dirichlet concentrations of label shift: each client's test class
+	// proportions re-drawn from Dir(alpha) (stages/shift.LabelShift).
+	LabelAlpha []float64 `yaml:"label_alpha" check:"gt0"`
 }
 
 // Empty reports whether no shift is asked for.
-func (s ShiftSpec) Empty() bool { return len(s.Degrees) == 0 && len(s.Corruptions) == 0 }
+func (s ShiftSpec) Empty() bool {
+	return len(s.Degrees) == 0 && len(s.Corruptions) == 0 && len(s.LabelAlpha) == 0
+}
 
 // CorruptionNames lists the corruptions the shift stage implements (stages/shift; a test
 // there keeps the two lists equal).
@@ -186,8 +191,9 @@ type Expectation struct {
 	Method string `yaml:"method"`
 	// Metric names the measured figure it is compared with: accuracy at the final round or
 	// the best of the evaluation rounds, as the mean over clients or pooled over all test
-	// samples.
-	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled"`
+	// samples; or a run's cost per client, mean over clients (DM-PFL Table 4): comm_mb (MB
+	// up plus down over the run), mb_up, mb_down, flops_1e12 (training FLOPs / 10^12).
+	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|comm_mb|mb_up|mb_down|flops_1e12"`
 	Published float64 `yaml:"published" check:"ge0"`
 	// Above, instead of a published value, names another method that this one must beat
 	// by more than Tolerance points on the same cell (a paper's qualitative claim).
@@ -196,6 +202,12 @@ type Expectation struct {
 	Tolerance float64 `yaml:"tolerance" check:"ge0"`
 	Source    string  `yaml:"source"`
 	Note      string  `yaml:"note"`
+	// Shift, when set, compares with the shift stage's summary instead of the evaluate
+	// stage's: the row of that kind ("degree", "label" or a corruption name) at Level (the
+	// degree, the label concentration, or the severity). Only final_client_mean (the
+	// row's mean over clients) and final_pooled apply.
+	Shift string  `yaml:"shift"`
+	Level float64 `yaml:"level" check:"ge0"`
 }
 
 // DefaultManifest returns the values a manifest starts from before its file is applied.
@@ -377,6 +389,41 @@ func (m *Manifest) validate(root *yaml.Node) error {
 				return m.errAt(f+".above", "a method cannot be compared with itself")
 			}
 		}
+		if err := m.checkShiftExpectation(f, e); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkShiftExpectation checks an expectation's shift selector against the shift block.
+func (m *Manifest) checkShiftExpectation(f string, e Expectation) error {
+	if e.Shift == "" {
+		return nil
+	}
+	if e.Metric != "final_client_mean" && e.Metric != "final_pooled" {
+		return m.errAt(f+".metric", "an expectation under shift compares final accuracy: use final_client_mean or final_pooled, got %q", e.Metric)
+	}
+	var levels []float64
+	field := ""
+	switch {
+	case e.Shift == "degree":
+		levels, field = m.Shift.Degrees, "shift.degrees"
+	case e.Shift == "label":
+		levels, field = m.Shift.LabelAlpha, "shift.label_alpha"
+	case slices.Contains(m.Shift.Corruptions, e.Shift):
+		for _, s := range m.Shift.Severities {
+			levels = append(levels, float64(s))
+		}
+		field = "shift.severities"
+	default:
+		return m.errAt(f+".shift", "no shift %q in this manifest's shift block (degree, label, or one of its corruptions: %s)",
+			e.Shift, strings.Join(m.Shift.Corruptions, ", "))
+	}
+	for _, l := range levels {
+		if l == e.Level {
+			return nil
+		}
+	}
+	return m.errAt(f+".level", "level %v of shift %q is not in %s %v: add it there or pick one of those", e.Level, e.Shift, field, levels)
 }

@@ -102,6 +102,19 @@ var Methods = map[string]MethodDef{
 			{Name: "alpha", Default: 0.5, Check: "unit", Doc: "initial mixing weight (APFL starts at 0.5)"},
 			{Name: "alpha_lr", Default: 0.01, Check: "ge0", Doc: "step size of alpha's updates (0: alpha stays fixed); not fixed by the paper, FL-bench's default"},
 		}},
+	"dmpfl": {Name: "dmpfl", Personal: true,
+		Doc:    "DM-PFL (Zhang et al., KDD 2023): dual masks - a sparse global model and sparse personal models sharing weights where the masks overlap; phase 1 trains the masks (prune/regrow), phase 2 refines the global then the personal weights; clients are evaluated with their personal models.",
+		Params: dmpflParams},
+	"dmpfl_plus": {Name: "dmpfl_plus", Personal: true,
+		Doc:    "DM-PFL+ (Alg. 4): DM-PFL trained the same way, evaluated per sample with the personal or the global model, whichever has the lower output entropy after discounting (1 - cosine similarity of the two outputs) times its base entropy on the client's unshifted data.",
+		Params: append(append([]ParamDef(nil), dmpflParams...), ParamDef{Name: "base_entropy", Choices: []string{"train", "test"}, Doc: "data the base entropies BE are measured on: the client's own training data (default; never the data being evaluated) or its unshifted test data"})},
+	"feddst": {Name: "feddst",
+		Doc: "FedDST (Bibikar et al., AAAI 2022): sparse FedAvg with dynamic masks - clients prune by magnitude and regrow by gradient every readjust_every rounds (cosine-annealed rate), the server aggregates the masks by voting; every client is evaluated with the global sparse model.",
+		Params: []ParamDef{
+			{Name: "sparsity", Default: 0.5, Check: "unit,lt1", Doc: "S: the fraction of weights inactive (ERK allocation over the weight tensors; biases dense)"},
+			{Name: "alpha_s", Default: 0.01, Check: "unit", Doc: "readjustment ratio before annealing (FedDST: 0.01)"},
+			{Name: "readjust_every", Default: 10, Check: "gt0", Doc: "rounds between mask readjustments (FedDST: 10)"},
+		}},
 	"ditto": {Name: "ditto", Personal: true, Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models.",
 		Params: []ParamDef{{Name: "lambda", Default: 0.1, Check: "ge0", Doc: "proximal weight of the personal objective"}}},
 	"lotteryfl": {Name: "lotteryfl", Personal: true,
@@ -150,6 +163,15 @@ var Methods = map[string]MethodDef{
 			{Name: "lambda_nc3", Default: 0.1, Check: "ge0", Doc: "weight of the head-feature alignment terms (our default)"},
 			{Name: "head_epochs", Default: 1, Check: "ge0", Doc: "epochs of head-only training per round before the body"},
 		}},
+}
+
+// dmpflParams are DM-PFL's and DM-PFL+'s training parameters.
+var dmpflParams = []ParamDef{
+	{Name: "sparsity", Default: 0.5, Check: "unit,lt1", Doc: "S: the fraction of weights inactive in every mask (ERK allocation over the weight tensors; biases dense); 0.5 in the paper"},
+	{Name: "alpha_s", Default: 0.01, Check: "unit", Doc: "readjustment ratio: the fraction of a client's active weights pruned and regrown (unstated in the paper; FedDST's 0.01)"},
+	{Name: "readjust_every", Default: 10, Check: "gt0", Doc: "rounds between mask readjustments (unstated in the paper; FedDST's 10)"},
+	{Name: "iterations", Default: 1, Check: "ge0", Doc: "iterations of the two phases: T is cut into 2n equal blocks alternating phase 1 and phase 2 (Fig. 5e-f); 0 = phase 1 only; 1 is our default"},
+	{Name: "share_threshold", Default: 0.3, Check: "unit", Doc: "the global mask ignores positions active in no more than this fraction of the sampled clients' masks (30% in the paper)"},
 }
 
 // MethodNames lists the known methods, sorted.

@@ -31,7 +31,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	prepared, err := train.PrepareFinal(model, n.Run, ds, a, models)
+	ev, err := train.FinalEvaluator(model, n.Run, ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -40,10 +40,10 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		pool = append(pool, t...)
 	}
 	var rows []shiftRow
-	total := len(spec.Degrees) + len(spec.Corruptions)*len(spec.Severities)
+	total := len(spec.Degrees) + len(spec.Corruptions)*len(spec.Severities) + len(spec.LabelAlpha)
 	step := 0
 	eval := func(kind string, level float64, c int, x []float32, y []int32) error {
-		m, err := train.Evaluate(model, prepared[c], x, y)
+		m, err := ev.Evaluate(c, x, y)
 		if err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		return nil
 	}
 	for _, d := range spec.Degrees {
-		for c := range prepared {
+		for c := range models {
 			x, y := ds.Gather(shift.MixDegree(a.Test[c], pool, d, n.Run.Seed, c))
 			if err := eval("degree", d, c, x, y); err != nil {
 				return nil, err
@@ -61,9 +61,19 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		step++
 		sc.Progress(step, total, fmt.Sprintf("degree %v", d))
 	}
+	for _, alpha := range spec.LabelAlpha {
+		for c := range models {
+			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, n.Run.Seed, c))
+			if err := eval("label", alpha, c, x, y); err != nil {
+				return nil, err
+			}
+		}
+		step++
+		sc.Progress(step, total, fmt.Sprintf("label alpha %v", alpha))
+	}
 	for _, name := range spec.Corruptions {
 		for _, sev := range spec.Severities {
-			for c := range prepared {
+			for c := range models {
 				x, y := ds.Gather(a.Test[c])
 				xc, err := shift.Corrupt(ds, x, name, sev, n.Run.Seed, c)
 				if err != nil {

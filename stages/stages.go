@@ -114,6 +114,9 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
 		return nil, err
 	}
+	if out["work"], err = table.Encode(train.WorkTable(st.Work)); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -181,6 +184,14 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 	if st.Comm, err = train.CommFromTable(t); err != nil {
 		return nil, err
 	}
+	if b, ok := blobs["work"]; ok {
+		if t, err = table.Decode(b); err != nil {
+			return nil, err
+		}
+		if st.Work, err = train.WorkFromTable(t); err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
 }
 
@@ -227,6 +238,14 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 			out[clientName("model", c)] = tensor.Encode(m)
 		}
 	}
+	if g, ok, err := train.EvalGlobal(n.Run, st); err != nil {
+		return nil, err
+	} else if ok {
+		out["model/global"] = tensor.Encode(g)
+	}
+	if out["cost"], err = table.Encode(train.CostTable(train.Costs(st.Comm, st.Work, a.Clients()))); err != nil {
+		return nil, err
+	}
 	if st.Masks != nil {
 		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
 			return nil, err
@@ -242,6 +261,9 @@ type final struct {
 	assign *partition.Assignment
 	model  *gomlx.Model
 	models []tensor.List
+	// global is the global model of methods that infer with it beside the personal ones
+	// (train.NeedsGlobal); nil otherwise.
+	global tensor.List
 }
 
 // loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
@@ -260,11 +282,21 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 	if err != nil {
 		return nil, err
 	}
+	var global tensor.List
+	if train.NeedsGlobal(n.Run) {
+		b, err := sc.Input(0, "model/global")
+		if err != nil {
+			return nil, err
+		}
+		if global, err = tensor.Decode(b); err != nil {
+			return nil, err
+		}
+	}
 	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
 	if err != nil {
 		return nil, err
 	}
-	return &final{ds: ds, assign: a, model: model, models: models}, nil
+	return &final{ds: ds, assign: a, model: model, models: models, global: global}, nil
 }
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
@@ -299,7 +331,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, n.Run, ds, a, models)
+	final, err := train.EvaluateFinal(model, n.Run, ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +353,24 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
+	meta := map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	if cb, err := sc.Input(0, "cost"); err == nil {
+		ct, err := table.Decode(cb)
+		if err != nil {
+			return nil, err
+		}
+		var costs []train.Cost
+		for i := 0; i < ct.NumRows(); i++ {
+			costs = append(costs, train.Cost{MBDown: ct.Col("mb_down").Float64[i], MBUp: ct.Col("mb_up").Float64[i], FLOPs: ct.Col("flops").Float64[i]})
+		}
+		mc := train.MeanCost(costs)
+		meta["mb_up"], meta["mb_down"], meta["flops"] = fmtFloat(mc.MBUp), fmtFloat(mc.MBDown), fmtFloat(mc.FLOPs)
+	}
 	clients, err := table.Encode(evaluate.ClientsTable(rows))
 	if err != nil {
 		return nil, err
 	}
-	summary, err := table.Encode(evaluate.SummaryTable(s, map[string]string{
-		"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}))
+	summary, err := table.Encode(evaluate.SummaryTable(s, meta))
 	if err != nil {
 		return nil, err
 	}
@@ -336,6 +380,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
 	entries := make([]report.Entry, len(n.Runs))
+	var costs []report.CostEntry
 	for i, r := range n.Runs {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
@@ -350,9 +395,13 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+		if _, ok := t.Meta["flops"]; ok {
+			costs = append(costs, report.CostEntry{Config: r.Config(), Method: r.Method,
+				MBUp: parseFloat(t.Meta["mb_up"]), MBDown: parseFloat(t.Meta["mb_down"]), FLOPs: parseFloat(t.Meta["flops"])})
+		}
 	}
 	m := sc.Manifest()
-	md := report.Markdown(m.Name, m.Description, entries)
+	md := report.Markdown(m.Name, m.Description, entries) + report.CostMarkdown(costs)
 	var shifts []report.ShiftEntry
 	for i := len(n.Runs); i < len(n.Inputs); i++ {
 		b, err := sc.Input(i, "summary")
@@ -375,4 +424,11 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 		return nil, err
 	}
 	return pipeline.Outputs{"report.md": []byte(md), "runs": runs}, nil
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func parseFloat(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
 }

@@ -17,7 +17,8 @@ func TestStateRoundTrip(t *testing.T) {
 		Aux:       map[string][]tensor.List{"anchor": {nil, w}},
 		Metrics:   []train.Metric{{Round: 5, Client: 1, Split: "test", Loss: 0.25, Accuracy: 0.5, Samples: 4}},
 		Selection: []train.Selection{{Round: 7, Client: 0, Tensor: "fc.weight", Personalized: 2, Total: 4}},
-		Comm:      []train.Comm{{Round: 7, Client: 1, Down: 16, Up: 9}}}
+		Comm:      []train.Comm{{Round: 7, Client: 1, Down: 16, Up: 9}},
+		Work:      []train.Work{{Round: 7, Client: 1, Samples: 40, FLOPs: 1.5e9}}}
 	blobs, err := encodeState(st)
 	if err != nil {
 		t.Fatal(err)

@@ -197,7 +197,7 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 	type cell struct{ mean, std []float64 }
 	var configs []string
 	cells := map[string]map[string]*cell{} // config → "shift|level" → values
-	var degrees, severities []float64
+	var degrees, severities, alphas []float64
 	var corruptions []string
 	seen := map[string]bool{}
 	for _, e := range entries {
@@ -216,6 +216,8 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 				seen[k] = true
 				if r.Shift == "degree" {
 					degrees = append(degrees, r.Level)
+				} else if r.Shift == "label" {
+					alphas = append(alphas, r.Level)
 				} else {
 					if !seen["c|"+r.Shift] {
 						seen["c|"+r.Shift] = true
@@ -245,6 +247,20 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 			row := []string{cfg}
 			for _, d := range degrees {
 				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
+			}
+			g.Rows = append(g.Rows, row)
+		}
+		out = append(out, g)
+	}
+	if len(alphas) > 0 {
+		g := Grid{Title: "Accuracy under label shift, Dirichlet concentration α (mean ± std over clients, %)", Head: []string{"method"}, Text: 1}
+		for _, a := range alphas {
+			g.Head = append(g.Head, fmt.Sprintf("α = %v", a))
+		}
+		for _, cfg := range configs {
+			row := []string{cfg}
+			for _, a := range alphas {
+				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("label|%v", a)]))
 			}
 			g.Rows = append(g.Rows, row)
 		}

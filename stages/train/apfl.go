@@ -66,6 +66,10 @@ func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 		if _, err := s.Step(x, y); err != nil {
 			return err
 		}
+		l.count(int64(len(y)), w) // the step; the gradient of the mixture below counts once more
+		if learnV {
+			l.count(int64(len(y)), nil)
+		}
 		if !learnV {
 			return nil
 		}

@@ -50,8 +50,8 @@ func hasBatchNorm(arch string) bool {
 // client that never trained uses the method's values (the average, for averaging methods).
 // The tensors live in State.Aux["bn"], so checkpoints keep them.
 //
-// Optional interfaces of the wrapped method (communicator, finetuner) are forwarded; a new
-// one must be forwarded here too.
+// Optional interfaces of the wrapped method (communicator, finetuner, ...) are found
+// through optional, not forwarded one by one.
 type bnKeep struct {
 	Method
 	stats, affine bool
@@ -126,18 +126,17 @@ func (b bnKeep) EvalModel(st *State, c int) tensor.List {
 	return overlay(b.Method.EvalModel(st, c), st.Aux[bnAux][c])
 }
 
-// Comm forwards the wrapped method's count, or counts whole models.
-func (b bnKeep) Comm(st *State, c int, u Upload) (down, up int64) {
-	if cm, ok := b.Method.(communicator); ok {
-		return cm.Comm(st, c, u)
+// optional returns m as the optional interface T (communicator, finetuner, roundEnder,
+// multiModel, ...): m itself, or the method a bnKeep wraps. Every optional interface is
+// looked up through here, so wrapping a method never hides one.
+func optional[T any](m Method) (T, bool) {
+	if t, ok := m.(T); ok {
+		return t, true
 	}
-	return modelBytes(st.Global), modelBytes(u.Params)
-}
-
-// Finetune forwards the wrapped method's fine-tuning, if any.
-func (b bnKeep) Finetune(like tensor.List) (int, tensor.List, bool) {
-	if f, ok := b.Method.(finetuner); ok {
-		return f.Finetune(like)
+	if w, ok := m.(bnKeep); ok {
+		t, ok := w.Method.(T)
+		return t, ok
 	}
-	return 0, nil, false
+	var zero T
+	return zero, false
 }

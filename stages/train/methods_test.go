@@ -237,7 +237,7 @@ func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		final, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models)
+		final, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)

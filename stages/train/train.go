@@ -49,6 +49,16 @@ type State struct {
 	Selection []Selection
 	// Comm records, per round and sampled client, the bytes it received and sent.
 	Comm []Comm
+	// Work records, per round and client that trained, the samples it processed and the
+	// training FLOPs they cost (see Local.Work).
+	Work []Work
+}
+
+// Work is one client's training computation in one round.
+type Work struct {
+	Round, Client int
+	Samples       int64
+	FLOPs         float64
 }
 
 // Comm is one client's communication in one round, counting 4 bytes per float32 value
@@ -140,6 +150,14 @@ func NewMethod(name string, params map[string]float64, options map[string]string
 		return newFLOCO(params), nil
 	case "flute":
 		return newFLUTE(params), nil
+	case "dmpfl":
+		return newDMPFL(params), nil
+	case "dmpfl_plus":
+		d := newDMPFL(params)
+		d.plus, d.baseOnTest = true, options["base_entropy"] == "test"
+		return d, nil
+	case "feddst":
+		return newFedDST(params), nil
 	case "apfl":
 		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
 	}
@@ -217,20 +235,30 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, err
 			}
 			l := &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
-				seed: r.Seed, round: round, client: c, aug: aug}
+				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
 			u, err := method.Train(l, st, c)
 			if err != nil {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
 			uploads[c], sizes[c] = u, len(cd[c].trainY)
 			down, up := modelBytes(st.Global), modelBytes(u.Params)
-			if cm, ok := method.(communicator); ok {
+			if cm, ok := optional[communicator](method); ok {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
+			st.Work = append(st.Work, l.work(round))
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
+		}
+		if e, ok := optional[roundEnder](method); ok {
+			err := e.EndRound(st, round, func(c int) *Local {
+				return &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("round %d: %w", round, err)
+			}
 		}
 		st.Round = round
 		note := ""
@@ -276,7 +304,24 @@ type Local struct {
 	round  int
 	client int
 	aug    *augmenter // nil: no augmentation
+	rounds int        // the run's total rounds
+	// samples and flops count the training work done through this Local.
+	samples int64
+	flops   float64
 }
+
+// roundEnder is implemented by methods that do more after the server's aggregation, on
+// any client (DM-PFL's refinement of the personal weights). local(c) gives client c's
+// Local for the round; the method records the Comm and Work rows of what it does.
+type roundEnder interface {
+	EndRound(st *State, round int, local func(c int) *Local) error
+}
+
+// Rounds is the run's number of rounds.
+func (l *Local) Rounds() int { return l.rounds }
+
+// Round is the current round.
+func (l *Local) Round() int { return l.round }
 
 // Epochs is the run's number of local epochs.
 func (l *Local) Epochs() int { return l.epochs }
@@ -336,6 +381,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 		if err != nil {
 			return nil, err
 		}
+		l.count(1, nil)
 		for t := range g {
 			o := out[out.Find(g[t].Name)].Data
 			for j, v := range g[t].Data {
@@ -377,6 +423,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 			return nil, err
 		}
 	}
+	l.count(int64(n)*int64(epochs), params)
 	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
 		loss, err := s.Step(x, y)
 		if err != nil {
@@ -415,7 +462,7 @@ func evalOpts(r *pipeline.Run, opt gomlx.SGD, method Method) evalOptions {
 // asked. Fine-tuning never changes the state.
 func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
-	if f, ok := o.method.(finetuner); ok {
+	if f, ok := optional[finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
 			epochs, mask = e, mk
 		}
@@ -429,17 +476,32 @@ func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round
 
 func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
+	prepared := make([]tensor.List, len(cd))
 	for c := range cd {
-		p, err := o.prepare(m, method.EvalModel(st, c), cd[c], round, c)
-		if err != nil {
+		var err error
+		if prepared[c], err = o.prepare(m, method.EvalModel(st, c), cd[c], round, c); err != nil {
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
+	}
+	var ev Evaluator = plain{m, prepared}
+	if mm, ok := optional[multiModel](method); ok {
+		var err error
+		if ev, err = mm.evaluator(m, st, prepared, func(c int, test bool) []float32 {
+			if test {
+				return cd[c].testX
+			}
+			return cd[c].trainX
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for c := range cd {
 		for _, split := range []struct {
 			name string
 			x    []float32
 			y    []int32
 		}{{"train", cd[c].trainX, cd[c].trainY}, {"test", cd[c].testX, cd[c].testY}} {
-			row, err := Evaluate(m, p, split.x, split.y)
+			row, err := ev.Evaluate(c, split.x, split.y)
 			if err != nil {
 				return nil, fmt.Errorf("evaluating client %d: %w", c, err)
 			}
@@ -472,16 +534,17 @@ func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partitio
 	return out, nil
 }
 
-// EvaluateFinal evaluates the final models (see PrepareFinal) on each client's test split.
-func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]Metric, error) {
-	prepared, err := PrepareFinal(m, r, ds, a, models)
+// EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
+// that need it) on each client's test split.
+func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
+	ev, err := FinalEvaluator(m, r, ds, a, models, global)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]Metric, len(prepared))
-	for c, p := range prepared {
+	rows := make([]Metric, len(models))
+	for c := range models {
 		x, y := ds.Gather(a.Test[c])
-		row, err := Evaluate(m, p, x, y)
+		row, err := ev.Evaluate(c, x, y)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ package verify
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -41,6 +42,9 @@ type Cell struct {
 	Diff        float64 `json:"diff"`
 	Verdict     string  `json:"verdict"`
 	Source      string  `json:"source,omitempty"`
+	// Shift and Level select a shift-stage row (see pipeline.Expectation); empty: unshifted.
+	Shift string  `json:"shift,omitempty"`
+	Level float64 `json:"level,omitempty"`
 }
 
 // Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
@@ -73,11 +77,16 @@ type measured struct {
 	missing bool
 }
 
-func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (map[string]*measured, []string, error) {
+func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, method string) (map[string]*measured, []string, error) {
+	metric := e.Metric
+	kind := pipeline.KindEvaluate
+	if e.Shift != "" {
+		kind = pipeline.KindShift
+	}
 	out := map[string]*measured{}
 	var order []string
 	for _, n := range g.Nodes {
-		if n.Kind != pipeline.KindEvaluate || n.Run.MethodName != method {
+		if n.Kind != kind || n.Run.MethodName != method {
 			continue
 		}
 		k := cellKey(n.Run)
@@ -104,6 +113,23 @@ func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (
 		if err != nil {
 			return nil, nil, err
 		}
+		if e.Shift != "" {
+			v, ok := shiftValue(t, e)
+			if !ok {
+				c.missing = true
+				continue
+			}
+			c.values = append(c.values, v)
+			continue
+		}
+		if v, ok, isCost := costValue(t, metric); isCost {
+			if !ok {
+				c.missing = true
+				continue
+			}
+			c.values = append(c.values, v)
+			continue
+		}
 		s, err := evaluate.SummaryFromTable(t)
 		if err != nil {
 			return nil, nil, err
@@ -118,20 +144,21 @@ func measure(g *pipeline.Graph, store *artifacts.Store, method, metric string) (
 func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 	var cells []Cell
 	for _, e := range g.Manifest.Expect {
-		mine, order, err := measure(g, store, e.Method, e.Metric)
+		mine, order, err := measure(g, store, e, e.Method)
 		if err != nil {
 			return nil, err
 		}
 		var other map[string]*measured
 		if e.Above != "" {
-			if other, _, err = measure(g, store, e.Above, e.Metric); err != nil {
+			if other, _, err = measure(g, store, e, e.Above); err != nil {
 				return nil, err
 			}
 		}
 		for _, k := range order {
 			m := mine[k]
 			c := Cell{Method: e.Method, Config: m.config, Metric: e.Metric, Published: e.Published, Std: e.Std,
-				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing}
+				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing,
+				Shift: e.Shift, Level: e.Level}
 			o := other[k]
 			if m.missing || len(m.values) == 0 || (e.Above != "" && (o == nil || o.missing || len(o.values) == 0)) {
 				cells = append(cells, c)
@@ -164,16 +191,71 @@ func Markdown(cells []Cell) string {
 	b.WriteString("| method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---|\n")
 	for _, c := range cells {
-		expected := fmt.Sprintf("%.2f ± %.2f (tol %.2f)", c.Published, c.Std, c.Tolerance)
+		num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+		if _, _, isCost := costValue(&table.Table{}, c.Metric); isCost {
+			num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
+		}
+		expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
 		if c.Above != "" {
 			expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 		}
 		meas, diff := "—", "—"
 		if c.Verdict != Missing {
-			meas = fmt.Sprintf("%.2f ± %.2f (%d seeds)", c.Measured, c.MeasuredStd, c.Seeds)
-			diff = fmt.Sprintf("%+.2f", c.Diff)
+			meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
+			diff = "+" + num(c.Diff)
+			if c.Diff < 0 {
+				diff = num(c.Diff)
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, c.Config, c.Metric, expected, meas, diff, c.Verdict)
+		cell := c.Config
+		if c.Shift != "" {
+			cell = strings.TrimSpace(fmt.Sprintf("%s [%s %v]", c.Config, c.Shift, c.Level))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, cell, c.Metric, expected, meas, diff, c.Verdict)
 	}
 	return b.String()
+}
+
+// shiftValue reads the expectation's row from a shift summary table, in percent.
+func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
+	kind, level := t.Col("shift"), t.Col("level")
+	mean, pooled := t.Col("accuracy_client_mean"), t.Col("accuracy_pooled")
+	if kind == nil || level == nil || mean == nil || pooled == nil {
+		return 0, false
+	}
+	for i := 0; i < t.NumRows(); i++ {
+		if kind.String[i] == e.Shift && math.Abs(level.Float64[i]-e.Level) < 1e-9 {
+			if e.Metric == "final_pooled" {
+				return 100 * pooled.Float64[i], true
+			}
+			return 100 * mean.Float64[i], true
+		}
+	}
+	return 0, false
+}
+
+// costValue reads a cost metric from an evaluate summary's metadata (the train stage's
+// cost table averaged over clients); isCost is false for accuracy metrics.
+func costValue(t *table.Table, metric string) (v float64, ok, isCost bool) {
+	get := func(k string) (float64, bool) {
+		s, ok := t.Meta[k]
+		if !ok {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	switch metric {
+	case "comm_mb":
+		up, ok1 := get("mb_up")
+		down, ok2 := get("mb_down")
+		return up + down, ok1 && ok2, true
+	case "mb_up", "mb_down":
+		v, ok := get(metric)
+		return v, ok, true
+	case "flops_1e12":
+		v, ok := get("flops")
+		return v / 1e12, ok, true
+	}
+	return 0, false, false
 }

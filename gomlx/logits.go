@@ -1,0 +1,63 @@
+package gomlx
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// logitsGraph builds the forward pass alone: inputs = params (n), x; output = the logits
+// [B, classes].
+func logitsGraph(net network, inputs []*graph.Node) []*graph.Node {
+	n := net.numParams()
+	return []*graph.Node{net.evalLogits(inputs[:n], inputs[n])}
+}
+
+// Logits runs the model with params on the samples x, batch at a time, and returns the
+// logits, row-major [samples, NumClasses]. It is the same forward pass Evaluate scores.
+func (m *Model) Logits(params tensor.List, x []float32, batch int) ([]float32, error) {
+	if m.eval == nil {
+		return nil, errors.New("model is closed")
+	}
+	if batch <= 0 {
+		return nil, fmt.Errorf("batch size must be positive, got %d", batch)
+	}
+	if len(x)%m.sample != 0 {
+		return nil, fmt.Errorf("%d input values are not a whole number of samples of %d", len(x), m.sample)
+	}
+	if err := m.lazyExec(&m.logits, "logits", logitsGraph); err != nil {
+		return nil, err
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	n := len(x) / m.sample
+	out := make([]float32, 0, n*m.spec.NumClasses)
+	for start := 0; start < n; start += batch {
+		end := min(start+batch, n)
+		dims := append([]int{end - start}, m.spec.InputShape...)
+		xt := tensors.FromFlatDataAndDimensions(x[start*m.sample:end*m.sample], dims...)
+		args := make([]any, 0, len(ps)+1)
+		for _, p := range ps {
+			args = append(args, p)
+		}
+		outs, err := m.logits.Exec(append(args, xt)...)
+		finalize(xt)
+		if err != nil {
+			return nil, fmt.Errorf("forward pass: %w", err)
+		}
+		data, err := tensors.CopyFlatData[float32](outs[0])
+		finalize(outs...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data...)
+	}
+	return out, nil
+}
