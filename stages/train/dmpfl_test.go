@@ -18,7 +18,7 @@ func cnn4Params() tensor.List {
 func weightTotal(p tensor.List) int {
 	n := 0
 	for _, t := range p {
-		if isWeight(t.Name) {
+		if isWeight(t) {
 			n += len(t.Data)
 		}
 	}
@@ -32,7 +32,7 @@ func TestERKCountsSumToTarget(t *testing.T) {
 		counts := ERKCounts(p, d)
 		sum := 0
 		for _, tt := range p {
-			if !isWeight(tt.Name) {
+			if !isWeight(tt) {
 				if _, ok := counts[tt.Name]; ok {
 					t.Errorf("bias %s got a count", tt.Name)
 				}
@@ -61,9 +61,9 @@ func TestERKCountsSumToTarget(t *testing.T) {
 }
 
 func TestPruneRegrowHandCase(t *testing.T) {
-	w := tensor.List{{Name: "fc.weight", Shape: []int{4}, Data: []float32{0.1, -3, 0.5, 0}}}
-	g := tensor.List{{Name: "fc.weight", Shape: []int{4}, Data: []float32{5, 0, 1, 9}}}
-	m := tensor.List{{Name: "fc.weight", Shape: []int{4}, Data: []float32{1, 1, 1, 0}}}
+	w := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{0.1, -3, 0.5, 0}}}
+	g := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{5, 0, 1, 9}}}
+	m := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{1, 1, 1, 0}}}
 	// 3 active, k = round(0.5·3) = 2: prune 0.1 and 0.5 (smallest |w|); regrow by |g| among
 	// {0, 2 (just pruned), 3}: entries 3 (new, starts at 0) and 0 (keeps 0.1).
 	out := PruneRegrow(w, g, m, 0.5, true)
@@ -74,7 +74,7 @@ func TestPruneRegrowHandCase(t *testing.T) {
 		t.Errorf("weights %v, want %v", out[0].Data, want)
 	}
 	// FedDST's rule: just-pruned entries cannot come back; only entry 3 is a candidate.
-	m2 := tensor.List{{Name: "fc.weight", Shape: []int{4}, Data: []float32{1, 1, 1, 0}}}
+	m2 := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{1, 1, 1, 0}}}
 	out = PruneRegrow(w, g, m2, 0.5, false)
 	if want := []float32{0, 1, 0, 1}; !reflect.DeepEqual(m2[0].Data, want) {
 		t.Errorf("FedDST mask %v, want %v", m2[0].Data, want)
@@ -275,6 +275,44 @@ func TestSparseMethodsResumeBitIdentical(t *testing.T) {
 				!reflect.DeepEqual(got.Comm, full.Comm) || !reflect.DeepEqual(got.Work, full.Work) {
 				t.Errorf("%s resumed after round %d differs", method, round)
 			}
+		}
+	}
+}
+
+// Sparse and selection methods leave BatchNorm tensors and biases dense: only conv and
+// dense weights (two or more dimensions) get ERK budgets.
+func TestERKSkipsBatchNormAndBiases(t *testing.T) {
+	params := tensor.List{
+		{Name: "conv1.weight", Shape: []int{4, 3, 3, 3}, Data: make([]float32, 108)},
+		{Name: "bn1.weight", Shape: []int{4}, Data: make([]float32, 4)},
+		{Name: "bn1.bias", Shape: []int{4}, Data: make([]float32, 4)},
+		{Name: "bn1.running_mean", Shape: []int{4}, Data: make([]float32, 4)},
+		{Name: "classifier.weight", Shape: []int{10, 4}, Data: make([]float32, 40)},
+		{Name: "classifier.bias", Shape: []int{10}, Data: make([]float32, 10)},
+	}
+	counts := ERKCounts(params, 0.5)
+	if len(counts) != 2 || counts["conv1.weight"] == 0 || counts["classifier.weight"] == 0 {
+		t.Fatalf("ERK budgets %v, want conv1.weight and classifier.weight only", counts)
+	}
+	if got := counts["conv1.weight"] + counts["classifier.weight"]; got != 74 {
+		t.Errorf("ERK total %d, want round(0.5·148) = 74", got)
+	}
+}
+
+// FedOBP and FedDPA never select BatchNorm running statistics, however high they score.
+func TestFedOBPSkipsRunningStatistics(t *testing.T) {
+	score := tensor.List{
+		{Name: "conv1.weight", Shape: []int{2, 2}, Data: []float32{0.1, 0.2, 0.3, 0.4}},
+		{Name: "bn1.running_var", Shape: []int{2}, Data: []float32{9, 9}},
+	}
+	for _, perLayer := range []bool{false, true} {
+		f := &fedOBP{q: 0.5, perLayer: perLayer}
+		mask := f.selectMask(score)
+		if got := mask[1].Data; got[0] != 0 || got[1] != 0 {
+			t.Errorf("perLayer %v: running statistics selected: %v", perLayer, got)
+		}
+		if got := mask[0].Data; got[2] != 1 || got[3] != 1 || got[0] != 0 {
+			t.Errorf("perLayer %v: conv1 mask %v, want [0 0 1 1] (above the median of its 4 scores)", perLayer, got)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // fedOBP implements FedOBP (seed 003). Before training in a round, client c scores every
@@ -128,14 +129,20 @@ func (f *fedOBP) normalize(s tensor.List) {
 	}
 }
 
+// eligible reports whether entries of the tensor called name may be selected: not BatchNorm
+// running statistics (never trained; model.bn_stats decides whether they are shared), and
+// only the classifier's with cls_only.
+func (f *fedOBP) eligible(name string) bool {
+	return !gomlx.IsRunningStat(name) && (!f.clsOnly || isClassifier(name))
+}
+
 // selectMask returns the mask of entries scoring above the q-quantile of the eligible
-// entries (the classifier's only, with cls_only), or of their own tensor's entries with a
-// per-layer threshold.
+// entries, or of their own tensor's entries with a per-layer threshold.
 func (f *fedOBP) selectMask(score tensor.List) tensor.List {
 	if f.perLayer {
 		mask := zeroMask(score)
 		for ti, t := range score {
-			if f.clsOnly && !isClassifier(t.Name) {
+			if !f.eligible(t.Name) {
 				continue
 			}
 			tau := Quantile(append([]float32(nil), t.Data...), f.q)
@@ -149,14 +156,14 @@ func (f *fedOBP) selectMask(score tensor.List) tensor.List {
 	}
 	var vals []float32
 	for _, t := range score {
-		if !f.clsOnly || isClassifier(t.Name) {
+		if f.eligible(t.Name) {
 			vals = append(vals, t.Data...)
 		}
 	}
 	tau := Quantile(vals, f.q)
 	mask := zeroMask(score)
 	for ti, t := range score {
-		if f.clsOnly && !isClassifier(t.Name) {
+		if !f.eligible(t.Name) {
 			continue
 		}
 		for i, v := range t.Data {

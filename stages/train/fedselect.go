@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
@@ -135,7 +136,8 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 }
 
 // growGlobal adds the chosen p fraction of the shared entries to mask, across all tensors,
-// never past alpha of all entries.
+// never past alpha of all entries. BatchNorm running statistics are never candidates (they
+// are not trained; model.bn_stats decides whether they are shared).
 func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) {
 	ones, total := count(mask)
 	if float64(ones) >= f.alpha*float64(total) {
@@ -143,6 +145,9 @@ func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) 
 	}
 	var cands []entry
 	for t, m := range mask {
+		if gomlx.IsRunningStat(m.Name) {
+			continue
+		}
 		for i, v := range m.Data {
 			if v == 0 {
 				cands = append(cands, entry{t, i})
@@ -161,7 +166,7 @@ func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) 
 // chosen p fraction of its shared entries.
 func (f *fedSelect) growPerLayer(mask, after, anchor tensor.List, rnd *rand.Rand) {
 	for t, m := range mask {
-		if !isWeight(m.Name) {
+		if !isWeight(m) {
 			continue
 		}
 		ones, total := count(tensor.List{m})

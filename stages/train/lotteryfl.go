@@ -78,7 +78,7 @@ func (f *lotteryFL) prune(theta, keep tensor.List) (tensor.List, bool) {
 	out := keep.Clone()
 	pruned := false
 	for _, t := range theta {
-		if !isWeight(t.Name) {
+		if !isWeight(t) {
 			continue
 		}
 		m := out[out.Find(t.Name)].Data
@@ -108,7 +108,7 @@ func (f *lotteryFL) prune(theta, keep tensor.List) (tensor.List, bool) {
 func sparsity(keep tensor.List) float64 {
 	zeros, total := 0, 0
 	for _, t := range keep {
-		if !isWeight(t.Name) {
+		if !isWeight(t) {
 			continue
 		}
 		for _, v := range t.Data {
@@ -183,7 +183,7 @@ func (f *lotteryFL) Comm(st *State, c int, u Upload) (int64, int64) {
 		ones, _ := count(u.NextMask)
 		kept = int64(ones)
 		for _, t := range u.NextMask {
-			if isWeight(t.Name) {
+			if isWeight(t) {
 				bits += int64(len(t.Data))
 			}
 		}

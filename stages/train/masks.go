@@ -108,8 +108,10 @@ func Quantile(values []float32, q float64) float32 {
 // isClassifier reports whether a parameter belongs to the classifier (the last layer).
 func isClassifier(name string) bool { return strings.HasPrefix(name, "classifier.") }
 
-// isWeight reports whether a parameter is a weight tensor (not a bias).
-func isWeight(name string) bool { return strings.HasSuffix(name, ".weight") }
+// isWeight reports whether a parameter is the weight tensor of a convolution or dense layer:
+// the tensors sparse and selection methods prune or grow. Biases, BatchNorm's scale and
+// shift (".weight"/".bias" of one dimension) and running statistics are not.
+func isWeight(t tensor.Tensor) bool { return strings.HasSuffix(t.Name, ".weight") && len(t.Shape) >= 2 }
 
 // selectionRows records the personalized count of each tensor of a client's mask.
 func selectionRows(round, client int, mask tensor.List) []Selection {

@@ -63,7 +63,7 @@ func TestLotteryFLPrunesToTarget(t *testing.T) {
 				}
 			}
 			frac := float64(zeros) / float64(len(k.Data))
-			if !isWeight(k.Name) && zeros != 0 {
+			if !isWeight(k) && zeros != 0 {
 				t.Errorf("client %d: bias %s pruned", c, k.Name)
 			}
 			if frac > target+1e-9 {
@@ -78,7 +78,7 @@ func TestLotteryFLPrunesToTarget(t *testing.T) {
 	// prune() itself: per tensor, the smallest magnitudes go first, biases never, and never
 	// past the target.
 	f := &lotteryFL{rate: 0.5, target: 0.9}
-	theta := tensor.List{{Name: "a.weight", Shape: []int{4}, Data: []float32{0.3, -0.1, 0.05, -2}},
+	theta := tensor.List{{Name: "a.weight", Shape: []int{2, 2}, Data: []float32{0.3, -0.1, 0.05, -2}},
 		{Name: "a.bias", Shape: []int{1}, Data: []float32{0}}}
 	keep, ok := f.prune(theta, nil)
 	if !ok || !reflect.DeepEqual(keep[0].Data, []float32{1, 0, 0, 1}) || keep[1].Data[0] != 1 {

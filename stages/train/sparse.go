@@ -28,7 +28,7 @@ func ERKCounts(params tensor.List, density float64) map[string]int {
 	var ls []layer
 	total := 0
 	for _, p := range params {
-		if !isWeight(p.Name) {
+		if !isWeight(p) {
 			continue
 		}
 		sum := 0
@@ -163,7 +163,7 @@ func orNil(mask tensor.List) tensor.List {
 func PruneRegrow(params, grad, mask tensor.List, frac float64, regrowPruned bool) tensor.List {
 	out := params.Clone()
 	for ti, t := range mask {
-		if !isWeight(t.Name) {
+		if !isWeight(t) {
 			continue
 		}
 		w := out[out.Find(t.Name)].Data
@@ -234,7 +234,7 @@ func topMagnitudeMask(w tensor.List, counts map[string]int, cand tensor.List) te
 func maskCounts(mask tensor.List) map[string]int {
 	out := map[string]int{}
 	for _, t := range mask {
-		if isWeight(t.Name) {
+		if isWeight(t) {
 			n, _ := count(tensor.List{t})
 			out[t.Name] = n
 		}
