@@ -10,85 +10,72 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
 
-// This file gives methods that work on penultimate features (FedPAC, pFedFDA) what they
-// need: the features of a batch, and the gradient of the cross-entropy plus a feature
-// alignment penalty. The "features" of a sample are the input of the classifier layer: the
-// output of the last hidden layer after its ReLU (cnn4: fc1, 512 values; mlp: the last
-// hidden width), or the flattened input for logreg, which has no body.
+// This file gives methods that work on penultimate features (FedPAC, pFedFDA, FLUTE,
+// FedALA) what they need: the features of a batch, and the gradient of the cross-entropy
+// plus a feature alignment penalty. The "features" of a sample are the input of the
+// classifier layer: the output of the last hidden layer after its ReLU (cnn4 and fedavgcnn:
+// fc1, 512 values; mlp: the last hidden width), the globally average-pooled last stage for
+// the ResNet-18s (8·Width values, 512 for the real network), or the flattened input for
+// logreg, which has no body. The graphs are built from the featureNetwork interface.
 
 // FeatureDim is the number of penultimate features of the model: the classifier's input;
 // 0 for models without feature access (see HasFeatures).
 func (m *Model) FeatureDim() int {
-	ls, ok := m.net.(seqNet)
+	fn, ok := m.net.(featureNetwork)
 	if !ok {
 		return 0
 	}
-	return ls[len(ls)-1].in
+	return fn.featureDim()
 }
 
-// FeatureArchs lists the architectures whose penultimate features this file can compute
-// (the plain layer chains); FedPAC, pFedFDA, FLUTE and FedALA need them.
-var FeatureArchs = []string{ArchCNN4, ArchMLP, ArchLogReg}
+// FeatureArchs lists the architectures whose penultimate features this file can compute:
+// all of them. FedPAC, pFedFDA, FLUTE and FedALA need them.
+var FeatureArchs = []string{ArchCNN4, ArchFedAvgCNN, ArchResNet18, ArchResNet18ImageNet, ArchMLP, ArchLogReg}
 
 // HasFeatures reports whether the model's penultimate features are available.
 func (m *Model) HasFeatures() bool {
-	_, ok := m.net.(seqNet)
+	_, ok := m.net.(featureNetwork)
 	return ok
 }
 
-// bodyForward returns the features [B, d] of x and the body layers' caches.
-func bodyForward(ls []layer, params []*Node, x *Node) (*Node, []layerCache) {
-	b := x.Shape().Dimensions[0]
-	body := ls[:len(ls)-1]
-	d := ls[len(ls)-1].in
-	if len(body) == 0 {
-		return Reshape(x, b, d), nil
-	}
-	h, caches := forward(body, params[:2*len(body)], x)
-	return Reshape(h, b, d), caches
-}
-
-// featuresGraph: inputs = params (n), x; output = the features [B, d].
-func featuresGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
-	f, _ := bodyForward(ls, inputs[:n], inputs[n])
-	return []*Node{f}
+// featuresGraph: inputs = params (n), x; output = the features [B, d] in evaluation mode.
+func featuresGraph(net featureNetwork, inputs []*Node) []*Node {
+	n := net.numParams()
+	return []*Node{net.evalFeatures(inputs[:n], inputs[n])}
 }
 
 // featureGradGraph: inputs = params (n), x, labels, targets [B, d], weights [B], hyper
-// [λ]; outputs = the n gradients of
+// [λ]; outputs = the n gradients (in training mode; zero for running statistics, as
+// gradGraph's) of
 //
 //	L = mean_b CE_b + λ/B · Σ_b weights_b · ‖f_b − targets_b‖²
 //
-// then L and the features [B, d].
-func featureGradGraph(ls []layer, inputs []*Node) []*Node {
-	n := 2 * len(ls)
+// then L and the features [B, d] (training mode too: what the gradient saw).
+func featureGradGraph(net featureNetwork, inputs []*Node) []*Node {
+	n := net.numParams()
 	params, x, labels, targets, weights, hyper := inputs[:n], inputs[n], inputs[n+1], inputs[n+2], inputs[n+3], inputs[n+4]
 	b := x.Shape().Dimensions[0]
-	body := ls[:len(ls)-1]
-	cl := ls[len(ls)-1]
-	feats, caches := bodyForward(ls, params, x)
-	logits, cc := fcForward(feats, params[n-2], params[n-1], cl)
-	perSample, dLogits := crossEntropy(logits, labels)
-	grads := make([]*Node, n)
-	var dFeat *Node
-	grads[n-2], grads[n-1], dFeat = fcBackward(dLogits, params[n-2], cl, cc, len(body) > 0)
 	lambda := Reshape(Slice(hyper, AxisElem(0)))
 	scale := Div(lambda, Scalar(x.Graph(), x.DType(), float64(b)))
-	diff := Sub(feats, targets)
 	w := Reshape(weights, b, 1)
-	penalty := Mul(scale, ReduceAllSum(Mul(w, Mul(diff, diff))))
-	loss := Add(Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b))), penalty)
-	if len(body) > 0 {
+	align := func(feats *Node) (value, dFeats *Node) {
+		diff := Sub(feats, targets)
+		value = Mul(scale, ReduceAllSum(Mul(w, Mul(diff, diff))))
 		two := Scalar(x.Graph(), x.DType(), 2)
-		dFeat = Add(dFeat, Mul(Mul(two, scale), Mul(w, diff)))
-		copy(grads, backward(body, params[:n-2], caches, dFeat))
+		return value, Mul(Mul(two, scale), Mul(w, diff))
+	}
+	loss, grads, _, feats := net.featurePass(params, x, labels, align)
+	for i, g := range grads {
+		if g == nil {
+			grads[i] = ZerosLike(params[i])
+		}
 	}
 	return append(grads, loss, feats)
 }
 
 // Features returns the penultimate features of the samples x under params, row-major
-// [len(x)/sample, FeatureDim()], computed batch samples at a time.
+// [len(x)/sample, FeatureDim()], computed batch samples at a time in evaluation mode
+// (BatchNorm uses its running statistics, as Evaluate does).
 func (m *Model) Features(params tensor.List, x []float32, batch int) ([]float32, error) {
 	if m.train == nil {
 		return nil, errors.New("model is closed")
@@ -133,7 +120,10 @@ func (m *Model) Features(params tensor.List, x []float32, batch int) ([]float32,
 // canonical order) of the mean cross-entropy over the batch (x, y) plus the alignment
 // penalty λ/B · Σ_b weights[b]·‖f_b − targets_b‖², where f_b are the batch's features and
 // targets is [B, FeatureDim()] row-major (weights[b] = 0 leaves sample b unaligned). It also
-// returns that loss and the features. With λ = 0 the gradient is Gradient's.
+// returns that loss and the features. Like Gradient it works in training mode: BatchNorm
+// normalizes with the batch's statistics (so the features returned are those, not
+// Features' evaluation-mode ones) and the running statistics get zero gradients. With
+// λ = 0 the gradient is Gradient's.
 func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targets, weights []float32, lambda float32) (tensor.List, float32, []float32, error) {
 	if m.train == nil {
 		return nil, 0, nil, errors.New("model is closed")
@@ -184,18 +174,18 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 }
 
 // lazyAux compiles one of this file's graphs into m.aux on first use.
-func (m *Model) lazyAux(name string, build func([]layer, []*Node) []*Node) error {
+func (m *Model) lazyAux(name string, build func(featureNetwork, []*Node) []*Node) error {
 	if m.aux == nil {
 		m.aux = map[string]*Exec{}
 	}
 	if m.aux[name] != nil {
 		return nil
 	}
-	ls, ok := m.net.(seqNet)
+	fn, ok := m.net.(featureNetwork)
 	if !ok {
-		return fmt.Errorf("model %s: penultimate features are available for %v only", m.spec.Arch, FeatureArchs)
+		return fmt.Errorf("model %s: penultimate features are not available", m.spec.Arch)
 	}
-	e, err := NewExec(m.backend, func(inputs []*Node) []*Node { return build(ls, inputs) })
+	e, err := NewExec(m.backend, func(inputs []*Node) []*Node { return build(fn, inputs) })
 	if err != nil {
 		return err
 	}

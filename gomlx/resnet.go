@@ -32,12 +32,17 @@ type paramDef struct {
 }
 
 // tapeNet is a network whose forward pass is Go code over the tape ops (tape.go), with
-// named parameters.
+// named parameters. The pass is split in two: the body maps a batch to its penultimate
+// features [b, d], and the head is the dense layer classifier.weight [d, classes],
+// classifier.bias (every tape network ends with it), which maps them to the logits.
 type tapeNet struct {
-	defs    []paramDef
-	index   map[string]int
-	forward func(f *fwd, x *tv) *tv // returns logits [b, classes]
+	defs  []paramDef
+	index map[string]int
+	body  func(f *fwd, x *tv) *tv // returns the features [b, d]: the classifier's input
 }
+
+// classifierName is the head of every network: the dense layer producing the logits.
+const classifierName = "classifier"
 
 // fwd is one forward pass of a tapeNet: the tape, the parameters as tape values, and the
 // new running statistics produced in training.
@@ -102,8 +107,11 @@ func (d *defBuilder) dense(name string, in, out int) {
 		paramDef{name: name + ".bias", shape: []int{out}, init: initTorchUniform, fanIn: in})
 }
 
-func (d *defBuilder) net(forward func(f *fwd, x *tv) *tv) *tapeNet {
-	n := &tapeNet{defs: d.defs, index: map[string]int{}, forward: forward}
+// net finishes the definitions with the classifier (d features → classes) and returns
+// the network whose body is body.
+func (d *defBuilder) net(features, classes int, body func(f *fwd, x *tv) *tv) *tapeNet {
+	d.dense(classifierName, features, classes)
+	n := &tapeNet{defs: d.defs, index: map[string]int{}, body: body}
 	for i, p := range d.defs {
 		n.index[p.name] = i
 	}
@@ -171,8 +179,7 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 			c = width
 		}
 	}
-	d.dense("classifier", c, s.NumClasses)
-	return d.net(func(f *fwd, x *tv) *tv {
+	return d.net(c, s.NumClasses, func(f *fwd, x *tv) *tv {
 		h := f.t.relu(f.bn("bn1", f.conv("conv1", x, stemK, stemStride, stemPad, false)))
 		if imagenet {
 			h = f.t.maxPool(h, 3, 2, 1)
@@ -186,7 +193,7 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 			}
 			h = f.t.relu(f.t.add(out, short))
 		}
-		return f.t.dense(f.t.globalAvgPool(h), f.p("classifier.weight"), f.p("classifier.bias"))
+		return f.t.globalAvgPool(h)
 	}), nil
 }
 
@@ -219,18 +226,16 @@ func fedAvgCNN(s ModelSpec) (*tapeNet, error) {
 	d.conv("conv2", fedavgKernel, fedavgConv1, fedavgConv2, true, false)
 	ph, pw := h/2/2, w/2/2
 	d.dense("fc1", ph*pw*fedavgConv2, fedavgFC)
-	d.dense("classifier", fedavgFC, s.NumClasses)
-	return d.net(func(f *fwd, x *tv) *tv {
+	return d.net(fedavgFC, s.NumClasses, func(f *fwd, x *tv) *tv {
 		z := f.t.maxPool(f.t.relu(f.conv("conv1", x, fedavgKernel, 1, fedavgPad, true)), 2, 2, 0)
 		z = f.t.maxPool(f.t.relu(f.conv("conv2", z, fedavgKernel, 1, fedavgPad, true)), 2, 2, 0)
 		b := z.n.Shape().Dimensions[0]
-		z = f.t.relu(f.t.dense(f.t.reshape(z, b, ph*pw*fedavgConv2), f.p("fc1.weight"), f.p("fc1.bias")))
-		return f.t.dense(z, f.p("classifier.weight"), f.p("classifier.bias"))
+		return f.t.relu(f.t.dense(f.t.reshape(z, b, ph*pw*fedavgConv2), f.p("fc1.weight"), f.p("fc1.bias")))
 	}), nil
 }
 
-// run builds a forward pass of the net on x [b, InputShape...]; training records the tape
-// and uses batch statistics.
+// run builds the body's forward pass on x [b, InputShape...] and returns it with the
+// features [b, d]; training records the tape and uses batch statistics.
 func (n *tapeNet) run(params []*Node, x *Node, inputShape []int, training bool) (*fwd, *tv) {
 	f := &fwd{t: &tape{record: training}, net: n, params: make([]*tv, len(params)), state: make([]*Node, len(params))}
 	for i, p := range params {
@@ -238,11 +243,18 @@ func (n *tapeNet) run(params []*Node, x *Node, inputShape []int, training bool) 
 	}
 	b := x.Shape().Dimensions[0]
 	dims := append([]int{b}, inputShape...)
-	return f, f.forward(&tv{n: Reshape(x, dims...)})
+	return f, f.net.body(f, &tv{n: Reshape(x, dims...)})
 }
 
-// forward is the network's forward function (a method value for readability).
-func (f *fwd) forward(x *tv) *tv { return f.net.forward(f, x) }
+// head applies the classifier to the features: the logits [b, classes].
+func (f *fwd) head(feats *tv) *tv {
+	return f.t.dense(feats, f.p(classifierName+".weight"), f.p(classifierName+".bias"))
+}
+
+// featureDim is the number of features the body produces: the classifier's input size.
+func (n *tapeNet) featureDim() int {
+	return n.defs[n.index[classifierName+".weight"]].shape[0]
+}
 
 // tapeNetwork adapts a tapeNet to the network interface.
 type tapeNetwork struct {
@@ -253,10 +265,21 @@ type tapeNetwork struct {
 func (t tapeNetwork) numParams() int { return len(t.net.defs) }
 
 func (t tapeNetwork) trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node) {
-	f, logits := t.net.run(params, x, t.inputShape, true)
+	loss, grads, state, _ = t.featurePass(params, x, labels, nil)
+	return loss, grads, state
+}
+
+func (t tapeNetwork) featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node) {
+	f, fv := t.net.run(params, x, t.inputShape, true)
+	logits := f.head(fv)
 	perSample, dLogits := crossEntropy(logits.n, labels)
 	b := labels.Shape().Dimensions[0]
 	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	if pen != nil {
+		value, dFeats := pen(fv.n)
+		loss = Add(loss, value)
+		fv.g = dFeats // the head's backward adds the cross-entropy's share
+	}
 	logits.g = dLogits
 	f.t.backward()
 	grads = make([]*Node, len(params))
@@ -272,12 +295,19 @@ func (t tapeNetwork) trainPass(params []*Node, x, labels *Node) (loss *Node, gra
 			grads[i] = p.g
 		}
 	}
-	return loss, grads, f.state
+	return loss, grads, f.state, fv.n
 }
 
 func (t tapeNetwork) evalLogits(params []*Node, x *Node) *Node {
-	_, logits := t.net.run(params, x, t.inputShape, false)
-	return logits.n
+	f, feats := t.net.run(params, x, t.inputShape, false)
+	return f.head(feats).n
+}
+
+func (t tapeNetwork) featureDim() int { return t.net.featureDim() }
+
+func (t tapeNetwork) evalFeatures(params []*Node, x *Node) *Node {
+	_, feats := t.net.run(params, x, t.inputShape, false)
+	return feats.n
 }
 
 // isRunningStat reports whether a parameter name is a BatchNorm running statistic.

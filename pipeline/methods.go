@@ -26,14 +26,14 @@ type MethodDef struct {
 	// split); false when every client is evaluated with the one global model.
 	Personal bool
 	// Features is true when the method works on the model's penultimate features, which
-	// only the FeatureArchs models expose.
+	// the FeatureArchs models expose (all of them today).
 	Features bool
 	Params   []ParamDef
 }
 
 // FeatureArchs lists the architectures whose penultimate features the train stage can
 // compute (gomlx.FeatureArchs; a test keeps the two equal).
-var FeatureArchs = []string{"cnn4", "mlp", "logreg"}
+var FeatureArchs = []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet", "mlp", "logreg"}
 
 func (d MethodDef) param(name string) (ParamDef, bool) {
 	for _, p := range d.Params {

@@ -543,19 +543,46 @@ func TestPFedFDABetaCV(t *testing.T) {
 }
 
 // The manifest check for feature-based methods and the models that expose features must
-// name the same architectures.
+// name the same architectures; every architecture is listed, and each listed one exposes
+// as many features as its classifier has inputs.
 func TestFeatureArchsAgree(t *testing.T) {
 	if !slices.Equal(pipeline.FeatureArchs, gomlx.FeatureArchs) {
 		t.Fatalf("pipeline.FeatureArchs %v != gomlx.FeatureArchs %v", pipeline.FeatureArchs, gomlx.FeatureArchs)
 	}
-	for _, arch := range []string{"resnet18", "fedavgcnn"} {
-		spec := gomlx.ModelSpec{Arch: arch, InputShape: []int{32, 32, 3}, NumClasses: 10}
+	specs := map[string]gomlx.ModelSpec{
+		gomlx.ArchCNN4:             {InputShape: []int{28, 28, 1}},
+		gomlx.ArchFedAvgCNN:        {InputShape: []int{32, 32, 3}},
+		gomlx.ArchResNet18:         {InputShape: []int{32, 32, 3}},
+		gomlx.ArchResNet18ImageNet: {InputShape: []int{64, 64, 3}},
+		gomlx.ArchMLP:              {InputShape: []int{20}, Hidden: []int{16, 8}},
+		gomlx.ArchLogReg:           {InputShape: []int{5, 4}},
+	}
+	for arch := range specs {
+		if !slices.Contains(gomlx.FeatureArchs, arch) {
+			t.Errorf("%s is not in FeatureArchs %v", arch, gomlx.FeatureArchs)
+		}
+	}
+	for _, arch := range gomlx.FeatureArchs {
+		spec, ok := specs[arch]
+		if !ok {
+			t.Errorf("FeatureArchs lists %s, which this test does not know", arch)
+			continue
+		}
+		spec.Arch, spec.NumClasses = arch, 10
 		m, err := gomlx.NewModel("", spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.HasFeatures() || slices.Contains(gomlx.FeatureArchs, arch) {
-			t.Errorf("%s: HasFeatures %v, listed %v", arch, m.HasFeatures(), slices.Contains(gomlx.FeatureArchs, arch))
+		names, shapes, err := spec.ParamShapes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := -1
+		if i := slices.Index(names, "classifier.weight"); i >= 0 {
+			in = shapes[i][0]
+		}
+		if !m.HasFeatures() || m.FeatureDim() != in {
+			t.Errorf("%s: HasFeatures %v, FeatureDim %d; the classifier has %d inputs", arch, m.HasFeatures(), m.FeatureDim(), in)
 		}
 		m.Close()
 	}
