@@ -64,13 +64,8 @@ func featureGradGraph(net featureNetwork, inputs []*Node) []*Node {
 		two := Scalar(x.Graph(), x.DType(), 2)
 		return value, Mul(Mul(two, scale), Mul(w, diff))
 	}
-	loss, grads, _, feats := net.featurePass(params, x, labels, align)
-	for i, g := range grads {
-		if g == nil {
-			grads[i] = ZerosLike(params[i])
-		}
-	}
-	return append(grads, loss, feats)
+	loss, grads, state, feats := net.featurePass(params, x, labels, align)
+	return append(append(zeroMissing(grads, params), loss, feats), presentState(state)...)
 }
 
 // Features returns the penultimate features of the samples x under params, row-major
@@ -168,6 +163,9 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 	}
 	feats, err := tensors.CopyFlatData[float32](outs[n+1])
 	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := m.keepBatchStats(outs[n+2:]); err != nil {
 		return nil, 0, nil, err
 	}
 	return grads, tensors.ToScalar[float32](outs[n]), feats, nil

@@ -440,13 +440,31 @@ func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 // params (n), x, labels; outputs = the n gradients, zero for running statistics.
 func gradGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
-	_, grads, _ := net.trainPass(inputs[:n], inputs[n], inputs[n+1])
+	_, grads, state := net.trainPass(inputs[:n], inputs[n], inputs[n+1])
+	return append(zeroMissing(grads, inputs), presentState(state)...)
+}
+
+// zeroMissing replaces the nil gradients (running statistics) by zeros shaped like their
+// parameter.
+func zeroMissing(grads, params []*Node) []*Node {
 	for i, g := range grads {
 		if g == nil {
-			grads[i] = ZerosLike(inputs[i])
+			grads[i] = ZerosLike(params[i])
 		}
 	}
 	return grads
+}
+
+// presentState lists the new running statistics of a training pass (its non-nil state
+// entries) in parameter order: the extra outputs Model.BatchStats reads.
+func presentState(state []*Node) []*Node {
+	var out []*Node
+	for _, s := range state {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of

@@ -42,6 +42,9 @@ type tape struct {
 	backs []func()
 	// record is false in evaluation: no closure is kept and no gradient flows.
 	record bool
+	// macs, when not nil, accumulates per weight value the multiply-accumulates of one
+	// forward pass of the batch (ModelSpec.MACs).
+	macs map[*tv]int64
 }
 
 // out wraps a forward result; it needs a gradient if any input does.
@@ -184,6 +187,9 @@ func (t *tape) conv(x, weight, bias *tv, k, stride, pad int) *tv {
 	cout := weight.n.Shape().Dimensions[3]
 	g := window{h: h, w: w, k: k, stride: stride, pad: pad}
 	oh, ow := g.outH(), g.outW()
+	if t.macs != nil {
+		t.macs[weight] += int64(b) * int64(oh*ow) * int64(k*k*cin) * int64(cout)
+	}
 	cols := Reshape(g.gatherWindows(x.n, 0), b*oh*ow, k*k*cin)
 	wm := Reshape(weight.n, k*k*cin, cout)
 	z := DotGeneral(cols, []int{1}, nil, wm, []int{0}, nil)
@@ -263,6 +269,9 @@ func (t *tape) globalAvgPool(x *tv) *tv {
 // dense is x [b, in] · weight [in, out] + bias [out].
 func (t *tape) dense(x, weight, bias *tv) *tv {
 	out := weight.n.Shape().Dimensions[1]
+	if t.macs != nil {
+		t.macs[weight] += int64(x.n.Shape().Dimensions[0]) * int64(weight.n.Shape().Dimensions[0]) * int64(out)
+	}
 	z := Add(DotGeneral(x.n, []int{1}, nil, weight.n, []int{0}, nil), Reshape(bias.n, 1, out))
 	return t.out(z, func(o *tv) {
 		weight.addGrad(DotGeneral(x.n, []int{0}, nil, o.g, []int{0}, nil))

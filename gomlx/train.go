@@ -40,6 +40,8 @@ type Model struct {
 	eval    *graph.Exec
 	aux     map[string]*graph.Exec // features.go's graphs, compiled on first use
 	logits  *graph.Exec            // compiled on first use of Logits (logits.go)
+	// batchStats holds the running statistics of the last gradient call (BatchStats).
+	batchStats tensor.List
 }
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
@@ -426,16 +428,49 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 		return nil, fmt.Errorf("gradient: %w", err)
 	}
 	defer finalize(outs...)
-	out := make(tensor.List, len(outs))
-	for i, t := range outs {
+	n := len(m.names)
+	out := make(tensor.List, n)
+	for i, t := range outs[:n] {
 		data, err := tensors.CopyFlatData[float32](t)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
 	}
+	if err := m.keepBatchStats(outs[n:]); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
+
+// keepBatchStats records the new running statistics a gradient graph computed (one output
+// per running statistic, in parameter order) for BatchStats.
+func (m *Model) keepBatchStats(outs []*tensors.Tensor) error {
+	m.batchStats = m.batchStats[:0]
+	k := 0
+	for i, name := range m.names {
+		if !isRunningStat(name) {
+			continue
+		}
+		if k >= len(outs) {
+			return fmt.Errorf("gradient graph returned %d running statistics, want more", len(outs))
+		}
+		data, err := tensors.CopyFlatData[float32](outs[k])
+		if err != nil {
+			return err
+		}
+		m.batchStats = append(m.batchStats, tensor.Tensor{Name: name, Shape: append([]int(nil), m.shapes[i]...), Data: data})
+		k++
+	}
+	return nil
+}
+
+// BatchStats returns the BatchNorm running statistics as the training-mode forward pass of
+// the last Gradient or FeatureGradient call updated them (PyTorch's momentum update with
+// that batch's statistics): what a compiled training step on the batch would have set.
+// Methods that apply their own optimizer steps to those gradients copy them into their
+// parameters. Empty for models without BatchNorm.
+func (m *Model) BatchStats() tensor.List { return m.batchStats }
 
 // lazyExec compiles build into *slot on first use (one graph per batch size, cached).
 func (m *Model) lazyExec(slot **graph.Exec, name string, build func(network, []*graph.Node) []*graph.Node) error {

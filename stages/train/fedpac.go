@@ -88,6 +88,7 @@ func trainAligned(l *Local, params, mask, cent tensor.List, lambda float32, epoc
 			return err
 		}
 		opt.step("", theta, g, mask, 1)
+		setStats(theta, l.model.BatchStats())
 		return nil
 	})
 	return theta, err

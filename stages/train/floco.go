@@ -158,6 +158,7 @@ func (f *floco) Train(l *Local, st *State, c int) (Upload, error) {
 			return err
 		}
 		opt.step("body/", body, g, nil, 1)
+		setStats(body, l.model.BatchStats())
 		for m := range local {
 			opt.step(fmt.Sprintf("e%d/", m), local[m], g, nil, float32(alpha[m]))
 		}

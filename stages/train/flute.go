@@ -182,6 +182,7 @@ func (f *flute) Train(l *Local, st *State, c int) (Upload, error) {
 			}
 		}
 		opt.step("", theta, g, head, 1)
+		setStats(theta, l.model.BatchStats())
 		for _, v := range theta[wi].Data {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)

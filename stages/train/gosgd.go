@@ -16,6 +16,8 @@ import (
 //	buf = Momentum·buf + (g + WeightDecay·θ);  θ -= LR·buf
 //
 // with buffers starting at zero. Entries whose mask is 0 keep their value exactly.
+// BatchNorm running statistics are not trained: step leaves them alone and setStats gives
+// them the values the gradient's forward pass computed, as a compiled step would.
 type goSGD struct {
 	opt gomlx.SGD
 	buf map[string][]float32
@@ -29,7 +31,7 @@ func newGoSGD(opt gomlx.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]
 func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) {
 	for _, p := range params {
 		gi := grads.Find(p.Name)
-		if gi < 0 {
+		if gi < 0 || gomlx.IsRunningStat(p.Name) {
 			continue
 		}
 		g := grads[gi].Data
@@ -51,6 +53,16 @@ func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32)
 			d := scale*g[i] + s.opt.WeightDecay*p.Data[i]
 			buf[i] = s.opt.Momentum*buf[i] + d
 			p.Data[i] -= s.opt.LR * buf[i]
+		}
+	}
+}
+
+// setStats copies the running statistics of stats (gomlx.Model.BatchStats, after the
+// batch's gradient) into the tensors of params with the same names.
+func setStats(params, stats tensor.List) {
+	for _, t := range stats {
+		if i := params.Find(t.Name); i >= 0 {
+			copy(params[i].Data, t.Data)
 		}
 	}
 }
