@@ -48,9 +48,7 @@ var datasetInfos = map[string]datasetInfo{
 // cifar10cVariants lists CIFAR-10-C's corruption files: 10,000 images per severity.
 func cifar10cVariants() map[string][2]int {
 	m := map[string][2]int{}
-	for _, c := range []string{"brightness", "contrast", "defocus_blur", "elastic_transform", "fog", "frost",
-		"gaussian_blur", "gaussian_noise", "glass_blur", "impulse_noise", "jpeg_compression", "motion_blur",
-		"pixelate", "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur"} {
+	for _, c := range CIFAR10CNames {
 		m[c] = [2]int{10000, 10}
 	}
 	return m
@@ -116,6 +114,9 @@ func (m *Manifest) checkData(r *Run) error {
 	}
 	if !info.image && len(m.Shift.Corruptions) > 0 {
 		return m.errAt("shift.corruptions", "corruptions need image data; %s has flat features (use shift.degrees)", ds.Name)
+	}
+	if len(m.Shift.CIFAR10C) > 0 && ds.Name != "cifar10" {
+		return m.errAt("shift.cifar10c", "the real CIFAR-10-C corruptions replace CIFAR-10 test images: they need dataset cifar10, not %s (use shift.corruptions for corruptions generated in Go)", ds.Name)
 	}
 	classes := counts[1]
 	if ds.Name == "synthetic" {

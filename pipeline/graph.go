@@ -60,6 +60,12 @@ type BuildOptions struct {
 	Describe func(DatasetSpec) (*DataDesc, error)
 	// Backend identifies the numeric backend (see gomlx.BackendID).
 	Backend string
+	// CIFAR10C finds the real CIFAR-10-C files a shift block names (shift.cifar10c,
+	// shift.cifar10c_path), checks them against the run's dataset (CIFAR-10, whose test
+	// split they corrupt) and returns their digest, which enters the shift stage's key.
+	// Its errors should name the paths searched and how to get the files. Needed only
+	// when a manifest lists shift.cifar10c.
+	CIFAR10C func(ShiftSpec, DatasetSpec) (string, error)
 }
 
 // Parameter sets hashed into keys. Only what changes a stage's outputs belongs here.
@@ -86,6 +92,18 @@ type shiftParams struct {
 	Personal bool      `json:"personal"`
 	Shift    ShiftSpec `json:"shift"`
 	Seed     int64     `json:"seed"`
+	// CIFAR10C is the digest of the real CIFAR-10-C files (shift.cifar10c), so that
+	// replacing a file reruns the stage; empty without them.
+	CIFAR10C string `json:"cifar10c,omitempty"`
+}
+
+// CIFAR10CDigest returns the digest of the real CIFAR-10-C files a shift stage was
+// planned with ("" for other stages or without shift.cifar10c).
+func (n *Node) CIFAR10CDigest() string {
+	if p, ok := n.Params.(shiftParams); ok {
+		return p.CIFAR10C
+	}
+	return ""
 }
 
 type reportParams struct {
@@ -182,6 +200,7 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		return n, nil
 	}
 	descs := map[string]*DataDesc{}
+	c10c := map[string]string{}  // dataset key → digest of the CIFAR-10-C files
 	inits := map[string]string{} // model.init path → digest
 	var evals, shifts []*Node
 	var reportRuns []*Run
@@ -233,9 +252,16 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		evals = append(evals, eval)
 		reportRuns = append(reportRuns, r)
 		if !m.Shift.Empty() {
+			digest, ok := c10c[dk]
+			if !ok && len(m.Shift.CIFAR10C) > 0 {
+				if digest, err = m.cifar10cDigest(opt, r.Dataset); err != nil {
+					return nil, err
+				}
+				c10c[dk] = digest
+			}
 			sh, err := add(&Node{Kind: KindShift, Name: "shift " + r.Label(), Run: r, Data: d,
 				Inputs: []*Node{train, part}, Backend: opt.Backend,
-				Params: shiftParams{Personal: Methods[r.Method].Personal, Shift: m.Shift, Seed: r.Seed}})
+				Params: shiftParams{Personal: Methods[r.Method].Personal, Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
 			if err != nil {
 				return nil, err
 			}
@@ -251,6 +277,26 @@ func Build(m *Manifest, opt BuildOptions) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// cifar10cDigest finds and checks the real CIFAR-10-C files of the shift block for a run
+// on dataset ds; an input error names shift.cifar10c_path when set, else shift.cifar10c.
+func (m *Manifest) cifar10cDigest(opt BuildOptions, ds DatasetSpec) (string, error) {
+	if opt.CIFAR10C == nil {
+		return "", m.errAt("shift.cifar10c", "this command cannot read CIFAR-10-C files")
+	}
+	digest, err := opt.CIFAR10C(m.Shift, ds)
+	if err != nil {
+		if IsInvalid(err) {
+			field := "shift.cifar10c"
+			if _, set := m.Pos["shift.cifar10c_path"]; set {
+				field = "shift.cifar10c_path"
+			}
+			return "", m.errAt(field, "%v", err)
+		}
+		return "", err
+	}
+	return digest, nil
 }
 
 // partitionLabel names a partition by the grid choices that shape it and its seed.

@@ -164,20 +164,44 @@ type MethodSpec struct {
 }
 
 // ShiftSpec lists the test-time shifts each run is evaluated under (DM-PFL): degrees of
-// replacement by pooled test data, and corruptions at severities 1–5 (image data only).
+// replacement by pooled test data, corruptions generated in Go at severities 1–5 (image
+// data only), label shift, and the real CIFAR-10-C corruptions (dataset cifar10 only).
+//
+// Fields added after the first release carry `omitempty` so that the stage keys of shift
+// blocks that do not use them stay what they were.
 type ShiftSpec struct {
 	Degrees     []float64 `yaml:"degrees" check:"unit"`
 	Corruptions []string  `yaml:"corruptions"`
-	Severities  []int     `yaml:"severities"`
+	// Severities are the severities of Corruptions and of CIFAR10C (default: 1–5).
+	Severities []int `yaml:"severities"`
 	// LabelAlpha lists Dirichlet concentrations of label shift: each client's test class
 	// proportions re-drawn from Dir(alpha) (stages/shift.LabelShift).
 	LabelAlpha []float64 `yaml:"label_alpha" check:"gt0"`
+	// CIFAR10C lists corruptions of the real CIFAR-10-C release (CIFAR10CNames), read from
+	// its <corruption>.npy files: each client's test samples are replaced by their
+	// CIFAR-10-C versions (stages/shift.CIFAR10CIndices). Results are the shift kind
+	// CIFAR10CKind(name) at level = severity.
+	CIFAR10C []string `yaml:"cifar10c" json:",omitempty"`
+	// CIFAR10CPath is the directory holding the CIFAR-10-C files; empty: --data, then
+	// $FEDPIPE_DATA, with their CIFAR-10-C/ and cifar10c/ subfolders, as for datasets. Not
+	// part of any key: the files' digest is.
+	CIFAR10CPath string `yaml:"cifar10c_path" json:"-"`
 }
 
 // Empty reports whether no shift is asked for.
 func (s ShiftSpec) Empty() bool {
-	return len(s.Degrees) == 0 && len(s.Corruptions) == 0 && len(s.LabelAlpha) == 0
+	return len(s.Degrees) == 0 && len(s.Corruptions) == 0 && len(s.LabelAlpha) == 0 && len(s.CIFAR10C) == 0
 }
+
+// CIFAR10CNames lists the corruption files of the CIFAR-10-C release (Hendrycks &
+// Dietterich 2019), each <name>.npy: 15 benchmark corruptions and 4 extra ones.
+var CIFAR10CNames = []string{"brightness", "contrast", "defocus_blur", "elastic_transform", "fog", "frost",
+	"gaussian_blur", "gaussian_noise", "glass_blur", "impulse_noise", "jpeg_compression", "motion_blur",
+	"pixelate", "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur"}
+
+// CIFAR10CKind is the shift kind under which the shift stage reports a real CIFAR-10-C
+// corruption ("cifar10c:fog"), apart from the Go-generated corruption of the same name.
+func CIFAR10CKind(corruption string) string { return "cifar10c:" + corruption }
 
 // CorruptionNames lists the corruptions the shift stage implements (stages/shift; a test
 // there keeps the two lists equal).
@@ -203,7 +227,8 @@ type Expectation struct {
 	Source    string  `yaml:"source"`
 	Note      string  `yaml:"note"`
 	// Shift, when set, compares with the shift stage's summary instead of the evaluate
-	// stage's: the row of that kind ("degree", "label" or a corruption name) at Level (the
+	// stage's: the row of that kind ("degree", "label", a corruption name, or
+	// "cifar10c:<name>" for a real CIFAR-10-C corruption) at Level (the
 	// degree, the label concentration, or the severity). Only final_client_mean (the
 	// row's mean over clients) and final_pooled apply.
 	Shift string  `yaml:"shift"`
@@ -354,7 +379,22 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			return m.errAt(fmt.Sprintf("shift.corruptions[%d]", i), "%s", msg)
 		}
 	}
-	if len(m.Shift.Corruptions) > 0 && len(m.Shift.Severities) == 0 {
+	for i, c := range m.Shift.CIFAR10C {
+		if !slices.Contains(CIFAR10CNames, c) {
+			msg := fmt.Sprintf("unknown CIFAR-10-C corruption %q (the release's: %s)", c, strings.Join(CIFAR10CNames, ", "))
+			if near := nearest(c, CIFAR10CNames); near != "" {
+				msg = fmt.Sprintf("unknown CIFAR-10-C corruption %q (did you mean %q?)", c, near)
+			}
+			return m.errAt(fmt.Sprintf("shift.cifar10c[%d]", i), "%s", msg)
+		}
+		if j := slices.Index(m.Shift.CIFAR10C, c); j < i {
+			return m.errAt(fmt.Sprintf("shift.cifar10c[%d]", i), "corruption %q listed twice (also shift.cifar10c[%d])", c, j)
+		}
+	}
+	if m.Shift.CIFAR10CPath != "" && len(m.Shift.CIFAR10C) == 0 {
+		return m.errAt("shift.cifar10c_path", "no shift.cifar10c corruptions to read from it: list some (e.g. [gaussian_noise, fog]) or remove cifar10c_path")
+	}
+	if (len(m.Shift.Corruptions) > 0 || len(m.Shift.CIFAR10C) > 0) && len(m.Shift.Severities) == 0 {
 		m.Shift.Severities = []int{1, 2, 3, 4, 5}
 	}
 	for i, sv := range m.Shift.Severities {
@@ -411,14 +451,21 @@ func (m *Manifest) checkShiftExpectation(f string, e Expectation) error {
 		levels, field = m.Shift.Degrees, "shift.degrees"
 	case e.Shift == "label":
 		levels, field = m.Shift.LabelAlpha, "shift.label_alpha"
-	case slices.Contains(m.Shift.Corruptions, e.Shift):
+	case slices.Contains(m.Shift.Corruptions, e.Shift) || slices.ContainsFunc(m.Shift.CIFAR10C, func(c string) bool { return CIFAR10CKind(c) == e.Shift }):
 		for _, s := range m.Shift.Severities {
 			levels = append(levels, float64(s))
 		}
 		field = "shift.severities"
 	default:
-		return m.errAt(f+".shift", "no shift %q in this manifest's shift block (degree, label, or one of its corruptions: %s)",
-			e.Shift, strings.Join(m.Shift.Corruptions, ", "))
+		kinds := append([]string(nil), m.Shift.Corruptions...)
+		for _, c := range m.Shift.CIFAR10C {
+			kinds = append(kinds, CIFAR10CKind(c))
+		}
+		msg := fmt.Sprintf("no shift %q in this manifest's shift block (degree, label, or one of its corruptions: %s)", e.Shift, strings.Join(kinds, ", "))
+		if slices.Contains(m.Shift.CIFAR10C, e.Shift) {
+			msg += fmt.Sprintf(" (the real CIFAR-10-C corruption is %q)", CIFAR10CKind(e.Shift))
+		}
+		return m.errAt(f+".shift", "%s", msg)
 	}
 	for _, l := range levels {
 		if l == e.Level {

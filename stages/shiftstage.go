@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -14,14 +15,20 @@ import (
 
 // shiftRow is one client's result under one shift.
 type shiftRow struct {
-	kind  string // "degree" or a corruption name
+	kind  string // "degree", "label", a corruption name or pipeline.CIFAR10CKind(name)
 	level float64
 	evaluate.Client
+	// own and drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
+	// their own CIFAR-10-C version and by a same-class draw (shift.CIFAR10CIndices).
+	own, drawn int
 }
 
 // shift evaluates the final models (fine-tuned as the run asks) under each test-time shift
 // of the manifest: per client, per shift, and summarized as mean ± std over clients and
 // pooled. Degree 0 is each client's own test split, so it reproduces the unshifted figures.
+// Real CIFAR-10-C corruptions (shift.cifar10c) replace each client's test samples by
+// CIFAR-10-C images as shift.CIFAR10CIndices says, normalized as the run's CIFAR-10 is; their
+// rows count how many were the samples' own versions and how many same-class draws.
 func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
 	n := sc.Node
 	spec := sc.Manifest().Shift
@@ -40,7 +47,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		pool = append(pool, t...)
 	}
 	var rows []shiftRow
-	total := len(spec.Degrees) + len(spec.Corruptions)*len(spec.Severities) + len(spec.LabelAlpha)
+	total := len(spec.Degrees) + (len(spec.Corruptions)+len(spec.CIFAR10C))*len(spec.Severities) + len(spec.LabelAlpha)
 	step := 0
 	eval := func(kind string, level float64, c int, x []float32, y []int32) error {
 		m, err := ev.Evaluate(c, x, y)
@@ -87,8 +94,19 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 			sc.Progress(step, total, fmt.Sprintf("%s %d", name, sev))
 		}
 	}
-	clients, summary := shiftTables(rows)
+	if len(spec.CIFAR10C) > 0 {
+		c10c, err := env.cifar10cRows(sc, ds, a.Test, len(models), ev, func(note string) { step++; sc.Progress(step, total, note) })
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, c10c...)
+	}
+	clients, summary := shiftTables(rows, len(spec.CIFAR10C) > 0)
 	summary.Meta = map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	if len(spec.CIFAR10C) > 0 {
+		summary.Meta["cifar10c"] = cifar10cRule
+		summary.Meta["cifar10c_digest"] = n.CIFAR10CDigest()
+	}
 	cb, err := table.Encode(clients)
 	if err != nil {
 		return nil, err
@@ -100,12 +118,70 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	return pipeline.Outputs{"clients": cb, "summary": sb}, nil
 }
 
+// cifar10cRule says in the shift summary's metadata how CIFAR-10-C rows were made.
+const cifar10cRule = "test samples from CIFAR-10's official test split are replaced by their own CIFAR-10-C version (cifar10c_own); " +
+	"the others by a CIFAR-10-C image of the same class drawn per client (cifar10c_drawn), the same images at every corruption and severity"
+
+// cifar10cRows evaluates every client under each real CIFAR-10-C corruption and severity
+// of the shift block, reading one corruption file at a time; step is called after each
+// (corruption, severity) with a progress note.
+func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]shiftRow, error) {
+	n := sc.Node
+	spec := sc.Manifest().Shift
+	files, err := env.Loader.FindCIFAR10C(spec.CIFAR10CPath, spec.CIFAR10C)
+	if err != nil {
+		return nil, err
+	}
+	if files.Digest != n.CIFAR10CDigest() {
+		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, n.CIFAR10CDigest())
+	}
+	if err := files.Check(ds); err != nil {
+		return nil, err
+	}
+	idx := make([][]int, clients)
+	own := make([]int, clients)
+	for c := range idx {
+		if idx[c], own[c], err = shift.CIFAR10CIndices(test[c], ds.Y, ds.TestStart, files.Labels, n.Run.Seed, c); err != nil {
+			return nil, err
+		}
+	}
+	const size = 32 * 32 * 3
+	var rows []shiftRow
+	for _, name := range spec.CIFAR10C {
+		pix, err := files.Images(name)
+		if err != nil {
+			return nil, err
+		}
+		kind := pipeline.CIFAR10CKind(name)
+		for _, sev := range spec.Severities {
+			block := pix[(sev-1)*files.PerSeverity*size : sev*files.PerSeverity*size]
+			for c := range clients {
+				raw := make([]byte, 0, len(idx[c])*size)
+				y := make([]int32, len(idx[c]))
+				for p, j := range idx[c] {
+					raw = append(raw, block[j*size:(j+1)*size]...)
+					y[p] = files.Labels[j]
+				}
+				m, err := ev.Evaluate(c, ds.NormalizeBytes(raw), y)
+				if err != nil {
+					return nil, err
+				}
+				rows = append(rows, shiftRow{kind: kind, level: float64(sev), own: own[c], drawn: len(idx[c]) - own[c],
+					Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
+			}
+			step(fmt.Sprintf("%s %d", kind, sev))
+		}
+	}
+	return rows, nil
+}
+
 // shiftTables encodes per-client rows and their per-shift summaries (mean ± std over
-// clients and pooled, in the order the shifts were run).
-func shiftTables(rows []shiftRow) (*table.Table, *table.Table) {
+// clients and pooled, in the order the shifts were run). With c10c, both tables also
+// count the CIFAR-10-C replacements (cifar10c_own, cifar10c_drawn; 0 on other rows).
+func shiftTables(rows []shiftRow, c10c bool) (*table.Table, *table.Table) {
 	var kind []string
 	var level, loss, acc []float64
-	var client, samples []int64
+	var client, samples, own, drawn []int64
 	type key struct {
 		kind  string
 		level float64
@@ -119,6 +195,7 @@ func shiftTables(rows []shiftRow) (*table.Table, *table.Table) {
 		samples = append(samples, int64(r.Samples))
 		loss = append(loss, r.Loss)
 		acc = append(acc, r.Accuracy)
+		own, drawn = append(own, int64(r.own)), append(drawn, int64(r.drawn))
 		k := key{r.kind, r.level}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
@@ -129,9 +206,20 @@ func shiftTables(rows []shiftRow) (*table.Table, *table.Table) {
 		table.StringCol("shift", kind), table.Float64Col("level", level), table.Int64Col("client", client),
 		table.Int64Col("samples", samples), table.Float64Col("loss", loss), table.Float64Col("accuracy", acc),
 	}}
+	if c10c {
+		clients.Columns = append(clients.Columns, table.Int64Col("cifar10c_own", own), table.Int64Col("cifar10c_drawn", drawn))
+	}
 	var sKind []string
 	var sLevel, sMean, sStd, sPooled []float64
+	var sOwn, sDrawn []int64
 	for _, k := range order {
+		var o, d int64
+		for i := range rows {
+			if rows[i].kind == k.kind && rows[i].level == k.level {
+				o, d = o+int64(rows[i].own), d+int64(rows[i].drawn)
+			}
+		}
+		sOwn, sDrawn = append(sOwn, o), append(sDrawn, d)
 		s := evaluate.Summarize(groups[k])
 		sKind = append(sKind, k.kind)
 		sLevel = append(sLevel, k.level)
@@ -144,5 +232,8 @@ func shiftTables(rows []shiftRow) (*table.Table, *table.Table) {
 		table.Float64Col("accuracy_client_mean", sMean), table.Float64Col("accuracy_client_std", sStd),
 		table.Float64Col("accuracy_pooled", sPooled),
 	}}
+	if c10c {
+		summary.Columns = append(summary.Columns, table.Int64Col("cifar10c_own", sOwn), table.Int64Col("cifar10c_drawn", sDrawn))
+	}
 	return clients, summary
 }

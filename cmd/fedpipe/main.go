@@ -266,6 +266,6 @@ func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.
 	if err != nil {
 		return nil, "", &pipeline.InputError{File: "--backend", Msg: err.Error()}
 	}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, Backend: gomlx.BackendID(backend)})
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: gomlx.BackendID(backend)})
 	return g, backend, err
 }

@@ -48,7 +48,7 @@ func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, c
 }
 
 // LoadCIFAR10 reads the CIFAR-10 binary version in dir (data_batch_1.bin … 5, then
-// test_batch.bin), pooled in that order.
+// test_batch.bin), pooled in that order: the test images start at TestStart (50,000).
 func LoadCIFAR10(dir, mode string) (*Dataset, error) {
 	g := newDigester()
 	var pix []byte
@@ -61,7 +61,7 @@ func LoadCIFAR10(dir, mode string) (*Dataset, error) {
 		return nil, err
 	}
 	d := byteImageDataset("cifar10", []int{32, 32, 3}, 10, pix, y, train, mode, &CIFAR10Stats)
-	d.Digest, d.Source = g.sum(), dir
+	d.Digest, d.Source, d.TestStart = g.sum(), dir, train
 	return d, nil
 }
 

@@ -24,6 +24,9 @@ type Dataset struct {
 	// Domains holds each sample's domain (OfficeHome: an index into DomainNames), or nil.
 	Domains     []int32
 	DomainNames []string
+	// TestStart is the index of the first sample of the official test split in pooled
+	// order (CIFAR-10: 50,000, after the five training batches); 0 where not recorded.
+	TestStart int
 	// Digest identifies the content (see pipeline.DataDesc).
 	Digest string
 	// Source is where the data came from, for messages.

@@ -19,6 +19,7 @@ type Loader struct {
 
 	mu    sync.Mutex
 	cache map[string]*Dataset
+	c10c  map[string]*CIFAR10CFiles
 }
 
 // cacheKey names everything of a spec that changes the loaded data.

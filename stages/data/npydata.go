@@ -8,10 +8,8 @@ import (
 )
 
 // CIFAR10CCorruptions lists the corruption files of CIFAR-10-C (Hendrycks & Dietterich
-// 2019), each <name>.npy.
-var CIFAR10CCorruptions = []string{"brightness", "contrast", "defocus_blur", "elastic_transform", "fog", "frost",
-	"gaussian_blur", "gaussian_noise", "glass_blur", "impulse_noise", "jpeg_compression", "motion_blur",
-	"pixelate", "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur"}
+// 2019), each <name>.npy (the manifest's list, pipeline.CIFAR10CNames).
+var CIFAR10CCorruptions = pipeline.CIFAR10CNames
 
 // LoadCIFAR10C reads one corruption of CIFAR-10-C from dir (<corruption>.npy, N = 5 ×
 // 10,000 uint8 32×32×3 images, severities 1 to 5 one block after another, and

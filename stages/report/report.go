@@ -151,9 +151,12 @@ type ShiftEntry struct {
 
 // ShiftRow is one shift's summary: accuracy mean ± std over clients.
 type ShiftRow struct {
-	Shift     string // "degree" or a corruption name
+	Shift     string // "degree", "label", a corruption name or "cifar10c:<name>"
 	Level     float64
 	Mean, Std float64
+	// Own and Drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
+	// their own CIFAR-10-C version and by a same-class draw (0 elsewhere).
+	Own, Drawn int64
 }
 
 // ShiftEntryFromTable reads a shift stage's summary table (columns shift, level,
@@ -164,8 +167,13 @@ func ShiftEntryFromTable(t *table.Table) (ShiftEntry, error) {
 		return ShiftEntry{}, fmt.Errorf("shift summary table lacks columns")
 	}
 	e := ShiftEntry{Config: t.Meta["config"]}
+	own, drawn := t.Col("cifar10c_own"), t.Col("cifar10c_drawn")
 	for r := 0; r < t.NumRows(); r++ {
-		e.Rows = append(e.Rows, ShiftRow{Shift: shift.String[r], Level: level.Float64[r], Mean: mean.Float64[r], Std: std.Float64[r]})
+		row := ShiftRow{Shift: shift.String[r], Level: level.Float64[r], Mean: mean.Float64[r], Std: std.Float64[r]}
+		if own != nil && drawn != nil {
+			row.Own, row.Drawn = own.Int64[r], drawn.Int64[r]
+		}
+		e.Rows = append(e.Rows, row)
 	}
 	return e, nil
 }
@@ -191,14 +199,19 @@ func (g Grid) Markdown() string {
 }
 
 // ShiftGrids lays accuracy under shift out as one table with a column per shift degree
-// (DM-PFL Table 1) and one with a row per method and corruption and a column per severity.
-// Runs of the same configuration (seeds) are averaged; a missing cell is "—".
+// (DM-PFL Table 1), one per label-shift concentration, one with a row per method and
+// corruption and a column per severity, and the same for the real CIFAR-10-C corruptions
+// (kinds "cifar10c:<name>"), whose title says what share of the test samples were their
+// own CIFAR-10-C versions. Runs of the same configuration (seeds) are averaged; a missing
+// cell is "—".
 func ShiftGrids(entries []ShiftEntry) []Grid {
 	type cell struct{ mean, std []float64 }
 	var configs []string
 	cells := map[string]map[string]*cell{} // config → "shift|level" → values
 	var degrees, severities, alphas []float64
-	var corruptions []string
+	var corruptions, c10c []string
+	var c10cSeverities []float64
+	var own, drawn int64
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if cells[e.Config] == nil {
@@ -212,12 +225,22 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 			}
 			c := cells[e.Config][k]
 			c.mean, c.std = append(c.mean, r.Mean), append(c.std, r.Std)
+			own, drawn = own+r.Own, drawn+r.Drawn
 			if !seen[k] {
 				seen[k] = true
 				if r.Shift == "degree" {
 					degrees = append(degrees, r.Level)
 				} else if r.Shift == "label" {
 					alphas = append(alphas, r.Level)
+				} else if name, ok := strings.CutPrefix(r.Shift, "cifar10c:"); ok {
+					if !seen["r|"+name] {
+						seen["r|"+name] = true
+						c10c = append(c10c, name)
+					}
+					if !seen[fmt.Sprintf("rs|%v", r.Level)] {
+						seen[fmt.Sprintf("rs|%v", r.Level)] = true
+						c10cSeverities = append(c10cSeverities, r.Level)
+					}
 				} else {
 					if !seen["c|"+r.Shift] {
 						seen["c|"+r.Shift] = true
@@ -276,6 +299,26 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 				row := []string{cfg, name}
 				for _, s := range severities {
 					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s|%v", name, s)]))
+				}
+				g.Rows = append(g.Rows, row)
+			}
+		}
+		out = append(out, g)
+	}
+	if len(c10c) > 0 {
+		title := "Accuracy under CIFAR-10-C (the release's files), by severity (mean ± std over clients, %)"
+		if own+drawn > 0 {
+			title += fmt.Sprintf("; %.1f%% of test samples are their own CIFAR-10-C version, the rest same-class draws", 100*float64(own)/float64(own+drawn))
+		}
+		g := Grid{Title: title, Head: []string{"method", "corruption"}, Text: 2}
+		for _, s := range c10cSeverities {
+			g.Head = append(g.Head, fmt.Sprint(s))
+		}
+		for _, cfg := range configs {
+			for _, name := range c10c {
+				row := []string{cfg, name}
+				for _, s := range c10cSeverities {
+					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("cifar10c:%s|%v", name, s)]))
 				}
 				g.Rows = append(g.Rows, row)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
@@ -45,5 +46,31 @@ func TestShiftGridsFoldSeedsAndMarkMissingCells(t *testing.T) {
 	}
 	if md := g[1].Markdown(); !strings.Contains(md, "| method | corruption | 1 |\n|---|---|---:|\n| fedavg | fog | 30.00 ± 20.00 |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// Real CIFAR-10-C rows get their own grid, apart from the Go-generated corruption of the
+// same name, titled with the share of own counterparts; the counts are read from the table.
+func TestShiftGridsCIFAR10C(t *testing.T) {
+	sum := &table.Table{Columns: []table.Column{
+		table.StringCol("shift", []string{"fog", "cifar10c:fog", "cifar10c:fog"}),
+		table.Float64Col("level", []float64{1, 1, 5}),
+		table.Float64Col("accuracy_client_mean", []float64{0.5, 0.4, 0.2}),
+		table.Float64Col("accuracy_client_std", []float64{0, 0, 0}),
+		table.Float64Col("accuracy_pooled", []float64{0.5, 0.4, 0.2}),
+		table.Int64Col("cifar10c_own", []int64{0, 1, 1}),
+		table.Int64Col("cifar10c_drawn", []int64{0, 3, 3}),
+	}, Meta: map[string]string{"config": "fedavg"}}
+	e, err := ShiftEntryFromTable(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := ShiftMarkdown([]ShiftEntry{e})
+	for _, want := range []string{"Accuracy under corruption, by severity", "| fedavg | fog | 50.00 ± 0.00 |",
+		"Accuracy under CIFAR-10-C (the release's files)", "25.0% of test samples are their own CIFAR-10-C version",
+		"| fedavg | fog | 40.00 ± 0.00 | 20.00 ± 0.00 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

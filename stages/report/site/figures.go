@@ -29,7 +29,7 @@ func fileName(s string) string {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-':
 			b.WriteRune(r)
-		case r == '=' || r == ' ' || r == '_' || r == '/':
+		case r == '=' || r == ' ' || r == '_' || r == '/' || r == ':':
 			b.WriteRune('_')
 		}
 	}
@@ -410,6 +410,9 @@ func (c *collected) shifts() []Figure {
 				continue
 			}
 			title, xl, caption := "Accuracy under corruption: "+kind, "severity", "Accuracy under the "+kind+" corruption by severity, mean over clients, averaged over seeds (DM-PFL Fig. 4)."
+			if name, ok := strings.CutPrefix(kind, "cifar10c:"); ok {
+				title, caption = "Accuracy under CIFAR-10-C: "+name, "Accuracy under the real CIFAR-10-C "+name+" files by severity (test samples replaced by their own CIFAR-10-C version, or a same-class one), mean over clients, averaged over seeds."
+			}
 			if kind == "degree" {
 				title, xl, caption = "Accuracy vs shift degree", "shift degree d (fraction of test data from other clients)", "Accuracy when a fraction d of each client's test set is replaced by pooled test data, mean over clients, averaged over seeds (DM-PFL Table 1)."
 			}
