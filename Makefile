@@ -50,6 +50,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./artifacts/tensor
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./artifacts/table
 	$(GO) test -run '^$$' -fuzz '^FuzzReadIDX$$' -fuzztime $(FUZZTIME) ./stages/data
+	$(GO) test -run '^$$' -fuzz '^FuzzReadMAT$$' -fuzztime $(FUZZTIME) ./stages/data
+	$(GO) test -run '^$$' -fuzz '^FuzzReadNPY$$' -fuzztime $(FUZZTIME) ./stages/data
 
 clean:
 	rm -rf bin .fedpipe
