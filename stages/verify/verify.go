@@ -191,29 +191,36 @@ func Markdown(cells []Cell) string {
 	b.WriteString("| method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---|\n")
 	for _, c := range cells {
-		num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-		if _, _, isCost := costValue(&table.Table{}, c.Metric); isCost {
-			num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
-		}
-		expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
-		if c.Above != "" {
-			expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
-		}
-		meas, diff := "—", "—"
-		if c.Verdict != Missing {
-			meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
-			diff = "+" + num(c.Diff)
-			if c.Diff < 0 {
-				diff = num(c.Diff)
-			}
-		}
-		cell := c.Config
-		if c.Shift != "" {
-			cell = strings.TrimSpace(fmt.Sprintf("%s [%s %v]", c.Config, c.Shift, c.Level))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Method, cell, c.Metric, expected, meas, diff, c.Verdict)
+		b.WriteString("| " + strings.Join(c.Row(), " | ") + " |\n")
 	}
 	return b.String()
+}
+
+// Row formats the cell as the verify table shows it (here and in the report): method,
+// cell (the run label, with the shift and level when the expectation names one), metric,
+// expected, measured (mean ± std over seeds), difference and verdict.
+func (c Cell) Row() []string {
+	num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+	if _, _, isCost := costValue(&table.Table{}, c.Metric); isCost {
+		num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
+	}
+	expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
+	if c.Above != "" {
+		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
+	}
+	meas, diff := "—", "—"
+	if c.Verdict != Missing {
+		meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
+		diff = "+" + num(c.Diff)
+		if c.Diff < 0 {
+			diff = num(c.Diff)
+		}
+	}
+	cell := c.Config
+	if c.Shift != "" {
+		cell = strings.TrimSpace(fmt.Sprintf("%s [%s %v]", c.Config, c.Shift, c.Level))
+	}
+	return []string{c.Method, cell, c.Metric, expected, meas, diff, c.Verdict}
 }
 
 // shiftValue reads the expectation's row from a shift summary table, in percent.

@@ -204,8 +204,9 @@ func TestReportOfATinyRun(t *testing.T) {
 	if n := figure(s, "score-quantile").Data.NumRows(); n != 4 {
 		t.Errorf("score-quantile has %d rows, want 4", n)
 	}
-	// The verdicts of both expectations appear beside the measured values.
-	if !strings.Contains(s.Markdown, "published 50.00 ✓") || !strings.Contains(s.Markdown, "published 1.00 ✗") {
+	// The verdicts of both expectations appear beside the measured values; fedpipe's own
+	// recorded numbers are labelled as such, not as published.
+	if !strings.Contains(s.Markdown, "published 50.00 ✓") || !strings.Contains(s.Markdown, "recorded 1.00 ✗") {
 		t.Errorf("published values and verdicts missing from the results table:\n%s", s.Markdown)
 	}
 	if !strings.Contains(s.HTML, `<td class="fail">`) || !strings.Contains(s.HTML, `<td class="pass">`) {
