@@ -395,9 +395,8 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if _, ok := t.Meta["flops"]; ok {
-			costs = append(costs, report.CostEntry{Config: r.Config(), Method: r.Method,
-				MBUp: parseFloat(t.Meta["mb_up"]), MBDown: parseFloat(t.Meta["mb_down"]), FLOPs: parseFloat(t.Meta["flops"])})
+		if c, ok := report.CostEntryFromSummary(t, r.Config(), r.Method); ok {
+			costs = append(costs, c)
 		}
 	}
 	m := sc.Manifest()
@@ -427,8 +426,3 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func parseFloat(s string) float64 {
-	v, _ := strconv.ParseFloat(s, 64)
-	return v
-}

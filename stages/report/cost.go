@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
 // CostEntry is one run's mean cost per client over the whole run (DM-PFL Table 4).
@@ -12,12 +14,26 @@ type CostEntry struct {
 	FLOPs          float64 // training FLOPs
 }
 
-// CostMarkdown renders communication and computation per client beside FedAvg's: one row
-// per configuration (seeds averaged) with MB up, MB down and training FLOPs, and each as a
-// multiple of the first FedAvg configuration's when there is one.
-func CostMarkdown(entries []CostEntry) string {
+// CostEntryFromSummary reads a run's cost from its evaluate summary table's metadata
+// (mb_up, mb_down, flops); false when the summary carries none.
+func CostEntryFromSummary(t *table.Table, config, method string) (CostEntry, bool) {
+	if _, ok := t.Meta["flops"]; !ok {
+		return CostEntry{}, false
+	}
+	f := func(k string) float64 {
+		v, _ := strconv.ParseFloat(t.Meta[k], 64)
+		return v
+	}
+	return CostEntry{Config: config, Method: method, MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops")}, true
+}
+
+// CostGrid lays communication and computation per client out beside FedAvg's (DM-PFL
+// Table 4): one row per configuration (seeds averaged) with MB up, MB down and training
+// FLOPs, each also as a multiple of the first FedAvg configuration's when there is one.
+// False when there are no entries.
+func CostGrid(entries []CostEntry) (Grid, bool) {
 	if len(entries) == 0 {
-		return ""
+		return Grid{}, false
 	}
 	type agg struct {
 		method             string
@@ -50,9 +66,8 @@ func CostMarkdown(entries []CostEntry) string {
 		}
 		return fmt.Sprintf(" (%.2f×)", v/b)
 	}
-	var b strings.Builder
-	b.WriteString("\n### Cost per client over the run (mean over clients; × FedAvg's)\n\n")
-	b.WriteString("| method | MB up | MB down | training FLOPs |\n|---|---:|---:|---:|\n")
+	g := Grid{Title: "Cost per client over the run (mean over clients; × FedAvg's)",
+		Head: []string{"method", "MB up", "MB down", "training FLOPs"}, Text: 1}
 	for _, c := range order {
 		a := rows[c]
 		up, down, flops := a.up/a.n, a.down/a.n, a.flops/a.n
@@ -60,7 +75,17 @@ func CostMarkdown(entries []CostEntry) string {
 		if base != nil {
 			bu, bd, bf = base.up/base.n, base.down/base.n, base.flops/base.n
 		}
-		fmt.Fprintf(&b, "| %s | %.3f%s | %.3f%s | %.3g%s |\n", c, up, ratio(up, bu), down, ratio(down, bd), flops, ratio(flops, bf))
+		g.Rows = append(g.Rows, []string{c, fmt.Sprintf("%.3f%s", up, ratio(up, bu)),
+			fmt.Sprintf("%.3f%s", down, ratio(down, bd)), fmt.Sprintf("%.3g%s", flops, ratio(flops, bf))})
 	}
-	return b.String()
+	return g, true
+}
+
+// CostMarkdown renders CostGrid ("" without entries).
+func CostMarkdown(entries []CostEntry) string {
+	g, ok := CostGrid(entries)
+	if !ok {
+		return ""
+	}
+	return g.Markdown()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/stages/report"
 	"github.com/fedpipe/fedpipe/stages/train"
 	"github.com/fedpipe/fedpipe/stages/verify"
 )
@@ -29,6 +30,7 @@ type run struct {
 	// checks are the verify cells of this configuration.
 	checks  []verify.Cell
 	summary *evaluate.Summary // nil: not computed
+	cost    *report.CostEntry // nil: not computed, or no cost recorded
 	metrics []train.Metric
 	sel     []train.Selection
 	iou     *table.Table
@@ -182,6 +184,9 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 				return wrap(n, err)
 			}
 			x.summary = &s
+			if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
+				x.cost = &ce
+			}
 		case pipeline.KindTrain:
 			if t, err := readTable(store, outs, "metrics"); err != nil {
 				return wrap(n, err)

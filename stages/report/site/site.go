@@ -103,6 +103,17 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	if g := shiftGrids; len(g) > 0 {
 		sections = append(sections, section{title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
 	}
+	var costs []report.CostEntry
+	for _, x := range c.runs {
+		if x.cost != nil {
+			costs = append(costs, *x.cost)
+		}
+	}
+	if g, ok := report.CostGrid(costs); ok {
+		sections = append(sections, section{title: "Communication and computation",
+			intro: "Per client over the whole run, averaged over clients and seeds: megabytes received and sent, and training FLOPs (DM-PFL Table 4).",
+			grids: []grid{fromReportGrid(g)}})
+	}
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
 	s.Figures = append(s.Figures, c.scoreQuantile(metric)...)
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
@@ -335,13 +346,18 @@ func (c *collected) shiftGrids() ([]grid, error) {
 	}
 	var out []grid
 	for _, g := range report.ShiftGrids(entries) {
-		gg := grid{caption: g.Title, head: g.Head, text: g.Text}
-		for _, r := range g.Rows {
-			gg.rows = append(gg.rows, cells(r))
-		}
-		out = append(out, gg)
+		out = append(out, fromReportGrid(g))
 	}
 	return out, nil
+}
+
+// fromReportGrid turns a report stage's Grid into the page's.
+func fromReportGrid(g report.Grid) grid {
+	gg := grid{caption: g.Title, head: g.Head, text: g.Text}
+	for _, r := range g.Rows {
+		gg.rows = append(gg.rows, cells(r))
+	}
+	return gg
 }
 
 // mdEsc keeps a cell from breaking a markdown table.

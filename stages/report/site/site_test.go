@@ -209,6 +209,11 @@ func TestReportOfATinyRun(t *testing.T) {
 	if !strings.Contains(s.Markdown, "published 50.00 ✓") || !strings.Contains(s.Markdown, "recorded 1.00 ✗") {
 		t.Errorf("published values and verdicts missing from the results table:\n%s", s.Markdown)
 	}
+	// Every method's communication and FLOPs beside FedAvg's (DM-PFL Table 4's layout).
+	if !strings.Contains(s.Markdown, "Cost per client") || !strings.Contains(s.Markdown, "| fedavg | ") ||
+		strings.Count(s.Markdown, "(1.00×)") < 3 {
+		t.Errorf("the cost table with FedAvg as the 1.00× reference is missing:\n%s", s.Markdown)
+	}
 	if !strings.Contains(s.HTML, `<td class="fail">`) || !strings.Contains(s.HTML, `<td class="pass">`) {
 		t.Error("the page does not mark the pass and the fail")
 	}
