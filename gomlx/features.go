@@ -75,40 +75,13 @@ func (m *Model) Features(params tensor.List, x []float32, batch int) ([]float32,
 	if m.train == nil {
 		return nil, errors.New("model is closed")
 	}
-	if batch <= 0 || len(x)%m.sample != 0 {
-		return nil, fmt.Errorf("features: batch %d, %d input values for %d per sample", batch, len(x), m.sample)
+	if err := m.checkBatches(x, batch); err != nil {
+		return nil, fmt.Errorf("features: %w", err)
 	}
 	if err := m.lazyAux("features", featuresGraph); err != nil {
 		return nil, err
 	}
-	ps, err := m.toTensors(params)
-	if err != nil {
-		return nil, err
-	}
-	defer finalize(ps...)
-	n := len(x) / m.sample
-	out := make([]float32, 0, n*m.FeatureDim())
-	for start := 0; start < n; start += batch {
-		end := min(start+batch, n)
-		dims := append([]int{end - start}, m.spec.InputShape...)
-		xt := tensors.FromFlatDataAndDimensions(x[start*m.sample:end*m.sample], dims...)
-		args := make([]any, 0, len(ps)+1)
-		for _, p := range ps {
-			args = append(args, p)
-		}
-		outs, err := m.aux["features"].Exec(append(args, xt)...)
-		finalize(xt)
-		if err != nil {
-			return nil, fmt.Errorf("features: %w", err)
-		}
-		data, err := tensors.CopyFlatData[float32](outs[0])
-		finalize(outs...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, data...)
-	}
-	return out, nil
+	return m.batched(m.aux["features"], params, x, batch, m.FeatureDim(), "features")
 }
 
 // FeatureGradient returns, at params, the gradient with respect to every parameter (in

@@ -23,22 +23,36 @@ func (m *Model) Logits(params tensor.List, x []float32, batch int) ([]float32, e
 	if m.eval == nil {
 		return nil, errors.New("model is closed")
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("batch size must be positive, got %d", batch)
-	}
-	if len(x)%m.sample != 0 {
-		return nil, fmt.Errorf("%d input values are not a whole number of samples of %d", len(x), m.sample)
+	if err := m.checkBatches(x, batch); err != nil {
+		return nil, fmt.Errorf("forward pass: %w", err)
 	}
 	if err := m.lazyExec(&m.logits, "logits", logitsGraph); err != nil {
 		return nil, err
 	}
+	return m.batched(m.logits, params, x, batch, m.spec.NumClasses, "forward pass")
+}
+
+// checkBatches validates the inputs of a batched pass.
+func (m *Model) checkBatches(x []float32, batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("batch size must be positive, got %d", batch)
+	}
+	if len(x)%m.sample != 0 {
+		return fmt.Errorf("%d input values are not a whole number of samples of %d", len(x), m.sample)
+	}
+	return nil
+}
+
+// batched runs exec (inputs: params, x) on the samples x, batch at a time, and returns its
+// first output for every sample, width values each, row-major; what names it in errors.
+func (m *Model) batched(exec *graph.Exec, params tensor.List, x []float32, batch, width int, what string) ([]float32, error) {
 	ps, err := m.toTensors(params)
 	if err != nil {
 		return nil, err
 	}
 	defer finalize(ps...)
 	n := len(x) / m.sample
-	out := make([]float32, 0, n*m.spec.NumClasses)
+	out := make([]float32, 0, n*width)
 	for start := 0; start < n; start += batch {
 		end := min(start+batch, n)
 		dims := append([]int{end - start}, m.spec.InputShape...)
@@ -47,10 +61,10 @@ func (m *Model) Logits(params tensor.List, x []float32, batch int) ([]float32, e
 		for _, p := range ps {
 			args = append(args, p)
 		}
-		outs, err := m.logits.Exec(append(args, xt)...)
+		outs, err := exec.Exec(append(args, xt)...)
 		finalize(xt)
 		if err != nil {
-			return nil, fmt.Errorf("forward pass: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		data, err := tensors.CopyFlatData[float32](outs[0])
 		finalize(outs...)
