@@ -76,12 +76,10 @@ func (s *split) Train(l *Local, st *State, c int) (Upload, error) {
 }
 
 func (s *split) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
+	ids, models, weights := bySize(uploads, sizes)
 	masks := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
 	for i, c := range ids {
-		models[i], masks[i], weights[i] = uploads[c].Params, uploads[c].NextMask, float64(sizes[c])
+		masks[i] = uploads[c].NextMask
 	}
 	g, err := MaskedAverage(models, masks, weights, st.Global)
 	if err != nil {

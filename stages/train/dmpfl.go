@@ -157,12 +157,10 @@ func (d *dmpfl) Train(l *Local, st *State, c int) (Upload, error) {
 
 func (d *dmpfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	t := st.Round + 1
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
+	ids, models, weights := bySize(uploads, sizes)
 	notShared := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
 	for i, c := range ids {
-		models[i], notShared[i], weights[i] = uploads[c].Params, invert(uploads[c].NextMask), float64(sizes[c])
+		notShared[i] = invert(uploads[c].NextMask)
 	}
 	g, err := MaskedAverage(models, notShared, weights, st.Global)
 	if err != nil {
@@ -291,13 +289,11 @@ func (f *fedDST) Train(l *Local, st *State, c int) (Upload, error) {
 
 func (f *fedDST) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	t := st.Round + 1
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
+	ids, models, weights := bySize(uploads, sizes)
 	notShared := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
 	votes := zeroMask(st.Global)
 	for i, c := range ids {
-		models[i], notShared[i], weights[i] = uploads[c].Params, invert(uploads[c].NextMask), float64(sizes[c])
+		notShared[i] = invert(uploads[c].NextMask)
 		for ti, m := range uploads[c].NextMask {
 			for j, v := range m.Data {
 				votes[ti].Data[j] += v

@@ -155,12 +155,7 @@ func vectorTensor(name string, v []float64) tensor.Tensor {
 }
 
 func (f *fedPAC) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
-	for i, c := range ids {
-		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
-	}
+	ids, models, weights := bySize(uploads, sizes)
 	avg, err := WeightedAverage(models, weights)
 	if err != nil {
 		return err

@@ -226,12 +226,7 @@ func (f *floco) signature(seed int64, before, after []tensor.List) tensor.Tensor
 }
 
 func (f *floco) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
-	for i, c := range ids {
-		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
-	}
+	ids, models, weights := bySize(uploads, sizes)
 	avg, err := WeightedAverage(models, weights)
 	if err != nil {
 		return err

@@ -149,13 +149,10 @@ func (f *lotteryFL) Train(l *Local, st *State, c int) (Upload, error) {
 }
 
 func (f *lotteryFL) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
+	ids, models, weights := bySize(uploads, sizes)
 	skip := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
 	for i, c := range ids {
 		u := uploads[c]
-		models[i], weights[i] = u.Params, float64(sizes[c])
 		if u.NextMask != nil {
 			skip[i] = invert(u.NextMask) // MaskedAverage skips entries marked 1
 		}

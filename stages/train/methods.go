@@ -23,12 +23,9 @@ func (f fedAvg) Train(l *Local, st *State, _ int) (Upload, error) {
 }
 
 func (f fedAvg) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
-	for i, c := range ids {
-		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
-		if f.uniform {
+	_, models, weights := bySize(uploads, sizes)
+	if f.uniform {
+		for i := range weights {
 			weights[i] = 1
 		}
 	}
@@ -41,6 +38,18 @@ func (f fedAvg) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 }
 
 func (fedAvg) EvalModel(st *State, _ int) tensor.List { return st.Global }
+
+// bySize lists the round's uploading clients in order, with their uploaded models and their
+// training-set sizes as weights: the inputs of a size-weighted average.
+func bySize(uploads map[int]Upload, sizes map[int]int) (ids []int, models []tensor.List, weights []float64) {
+	ids = sortedClients(uploads)
+	models = make([]tensor.List, len(ids))
+	weights = make([]float64, len(ids))
+	for i, c := range ids {
+		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
+	}
+	return ids, models, weights
+}
 
 func sortedClients(uploads map[int]Upload) []int {
 	ids := make([]int, 0, len(uploads))

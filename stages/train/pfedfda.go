@@ -280,12 +280,9 @@ func (f *pFedFDA) Train(l *Local, st *State, c int) (Upload, error) {
 }
 
 func (f *pFedFDA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	ids := sortedClients(uploads)
-	models := make([]tensor.List, len(ids))
-	weights := make([]float64, len(ids))
+	ids, models, weights := bySize(uploads, sizes)
 	var g *classStats
-	for i, c := range ids {
-		models[i], weights[i] = uploads[c].Params, float64(sizes[c])
+	for _, c := range ids {
 		s := statsOf(uploads[c].stats)
 		if g == nil {
 			g = &classStats{d: s.d, classes: s.classes, counts: make([]float64, s.classes), means: make([][]float64, s.classes), cov: make([]float64, len(s.cov))}
