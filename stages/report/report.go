@@ -260,70 +260,57 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 		}
 		return fmt.Sprintf("%.2f ± %.2f", 100*Mean(c.mean), 100*Mean(c.std))
 	}
-	var out []Grid
-	if len(degrees) > 0 {
-		g := Grid{Title: "Accuracy under shift degree d (mean ± std over clients, %)", Head: []string{"method"}, Text: 1}
-		for _, d := range degrees {
-			g.Head = append(g.Head, fmt.Sprintf("d = %v", d))
+	// byLevel has a row per configuration and a column per level of one shift kind.
+	byLevel := func(title, kind string, head func(float64) string, levels []float64) Grid {
+		g := Grid{Title: title, Head: []string{"method"}, Text: 1}
+		for _, l := range levels {
+			g.Head = append(g.Head, head(l))
 		}
 		for _, cfg := range configs {
 			row := []string{cfg}
-			for _, d := range degrees {
-				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("degree|%v", d)]))
+			for _, l := range levels {
+				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s|%v", kind, l)]))
 			}
 			g.Rows = append(g.Rows, row)
 		}
-		out = append(out, g)
+		return g
 	}
-	if len(alphas) > 0 {
-		g := Grid{Title: "Accuracy under label shift, Dirichlet concentration α (mean ± std over clients, %)", Head: []string{"method"}, Text: 1}
-		for _, a := range alphas {
-			g.Head = append(g.Head, fmt.Sprintf("α = %v", a))
+	// bySeverity has a row per configuration and corruption (kind prefix+name) and a column
+	// per severity.
+	bySeverity := func(title, prefix string, names []string, levels []float64) Grid {
+		g := Grid{Title: title, Head: []string{"method", "corruption"}, Text: 2}
+		for _, l := range levels {
+			g.Head = append(g.Head, fmt.Sprint(l))
 		}
 		for _, cfg := range configs {
-			row := []string{cfg}
-			for _, a := range alphas {
-				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("label|%v", a)]))
-			}
-			g.Rows = append(g.Rows, row)
-		}
-		out = append(out, g)
-	}
-	if len(corruptions) > 0 {
-		g := Grid{Title: "Accuracy under corruption, by severity (mean ± std over clients, %)", Head: []string{"method", "corruption"}, Text: 2}
-		for _, s := range severities {
-			g.Head = append(g.Head, fmt.Sprint(s))
-		}
-		for _, cfg := range configs {
-			for _, name := range corruptions {
+			for _, name := range names {
 				row := []string{cfg, name}
-				for _, s := range severities {
-					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s|%v", name, s)]))
+				for _, l := range levels {
+					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s%s|%v", prefix, name, l)]))
 				}
 				g.Rows = append(g.Rows, row)
 			}
 		}
-		out = append(out, g)
+		return g
+	}
+	var out []Grid
+	if len(degrees) > 0 {
+		out = append(out, byLevel("Accuracy under shift degree d (mean ± std over clients, %)", "degree",
+			func(d float64) string { return fmt.Sprintf("d = %v", d) }, degrees))
+	}
+	if len(alphas) > 0 {
+		out = append(out, byLevel("Accuracy under label shift, Dirichlet concentration α (mean ± std over clients, %)", "label",
+			func(a float64) string { return fmt.Sprintf("α = %v", a) }, alphas))
+	}
+	if len(corruptions) > 0 {
+		out = append(out, bySeverity("Accuracy under corruption, by severity (mean ± std over clients, %)", "", corruptions, severities))
 	}
 	if len(c10c) > 0 {
 		title := "Accuracy under CIFAR-10-C (the release's files), by severity (mean ± std over clients, %)"
 		if own+drawn > 0 {
 			title += fmt.Sprintf("; %.1f%% of test samples are their own CIFAR-10-C version, the rest same-class draws", 100*float64(own)/float64(own+drawn))
 		}
-		g := Grid{Title: title, Head: []string{"method", "corruption"}, Text: 2}
-		for _, s := range c10cSeverities {
-			g.Head = append(g.Head, fmt.Sprint(s))
-		}
-		for _, cfg := range configs {
-			for _, name := range c10c {
-				row := []string{cfg, name}
-				for _, s := range c10cSeverities {
-					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("cifar10c:%s|%v", name, s)]))
-				}
-				g.Rows = append(g.Rows, row)
-			}
-		}
-		out = append(out, g)
+		out = append(out, bySeverity(title, "cifar10c:", c10c, c10cSeverities))
 	}
 	return out
 }
