@@ -34,21 +34,7 @@ func TestFeatureGradient(t *testing.T) {
 	weights := []float32{1, 0, 1, 1, 1}
 
 	// λ = 0: the plain cross-entropy gradient.
-	g0, _, feats, err := m.FeatureGradient(params, x, y, targets, weights, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := m.Gradient(params, x, y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		for j := range want[i].Data {
-			if math.Abs(float64(want[i].Data[j]-g0[i].Data[j])) > 1e-6 {
-				t.Fatalf("%s[%d]: %v, Gradient says %v", want[i].Name, j, g0[i].Data[j], want[i].Data[j])
-			}
-		}
-	}
+	feats := lambdaZeroIsGradient(t, m, params, x, y, targets, weights)
 	f2, err := m.Features(params, x, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -340,27 +326,7 @@ func TestTapeFeatures(t *testing.T) {
 				targets[i] = r.Float32()
 			}
 			weights := []float32{1, 0, 1, 1, 1}
-			g0, _, _, err := m.FeatureGradient(params, x, y, targets, weights, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := m.Gradient(params, x, y)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range want {
-				if g0[i].Name != want[i].Name {
-					t.Fatalf("gradient %d is %s, Gradient's %s", i, g0[i].Name, want[i].Name)
-				}
-				for j := range want[i].Data {
-					if math.Abs(float64(want[i].Data[j]-g0[i].Data[j])) > 1e-6 {
-						t.Fatalf("%s[%d]: %v, Gradient says %v", want[i].Name, j, g0[i].Data[j], want[i].Data[j])
-					}
-					if IsRunningStat(want[i].Name) && g0[i].Data[j] != 0 {
-						t.Fatalf("%s[%d]: gradient %v of a running statistic", want[i].Name, j, g0[i].Data[j])
-					}
-				}
-			}
+			lambdaZeroIsGradient(t, m, params, x, y, targets, weights)
 		})
 	}
 	// The real ResNet-18 has 512 features (nothing is compiled to read the dimension).
@@ -374,4 +340,32 @@ func TestTapeFeatures(t *testing.T) {
 		}
 		m.Close()
 	}
+}
+
+// lambdaZeroIsGradient checks that FeatureGradient with λ = 0 is Gradient (same names,
+// values within 1e-6, zero for running statistics) and returns its features.
+func lambdaZeroIsGradient(t *testing.T, m *Model, params tensor.List, x []float32, y []int32, targets, weights []float32) []float32 {
+	t.Helper()
+	g0, _, feats, err := m.FeatureGradient(params, x, y, targets, weights, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Gradient(params, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if g0[i].Name != want[i].Name {
+			t.Fatalf("gradient %d is %s, Gradient's %s", i, g0[i].Name, want[i].Name)
+		}
+		for j := range want[i].Data {
+			if math.Abs(float64(want[i].Data[j]-g0[i].Data[j])) > 1e-6 {
+				t.Fatalf("%s[%d]: %v, Gradient says %v", want[i].Name, j, g0[i].Data[j], want[i].Data[j])
+			}
+			if IsRunningStat(want[i].Name) && g0[i].Data[j] != 0 {
+				t.Fatalf("%s[%d]: gradient %v of a running statistic", want[i].Name, j, g0[i].Data[j])
+			}
+		}
+	}
+	return feats
 }
