@@ -58,7 +58,7 @@ type BuildOptions struct {
 	// Describe finds a dataset and describes it (digest, shape). Its errors should name
 	// the path searched and how to install the data.
 	Describe func(DatasetSpec) (*DataDesc, error)
-	// Backend identifies the numeric backend (see gomlx.BackendID).
+	// Backend identifies the numeric backend (see model.BackendID).
 	Backend string
 	// CIFAR10C finds the real CIFAR-10-C files a shift block names (shift.cifar10c,
 	// shift.cifar10c_path), checks them against the run's dataset (CIFAR-10, whose test

@@ -32,7 +32,7 @@ type MethodDef struct {
 }
 
 // FeatureArchs lists the architectures whose penultimate features the train stage can
-// compute (gomlx.FeatureArchs; a test keeps the two equal).
+// compute (model.FeatureArchs; a test keeps the two equal).
 var FeatureArchs = []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet", "mlp", "logreg"}
 
 func (d MethodDef) param(name string) (ParamDef, bool) {

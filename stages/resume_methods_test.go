@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -15,7 +15,7 @@ import (
 // Methods that carry state beyond the models (masks, weights, statistics, endpoints)
 // resume bit-identically from a checkpoint that went through encodeState and decodeState.
 func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}

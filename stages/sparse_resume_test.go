@@ -3,7 +3,7 @@ package stages
 import (
 	"testing"
 
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -12,7 +12,7 @@ import (
 // survives a checkpoint through the store's encoding: resuming from the decoded state after
 // any round ends bit-identical to the uninterrupted run.
 func TestSparseMethodsResumeThroughCheckpointEncoding(t *testing.T) {
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}

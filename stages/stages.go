@@ -7,7 +7,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
@@ -259,7 +259,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 type final struct {
 	ds     *data.Dataset
 	assign *partition.Assignment
-	model  *gomlx.Model
+	model  *model.Model
 	models []tensor.List
 	// global is the global model of methods that infer with it beside the personal ones
 	// (train.NeedsGlobal); nil otherwise.
@@ -292,7 +292,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 			return nil, err
 		}
 	}
-	model, err := gomlx.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
+	model, err := model.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
 	if err != nil {
 		return nil, err
 	}

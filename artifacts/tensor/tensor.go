@@ -1,5 +1,5 @@
 // Package tensor holds the plain-Go representation of model parameters and masks that
-// every package outside gomlx/ works with: a named, shaped slice of float32 values.
+// every package outside model/ works with: a named, shaped slice of float32 values.
 package tensor
 
 import "fmt"

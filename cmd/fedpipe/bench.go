@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 // bench measures CNN4 training and inference throughput on our backend and, in the same
@@ -23,14 +23,14 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backendFlag := fs.String("backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
-	arch := fs.String("arch", gomlx.ArchCNN4, "model to measure: cnn4, fedavgcnn, resnet18, resnet18_imagenet (the PyTorch reference covers cnn4 only)")
+	arch := fs.String("arch", model.ArchCNN4, "model to measure: cnn4, fedavgcnn, resnet18, resnet18_imagenet (the PyTorch reference covers cnn4 only)")
 	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
 	batch := fs.Int("batch", 32, "training batch size")
 	steps := fs.Int("steps", 60, "training steps measured per shape")
 	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py if present)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
-	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+gomlx.OracleBackend+") and print the speed-up over it")
+	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+model.OracleBackend+") and print the speed-up over it")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -40,7 +40,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
-	backend, err := gomlx.ResolveBackend(*backendFlag)
+	backend, err := model.ResolveBackend(*backendFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 		return exitInvalid
@@ -54,10 +54,10 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if *arch != gomlx.ArchCNN4 {
+	if *arch != model.ArchCNN4 {
 		script = "" // the reference script is the cnn4
 	}
-	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps\n", *arch, gomlx.BackendID(backend), *batch, *steps)
+	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps\n", *arch, model.BackendID(backend), *batch, *steps)
 	header := fmt.Sprintf("%-9s %-10s %14s %14s %8s", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
 	if *oracle {
 		header += fmt.Sprintf(" %14s %10s", "oracle/s", "vs oracle")
@@ -69,19 +69,19 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fedpipe bench: --shape %q: want HxWxC with H = W\n", s)
 			return exitInvalid
 		}
-		spec := gomlx.ModelSpec{Arch: *arch, InputShape: []int{h, w, c}, NumClasses: 10}
+		spec := model.ModelSpec{Arch: *arch, InputShape: []int{h, w, c}, NumClasses: 10}
 		if err := spec.Validate(); err != nil {
 			fmt.Fprintf(stderr, "fedpipe bench: --arch %s --shape %s: %v\n", *arch, s, err)
 			return exitInvalid
 		}
-		train, infer, err := gomlx.BenchModel(backend, spec, *batch, *steps)
+		train, infer, err := model.BenchModel(backend, spec, *batch, *steps)
 		if err != nil {
 			fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 			return exitFailure
 		}
 		var oracleTrain, oracleInfer float64
 		if *oracle {
-			if oracleTrain, oracleInfer, err = gomlx.BenchModel(gomlx.OracleBackend, spec, *batch, *steps); err != nil {
+			if oracleTrain, oracleInfer, err = model.BenchModel(model.OracleBackend, spec, *batch, *steps); err != nil {
 				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 				return exitFailure
 			}

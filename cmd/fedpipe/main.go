@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -200,7 +200,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if f.json {
-		return writeJSON(stdout, map[string]any{"manifest": path, "store": dir, "backend": gomlx.BackendID(backend),
+		return writeJSON(stdout, map[string]any{"manifest": path, "store": dir, "backend": model.BackendID(backend),
 			"seconds": time.Since(start).Seconds(), "stages": results, "report": reportMD})
 	}
 	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached (%s, store %s)\n", reportMD, ran, len(results),
@@ -233,7 +233,7 @@ func printPlan(cmd string, m *pipeline.Manifest, dir, backend string, plan []pip
 		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})
 	}
 	if asJSON {
-		return writeJSON(w, map[string]any{"manifest": m.File, "store": dir, "backend": gomlx.BackendID(backend), "stages": rows})
+		return writeJSON(w, map[string]any{"manifest": m.File, "store": dir, "backend": model.BackendID(backend), "stages": rows})
 	}
 	for _, r := range rows {
 		line := fmt.Sprintf("%-7s %s  %s", r.State, r.Key[:12], r.Name)
@@ -262,10 +262,10 @@ func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.
 	if err != nil {
 		return nil, "", err
 	}
-	backend, err := gomlx.ResolveBackend(backendFlag)
+	backend, err := model.ResolveBackend(backendFlag)
 	if err != nil {
 		return nil, "", &pipeline.InputError{File: "--backend", Msg: err.Error()}
 	}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: gomlx.BackendID(backend)})
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: model.BackendID(backend)})
 	return g, backend, err
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -43,7 +43,7 @@ func NeedsGlobal(r *pipeline.Run) bool { return r.Method == "dmpfl_plus" }
 
 // plain scores one model per client.
 type plain struct {
-	m      *gomlx.Model
+	m      *model.Model
 	models []tensor.List
 }
 
@@ -53,7 +53,7 @@ func (p plain) Evaluate(c int, x []float32, y []int32) (Metric, error) {
 
 // FinalEvaluator returns the evaluator of a run's final models (see PrepareFinal); global
 // is the run's global model (EvalGlobal), needed when NeedsGlobal(r).
-func FinalEvaluator(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
+func FinalEvaluator(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
 	prepared, err := PrepareFinal(m, r, ds, a, models)
 	if err != nil {
 		return nil, err
@@ -77,12 +77,12 @@ func FinalEvaluator(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partit
 // multiModel is implemented by methods whose evaluation may use more than one model per
 // client; data(c, test) is client c's unshifted training (or test) inputs.
 type multiModel interface {
-	evaluator(m *gomlx.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
+	evaluator(m *model.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
 }
 
 // newAdaptive measures the base entropies of every client's personal model and of the
 // global model on base(c), the client's unshifted data.
-func newAdaptive(m *gomlx.Model, personal []tensor.List, global tensor.List, base func(c int) []float32) (*Adaptive, error) {
+func newAdaptive(m *model.Model, personal []tensor.List, global tensor.List, base func(c int) []float32) (*Adaptive, error) {
 	ad := &Adaptive{m: m, personal: personal, global: global, baseC: make([]float64, len(personal)), baseG: make([]float64, len(personal))}
 	for c := range personal {
 		x := base(c)
@@ -107,7 +107,7 @@ func newAdaptive(m *gomlx.Model, personal []tensor.List, global tensor.List, bas
 // data (its training data by default; base_entropy: test uses its own test split). The
 // loss reported is the chosen model's cross-entropy on the sample.
 type Adaptive struct {
-	m            *gomlx.Model
+	m            *model.Model
 	personal     []tensor.List
 	global       tensor.List
 	baseC, baseG []float64

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 func TestPickPersonalHandCase(t *testing.T) {
@@ -35,11 +35,11 @@ func TestPickPersonalHandCase(t *testing.T) {
 // With BE_c = BE_g = 0 both samples go to θ_g (only x2 right: 50%); with BE_c = 0.2, x1
 // goes to θ_c (0.090 − 0.196 < 0) and x2 stays with θ_g (0.673 − 0.067 > 0.363): 100%.
 func TestAdaptiveEvaluatePicksPerSample(t *testing.T) {
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := gomlx.NewModel(backend, gomlx.ModelSpec{Arch: "logreg", InputShape: []int{2}, NumClasses: 2})
+	m, err := model.NewModel(backend, model.ModelSpec{Arch: "logreg", InputShape: []int{2}, NumClasses: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -41,7 +41,7 @@ func PersonalModels(r *pipeline.Run) bool {
 }
 
 func hasBatchNorm(arch string) bool {
-	return arch == gomlx.ArchResNet18 || arch == gomlx.ArchResNet18ImageNet
+	return arch == model.ArchResNet18 || arch == model.ArchResNet18ImageNet
 }
 
 // bnKeep wraps a method: the server aggregates as the method says, but every client that
@@ -59,7 +59,7 @@ type bnKeep struct {
 
 // kept reports whether the tensor called name in l is one a client keeps.
 func (b bnKeep) kept(name string, l tensor.List) bool {
-	if gomlx.IsRunningStat(name) {
+	if model.IsRunningStat(name) {
 		return b.stats
 	}
 	if !b.affine {

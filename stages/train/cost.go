@@ -5,7 +5,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 // TrainFLOPs is the training cost of one sample: for every weight tensor, the forward
@@ -14,7 +14,7 @@ import (
 // by the fraction of that tensor's entries that are nonzero in params, the weights
 // actually used (a sparse method's inactive weights are exactly zero). params nil counts
 // every weight as used. Biases, activations, pooling and the optimizer are not counted.
-func TrainFLOPs(spec gomlx.ModelSpec, params tensor.List) (float64, error) {
+func TrainFLOPs(spec model.ModelSpec, params tensor.List) (float64, error) {
 	macs, err := spec.MACs()
 	if err != nil {
 		return 0, err

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 // dmpfl is DM-PFL (Zhang et al., KDD 2023): a sparse global model θ_g = w_g ⊙ m_g and per
@@ -49,7 +49,7 @@ type dmpfl struct {
 }
 
 // evaluator implements multiModel for DM-PFL+.
-func (d *dmpfl) evaluator(m *gomlx.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error) {
+func (d *dmpfl) evaluator(m *model.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error) {
 	if !d.plus {
 		return plain{m, prepared}, nil
 	}

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 func cnn4Params() tensor.List {
-	return gomlx.ModelSpec{Arch: "cnn4", InputShape: []int{28, 28, 1}, NumClasses: 10}.Init(1)
+	return model.ModelSpec{Arch: "cnn4", InputShape: []int{28, 28, 1}, NumClasses: 10}.Init(1)
 }
 
 func weightTotal(p tensor.List) int {
@@ -138,7 +138,7 @@ func TestDMPFLMasksKeepTargetSparsity(t *testing.T) {
 	for _, method := range []string{"dmpfl", "feddst"} {
 		r, cfg := methodRun(t, method, map[string]float64{"sparsity": 0.5, "readjust_every": 1, "alpha_s": 0.2}, nil)
 		r.Train.Rounds = 4
-		want := ERKCounts(gomlx.ModelSpec{Arch: "logreg", InputShape: cfg.Data.Shape, NumClasses: cfg.Data.Classes}.Init(1), 0.5)
+		want := ERKCounts(model.ModelSpec{Arch: "logreg", InputShape: cfg.Data.Shape, NumClasses: cfg.Data.Classes}.Init(1), 0.5)
 		cfg.Run.Train.CheckpointEvery = 1
 		differs := false
 		cfg.Checkpoint = func(st *State) error {
@@ -201,7 +201,7 @@ func TestDMPFLSchedule(t *testing.T) {
 }
 
 func TestTrainFLOPsCNN4(t *testing.T) {
-	spec := gomlx.ModelSpec{Arch: "cnn4", InputShape: []int{28, 28, 1}, NumClasses: 10}
+	spec := model.ModelSpec{Arch: "cnn4", InputShape: []int{28, 28, 1}, NumClasses: 10}
 	// conv1 24·24·(5·5·1)·32, conv2 8·8·(5·5·32)·64, fc1 1024·512, classifier 512·10.
 	macs := 24*24*25*32 + 8*8*25*32*64 + 1024*512 + 512*10
 	got, err := TrainFLOPs(spec, nil)

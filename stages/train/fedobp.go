@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 // fedOBP implements FedOBP (seed 003). Before training in a round, client c scores every
@@ -133,7 +133,7 @@ func (f *fedOBP) normalize(s tensor.List) {
 // running statistics (never trained; model.bn_stats decides whether they are shared), and
 // only the classifier's with cls_only.
 func (f *fedOBP) eligible(name string) bool {
-	return !gomlx.IsRunningStat(name) && (!f.clsOnly || isClassifier(name))
+	return !model.IsRunningStat(name) && (!f.clsOnly || isClassifier(name))
 }
 
 // selectMask returns the mask of entries scoring above the q-quantile of the eligible

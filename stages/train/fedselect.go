@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
@@ -145,7 +145,7 @@ func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) 
 	}
 	var cands []entry
 	for t, m := range mask {
-		if gomlx.IsRunningStat(m.Name) {
+		if model.IsRunningStat(m.Name) {
 			continue
 		}
 		for i, v := range m.Data {

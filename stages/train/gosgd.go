@@ -5,13 +5,13 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 )
 
 // goSGD applies the run's optimizer in Go to gradients computed batch by batch, for the
 // methods whose loss or parametrization the compiled training steps do not cover (FedPAC's
 // feature alignment, FLUTE's head regularizers, FLOCO's simplex). Semantics are PyTorch's
-// SGD, as gomlx.SGD's:
+// SGD, as model.SGD's:
 //
 //	buf = Momentum·buf + (g + WeightDecay·θ);  θ -= LR·buf
 //
@@ -19,11 +19,11 @@ import (
 // BatchNorm running statistics are not trained: step leaves them alone and setStats gives
 // them the values the gradient's forward pass computed, as a compiled step would.
 type goSGD struct {
-	opt gomlx.SGD
+	opt model.SGD
 	buf map[string][]float32
 }
 
-func newGoSGD(opt gomlx.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]float32{}} }
+func newGoSGD(opt model.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]float32{}} }
 
 // step updates params in place with grads (matched by name; a tensor without a gradient
 // is left alone), scaling the gradient by scale (FLOCO's α_m) and using the momentum
@@ -31,7 +31,7 @@ func newGoSGD(opt gomlx.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]
 func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) {
 	for _, p := range params {
 		gi := grads.Find(p.Name)
-		if gi < 0 || gomlx.IsRunningStat(p.Name) {
+		if gi < 0 || model.IsRunningStat(p.Name) {
 			continue
 		}
 		g := grads[gi].Data
@@ -57,7 +57,7 @@ func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32)
 	}
 }
 
-// setStats copies the running statistics of stats (gomlx.Model.BatchStats, after the
+// setStats copies the running statistics of stats (model.Model.BatchStats, after the
 // batch's gradient) into the tensors of params with the same names.
 func setStats(params, stats tensor.List) {
 	for _, t := range stats {

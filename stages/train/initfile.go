@@ -9,19 +9,19 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // InitialModel returns the run's initial global model: the seeded initialization of spec,
 // with model.init's tensors in place of it when set. The file is a safetensors file of F32
-// tensors with fedpipe's names and layouts (gomlx.ModelSpec; the README shows the
+// tensors with fedpipe's names and layouts (model.ModelSpec; the README shows the
 // conversion of torchvision's resnet18). Every parameter must be in the file with its
 // exact shape, except the classifier (classifier.*): when the file lacks it or its class
 // count differs (ImageNet's 1000 classes for OfficeHome's 65), it keeps the seeded
 // initialization. A missing or unreadable file, a missing or unknown name or a wrong shape
 // is invalid input (pipeline.ErrInvalid).
-func InitialModel(r *pipeline.Run, spec gomlx.ModelSpec) (tensor.List, error) {
+func InitialModel(r *pipeline.Run, spec model.ModelSpec) (tensor.List, error) {
 	base := spec.Init(initSeed(r))
 	path := r.Model.Init
 	if path == "" {

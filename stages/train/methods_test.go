@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -29,7 +29,7 @@ func methodRun(t *testing.T, method string, params map[string]float64, options m
 	for k, v := range options {
 		r.Options[k] = v
 	}
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := gomlx.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
+		m, err := model.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
 		if err != nil {
 			t.Fatal(err)
 		}

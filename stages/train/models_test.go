@@ -15,7 +15,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -70,14 +70,14 @@ func imageRun(method, arch string) *pipeline.Run {
 // is the global one; averaged leaves nothing per client; bn_params personal keeps γ and β
 // per client too.
 func TestFedAvgResNet18(t *testing.T) {
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds, a := tinyImages(36, 8, 3)
 	start := time.Now()
 	for _, tc := range []struct{ stats, params string }{{"local", "shared"}, {"averaged", "shared"}, {"averaged", "personal"}} {
-		r := imageRun("fedavg", gomlx.ArchResNet18)
+		r := imageRun("fedavg", model.ArchResNet18)
 		r.Model.BNStats, r.Model.BNParams = tc.stats, tc.params
 		if tc.stats == "averaged" {
 			r.Train.Rounds = 1
@@ -98,7 +98,7 @@ func TestFedAvgResNet18(t *testing.T) {
 		}
 		for _, p := range st.Global {
 			i := st.Global.Find(p.Name)
-			stat := gomlx.IsRunningStat(p.Name)
+			stat := model.IsRunningStat(p.Name)
 			base := strings.TrimSuffix(strings.TrimSuffix(p.Name, ".weight"), ".bias")
 			affine := !stat && st.Global.Find(base+".running_mean") >= 0
 			perClient := (stat && tc.stats == "local") || (affine && tc.params == "personal")
@@ -257,7 +257,7 @@ func TestAugmentations(t *testing.T) {
 // and a missing file, an unknown name and a wrong shape are invalid input naming the file.
 func TestInitFromFile(t *testing.T) {
 	dir := t.TempDir()
-	spec := gomlx.ModelSpec{Arch: gomlx.ArchFedAvgCNN, InputShape: []int{8, 8, 1}, NumClasses: 3}
+	spec := model.ModelSpec{Arch: model.ArchFedAvgCNN, InputShape: []int{8, 8, 1}, NumClasses: 3}
 	other := spec
 	other.NumClasses = 5
 	r := imageRun("fedavg", spec.Arch)

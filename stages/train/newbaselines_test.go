@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
@@ -249,8 +249,8 @@ func TestPFedFDAHeadIsLDA(t *testing.T) {
 }
 
 // gomlxModel compiles the model of a test run.
-func gomlxModel(cfg Config) (*gomlx.Model, error) {
-	return gomlx.NewModel(cfg.Backend, ModelSpec(cfg.Run, cfg.Data))
+func gomlxModel(cfg Config) (*model.Model, error) {
+	return model.NewModel(cfg.Backend, ModelSpec(cfg.Run, cfg.Data))
 }
 
 func TestSimplexQP(t *testing.T) {
@@ -320,9 +320,9 @@ func TestFedPACAlignmentPullsFeatures(t *testing.T) {
 	}
 }
 
-func gomlxSGD(cfg Config) gomlx.SGD {
+func gomlxSGD(cfg Config) model.SGD {
 	t := cfg.Run.Train
-	return gomlx.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
+	return model.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
 }
 
 func TestFedPACRun(t *testing.T) {
@@ -546,30 +546,30 @@ func TestPFedFDABetaCV(t *testing.T) {
 // name the same architectures; every architecture is listed, and each listed one exposes
 // as many features as its classifier has inputs.
 func TestFeatureArchsAgree(t *testing.T) {
-	if !slices.Equal(pipeline.FeatureArchs, gomlx.FeatureArchs) {
-		t.Fatalf("pipeline.FeatureArchs %v != gomlx.FeatureArchs %v", pipeline.FeatureArchs, gomlx.FeatureArchs)
+	if !slices.Equal(pipeline.FeatureArchs, model.FeatureArchs) {
+		t.Fatalf("pipeline.FeatureArchs %v != model.FeatureArchs %v", pipeline.FeatureArchs, model.FeatureArchs)
 	}
-	specs := map[string]gomlx.ModelSpec{
-		gomlx.ArchCNN4:             {InputShape: []int{28, 28, 1}},
-		gomlx.ArchFedAvgCNN:        {InputShape: []int{32, 32, 3}},
-		gomlx.ArchResNet18:         {InputShape: []int{32, 32, 3}},
-		gomlx.ArchResNet18ImageNet: {InputShape: []int{64, 64, 3}},
-		gomlx.ArchMLP:              {InputShape: []int{20}, Hidden: []int{16, 8}},
-		gomlx.ArchLogReg:           {InputShape: []int{5, 4}},
+	specs := map[string]model.ModelSpec{
+		model.ArchCNN4:             {InputShape: []int{28, 28, 1}},
+		model.ArchFedAvgCNN:        {InputShape: []int{32, 32, 3}},
+		model.ArchResNet18:         {InputShape: []int{32, 32, 3}},
+		model.ArchResNet18ImageNet: {InputShape: []int{64, 64, 3}},
+		model.ArchMLP:              {InputShape: []int{20}, Hidden: []int{16, 8}},
+		model.ArchLogReg:           {InputShape: []int{5, 4}},
 	}
 	for arch := range specs {
-		if !slices.Contains(gomlx.FeatureArchs, arch) {
-			t.Errorf("%s is not in FeatureArchs %v", arch, gomlx.FeatureArchs)
+		if !slices.Contains(model.FeatureArchs, arch) {
+			t.Errorf("%s is not in FeatureArchs %v", arch, model.FeatureArchs)
 		}
 	}
-	for _, arch := range gomlx.FeatureArchs {
+	for _, arch := range model.FeatureArchs {
 		spec, ok := specs[arch]
 		if !ok {
 			t.Errorf("FeatureArchs lists %s, which this test does not know", arch)
 			continue
 		}
 		spec.Arch, spec.NumClasses = arch, 10
-		m, err := gomlx.NewModel("", spec)
+		m, err := model.NewModel("", spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -599,7 +599,7 @@ func TestGoSGDLeavesRunningStatistics(t *testing.T) {
 		{Name: "bn1.weight", Shape: []int{2}, Data: []float32{0.5, -0.5}},
 		{Name: "bn1.running_var", Shape: []int{2}, Data: []float32{0, 0}},
 	}
-	opt := newGoSGD(gomlx.SGD{LR: 0.1, WeightDecay: 0.5})
+	opt := newGoSGD(model.SGD{LR: 0.1, WeightDecay: 0.5})
 	opt.step("", params, grads, nil, 1)
 	if got := params[1].Data; got[0] != 1 || got[1] != 1 {
 		t.Errorf("running_var after a step with weight decay: %v, want unchanged [1 1]", got)

@@ -11,7 +11,7 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -185,8 +185,8 @@ type Config struct {
 }
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
-func ModelSpec(r *pipeline.Run, d *data.Dataset) gomlx.ModelSpec {
-	spec := gomlx.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
+func ModelSpec(r *pipeline.Run, d *data.Dataset) model.ModelSpec {
+	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
 	if r.Model.Arch == "mlp" {
 		spec.Hidden = r.Model.Hidden
 	}
@@ -201,11 +201,11 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		return nil, err
 	}
 	spec := ModelSpec(r, cfg.Data)
-	model, err := gomlx.NewModel(cfg.Backend, spec)
+	net, err := model.NewModel(cfg.Backend, spec)
 	if err != nil {
 		return nil, err
 	}
-	defer model.Close()
+	defer net.Close()
 	clients := cfg.Assign.Clients()
 	cd := gather(cfg.Data, cfg.Assign)
 	aug, err := newAugmenter(r.Train, cfg.Data)
@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		method.Init(st, clients)
 	}
 	t := r.Train
-	opt := gomlx.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
+	opt := model.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
 	perRound := max(1, int(t.Participation*float64(clients)+1e-9))
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
@@ -234,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			l := &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+			l := &Local{model: net, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
 			u, err := method.Train(l, st, c)
 			if err != nil {
@@ -253,7 +253,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		if e, ok := optional[roundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
-				return &Local{model: model, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+				return &Local{model: net, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
 			})
 			if err != nil {
@@ -265,7 +265,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
 			o := evalOpts(r, opt, method)
 			o.aug = aug
-			rows, err := evaluateAll(model, method, st, cd, round, o)
+			rows, err := evaluateAll(net, method, st, cd, round, o)
 			if err != nil {
 				return nil, err
 			}
@@ -295,8 +295,8 @@ func gather(d *data.Dataset, a *partition.Assignment) []clientData {
 
 // Local gives a method what it needs to train one client in one round.
 type Local struct {
-	model  *gomlx.Model
-	opt    gomlx.SGD
+	model  *model.Model
+	opt    model.SGD
 	data   clientData
 	epochs int
 	batch  int
@@ -448,19 +448,19 @@ type evalOptions struct {
 	method   Method
 	finetune int // local epochs of fine-tuning before evaluating (not kept)
 	batch    int
-	opt      gomlx.SGD
+	opt      model.SGD
 	seed     int64
 	aug      *augmenter // fine-tuning augments like training
 }
 
-func evalOpts(r *pipeline.Run, opt gomlx.SGD, method Method) evalOptions {
+func evalOpts(r *pipeline.Run, opt model.SGD, method Method) evalOptions {
 	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
 }
 
 // prepare returns the model client c is evaluated with after round: its evaluation model,
 // fine-tuned for the configured epochs on its training data (stream "finetune") when
 // asked. Fine-tuning never changes the state.
-func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
+func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
 	if f, ok := optional[finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
@@ -474,7 +474,7 @@ func (o evalOptions) prepare(m *gomlx.Model, p tensor.List, cd clientData, round
 	return l.Train(p, mask, o.opt.LR, epochs, "finetune")
 }
 
-func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
+func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
 	prepared := make([]tensor.List, len(cd))
 	for c := range cd {
@@ -515,13 +515,13 @@ func evaluateAll(m *gomlx.Model, method Method, st *State, cd []clientData, roun
 // PrepareFinal returns the models the clients are finally evaluated with: the final
 // models, fine-tuned first as the run asks (with the same streams as the last round's
 // evaluation in training).
-func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
+func PrepareFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
 	cd := gather(ds, a)
 	method, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err
 	}
-	o := evalOpts(r, gomlx.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
+	o := evalOpts(r, model.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
 	if o.aug, err = newAugmenter(r.Train, ds); err != nil {
 		return nil, err
 	}
@@ -536,7 +536,7 @@ func PrepareFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partitio
 
 // EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
 // that need it) on each client's test split.
-func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
+func EvaluateFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
 	ev, err := FinalEvaluator(m, r, ds, a, models, global)
 	if err != nil {
 		return nil, err
@@ -555,7 +555,7 @@ func EvaluateFinal(m *gomlx.Model, r *pipeline.Run, ds *data.Dataset, a *partiti
 }
 
 // Evaluate computes the mean loss and accuracy of params on (x, y).
-func Evaluate(m *gomlx.Model, params tensor.List, x []float32, y []int32) (Metric, error) {
+func Evaluate(m *model.Model, params tensor.List, x []float32, y []int32) (Metric, error) {
 	if len(y) == 0 {
 		return Metric{}, nil
 	}

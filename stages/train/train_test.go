@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -48,7 +48,7 @@ func tinyRun(method string) (*pipeline.Run, *data.Dataset, *partition.Assignment
 
 // A run resumed from any checkpoint ends bit-identical to an uninterrupted run.
 func TestResumeIsBitIdentical(t *testing.T) {
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 }
 
 func TestFedAvgLearnsSynthetic(t *testing.T) {
-	backend, _ := gomlx.ResolveBackend("")
+	backend, _ := model.ResolveBackend("")
 	r, ds, a := tinyRun("fedavg")
 	r.Train.Rounds = 10
 	st, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend})

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -28,11 +28,11 @@ func graphOf(t *testing.T, src string) *pipeline.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, err := gomlx.ResolveBackend("")
+	backend, err := model.ResolveBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: (&data.Loader{}).Describe, Backend: gomlx.BackendID(backend)})
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: (&data.Loader{}).Describe, Backend: model.BackendID(backend)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func runManifest(t *testing.T, src string) (*pipeline.Graph, *artifacts.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, _ := gomlx.ResolveBackend("")
+	backend, _ := model.ResolveBackend("")
 	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend}),
 		Progress: pipeline.NewProgress(io.Discard, true)}
 	if _, err := ex.Execute(context.Background(), g, plan); err != nil {

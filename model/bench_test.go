@@ -1,4 +1,4 @@
-package gomlx
+package model
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 // BenchmarkCNN4 reports training and inference throughput of cnn4 (batch 32) on the default
 // backend for MNIST-sized and CIFAR-sized inputs. Run with
-// go test ./gomlx -run '^$' -bench CNN4 -benchtime 1x.
+// go test ./model -run '^$' -bench CNN4 -benchtime 1x.
 func BenchmarkCNN4(b *testing.B) {
 	for _, c := range []struct{ hw, channels int }{{28, 1}, {32, 3}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", c.hw, c.hw, c.channels), func(b *testing.B) {
@@ -24,7 +24,7 @@ func BenchmarkCNN4(b *testing.B) {
 }
 
 // BenchmarkResNet18 reports ResNet-18 (CIFAR variant) training throughput at batch 32 on
-// 32×32×3. Run with go test ./gomlx -run '^$' -bench ResNet18 -benchtime 1x.
+// 32×32×3. Run with go test ./model -run '^$' -bench ResNet18 -benchtime 1x.
 func BenchmarkResNet18(b *testing.B) {
 	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{32, 32, 3}, NumClasses: 10}
 	for range b.N {

@@ -1,4 +1,4 @@
-package gomlx
+package model
 
 import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"

@@ -1,4 +1,4 @@
-package gomlx
+package model
 
 import (
 	"fmt"

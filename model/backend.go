@@ -1,4 +1,4 @@
-package gomlx
+package model
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
-	"github.com/fedpipe/fedpipe/gomlx/cpubackend"
-	"github.com/fedpipe/fedpipe/gomlx/fastcpu"
+	"github.com/fedpipe/fedpipe/model/cpubackend"
+	"github.com/fedpipe/fedpipe/model/fastcpu"
 )
 
 // CPUBackend is the name of the default backend, "fpfast" (package fastcpu): the OracleBackend
