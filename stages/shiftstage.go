@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
@@ -15,7 +15,7 @@ import (
 
 // shiftRow is one client's result under one shift.
 type shiftRow struct {
-	kind  string // "degree", "label", a corruption name or pipeline.CIFAR10CKind(name)
+	kind  string // "degree", "label", a corruption name or manifest.CIFAR10CKind(name)
 	level float64
 	evaluate.Client
 	// own and drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
@@ -29,8 +29,7 @@ type shiftRow struct {
 // Real CIFAR-10-C corruptions (shift.cifar10c) replace each client's test samples by
 // CIFAR-10-C images as shift.CIFAR10CIndices says, normalized as the run's CIFAR-10 is; their
 // rows count how many were the samples' own versions and how many same-class draws.
-func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
+func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	spec := sc.Manifest().Shift
 	fin, err := env.loadFinal(sc)
 	if err != nil {
@@ -38,7 +37,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	ev, err := train.FinalEvaluator(model, n.Run, ds, a, models, fin.global)
+	ev, err := train.FinalEvaluator(model, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +59,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	for _, d := range spec.Degrees {
 		for c := range models {
-			x, y := ds.Gather(shift.MixDegree(a.Test[c], pool, d, n.Run.Seed, c))
+			x, y := ds.Gather(shift.MixDegree(a.Test[c], pool, d, sc.Run().Seed, c))
 			if err := eval("degree", d, c, x, y); err != nil {
 				return nil, err
 			}
@@ -70,7 +69,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	for _, alpha := range spec.LabelAlpha {
 		for c := range models {
-			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, n.Run.Seed, c))
+			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, sc.Run().Seed, c))
 			if err := eval("label", alpha, c, x, y); err != nil {
 				return nil, err
 			}
@@ -82,7 +81,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		for _, sev := range spec.Severities {
 			for c := range models {
 				x, y := ds.Gather(a.Test[c])
-				xc, err := shift.Corrupt(ds, x, name, sev, n.Run.Seed, c)
+				xc, err := shift.Corrupt(ds, x, name, sev, sc.Run().Seed, c)
 				if err != nil {
 					return nil, err
 				}
@@ -102,10 +101,10 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		rows = append(rows, c10c...)
 	}
 	clients, summary := shiftTables(rows, len(spec.CIFAR10C) > 0)
-	summary.Meta = map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	summary.Meta = map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if len(spec.CIFAR10C) > 0 {
 		summary.Meta["cifar10c"] = cifar10cRule
-		summary.Meta["cifar10c_digest"] = n.CIFAR10CDigest()
+		summary.Meta["cifar10c_digest"] = sc.CIFAR10CDigest()
 	}
 	cb, err := table.Encode(clients)
 	if err != nil {
@@ -115,7 +114,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"clients": cb, "summary": sb}, nil
+	return Outputs{"clients": cb, "summary": sb}, nil
 }
 
 // cifar10cRule says in the shift summary's metadata how CIFAR-10-C rows were made.
@@ -125,15 +124,14 @@ const cifar10cRule = "test samples from CIFAR-10's official test split are repla
 // cifar10cRows evaluates every client under each real CIFAR-10-C corruption and severity
 // of the shift block, reading one corruption file at a time; step is called after each
 // (corruption, severity) with a progress note.
-func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]shiftRow, error) {
-	n := sc.Node
+func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]shiftRow, error) {
 	spec := sc.Manifest().Shift
 	files, err := env.Loader.FindCIFAR10C(spec.CIFAR10CPath, spec.CIFAR10C)
 	if err != nil {
 		return nil, err
 	}
-	if files.Digest != n.CIFAR10CDigest() {
-		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, n.CIFAR10CDigest())
+	if files.Digest != sc.CIFAR10CDigest() {
+		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, sc.CIFAR10CDigest())
 	}
 	if err := files.Check(ds); err != nil {
 		return nil, err
@@ -141,7 +139,7 @@ func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [
 	idx := make([][]int, clients)
 	own := make([]int, clients)
 	for c := range idx {
-		if idx[c], own[c], err = shift.CIFAR10CIndices(test[c], ds.Y, ds.TestStart, files.Labels, n.Run.Seed, c); err != nil {
+		if idx[c], own[c], err = shift.CIFAR10CIndices(test[c], ds.Y, ds.TestStart, files.Labels, sc.Run().Seed, c); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +150,7 @@ func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [
 		if err != nil {
 			return nil, err
 		}
-		kind := pipeline.CIFAR10CKind(name)
+		kind := manifest.CIFAR10CKind(name)
 		for _, sev := range spec.Severities {
 			block := pix[(sev-1)*files.PerSeverity*size : sev*files.PerSeverity*size]
 			for c := range clients {

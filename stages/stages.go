@@ -7,8 +7,8 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -24,35 +24,34 @@ type Env struct {
 }
 
 // Funcs returns the implementation of every stage kind.
-func Funcs(env *Env) map[string]pipeline.StageFunc {
-	return map[string]pipeline.StageFunc{
-		pipeline.KindPartition: env.partition,
-		pipeline.KindTrain:     env.train,
-		pipeline.KindEvaluate:  env.evaluate,
-		pipeline.KindReport:    env.report,
-		pipeline.KindShift:     env.shift,
+func Funcs(env *Env) map[string]Func {
+	return map[string]Func{
+		manifest.KindPartition: env.partition,
+		manifest.KindTrain:     env.train,
+		manifest.KindEvaluate:  env.evaluate,
+		manifest.KindReport:    env.report,
+		manifest.KindShift:     env.shift,
 	}
 }
 
 // dataset loads a node's dataset and checks it is the one the graph was planned with.
-func (env *Env) dataset(n *pipeline.Node) (*data.Dataset, error) {
-	ds, err := env.Loader.Load(n.Run.Dataset)
+func (env *Env) dataset(sc Context) (*data.Dataset, error) {
+	ds, err := env.Loader.Load(sc.Run().Dataset)
 	if err != nil {
 		return nil, err
 	}
-	if ds.Digest != n.Data.Digest {
-		return nil, fmt.Errorf("dataset %s changed while running (digest %s, planned %s)", ds.Name, ds.Digest, n.Data.Digest)
+	if ds.Digest != sc.Data().Digest {
+		return nil, fmt.Errorf("dataset %s changed while running (digest %s, planned %s)", ds.Name, ds.Digest, sc.Data().Digest)
 	}
 	return ds, nil
 }
 
-func (env *Env) partition(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
-	a, err := partition.Make(ds, n.Run.Dataset, n.Run.Partition, n.Run.Seed)
+	a, err := partition.Make(ds, sc.Run().Dataset, sc.Run().Partition, sc.Run().Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +59,10 @@ func (env *Env) partition(_ context.Context, sc *pipeline.StageContext) (pipelin
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"assignment": b}, nil
+	return Outputs{"assignment": b}, nil
 }
 
-func (env *Env) assignment(sc *pipeline.StageContext, input int) (*partition.Assignment, error) {
+func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error) {
 	b, err := sc.Input(input, "assignment")
 	if err != nil {
 		return nil, err
@@ -79,8 +78,8 @@ func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", pre
 
 // encodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
-func encodeState(st *train.State) (pipeline.Outputs, error) {
-	out := pipeline.Outputs{"global": tensor.Encode(st.Global)}
+func encodeState(st *train.State) (Outputs, error) {
+	out := Outputs{"global": tensor.Encode(st.Global)}
 	for c, p := range st.Personal {
 		if p != nil {
 			out[clientName("personal", c)] = tensor.Encode(p)
@@ -121,7 +120,7 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 }
 
 // decodeState reverses encodeState for a run whose method is def.
-func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.State, error) {
+func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.State, error) {
 	st := &train.State{}
 	var err error
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
@@ -195,9 +194,8 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 	return st, nil
 }
 
-func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +203,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	cfg := train.Config{Run: n.Run, Data: ds, Assign: a, Backend: env.Backend,
+	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
 			blobs, err := encodeState(st)
 			if err != nil {
@@ -216,7 +214,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
-		if st, err := decodeState(blobs, a.Clients(), n.Run); err == nil && st.Round == round {
+		if st, err := decodeState(blobs, a.Clients(), sc.Run()); err == nil && st.Round == round {
 			cfg.Resume = st
 			sc.Resumed(round)
 		}
@@ -229,8 +227,8 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	if train.PersonalModels(n.Run) {
-		models, err := train.EvalModels(n.Run, st, a.Clients())
+	if train.PersonalModels(sc.Run()) {
+		models, err := train.EvalModels(sc.Run(), st, a.Clients())
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +236,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 			out[clientName("model", c)] = tensor.Encode(m)
 		}
 	}
-	if g, ok, err := train.EvalGlobal(n.Run, st); err != nil {
+	if g, ok, err := train.EvalGlobal(sc.Run(), st); err != nil {
 		return nil, err
 	} else if ok {
 		out["model/global"] = tensor.Encode(g)
@@ -268,9 +266,8 @@ type final struct {
 
 // loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
 // closes the model.
-func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) loadFinal(sc Context) (*final, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +280,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 		return nil, err
 	}
 	var global tensor.List
-	if train.NeedsGlobal(n.Run) {
+	if train.NeedsGlobal(sc.Run()) {
 		b, err := sc.Input(0, "model/global")
 		if err != nil {
 			return nil, err
@@ -292,7 +289,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 			return nil, err
 		}
 	}
-	model, err := model.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
+	model, err := model.NewModel(env.Backend, train.ModelSpec(sc.Run(), ds))
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +297,8 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 }
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
-func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) {
-	personal := train.PersonalModels(sc.Node.Run)
+func finalModels(sc Context, clients int) ([]tensor.List, error) {
+	personal := train.PersonalModels(sc.Run())
 	models := make([]tensor.List, clients)
 	for c := range models {
 		if c > 0 && !personal {
@@ -323,15 +320,14 @@ func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) 
 	return models, nil
 }
 
-func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
+func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	fin, err := env.loadFinal(sc)
 	if err != nil {
 		return nil, err
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, n.Run, ds, a, models, fin.global)
+	final, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +349,7 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
-	meta := map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
 		ct, err := table.Decode(cb)
 		if err != nil {
@@ -374,14 +370,13 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"clients": clients, "summary": summary}, nil
+	return Outputs{"clients": clients, "summary": summary}, nil
 }
 
-func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	entries := make([]report.Entry, len(n.Runs))
+func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
+	entries := make([]report.Entry, len(sc.Runs()))
 	var costs []report.CostEntry
-	for i, r := range n.Runs {
+	for i, r := range sc.Runs() {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
 			return nil, err
@@ -402,7 +397,7 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 	m := sc.Manifest()
 	md := report.Markdown(m.Name, m.Description, entries) + report.CostMarkdown(costs)
 	var shifts []report.ShiftEntry
-	for i := len(n.Runs); i < len(n.Inputs); i++ {
+	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
 			return nil, err
@@ -422,7 +417,7 @@ func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.O
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"report.md": []byte(md), "runs": runs}, nil
+	return Outputs{"report.md": []byte(md), "runs": runs}, nil
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

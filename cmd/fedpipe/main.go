@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
@@ -48,6 +49,9 @@ Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 
 mismatch, 130 interrupted.
 Run 'fedpipe COMMAND --help' for a command's flags.
 `
+
+// The executor's context is what the stage implementations are written against.
+var _ stages.Context = (*pipeline.StageContext)(nil)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -136,7 +140,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
-		if pipeline.IsInvalid(err) {
+		if manifest.IsInvalid(err) {
 			return exitInvalid
 		}
 		return exitFailure
@@ -151,7 +155,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	m := g.Manifest
 
-	progress := pipeline.NewProgress(stderr, f.quiet || f.json)
+	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
 	dir := artifacts.DefaultDir(f.store)
 	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
@@ -175,7 +179,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: loader, Backend: backend}), Progress: progress}
+	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})), Progress: progress}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
@@ -186,7 +190,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	reportMD := ""
-	if last := results[len(results)-1]; last.Kind == pipeline.KindReport {
+	if last := results[len(results)-1]; last.Kind == manifest.KindReport {
 		if d, err := artifacts.ParseDigest(last.Outputs["report.md"]); err == nil {
 			if b, err := store.Get(d); err == nil {
 				reportMD = string(b)
@@ -219,7 +223,7 @@ type planJSON struct {
 	Seconds float64 `json:"seconds"`
 }
 
-func printPlan(cmd string, m *pipeline.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
+func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
 	var rows []planJSON
 	stale := 0
 	for _, p := range plan {
@@ -258,13 +262,13 @@ func writeJSON(w io.Writer, v any) int {
 // loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
 // no store, so invalid input is reported before anything is written.
 func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
-	m, err := pipeline.LoadManifest(path)
+	m, err := manifest.LoadManifest(path)
 	if err != nil {
 		return nil, "", err
 	}
 	backend, err := model.ResolveBackend(backendFlag)
 	if err != nil {
-		return nil, "", &pipeline.InputError{File: "--backend", Msg: err.Error()}
+		return nil, "", &manifest.InputError{File: "--backend", Msg: err.Error()}
 	}
 	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: model.BackendID(backend)})
 	return g, backend, err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/report/site"
@@ -37,7 +38,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fedpipe report: %v\n", err)
-		if pipeline.IsInvalid(err) {
+		if manifest.IsInvalid(err) {
 			return exitInvalid
 		}
 		return exitFailure

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -18,7 +18,7 @@ type Assignment struct {
 func (a *Assignment) Clients() int { return len(a.Train) }
 
 // Make partitions ds as the run's dataset and partition specs say, with the run's seed.
-func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec, seed int64) (*Assignment, error) {
+func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec, seed int64) (*Assignment, error) {
 	// dataset.fraction first, then max_samples of what it kept.
 	pool := Fraction(ds.Len(), spec.Fraction, seed)
 	if spec.MaxSamples > 0 && spec.MaxSamples < len(pool) {

@@ -3,7 +3,7 @@ package partition
 import (
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -18,7 +18,7 @@ func TestMakeDomainNaturalAndFraction(t *testing.T) {
 			ds.Groups[i] = 3
 		}
 	}
-	a, err := Make(ds, pipeline.DatasetSpec{}, pipeline.PartitionSpec{Scheme: "domain", Clients: 3, TestFraction: 0.25}, 1)
+	a, err := Make(ds, manifest.DatasetSpec{}, manifest.PartitionSpec{Scheme: "domain", Clients: 3, TestFraction: 0.25}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,18 +33,18 @@ func TestMakeDomainNaturalAndFraction(t *testing.T) {
 			}
 		}
 	}
-	a, err = Make(ds, pipeline.DatasetSpec{}, pipeline.PartitionSpec{Scheme: "natural", MinSamples: 10, TestFraction: 0.25}, 1)
+	a, err = Make(ds, manifest.DatasetSpec{}, manifest.PartitionSpec{Scheme: "natural", MinSamples: 10, TestFraction: 0.25}, 1)
 	if err != nil || a.Clients() != 4 {
 		t.Fatalf("natural with min_samples 10 kept %d clients (want 4: group 4 has 5 samples): %v", a.Clients(), err)
 	}
-	a, err = Make(ds, pipeline.DatasetSpec{Fraction: 0.5, MaxSamples: 100}, pipeline.PartitionSpec{Scheme: "iid", Clients: 2, TestFraction: 0.25}, 1)
+	a, err = Make(ds, manifest.DatasetSpec{Fraction: 0.5, MaxSamples: 100}, manifest.PartitionSpec{Scheme: "iid", Clients: 2, TestFraction: 0.25}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := len(a.Train[0]) + len(a.Test[0]) + len(a.Train[1]) + len(a.Test[1]); got != 100 {
 		t.Errorf("fraction 0.5 then max_samples 100 dealt %d samples", got)
 	}
-	if _, err := Make(ds, pipeline.DatasetSpec{}, pipeline.PartitionSpec{Scheme: "domain", Clients: 4, TestFraction: 0.25}, 1); err == nil {
+	if _, err := Make(ds, manifest.DatasetSpec{}, manifest.PartitionSpec{Scheme: "domain", Clients: 4, TestFraction: 0.25}, 1); err == nil {
 		t.Error("4 clients for 3 domains accepted")
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/rng"
@@ -172,7 +172,7 @@ type clientData struct {
 
 // Config is one train stage's input.
 type Config struct {
-	Run     *pipeline.Run
+	Run     *manifest.Run
 	Data    *data.Dataset
 	Assign  *partition.Assignment
 	Backend string
@@ -185,7 +185,7 @@ type Config struct {
 }
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
-func ModelSpec(r *pipeline.Run, d *data.Dataset) model.ModelSpec {
+func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
 	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
 	if r.Model.Arch == "mlp" {
 		spec.Hidden = r.Model.Hidden
@@ -453,7 +453,7 @@ type evalOptions struct {
 	aug      *augmenter // fine-tuning augments like training
 }
 
-func evalOpts(r *pipeline.Run, opt model.SGD, method Method) evalOptions {
+func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
 }
 
@@ -515,7 +515,7 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 // PrepareFinal returns the models the clients are finally evaluated with: the final
 // models, fine-tuned first as the run asks (with the same streams as the last round's
 // evaluation in training).
-func PrepareFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
+func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
 	cd := gather(ds, a)
 	method, err := NewRunMethod(r)
 	if err != nil {
@@ -536,7 +536,7 @@ func PrepareFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partitio
 
 // EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
 // that need it) on each client's test split.
-func EvaluateFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
+func EvaluateFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
 	ev, err := FinalEvaluator(m, r, ds, a, models, global)
 	if err != nil {
 		return nil, err
@@ -583,11 +583,11 @@ func MeanAccuracy(rows []Metric, split string) float64 {
 
 // initSeed is the seed of a run's initial model: every client and method of a seed starts
 // from the same weights.
-func initSeed(r *pipeline.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
+func initSeed(r *manifest.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
 
 // EvalModels returns, for each of the clients, the model it is evaluated with at the end
 // of a run in state st.
-func EvalModels(r *pipeline.Run, st *State, clients int) ([]tensor.List, error) {
+func EvalModels(r *manifest.Run, st *State, clients int) ([]tensor.List, error) {
 	m, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
@@ -42,7 +43,7 @@ type Cell struct {
 	Diff        float64 `json:"diff"`
 	Verdict     string  `json:"verdict"`
 	Source      string  `json:"source,omitempty"`
-	// Shift and Level select a shift-stage row (see pipeline.Expectation); empty: unshifted.
+	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
 }
@@ -61,7 +62,7 @@ func Value(s evaluate.Summary, metric string) float64 {
 }
 
 // cellKey identifies a grid cell independently of the method: its grid choices.
-func cellKey(r *pipeline.Run) string {
+func cellKey(r *manifest.Run) string {
 	var parts []string
 	for _, a := range r.Vary {
 		parts = append(parts, a.Path+"="+a.Value)
@@ -77,11 +78,11 @@ type measured struct {
 	missing bool
 }
 
-func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, method string) (map[string]*measured, []string, error) {
+func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string) (map[string]*measured, []string, error) {
 	metric := e.Metric
-	kind := pipeline.KindEvaluate
+	kind := manifest.KindEvaluate
 	if e.Shift != "" {
-		kind = pipeline.KindShift
+		kind = manifest.KindShift
 	}
 	out := map[string]*measured{}
 	var order []string
@@ -224,7 +225,7 @@ func (c Cell) Row() []string {
 }
 
 // shiftValue reads the expectation's row from a shift summary table, in percent.
-func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
+func shiftValue(t *table.Table, e manifest.Expectation) (float64, bool) {
 	kind, level := t.Col("shift"), t.Col("level")
 	mean, pooled := t.Col("accuracy_client_mean"), t.Col("accuracy_pooled")
 	if kind == nil || level == nil || mean == nil || pooled == nil {

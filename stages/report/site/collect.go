@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
@@ -20,7 +21,7 @@ import (
 
 // run is what the store holds for one run (one seed of one configuration).
 type run struct {
-	r *pipeline.Run
+	r *manifest.Run
 	// row labels the method and its own grid choices; col the manifest (when the report
 	// covers several) and its grid's choices.
 	row, col string
@@ -75,7 +76,7 @@ func readTable(store *artifacts.Store, outs map[string]artifacts.Digest, name st
 
 // labels splits a run's grid choices into those of the manifest's grid (the columns of
 // the results table) and the method's own (part of its row label).
-func labels(r *pipeline.Run, topAxes int) (row, col string) {
+func labels(r *manifest.Run, topAxes int) (row, col string) {
 	rowParts := []string{r.MethodName}
 	var colParts []string
 	for i, a := range r.Vary {
@@ -98,7 +99,7 @@ func shortName(path string) string {
 }
 
 // topAxes counts the manifest-level grid axes, which expansion puts first in Run.Vary.
-func topAxes(m *pipeline.Manifest) int {
+func topAxes(m *manifest.Manifest) int {
 	return len(m.Grid.Content) / 2
 }
 
@@ -128,7 +129,7 @@ func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (
 
 // add collects one graph's runs.
 func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store, seenRow, seenCol map[string]bool) error {
-	byRun := map[*pipeline.Run]*run{}
+	byRun := map[*manifest.Run]*run{}
 	top := topAxes(g.Manifest)
 	checks := map[string][]verify.Cell{}
 	if len(g.Manifest.Expect) > 0 {
@@ -142,7 +143,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			c.checks = append(c.checks, v)
 		}
 	}
-	get := func(r *pipeline.Run) *run {
+	get := func(r *manifest.Run) *run {
 		if x, ok := byRun[r]; ok {
 			return x
 		}
@@ -162,7 +163,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		return x
 	}
 	for _, n := range g.Nodes {
-		if n.Run == nil || (n.Kind != pipeline.KindEvaluate && n.Kind != pipeline.KindTrain && n.Kind != pipeline.KindShift) {
+		if n.Run == nil || (n.Kind != manifest.KindEvaluate && n.Kind != manifest.KindTrain && n.Kind != manifest.KindShift) {
 			continue
 		}
 		x := get(n.Run)
@@ -174,7 +175,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			continue
 		}
 		switch n.Kind {
-		case pipeline.KindEvaluate:
+		case manifest.KindEvaluate:
 			t, err := readTable(store, outs, "summary")
 			if err != nil || t == nil {
 				return wrap(n, err)
@@ -187,7 +188,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
 				x.cost = &ce
 			}
-		case pipeline.KindTrain:
+		case manifest.KindTrain:
 			if t, err := readTable(store, outs, "metrics"); err != nil {
 				return wrap(n, err)
 			} else if t != nil {
@@ -205,7 +206,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
 				return wrap(n, err)
 			}
-		case pipeline.KindShift:
+		case manifest.KindShift:
 			if x.shift, err = readTable(store, outs, "summary"); err != nil {
 				return wrap(n, err)
 			}

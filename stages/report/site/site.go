@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
@@ -162,7 +163,7 @@ func (s *Site) files() string {
 
 // primaryMetric is the metric of the manifest's first expectation with a published
 // value (the paper's own), else the final accuracy as a mean over clients (FedSelect's).
-func primaryMetric(m *pipeline.Manifest) string {
+func primaryMetric(m *manifest.Manifest) string {
 	for _, e := range m.Expect {
 		if e.Above == "" {
 			return e.Metric
