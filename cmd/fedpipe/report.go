@@ -103,13 +103,18 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	if !f.json {
+		for _, n := range s.Notes {
+			fmt.Fprintf(stderr, "fedpipe report: note: %s\n", n)
+		}
+	}
 	if f.json {
 		names := make([]string, len(s.Figures))
 		for i, fig := range s.Figures {
 			names[i] = fig.Name
 		}
 		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
-			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files})
+			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files, "notes": s.Notes})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
 		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)

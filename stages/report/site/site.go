@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html"
+	"path/filepath"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -25,7 +26,8 @@ type Site struct {
 	Tables []NamedTable
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
-	// Notes say which figures were left out of a large report.
+	// Notes say which figures were left out of a large report, and which manifests share a
+	// name (their columns are then labelled by file).
 	Notes []string
 
 	graphs []*pipeline.Graph
@@ -51,6 +53,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	label := make([]string, len(graphs))
 	title := names[0]
+	var notes []string
 	if len(graphs) > 1 {
 		prefix := commonPrefix(names)
 		title = strings.TrimRight(prefix, "-_ ")
@@ -62,6 +65,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 		if title == "" {
 			title = strings.Join(names, ", ")
 		}
+		notes = distinctLabels(graphs, label)
 	}
 	c, err := collect(graphs, label, store)
 	if err != nil {
@@ -69,7 +73,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	m := graphs[0].Manifest
 	metric := primaryMetric(m)
-	s := &Site{Title: title, graphs: graphs}
+	s := &Site{Title: title, graphs: graphs, Notes: notes}
 	for _, x := range c.runs {
 		s.Runs++
 		if x.summary != nil {
@@ -123,6 +127,52 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	s.Markdown = s.markdown(sections)
 	s.HTML = s.html(sections)
 	return s, nil
+}
+
+// distinctLabels makes the manifests' column labels distinct, so that two manifests sharing
+// a name (a copied YAML) are never folded together as if their runs were seeds of one
+// configuration: a clashing label becomes the manifest's file name (without extension),
+// else its path, else its position. It returns a note per clash.
+func distinctLabels(graphs []*pipeline.Graph, label []string) []string {
+	var notes []string
+	byLabel := map[string][]int{}
+	for i, l := range label {
+		byLabel[l] = append(byLabel[l], i)
+	}
+	for i, l := range label {
+		same := byLabel[l]
+		if len(same) < 2 || same[0] != i {
+			continue
+		}
+		var files []string
+		for _, j := range same {
+			files = append(files, graphs[j].Manifest.File)
+		}
+		notes = append(notes, fmt.Sprintf("manifests %s share the name %q: their runs are kept apart, labelled by file",
+			strings.Join(files, ", "), graphs[i].Manifest.Name))
+	}
+	for _, pick := range []func(int) string{
+		func(i int) string {
+			b := filepath.Base(graphs[i].Manifest.File)
+			return strings.TrimSuffix(b, filepath.Ext(b))
+		},
+		func(i int) string { return graphs[i].Manifest.File },
+		func(i int) string { return fmt.Sprintf("%s#%d", label[i], i+1) },
+	} {
+		count := map[string]int{}
+		for _, l := range label {
+			count[l]++
+		}
+		if len(count) == len(label) {
+			break
+		}
+		for i, l := range label {
+			if count[l] > 1 {
+				label[i] = pick(i)
+			}
+		}
+	}
+	return notes
 }
 
 // commonPrefix returns the longest prefix of every name, cut back to a word boundary
