@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -27,13 +25,10 @@ func export(args []string, stdout, stderr io.Writer) int {
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
@@ -45,13 +40,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 			return exitInvalid
 		}
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe export: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failure("fedpipe export", err, f.json, stdout, stderr) }
 	g, _, err := loadGraph(fs.Arg(0), &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,7 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "gc":
 		return gc(rest, stdout, stderr)
 	case "help", "-h", "--help":
-		if len(rest) > 0 && rest[0] != "help" {
+		// `help CMD` is `CMD --help`; anything else (help help, help -h, --help --help)
+		// is the overview. Never recurse into help itself.
+		if len(rest) > 0 && !isHelpWord(rest[0]) && !strings.HasPrefix(rest[0], "-") {
 			return run([]string{rest[0], "--help"}, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
@@ -88,6 +89,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "fedpipe: unknown command %q\n\n%s", cmd, usage)
 	return exitInvalid
 }
+
+// isHelpWord says whether a is one of the ways to ask for help.
+func isHelpWord(a string) bool { return a == "help" || a == "-h" || a == "--help" }
 
 // commonFlags are shared by run and status.
 type commonFlags struct {
@@ -124,13 +128,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		if cmd == "status" {
 			what = "Says, for every stage of MANIFEST, whether its result is cached, and if not, why it would run."
 		}
-		fmt.Fprintf(stderr, "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
@@ -138,13 +139,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	path := fs.Arg(0)
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failure("fedpipe", err, f.json, stdout, stderr) }
 
 	// Everything that can be wrong with the input is checked before the store is opened,
 	// so invalid input never writes anything.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/report/site"
@@ -24,25 +22,16 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe report: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failure("fedpipe report", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
 	graphs := make([]*pipeline.Graph, fs.NArg())
 	for i, path := range fs.Args() {
