@@ -107,8 +107,11 @@ func encodeState(st *train.State) (Outputs, error) {
 	if out["metrics"], err = table.Encode(mt); err != nil {
 		return nil, err
 	}
-	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
-		return nil, err
+	// Only methods that select (masks) have a selection table; others wrote an empty one.
+	if st.Masks != nil || len(st.Selection) > 0 {
+		if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
+			return nil, err
+		}
 	}
 	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
 		return nil, err
@@ -171,11 +174,13 @@ func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.
 	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
 	}
-	if t, err = table.Decode(blobs["selection"]); err != nil {
-		return nil, err
-	}
-	if st.Selection, err = train.SelectionFromTable(t); err != nil {
-		return nil, err
+	if b, ok := blobs["selection"]; ok {
+		if t, err = table.Decode(b); err != nil {
+			return nil, err
+		}
+		if st.Selection, err = train.SelectionFromTable(t); err != nil {
+			return nil, err
+		}
 	}
 	if t, err = table.Decode(blobs["comm"]); err != nil {
 		return nil, err

@@ -199,10 +199,12 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 			p := panels[idx[name.String[i]]].Values
 			ca, cb := a.Int64[i], b.Int64[i]
 			p[ca][cb], p[cb][ca] = 100*v.Float64[i], 100*v.Float64[i]
-			p[ca][ca], p[cb][cb] = 100, 100
+			if !math.IsNaN(v.Float64[i]) { // NaN: both masks empty, IoU undefined (grey)
+				p[ca][ca], p[cb][cb] = 100, 100
+			}
 		}
 		shown := panels
-		caption := "Pairwise IoU (%) of the clients' final personalization masks, per tensor; seed " + fmt.Sprint(x.r.Seed) + " (FedSelect Fig. 4)."
+		caption := "Pairwise IoU (%) of the clients' final personalization masks, per tensor; seed " + fmt.Sprint(x.r.Seed) + " (FedSelect Fig. 4). Grey: undefined (both masks empty)."
 		if len(shown) > maxPanels {
 			shown = shown[:maxPanels]
 			caption += fmt.Sprintf(" The first %d of %d tensors are drawn; the table holds all.", maxPanels, len(panels))
