@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -93,9 +96,16 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 	return strings.Join(diff, ", ")
 }
 
-// lastRef names the ref that records the descriptor of a stage's last successful run.
+// lastRef names the ref that records the descriptor of a stage's last successful run from
+// this manifest file: another manifest with the same name (a copied YAML) has its own, so
+// a stale reason never compares with a run of a different file.
 func lastRef(g *Graph, n *Node) string {
-	return "last/" + g.Manifest.Name + "/" + n.Name
+	file := g.Manifest.File
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	h := sha256.Sum256([]byte(file))
+	return "last/" + g.Manifest.Name + "/" + hex.EncodeToString(h[:6]) + "/" + n.Name
 }
 
 // StageResult reports what happened to one stage in a run.

@@ -129,3 +129,58 @@ func TestHelpAboutHelp(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18: methods that select nothing write no (empty) selection table.
+func TestNoEmptySelectionTable(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest)
+	r := runJSON(t, "run", m, "--store", filepath.Join(dir, "store"))
+	trains := 0
+	for _, s := range r.Stages {
+		if s.Kind != "train" {
+			continue
+		}
+		trains++
+		if _, ok := s.Outputs["selection"]; ok {
+			t.Errorf("%s writes a selection table", s.Name)
+		}
+		if _, ok := s.Outputs["metrics"]; !ok {
+			t.Errorf("%s has no metrics: %v", s.Name, s.Outputs)
+		}
+	}
+	if trains != 2 {
+		t.Errorf("%d train stages, want 2", trains)
+	}
+}
+
+// Issue 18: a stale reason compares with the same manifest file's last run, never with a
+// copy of it that shares its name (an untouched file said "train.lr 0.1 → 0.05").
+func TestStaleReasonIsThisManifests(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	a := writeManifest(t, filepath.Join(dir), tinyManifest)
+	if err := os.MkdirAll(filepath.Join(dir, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := writeManifest(t, filepath.Join(dir, "b"), strings.Replace(tinyManifest, "lr: 0.05, eval_every", "lr: 0.1, eval_every", 1))
+	if code, _, errs := fedpipe(t, "run", b, "--store", store, "--quiet"); code != exitOK {
+		t.Fatalf("run b: %d %s", code, errs)
+	}
+	code, stdout, errs := fedpipe(t, "status", a, "--store", store)
+	if code != exitOK {
+		t.Fatalf("status a: %d %s", code, errs)
+	}
+	if strings.Contains(stdout, "0.1 → 0.05") || !strings.Contains(stdout, "never ran") {
+		t.Errorf("status of an untouched manifest compares with its copy:\n%s", stdout)
+	}
+	// Its own change is still explained.
+	if code, _, errs := fedpipe(t, "run", a, "--store", store, "--quiet"); code != exitOK {
+		t.Fatalf("run a: %d %s", code, errs)
+	}
+	if err := os.WriteFile(a, []byte(strings.Replace(tinyManifest, "lr: 0.05, eval_every", "lr: 0.02, eval_every", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stdout, _ = fedpipe(t, "status", a, "--store", store); !strings.Contains(stdout, "train.lr 0.05 → 0.02") {
+		t.Errorf("status after an edit:\n%s", stdout)
+	}
+}
