@@ -41,7 +41,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fail := func(err error) int { return failure("fedpipe export", err, f.json, stdout, stderr) }
-	g, _, err := loadGraph(fs.Arg(0), &data.Loader{DataDir: f.data}, f.backend)
+	g, _, err := loadGraphSet(fs.Arg(0), f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}

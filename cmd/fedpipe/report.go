@@ -35,7 +35,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	loader := &data.Loader{DataDir: f.data}
 	graphs := make([]*pipeline.Graph, fs.NArg())
 	for i, path := range fs.Args() {
-		g, _, err := loadGraph(path, loader, f.backend)
+		g, _, err := loadGraphSet(path, f.set, loader, f.backend)
 		if err != nil {
 			return fail(err)
 		}

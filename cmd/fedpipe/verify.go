@@ -42,12 +42,15 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 				runArgs = append(runArgs, name, v)
 			}
 		}
+		for _, s := range f.set {
+			runArgs = append(runArgs, "--set", s)
+		}
 		if code := runOrStatus("run", runArgs, stderr, stderr); code != exitOK {
 			return code
 		}
 	}
 	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
-	g, _, err := loadGraph(path, &data.Loader{DataDir: f.data}, f.backend)
+	g, _, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}
