@@ -36,7 +36,14 @@ func lastManifestRef(g *pipeline.Graph) string {
 	return "manifest-last/" + g.Manifest.Name + "/" + hex.EncodeToString(h[:6])
 }
 
-// recordManifest stores the effective manifest of g's results beside them.
+// prevManifestRef names the ref to the effective manifest of the run of a manifest file
+// before its last one that ran something else (for `fedpipe diff MANIFEST`).
+func prevManifestRef(g *pipeline.Graph) string {
+	return "manifest-prev/" + lastManifestRef(g)[len("manifest-last/"):]
+}
+
+// recordManifest stores the effective manifest of g's results beside them, and moves the
+// file's previous last run, when it differs, to its previous-run ref.
 func recordManifest(store *artifacts.Store, g *pipeline.Graph) error {
 	if len(g.Nodes) == 0 || len(g.Manifest.Effective) == 0 {
 		return nil
@@ -48,7 +55,26 @@ func recordManifest(store *artifacts.Store, g *pipeline.Graph) error {
 	if err := store.PutRef(manifestRef(g), d); err != nil {
 		return err
 	}
+	if old, ok, err := store.GetRef(lastManifestRef(g)); err == nil && ok && old != d {
+		if err := store.PutRef(prevManifestRef(g), old); err != nil {
+			return err
+		}
+	}
 	return store.PutRef(lastManifestRef(g), d)
+}
+
+// readRef returns the blob a ref points at; ok is false when there is none (or it is
+// unreadable).
+func readRef(store *artifacts.Store, ref string) ([]byte, bool, error) {
+	d, ok, err := store.GetRef(ref)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	b, err := store.Get(d)
+	if err != nil {
+		return nil, false, nil
+	}
+	return b, true, nil
 }
 
 // recordedManifest returns the effective manifest recorded for g's results; with
