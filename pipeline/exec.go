@@ -186,6 +186,7 @@ func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]S
 			_ = e.Store.PutRef(lastRef(g, n), dd)
 		}
 		_ = e.Store.DeleteRef(checkpointRef(n))
+		_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
 		secs := time.Since(start)
 		e.Progress.StageEnd(n.Name, secs, nil)
 		actions[n] = a

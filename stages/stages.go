@@ -224,6 +224,10 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 			sc.Resumed(round)
 		}
 	}
+	if st, ok := extension(sc, a.Clients()); ok && (cfg.Resume == nil || cfg.Resume.Round < st.Round) {
+		cfg.Resume = st
+		sc.Resumed(st.Round)
+	}
 	st, err := train.Run(ctx, cfg)
 	if err != nil {
 		return nil, err
