@@ -21,6 +21,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
+	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -73,6 +74,15 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, t := range s.Tables {
+		if *latex && t.Name == "results" {
+			tex, err := latexResults(t.Table, s.Title)
+			if err == nil {
+				err = write(filepath.Join("tables", "results.tex"), []byte(tex))
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
 		k, err := writeTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
 		files += k
 		if err != nil {
