@@ -95,6 +95,9 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			if err != nil {
 				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
 			}
+			if withIdentity(t, g, n) {
+				b = nil // re-encoded with the identity columns
+			}
 			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
 			files += k
 			if err != nil {

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+)
+
+// Exported tables carry their run's identity as columns (issue 18): manifest, stage, run,
+// method, seed and the swept parameters, after the table's own columns.
+func TestExportedTablesCarryRunIdentity(t *testing.T) {
+	dir := t.TempDir()
+	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
+	m := writeManifest(t, dir, tinyManifest)
+	grid := []string{"-S", "grid.train.lr=[0.05,0.5]"}
+	runJSON(t, append([]string{"run", m, "--store", store}, grid...)...)
+	if code, _, errs := fedpipe(t, append([]string{"export", m, "--store", store, "-o", out}, grid...)...); code != exitOK {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "train_fedavg_lr=0.5_seed=0", "metrics.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "round,client,split,loss,accuracy,samples,manifest,stage,run,method,seed,train_lr" {
+		t.Errorf("header %q", lines[0])
+	}
+	if !strings.HasSuffix(lines[1], ",tiny,train,fedavg lr=0.5 seed=0,fedavg,0,0.5") {
+		t.Errorf("row %q", lines[1])
+	}
+	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr=0.05_seed=0", "summary.arrow"))
+	if err != nil || sum.Col("train_lr") == nil || sum.Col("train_lr").Float64[0] != 0.05 || sum.Col("method").String[0] != "local" {
+		t.Errorf("summary.arrow identity (%v)", err)
+	}
+}
