@@ -24,6 +24,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "export")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
+	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -53,6 +54,13 @@ func export(args []string, stdout, stderr io.Writer) int {
 	files, skipped, err := exportTables(g, store, *out, *formats, stderr)
 	if err != nil {
 		return fail(err)
+	}
+	if *models {
+		k, err := exportTensors(g, store, *out)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
 	return exitOK

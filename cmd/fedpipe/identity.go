@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -57,4 +63,48 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		addString(name, a.Value)
 	}
 	return added
+}
+
+// exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
+// personal/NNNNN, mask/NNNNN, aux/…) as <stage>/<output>.safetensors (the output's "/" as
+// "-"), masks as float32 0/1 tensors of the masked tensor's name and shape, for PyTorch
+// (safetensors.torch.load_file) and NumPy. It returns how many files it wrote.
+func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, error) {
+	files := 0
+	for _, n := range g.Nodes {
+		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+		if err != nil || !ok {
+			if err != nil {
+				return files, err
+			}
+			continue
+		}
+		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		for name, d := range a.Outputs {
+			if !tensorOutput(name) {
+				continue
+			}
+			b, err := store.Get(d)
+			if err != nil {
+				return files, err
+			}
+			bundle, err := tensor.DecodeBundle(b)
+			if err != nil {
+				return files, fmt.Errorf("%s output %s: %w", n.Name, name, err)
+			}
+			l := append(tensor.List{}, bundle.Tensors...)
+			for _, m := range bundle.Masks {
+				l = append(l, m.Tensor())
+			}
+			var buf bytes.Buffer
+			if err := safetensors.Encode(&buf, l); err != nil {
+				return files, fmt.Errorf("%s output %s: %w", n.Name, name, err)
+			}
+			if err := writeFile(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".safetensors"), buf.Bytes()); err != nil {
+				return files, err
+			}
+			files++
+		}
+	}
+	return files, nil
 }

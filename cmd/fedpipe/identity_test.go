@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
@@ -34,5 +35,34 @@ func TestExportedTablesCarryRunIdentity(t *testing.T) {
 	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr=0.05_seed=0", "summary.arrow"))
 	if err != nil || sum.Col("train_lr") == nil || sum.Col("train_lr").Float64[0] != 0.05 || sum.Col("method").String[0] != "local" {
 		t.Errorf("summary.arrow identity (%v)", err)
+	}
+}
+
+// export --models writes models and masks as safetensors that read back equal.
+func TestExportModelsAsSafetensors(t *testing.T) {
+	dir := t.TempDir()
+	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
+	m := writeManifest(t, dir, tinyManifest+"  - name: fedobp\n    params: {q: 0.5}\n")
+	runJSON(t, "run", m, "--store", store)
+	if code, _, errs := fedpipe(t, "export", m, "--store", store, "-o", out, "--models", "--format", "csv"); code != exitOK {
+		t.Fatalf("export --models: %d %s", code, errs)
+	}
+	g, err := safetensors.ReadFile(filepath.Join(out, "train_fedavg_seed=0", "global.safetensors"))
+	if err != nil || len(g) == 0 || g[0].Name != "classifier.bias" && g[0].Name != "classifier.weight" {
+		t.Errorf("global.safetensors: %v %v", err, g)
+	}
+	mask, err := safetensors.ReadFile(filepath.Join(out, "train_fedobp_seed=0", "mask-00000.safetensors"))
+	if err != nil || len(mask) == 0 {
+		t.Fatalf("mask-00000.safetensors: %v", err)
+	}
+	ones := 0
+	for _, v := range mask[0].Data {
+		if v != 0 && v != 1 {
+			t.Fatalf("mask value %v", v)
+		}
+		ones += int(v)
+	}
+	if ones == 0 {
+		t.Errorf("mask %s has no personalized entry at q=0.5", mask[0].Name)
 	}
 }
