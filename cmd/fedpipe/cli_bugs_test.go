@@ -69,6 +69,9 @@ func TestFlagErrorsAreExplained(t *testing.T) {
 		{"fsck", "--nope"},
 		{"gc", "--keep-recent", "x"},
 		{"bench", "--steps", "q"},
+		{"ls", "m.yaml", "--nope"},
+		{"diff", "a.yaml", "--nope"},
+		{"version", "--nope"},
 	} {
 		code, stdout, errs := fedpipe(t, args...)
 		if code != exitInvalid {
@@ -86,6 +89,17 @@ func TestFlagErrorsAreExplained(t *testing.T) {
 	var e errorJSON
 	if err := json.Unmarshal([]byte(stdout), &e); code != exitInvalid || err != nil || !strings.Contains(e.Error, "--bogus") || e.ExitCode != exitInvalid {
 		t.Errorf("--json flag error: exit %d, %q (%v)", code, stdout, err)
+	}
+}
+
+// Issue 18: with --json, usage errors (a missing argument) come out as JSON too.
+func TestJSONUsageErrorsAreJSON(t *testing.T) {
+	for _, args := range [][]string{{"run", "--json"}, {"status", "a.yaml", "b.yaml", "--json"}, {"ls", "--json"}, {"diff", "--json"}, {"export", "m.yaml", "--json"}} {
+		code, stdout, _ := fedpipe(t, args...)
+		var e errorJSON
+		if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != exitInvalid || e.ExitCode != exitInvalid || !strings.HasPrefix(e.Error, "fedpipe "+args[0]+": expected") {
+			t.Errorf("%v: exit %d, stdout %q (%v)", args, code, stdout, err)
+		}
 	}
 }
 
@@ -117,7 +131,7 @@ func TestHelpAboutHelp(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, errs)
 		}
 	}
-	for _, cmd := range []string{"run", "status", "verify", "export", "report", "fsck", "gc", "bench"} {
+	for _, cmd := range []string{"run", "status", "verify", "export", "report", "fsck", "gc", "bench", "ls", "diff", "version"} {
 		for _, h := range []string{"--help", "-h"} {
 			code, stdout, errs := fedpipe(t, cmd, h)
 			if code != exitOK || !strings.HasPrefix(stdout, "Usage: fedpipe "+cmd) || errs != "" {

@@ -68,3 +68,35 @@ func failure(prefix string, err error, asJSON bool, stdout, stderr io.Writer) in
 	}
 	return code
 }
+
+// jsonOut is the stdout of a command given --json: it records whether anything was
+// written, so that an error the command printed only as text can still be given as JSON.
+type jsonOut struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (j *jsonOut) Write(p []byte) (int, error) {
+	j.wrote = j.wrote || len(p) > 0
+	return j.w.Write(p)
+}
+
+// runWithJSONErrors runs a command given --json; when it fails without writing anything on
+// stdout (a usage error such as a missing argument), its last error line becomes the
+// JSON object {"error", "exit_code"} on stdout.
+func runWithJSONErrors(args []string, stdout, stderr io.Writer) int {
+	out := &jsonOut{w: stdout}
+	var errs strings.Builder
+	code := run(args, out, io.MultiWriter(stderr, &errs))
+	if code != exitOK && !out.wrote {
+		msg := ""
+		for _, l := range strings.Split(strings.TrimSpace(errs.String()), "\n") {
+			if strings.HasPrefix(l, "fedpipe") {
+				msg = l
+				break
+			}
+		}
+		writeJSON(stdout, errorJSON{Error: msg, ExitCode: code})
+	}
+	return code
+}

@@ -68,6 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	cmd, rest := args[0], args[1:]
+	if _, wrapped := stdout.(*jsonOut); !wrapped && wantsJSON(rest) {
+		return runWithJSONErrors(args, stdout, stderr)
+	}
 	switch cmd {
 	case "run", "status":
 		return runOrStatus(cmd, rest, stdout, stderr)
