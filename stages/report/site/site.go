@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -292,15 +293,16 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			}
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
-				tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, 0), append(tMean, 0), append(tStd, 0)
-				tPub, tVerdict = append(tPub, 0), append(tVerdict, verify.Missing)
+				nan := math.NaN() // not computed: missing, an empty CSV field
+				tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, 0), append(tMean, nan), append(tStd, nan)
+				tPub, tVerdict = append(tPub, nan), append(tVerdict, verify.Missing)
 				continue
 			}
 			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
 			if len(vals) < total {
 				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
 			}
-			class, verdict, pub := "", "", 0.0
+			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {
 				if v.Above != "" || v.Metric != metric {
 					continue
