@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -15,6 +16,11 @@ import (
 
 // version is fedpipe's release; builds may set it with -ldflags "-X main.version=…".
 var version = "0.18.0-dev"
+
+// commit is the git commit the binary was built from when the build cannot stamp it (Go's
+// VCS stamping off, e.g. GOFLAGS=-buildvcs=false): `make build` sets it with
+// -ldflags "-X main.commit=…" (suffixed "-modified" for a dirty tree).
+var commit = ""
 
 // versionInfo is what `fedpipe version` prints.
 type versionInfo struct {
@@ -61,6 +67,10 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 				v.Time = s.Value
 			}
 		}
+	}
+	if v.Commit == "" && commit != "" {
+		v.Commit = strings.TrimSuffix(commit, "-modified")
+		v.Modified = strings.HasSuffix(commit, "-modified")
 	}
 	if *asJSON {
 		return writeJSON(stdout, v)
