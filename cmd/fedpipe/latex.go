@@ -12,7 +12,7 @@ import (
 // The std is the population standard deviation over seeds (ddof = 0), as everywhere in
 // fedpipe's report; the caption says so.
 func latexResults(t *table.Table, title string) (string, error) {
-	method, cell, seeds, mean, std := t.Col("method"), t.Col("cell"), t.Col("seeds"), t.Col("mean"), t.Col("std")
+	method, cell, seeds, mean, std := t.Col("method"), t.Col("cell"), t.Col("seeds"), t.Col("mean_pct"), t.Col("std_pct")
 	if method == nil || cell == nil || seeds == nil || mean == nil || std == nil {
 		return "", fmt.Errorf("latex: the results table lacks its columns")
 	}

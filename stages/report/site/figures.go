@@ -112,7 +112,7 @@ func (c *collected) accuracyRounds() []Figure {
 			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
 			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
 			Data: &table.Table{Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
-				table.Int64Col("round", tRound), table.Float64Col("accuracy", tAcc)}}})
+				table.Int64Col("round", tRound), table.Float64Col("accuracy_pct", tAcc)}}})
 	}
 	return figs
 }
@@ -277,7 +277,7 @@ func (c *collected) selection(notes *[]string) []Figure {
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
 			SVG: plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
 			Data: &table.Table{Columns: []table.Column{table.StringCol("tensor", tTensor), table.Int64Col("round", tRound),
-				table.Float64Col("personalized_percent", tFrac)}}})
+				table.Float64Col("personalized_pct", tFrac)}}})
 	}
 	return figs
 }
@@ -344,7 +344,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
 			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
 			Data: &table.Table{Columns: []table.Column{table.StringCol("score", tScore), table.Float64Col("q", tQ),
-				table.Float64Col("accuracy", tAcc)}}})
+				table.Float64Col("accuracy_pct", tAcc)}}})
 	}
 	return figs
 }
@@ -422,7 +422,7 @@ func (c *collected) shifts() []Figure {
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
 				SVG: plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
 				Data: &table.Table{Columns: []table.Column{table.StringCol("method", tRow), table.Float64Col("level", tLevel),
-					table.Float64Col("accuracy_client_mean", tMean), table.Float64Col("accuracy_client_std", tStd)}}})
+					table.Float64Col("accuracy_client_mean_pct", tMean), table.Float64Col("accuracy_client_std_pct", tStd)}}})
 		}
 	}
 	return figs

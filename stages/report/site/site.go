@@ -333,9 +333,9 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 		}
 		g.rows = append(g.rows, line)
 	}
-	return g, &table.Table{Meta: map[string]string{"metric": metric}, Columns: []table.Column{
+	return g, &table.Table{Meta: map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds"}, Columns: []table.Column{
 		table.StringCol("method", tRow), table.StringCol("cell", tCol), table.Int64Col("seeds", tSeeds),
-		table.Float64Col("mean", tMean), table.Float64Col("std", tStd), table.Float64Col("published", tPub),
+		table.Float64Col("mean_pct", tMean), table.Float64Col("std_pct", tStd), table.Float64Col("published_pct", tPub),
 		table.StringCol("verdict", tVerdict)}}
 }
 
