@@ -38,3 +38,38 @@ func TestReportLatex(t *testing.T) {
 		t.Errorf("%d bold cells, want one (the lr=0.05 column's best; lr=0.5 is not computed):\n%s", got, tex)
 	}
 }
+
+// The accuracy curves have a band over seeds, and the figures of one report share their
+// y range (issue 18).
+func TestReportCurvesBandAndSharedRange(t *testing.T) {
+	dir := t.TempDir()
+	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
+	m := writeManifest(t, dir, tinyManifest)
+	sets := []string{"-S", "grid.train.lr=[0.05,0.5]", "-S", "seeds=[0,1]"}
+	runJSON(t, append([]string{"run", m, "--store", store}, sets...)...)
+	if code, stdout, errs := fedpipe(t, append([]string{"report", m, "--store", store, "-o", out}, sets...)...); code != exitOK {
+		t.Fatalf("report: %d\n%s%s", code, stdout, errs)
+	}
+	var ticks []string
+	for _, f := range []string{"accuracy-rounds-lr_0.05.svg", "accuracy-rounds-lr_0.5.svg"} {
+		b, err := os.ReadFile(filepath.Join(out, "figures", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg := string(b)
+		if !strings.Contains(svg, `class="band"`) {
+			t.Errorf("%s has no band over seeds", f)
+		}
+		i := strings.Index(svg, `<g class="ticks"`)
+		end := strings.Index(svg[i:], "</g>")
+		// The y tick labels are the text-anchor="end" ones.
+		var ys []string
+		for _, part := range strings.Split(svg[i:i+end], `text-anchor="end">`)[1:] {
+			ys = append(ys, part[:strings.Index(part, "<")])
+		}
+		ticks = append(ticks, strings.Join(ys, ","))
+	}
+	if ticks[0] != ticks[1] || ticks[0] == "" {
+		t.Errorf("y ticks differ between the figures: %q vs %q", ticks[0], ticks[1])
+	}
+}

@@ -70,15 +70,22 @@ func titleIn(title, col string) string {
 }
 
 // accuracyRounds draws test accuracy (mean over clients, then over seeds) per round and
-// method: FedSelect Fig. 2.
+// method, with a band of ± the std over seeds where there are several: FedSelect Fig. 2.
+// The figures of one report (one per grid cell) share their y range.
 func (c *collected) accuracyRounds() []Figure {
-	var figs []Figure
+	type fig struct {
+		col    string
+		series []plot.Series
+		data   *table.Table
+	}
+	var figs []fig
+	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
 		var series []plot.Series
 		var tCol, tRow []string
 		var tRound []int64
-		var tAcc []float64
+		var tAcc, tStd []float64
 		for _, row := range rows {
 			perRound := map[int][]float64{}
 			for _, x := range by[row] {
@@ -98,23 +105,40 @@ func (c *collected) accuracyRounds() []Figure {
 			}
 			s := plot.Series{Name: row}
 			for _, r := range sortedKeys(perRound) {
+				mean, std := report.Mean(perRound[r]), math.NaN()
+				if len(perRound[r]) > 1 {
+					std = report.Std(perRound[r])
+				}
 				s.X = append(s.X, float64(r))
-				s.Y = append(s.Y, report.Mean(perRound[r]))
-				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, report.Mean(perRound[r]))
+				s.Y = append(s.Y, mean)
+				s.Lo, s.Hi = append(s.Lo, mean-std), append(s.Hi, mean+std)
+				ylo, yhi = math.Min(ylo, mean), math.Max(yhi, mean)
+				if !math.IsNaN(std) {
+					ylo, yhi = math.Min(ylo, mean-std), math.Max(yhi, mean+std)
+				}
+				tCol, tRow, tRound, tAcc, tStd = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, mean), append(tStd, std)
 			}
 			series = append(series, s)
 		}
 		if len(series) == 0 {
 			continue
 		}
-		title := titleIn("Test accuracy per round", col)
-		figs = append(figs, Figure{Name: figName("accuracy-rounds", col), Title: title,
-			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
-			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
-				table.Int64Col("round", tRound), table.Float64Col("accuracy_pct", tAcc)}}})
+		figs = append(figs, fig{col, series, &table.Table{Meta: map[string]string{"std": "population (ddof = 0) over seeds"},
+			Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
+				table.Int64Col("round", tRound), table.Float64Col("accuracy_pct", tAcc), table.Float64Col("accuracy_std_pct", tStd)}}})
 	}
-	return figs
+	var out []Figure
+	for _, f := range figs {
+		title := titleIn("Test accuracy per round", f.col)
+		chart := plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: f.series}
+		if len(figs) > 1 && ylo < yhi {
+			chart.YLo, chart.YHi = ylo, yhi
+		}
+		out = append(out, Figure{Name: figName("accuracy-rounds", f.col), Title: title,
+			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds, with a band of ± the std over seeds (FedSelect Fig. 2); the figures share their y range.",
+			SVG:     chart.SVG(), Data: f.data})
+	}
+	return out
 }
 
 // firstSeed returns, per configuration (row, col), the run with the lowest seed that has
