@@ -61,7 +61,11 @@ func TestShiftGridsCIFAR10C(t *testing.T) {
 		table.Int64Col("cifar10c_own", []int64{0, 1, 1}),
 		table.Int64Col("cifar10c_drawn", []int64{0, 3, 3}),
 	}, Meta: map[string]string{"config": "fedavg"}}
-	e, err := ShiftEntryFromTable(sum)
+	b, err := table.Encode(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := DecodeShiftEntry(b)
 	if err != nil {
 		t.Fatal(err)
 	}

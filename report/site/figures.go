@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/report/plot"
 	"github.com/fedpipe/fedpipe/stages/report"
-	"github.com/fedpipe/fedpipe/stages/report/plot"
 )
 
 // Figure is one plot: its SVG and the table of the numbers it draws.
@@ -165,19 +165,15 @@ func capRuns(runs []*run, kind string, notes *[]string) []*run {
 // each tensor: FedSelect Fig. 4.
 func (c *collected) maskIoU(notes *[]string) []Figure {
 	var figs []Figure
-	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return x.iou != nil && x.iou.NumRows() > 0 }), "Mask IoU", notes) {
-		name, a, b, v := x.iou.Col("tensor"), x.iou.Col("client_a"), x.iou.Col("client_b"), x.iou.Col("iou")
-		if name == nil || a == nil || b == nil || v == nil {
-			continue
-		}
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return len(x.iou) > 0 }), "Mask IoU", notes) {
 		clients := 0
 		var tensors []string
 		idx := map[string]int{}
-		for i := range name.String {
-			clients = max(clients, int(a.Int64[i])+1, int(b.Int64[i])+1)
-			if _, ok := idx[name.String[i]]; !ok {
-				idx[name.String[i]] = len(tensors)
-				tensors = append(tensors, name.String[i])
+		for _, r := range x.iou {
+			clients = max(clients, r.ClientA+1, r.ClientB+1)
+			if _, ok := idx[r.Tensor]; !ok {
+				idx[r.Tensor] = len(tensors)
+				tensors = append(tensors, r.Tensor)
 			}
 		}
 		labels := make([]string, clients)
@@ -195,10 +191,10 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 			}
 			panels[t] = plot.Panel{Title: tn, Labels: labels, Values: m}
 		}
-		for i := range name.String {
-			p := panels[idx[name.String[i]]].Values
-			ca, cb := a.Int64[i], b.Int64[i]
-			p[ca][cb], p[cb][ca] = 100*v.Float64[i], 100*v.Float64[i]
+		for _, r := range x.iou {
+			p := panels[idx[r.Tensor]].Values
+			ca, cb := r.ClientA, r.ClientB
+			p[ca][cb], p[cb][ca] = 100*r.IoU, 100*r.IoU
 			p[ca][ca], p[cb][cb] = 100, 100
 		}
 		shown := panels
@@ -222,7 +218,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
 			SVG:  plot.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown}.SVG(),
-			Data: x.iou})
+			Data: dataTable(x.iou)})
 	}
 	return figs
 }
@@ -359,20 +355,19 @@ func (c *collected) shiftPoints() []*shiftPoint {
 	var out []*shiftPoint
 	at := map[string]*shiftPoint{}
 	for _, x := range c.runs {
-		t := x.shift
-		if t == nil || t.Col("shift") == nil || t.Col("level") == nil || t.Col("accuracy_client_mean") == nil || t.Col("accuracy_client_std") == nil {
+		if x.shift == nil {
 			continue
 		}
-		for i := 0; i < t.NumRows(); i++ {
-			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, t.Col("shift").String[i], t.Col("level").Float64[i])
+		for _, r := range x.shift.Rows {
+			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, r.Shift, r.Level)
 			p := at[k]
 			if p == nil {
-				p = &shiftPoint{row: x.row, col: x.col, shift: t.Col("shift").String[i], level: t.Col("level").Float64[i]}
+				p = &shiftPoint{row: x.row, col: x.col, shift: r.Shift, level: r.Level}
 				at[k] = p
 				out = append(out, p)
 			}
-			p.mean = append(p.mean, 100*t.Col("accuracy_client_mean").Float64[i])
-			p.std = append(p.std, 100*t.Col("accuracy_client_std").Float64[i])
+			p.mean = append(p.mean, 100*r.Mean)
+			p.std = append(p.std, 100*r.Std)
 		}
 	}
 	return out
