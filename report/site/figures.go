@@ -76,9 +76,7 @@ func (c *collected) accuracyRounds() []Figure {
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
 		var series []plot.Series
-		var tCol, tRow []string
-		var tRound []int64
-		var tAcc []float64
+		var data []roundAccuracy
 		for _, row := range rows {
 			perRound := map[int][]float64{}
 			for _, x := range by[row] {
@@ -100,7 +98,7 @@ func (c *collected) accuracyRounds() []Figure {
 			for _, r := range sortedKeys(perRound) {
 				s.X = append(s.X, float64(r))
 				s.Y = append(s.Y, report.Mean(perRound[r]))
-				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, report.Mean(perRound[r]))
+				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: report.Mean(perRound[r])})
 			}
 			series = append(series, s)
 		}
@@ -111,8 +109,7 @@ func (c *collected) accuracyRounds() []Figure {
 		figs = append(figs, Figure{Name: figName("accuracy-rounds", col), Title: title,
 			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
 			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
-				table.Int64Col("round", tRound), table.Float64Col("accuracy", tAcc)}}})
+			Data:    dataTable(data)})
 	}
 	return figs
 }
@@ -248,16 +245,14 @@ func (c *collected) selection(notes *[]string) []Figure {
 			a.total += s.Total
 		}
 		var series []plot.Series
-		var tTensor []string
-		var tRound []int64
-		var tFrac []float64
+		var data []layerFraction
 		for _, tn := range tensors {
 			s := plot.Series{Name: tn}
 			for _, r := range sortedKeys(per[tn]) {
 				a := per[tn][r]
 				f := 100 * float64(a.pers) / float64(max(a.total, 1))
 				s.X, s.Y = append(s.X, float64(r)), append(s.Y, f)
-				tTensor, tRound, tFrac = append(tTensor, tn), append(tRound, int64(r)), append(tFrac, f)
+				data = append(data, layerFraction{Tensor: tn, Round: r, Percent: f})
 			}
 			series = append(series, s)
 		}
@@ -269,9 +264,8 @@ func (c *collected) selection(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Personalized fraction per layer: " + label
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
-			SVG: plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("tensor", tTensor), table.Int64Col("round", tRound),
-				table.Float64Col("personalized_percent", tFrac)}}})
+			SVG:  plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
+			Data: dataTable(data)})
 	}
 	return figs
 }
@@ -309,8 +303,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 			}
 		}
 		var series []plot.Series
-		var tScore []string
-		var tQ, tAcc []float64
+		var data []scoreAccuracy
 		for _, sc := range scores {
 			s := plot.Series{Name: sc}
 			for _, q := range sortedKeys(qs) {
@@ -323,7 +316,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 					x = 1 - q
 				}
 				s.X, s.Y = append(s.X, x), append(s.Y, report.Mean(v))
-				tScore, tQ, tAcc = append(tScore, sc), append(tQ, q), append(tAcc, report.Mean(v))
+				data = append(data, scoreAccuracy{Score: sc, Q: q, Accuracy: report.Mean(v)})
 			}
 			series = append(series, s)
 		}
@@ -337,8 +330,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
 			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("score", tScore), table.Float64Col("q", tQ),
-				table.Float64Col("accuracy", tAcc)}}})
+			Data:    dataTable(data)})
 	}
 	return figs
 }
@@ -387,14 +379,13 @@ func (c *collected) shifts() []Figure {
 	for _, col := range c.cols {
 		for _, kind := range kinds {
 			var series []plot.Series
-			var tRow []string
-			var tLevel, tMean, tStd []float64
+			var data []shiftAccuracy
 			for _, row := range c.rows {
 				s := plot.Series{Name: row}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
 						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
-						tRow, tLevel, tMean, tStd = append(tRow, row), append(tLevel, p.level), append(tMean, report.Mean(p.mean)), append(tStd, report.Mean(p.std))
+						data = append(data, shiftAccuracy{Method: row, Level: p.level, Mean: report.Mean(p.mean), Std: report.Mean(p.std)})
 					}
 				}
 				if len(s.X) > 0 {
@@ -413,9 +404,8 @@ func (c *collected) shifts() []Figure {
 			}
 			title = titleIn(title, col)
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
-				SVG: plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
-				Data: &table.Table{Columns: []table.Column{table.StringCol("method", tRow), table.Float64Col("level", tLevel),
-					table.Float64Col("accuracy_client_mean", tMean), table.Float64Col("accuracy_client_std", tStd)}}})
+				SVG:  plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
+				Data: dataTable(data)})
 		}
 	}
 	return figs

@@ -219,9 +219,7 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 		}
 		g.head = append(g.head, col)
 	}
-	var tRow, tCol, tVerdict []string
-	var tSeeds []int64
-	var tMean, tStd, tPub []float64
+	var data []resultCell
 	for _, row := range c.rows {
 		line := []cell{{text: row}}
 		for _, col := range c.cols {
@@ -243,8 +241,7 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			}
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
-				tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, 0), append(tMean, 0), append(tStd, 0)
-				tPub, tVerdict = append(tPub, 0), append(tVerdict, verify.Missing)
+				data = append(data, resultCell{Method: row, Cell: col, Verdict: verify.Missing})
 				continue
 			}
 			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
@@ -277,15 +274,14 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				break
 			}
 			line = append(line, cell{text: text, class: class})
-			tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, int64(len(vals))), append(tMean, report.Mean(vals)), append(tStd, report.Std(vals))
-			tPub, tVerdict = append(tPub, pub), append(tVerdict, verdict)
+			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: report.Mean(vals), Std: report.Std(vals),
+				Published: pub, Verdict: verdict})
 		}
 		g.rows = append(g.rows, line)
 	}
-	return g, &table.Table{Meta: map[string]string{"metric": metric}, Columns: []table.Column{
-		table.StringCol("method", tRow), table.StringCol("cell", tCol), table.Int64Col("seeds", tSeeds),
-		table.Float64Col("mean", tMean), table.Float64Col("std", tStd), table.Float64Col("published", tPub),
-		table.StringCol("verdict", tVerdict)}}
+	t := dataTable(data)
+	t.Meta = map[string]string{"metric": metric}
+	return g, t
 }
 
 func verdictClass(v string) string {
