@@ -2,9 +2,10 @@
 // metrics, selection, mask IoU, communication, work and cost; the partition's assignment;
 // the evaluate stage's clients and summary; the shift stage's clients and summary; the
 // report stage's runs) and one generic codec between slices of those rows and Arrow IPC
-// files (artifacts/table). The stages write these tables and `fedpipe verify`, `fedpipe
-// report` and `fedpipe export` read them through this package alone, so none of the
-// readers links the trainer.
+// files (artifacts/table). The stages write and read these tables, and `fedpipe verify` and
+// `fedpipe report` read them, through this package alone, so neither reader links the
+// trainer. (`fedpipe export` copies every stored table as it is, whatever its columns,
+// with artifacts/table.)
 //
 // A row type is a struct whose fields are tagged with their column names:
 //
