@@ -36,8 +36,8 @@ import (
 
 // Field is one column of a row type's schema.
 type Field struct {
-	Name string
-	Kind table.Kind
+	Name string     // the column's name, from the field's arrow tag
+	Kind table.Kind // how the field's Go type is stored
 	// Optional columns may be missing from a table (see the package comment).
 	Optional bool
 	// index is the field's path in the row struct (reflect.Value.FieldByIndex).
