@@ -16,5 +16,9 @@
 //   - report (manifest.KindReport): one row per run and the run's report.md
 //     (stages/report). Outputs: `report.md`, `runs`.
 //
+// Every Arrow table among these outputs has its row type and schema in package results
+// (results.Metric, results.Summary, …) and is written and read with results.Encode and
+// results.Decode.
+//
 // Funcs maps each kind to its implementation; stage packages never import pipeline.
 package stages
