@@ -11,11 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
 // Run states in `fedpipe ls`.
@@ -139,28 +138,24 @@ func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
 }
 
 // cachedSummary reads an evaluate stage's cached summary.
-func cachedSummary(store *artifacts.Store, n *pipeline.Node) (evaluate.Summary, bool, error) {
+func cachedSummary(store *artifacts.Store, n *pipeline.Node) (results.Summary, bool, error) {
 	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 	if err != nil || !ok {
-		return evaluate.Summary{}, false, err
+		return results.Summary{}, false, err
 	}
 	d, ok := a.Outputs["summary"]
 	if !ok {
-		return evaluate.Summary{}, false, nil
+		return results.Summary{}, false, nil
 	}
 	b, err := store.Get(d)
 	if err != nil {
-		return evaluate.Summary{}, false, nil
+		return results.Summary{}, false, nil
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return evaluate.Summary{}, false, fmt.Errorf("%s: summary: %w", n.Name, err)
+	rows, _, err := results.Decode[results.Summary](b)
+	if err != nil || len(rows) != 1 {
+		return results.Summary{}, false, fmt.Errorf("%s: summary: %v (%d rows)", n.Name, err, len(rows))
 	}
-	s, err := evaluate.SummaryFromTable(t)
-	if err != nil {
-		return evaluate.Summary{}, false, fmt.Errorf("%s: summary: %w", n.Name, err)
-	}
-	return s, true, nil
+	return rows[0], true, nil
 }
 
 // sweptPaths lists the grid paths of the rows in order of first appearance.
