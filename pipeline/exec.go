@@ -70,7 +70,7 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 			continue
 		}
 		plan[i].State = StateRun
-		plan[i].Reason = missReason(g, n, store, logs.Take())
+		plan[i].Reason = missReason(g, n, store, logs.Take()) + extensionNote(store, n)
 	}
 	return plan, nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 
@@ -15,9 +16,8 @@ import (
 // train.rounds can continue from the cached result (its outputs are the training state
 // after its last round) instead of starting from round 0. The cached results of a train
 // stage are indexed by its extension key — its descriptor with train.rounds left out —
-// under the ref "extend/<extension key>", a JSON object rounds → stage key. Whether a
-// method's first R rounds are the same whatever the total is for the stage to decide
-// (LoadExtension is only an offer).
+// under the ref "extend/<extension key>", a JSON object rounds → stage key. Only methods
+// whose first R rounds do not depend on the total (manifest.Extendable) are offered one.
 
 // extensionKey is the key of a train node's descriptor without train.rounds; ok is false
 // for other kinds.
@@ -94,30 +94,12 @@ func recordExtension(store *artifacts.Store, n *Node) error {
 // most rounds fewer than its own, everything else equal (see above), if one is in the
 // store and all its blobs verify; rounds is that result's train.rounds.
 func (sc *StageContext) LoadExtension() (rounds int, blobs map[string][]byte, ok bool) {
-	ek, ok := extensionKey(sc.Node)
-	if !ok {
-		return 0, nil, false
-	}
-	own, _ := trainRounds(sc.Node)
-	idx := readExtensions(sc.store, ek)
-	var cands []int
-	for r := range idx {
-		if n, err := strconv.Atoi(r); err == nil && n < own {
-			cands = append(cands, n)
-		}
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(cands)))
-	for _, r := range cands {
-		var key artifacts.Digest
-		b, err := hex.DecodeString(idx[strconv.Itoa(r)])
-		if err != nil || len(b) != len(key) {
-			continue
-		}
-		copy(key[:], b)
-		a, found, err := sc.store.GetAction(key)
+	for _, c := range extensions(sc.store, sc.Node) {
+		a, found, err := sc.store.GetAction(c.key)
 		if err != nil || !found {
 			continue
 		}
+		r := c.rounds
 		blobs = map[string][]byte{}
 		for name, d := range a.Outputs {
 			v, err := sc.store.Get(d)
@@ -132,4 +114,45 @@ func (sc *StageContext) LoadExtension() (rounds int, blobs map[string][]byte, ok
 		}
 	}
 	return 0, nil, false
+}
+
+// extension is a cached shorter run a train node may continue from.
+type extension struct {
+	rounds int
+	key    artifacts.Digest
+}
+
+// extensions lists the shorter runs of n indexed in the store, longest first; none when
+// n's method cannot extend.
+func extensions(store *artifacts.Store, n *Node) []extension {
+	ek, ok := extensionKey(n)
+	if !ok || !manifest.Extendable(n.Run.Method) {
+		return nil
+	}
+	own, _ := trainRounds(n)
+	idx := readExtensions(store, ek)
+	var out []extension
+	for r, k := range idx {
+		rounds, err := strconv.Atoi(r)
+		b, herr := hex.DecodeString(k)
+		var key artifacts.Digest
+		if err != nil || herr != nil || len(b) != len(key) || rounds >= own {
+			continue
+		}
+		copy(key[:], b)
+		out = append(out, extension{rounds, key})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rounds > out[j].rounds })
+	return out
+}
+
+// extensionNote is a plan's addition to the reason a train stage runs when it will
+// continue from a cached shorter run.
+func extensionNote(store *artifacts.Store, n *Node) string {
+	for _, c := range extensions(store, n) {
+		if _, found, err := store.GetAction(c.key); err == nil && found {
+			return fmt.Sprintf("; continues from the cached %d-round run", c.rounds)
+		}
+	}
+	return ""
 }

@@ -1,21 +1,18 @@
 package stages
 
 import (
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
-
-// totalRoundsMethods are the methods whose first rounds depend on the total number of
-// rounds (DM-PFL's phase blocks cut T; FedDST's cosine-annealed readjustment rate): a
-// longer run of these is not a continuation of a shorter one, so they never extend.
-var totalRoundsMethods = map[string]bool{"dmpfl": true, "dmpfl_plus": true, "feddst": true}
 
 // extension returns the training state of a cached shorter run of this train stage (same
 // everything but train.rounds) to continue from, as a longer run from scratch would have
 // it after that many rounds: the evaluation the shorter run made at its last round is
-// dropped unless the longer run evaluates then too.
+// dropped unless the longer run evaluates then too. Methods whose schedule depends on
+// the total rounds (manifest.Extendable) never extend.
 func extension(sc Context, clients int) (*train.State, bool) {
 	r := sc.Run()
-	if totalRoundsMethods[r.Method] {
+	if !manifest.Extendable(r.Method) {
 		return nil, false
 	}
 	rounds, blobs, ok := sc.LoadExtension()

@@ -29,6 +29,20 @@ func TestExtendRunIsBitIdentical(t *testing.T) {
 	m := writeManifest(t, dir, extendManifest)
 	store, fresh := filepath.Join(dir, "store"), filepath.Join(dir, "fresh")
 	runJSON(t, "run", m, "--store", store)
+	// status says which train stages will continue.
+	code, stdout, errs := fedpipe(t, "status", m, "--store", store, "--set", "train.rounds=5")
+	if code != exitOK {
+		t.Fatalf("status: %d %s", code, errs)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if !strings.Contains(line, " train ") {
+			continue
+		}
+		cont := strings.Contains(line, "train.rounds 3 → 5; continues from the cached 3-round run")
+		if cont == strings.Contains(line, "dmpfl") {
+			t.Errorf("status line %q", line)
+		}
+	}
 	extended := runJSON(t, "run", m, "--store", store, "--set", "train.rounds=5")
 	scratch := runJSON(t, "run", m, "--store", fresh, "--set", "train.rounds=5")
 	want := map[string]stageJSON{}
