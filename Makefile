@@ -10,7 +10,7 @@ FUZZTIME ?= 10s
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/fedpipe
+	$(GO) build -ldflags "-X main.commit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)" -o $(BIN) ./cmd/fedpipe
 
 ## run: the quick start (Synthetic data, seconds); a second run is all cached.
 run: build

@@ -36,8 +36,14 @@ type Manifest struct {
 
 	// File is the path the manifest was read from.
 	File string `yaml:"-"`
-	// Pos maps a field path (e.g. "methods[1].train.lr") to where it was set.
+	// Pos maps a field path (e.g. "methods[1].train.lr") to where it was set (a negative
+	// line: by the override Overrides[-line-1]).
 	Pos map[string]Pos `yaml:"-"`
+	// Overrides are the `--set path=value` applied to the file, in order.
+	Overrides []string `yaml:"-"`
+	// Effective is the manifest as decoded: the file's bytes, or with overrides the YAML
+	// tree they were applied to, re-encoded.
+	Effective []byte `yaml:"-"`
 }
 
 // DatasetSpec names the data. Which fields matter depends on Name.
@@ -265,6 +271,20 @@ func LoadManifest(path string) (*Manifest, error) {
 
 // ParseManifest decodes and validates manifest bytes; file names the source in errors.
 func ParseManifest(file string, b []byte) (*Manifest, error) {
+	return ParseManifestWith(file, b, nil)
+}
+
+// ParseManifestWith is ParseManifest with overrides ("path=value", see ApplyOverride)
+// applied to the YAML tree before it is decoded; an error in an override names it.
+func ParseManifestWith(file string, b []byte, overrides []string) (*Manifest, error) {
+	m, err := parseManifest(file, b, overrides)
+	if err != nil {
+		return nil, overrideError(err, overrides)
+	}
+	return m, nil
+}
+
+func parseManifest(file string, b []byte, overrides []string) (*Manifest, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&root); err != nil {
@@ -280,9 +300,23 @@ func ParseManifest(file string, b []byte) (*Manifest, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &InputError{File: file, Line: extra.Line, Msg: "manifest holds more than one YAML document"}
 	}
+	for i, o := range overrides {
+		if root.Content[0].Kind != yaml.MappingNode {
+			break // the decoder reports what the file holds instead
+		}
+		if err := ApplyOverride(root.Content[0], o, i); err != nil {
+			return nil, &InputError{File: "--set " + o, Msg: err.Error()}
+		}
+	}
 	m := defaultManifest()
 	m.File = file
 	m.Pos = map[string]Pos{}
+	m.Overrides = overrides
+	if len(overrides) > 0 {
+		m.Effective = effectiveYAML(&root)
+	} else {
+		m.Effective = b
+	}
 	d := &decoder{file: file, pos: m.Pos}
 	if err := d.decode(&root, reflect.ValueOf(&m).Elem(), ""); err != nil {
 		return nil, err
@@ -315,7 +349,7 @@ func yamlSyntaxError(file string, err error) error {
 // ErrAt returns an InputError at the recorded position of field (or the file if unknown).
 func (m *Manifest) ErrAt(field, format string, args ...any) error {
 	p := m.Pos[field]
-	return &InputError{File: m.File, Line: p.Line, Column: p.Column, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return overrideError(&InputError{File: m.File, Line: p.Line, Column: p.Column, Field: field, Msg: fmt.Sprintf(format, args...)}, m.Overrides)
 }
 
 func (m *Manifest) validate(root *yaml.Node) error {

@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -67,7 +70,7 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 			continue
 		}
 		plan[i].State = StateRun
-		plan[i].Reason = missReason(g, n, store, logs.Take())
+		plan[i].Reason = missReason(g, n, store, logs.Take()) + extensionNote(store, n)
 	}
 	return plan, nil
 }
@@ -93,9 +96,16 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 	return strings.Join(diff, ", ")
 }
 
-// lastRef names the ref that records the descriptor of a stage's last successful run.
+// lastRef names the ref that records the descriptor of a stage's last successful run from
+// this manifest file: another manifest with the same name (a copied YAML) has its own, so
+// a stale reason never compares with a run of a different file.
 func lastRef(g *Graph, n *Node) string {
-	return "last/" + g.Manifest.Name + "/" + n.Name
+	file := g.Manifest.File
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	h := sha256.Sum256([]byte(file))
+	return "last/" + g.Manifest.Name + "/" + hex.EncodeToString(h[:6]) + "/" + n.Name
 }
 
 // StageResult reports what happened to one stage in a run.
@@ -176,6 +186,7 @@ func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]S
 			_ = e.Store.PutRef(lastRef(g, n), dd)
 		}
 		_ = e.Store.DeleteRef(checkpointRef(n))
+		_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
 		secs := time.Since(start)
 		e.Progress.StageEnd(n.Name, secs, nil)
 		actions[n] = a

@@ -18,7 +18,7 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     3,
+	manifest.KindTrain:     4, // 4: mask IoU of two empty masks is NaN; no empty selection table
 	manifest.KindEvaluate:  3,
 	manifest.KindReport:    4,
 	manifest.KindShift:     3,

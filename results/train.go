@@ -42,7 +42,7 @@ func (s Selection) computed() ([]string, []float64) {
 }
 
 // MaskIoU is one row of the `mask_iou` table (FedSelect Fig. 4): the intersection over
-// union of two clients' final masks on one tensor.
+// union of two clients' final masks on one tensor; NaN (undefined) when both are empty.
 type MaskIoU struct {
 	Tensor  string  `arrow:"tensor"`
 	ClientA int     `arrow:"client_a"`

@@ -40,6 +40,9 @@ type Context interface {
 	SaveCheckpoint(round int, blobs map[string][]byte) error
 	// LoadCheckpoint returns the latest verified resume point of this stage, if any.
 	LoadCheckpoint() (round int, blobs map[string][]byte, ok bool)
+	// LoadExtension returns the outputs of the cached train result with the most rounds
+	// fewer than this stage's, everything else equal, if any (to extend it).
+	LoadExtension() (rounds int, blobs map[string][]byte, ok bool)
 	// Resumed records that the stage continued from its checkpoint after round.
 	Resumed(round int)
 }

@@ -6,7 +6,8 @@
 //     `assignment`.
 //   - train (manifest.KindTrain): the federated loop and the run's method (stages/train),
 //     with resumable checkpoints. Outputs: `metrics`, `global`, per-client `model/NNNNN`
-//     and `personal/NNNNN`, masks, `selection`, `mask_iou`, `comm`, `work`, `cost`.
+//     and `personal/NNNNN`, masks, `selection` and `mask_iou` (methods that select), `comm`,
+//     `work`, `cost`. A longer run of a cached train stage continues from it (extend.go).
 //   - evaluate (manifest.KindEvaluate): every client's final test accuracy and the run's
 //     summary, final and best, client mean and pooled (stages/evaluate). Outputs:
 //     `clients`, `summary`.

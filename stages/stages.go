@@ -101,8 +101,11 @@ func encodeState(st *train.State) (Outputs, error) {
 	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
 		return nil, err
 	}
-	if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
-		return nil, err
+	// Only methods that select (masks) have a selection table; others wrote an empty one.
+	if st.Masks != nil || len(st.Selection) > 0 {
+		if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
+			return nil, err
+		}
 	}
 	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
 		return nil, err
@@ -162,8 +165,10 @@ func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.
 	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
 	}
-	if st.Selection, _, err = results.Decode[results.Selection](blobs["selection"]); err != nil {
-		return nil, err
+	if b, ok := blobs["selection"]; ok {
+		if st.Selection, _, err = results.Decode[results.Selection](b); err != nil {
+			return nil, err
+		}
 	}
 	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
 		return nil, err
@@ -200,6 +205,10 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 			cfg.Resume = st
 			sc.Resumed(round)
 		}
+	}
+	if st, ok := extension(sc, a.Clients()); ok && (cfg.Resume == nil || cfg.Resume.Round < st.Round) {
+		cfg.Resume = st
+		sc.Resumed(st.Round)
 	}
 	st, err := train.Run(ctx, cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -51,7 +52,12 @@ func EncodeCSV(t *Table) ([]byte, error) {
 			case KindInt64:
 				row[i] = strconv.FormatInt(c.Int64[r], 10)
 			case KindFloat64:
-				row[i] = strconv.FormatFloat(c.Float64[r], 'g', -1, 64)
+				// NaN is a missing or undefined value (a cell not computed, the IoU of two
+				// empty masks): an empty field, which pandas, polars and DuckDB read as null.
+				row[i] = ""
+				if v := c.Float64[r]; !math.IsNaN(v) {
+					row[i] = strconv.FormatFloat(v, 'g', -1, 64)
+				}
 			default:
 				row[i] = c.String[r]
 			}

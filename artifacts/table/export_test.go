@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -58,5 +59,16 @@ func TestEncodeCSV(t *testing.T) {
 	}
 	if _, err := EncodeCSV(&Table{Columns: []Column{{Name: "x"}}}); err == nil || !strings.Contains(err.Error(), "x") {
 		t.Errorf("invalid table: %v", err)
+	}
+}
+
+// NaN (missing, undefined) is written as an empty CSV field, not "NaN" (issue 18).
+func TestEncodeCSVWritesNaNEmpty(t *testing.T) {
+	b, err := EncodeCSV(&Table{Columns: []Column{Int64Col("client", []int64{0, 1}), Float64Col("iou", []float64{math.NaN(), 0.25})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "client,iou\n0,\n1,0.25\n"; string(b) != want {
+		t.Errorf("csv %q, want %q", b, want)
 	}
 }

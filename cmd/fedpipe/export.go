@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -26,14 +24,12 @@ func export(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "export")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
+	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
@@ -45,14 +41,8 @@ func export(args []string, stdout, stderr io.Writer) int {
 			return exitInvalid
 		}
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe export: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
-	g, _, err := loadGraph(fs.Arg(0), &data.Loader{DataDir: f.data}, f.backend)
+	fail := func(err error) int { return failure("fedpipe export", err, f.json, stdout, stderr) }
+	g, _, err := loadGraphSet(fs.Arg(0), f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}
@@ -64,6 +54,13 @@ func export(args []string, stdout, stderr io.Writer) int {
 	files, skipped, err := exportTables(g, store, *out, *formats, stderr)
 	if err != nil {
 		return fail(err)
+	}
+	if *models {
+		k, err := exportTensors(g, store, *out)
+		files += k
+		if err != nil {
+			return fail(err)
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
 	return exitOK
@@ -105,6 +102,9 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			t, err := table.Decode(b)
 			if err != nil {
 				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
+			}
+			if withIdentity(t, g, n) {
+				b = nil // re-encoded with the identity columns
 			}
 			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
 			files += k

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,10 +42,16 @@ Usage:
   fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
   fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
+  fedpipe ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics
+  fedpipe show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results
+  fedpipe diff A B                  parameters and metrics side by side (manifests, cells, last run)
+  fedpipe version                   version, commit, backend, key scheme
   fedpipe help [COMMAND]            help for a command
 
 Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 verify
 mismatch, 130 interrupted.
+run, status, verify, report, export, ls and diff take --set KEY=VALUE (-S) to override any
+manifest field, e.g. -S train.lr=0.05 -S seeds=[0,1].
 Run 'fedpipe COMMAND --help' for a command's flags.
 `
 
@@ -63,6 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	cmd, rest := args[0], args[1:]
+	if _, wrapped := stdout.(*jsonOut); !wrapped && wantsJSON(rest) {
+		return runWithJSONErrors(args, stdout, stderr)
+	}
 	switch cmd {
 	case "run", "status":
 		return runOrStatus(cmd, rest, stdout, stderr)
@@ -78,8 +86,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reportCmd(rest, stdout, stderr)
 	case "gc":
 		return gc(rest, stdout, stderr)
+	case "ls":
+		return lsCmd("ls", rest, stdout, stderr)
+	case "show":
+		return showCmd(rest, stdout, stderr)
+	case "diff":
+		return diffCmd(rest, stdout, stderr)
+	case "version", "--version":
+		return versionCmd(rest, stdout, stderr)
 	case "help", "-h", "--help":
-		if len(rest) > 0 && rest[0] != "help" {
+		// `help CMD` is `CMD --help`; anything else (help help, help -h, --help --help)
+		// is the overview. Never recurse into help itself.
+		if len(rest) > 0 && !isHelpWord(rest[0]) && !strings.HasPrefix(rest[0], "-") {
 			return run([]string{rest[0], "--help"}, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
@@ -88,6 +106,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "fedpipe: unknown command %q\n\n%s", cmd, usage)
 	return exitInvalid
 }
+
+// isHelpWord says whether a is one of the ways to ask for help.
+func isHelpWord(a string) bool { return a == "help" || a == "-h" || a == "--help" }
 
 // commonFlags are shared by run and status.
 type commonFlags struct {
@@ -98,6 +119,7 @@ type commonFlags struct {
 	quiet       bool
 	dryRun      bool
 	lockTimeout time.Duration
+	set         []string
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
@@ -106,6 +128,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
+	registerSet(fs, &c.set)
 	if cmd == "run" || cmd == "verify" {
 		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
 	}
@@ -124,13 +147,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		if cmd == "status" {
 			what = "Says, for every stage of MANIFEST, whether its result is cached, and if not, why it would run."
 		}
-		fmt.Fprintf(stderr, "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
@@ -138,18 +158,12 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	path := fs.Arg(0)
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failure("fedpipe", err, f.json, stdout, stderr) }
 
 	// Everything that can be wrong with the input is checked before the store is opened,
 	// so invalid input never writes anything.
 	loader := &data.Loader{DataDir: f.data}
-	g, backend, err := loadGraph(path, loader, f.backend)
+	g, backend, err := loadGraphSet(path, f.set, loader, f.backend)
 	if err != nil {
 		return fail(err)
 	}
@@ -187,6 +201,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", strings.Join(args, " "))
 			return exitInterrupted
 		}
+		return fail(err)
+	}
+	if err := recordManifest(store, g); err != nil {
 		return fail(err)
 	}
 	reportMD := ""
@@ -262,7 +279,12 @@ func writeJSON(w io.Writer, v any) int {
 // loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
 // no store, so invalid input is reported before anything is written.
 func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
-	m, err := manifest.LoadManifest(path)
+	return loadGraphSet(path, nil, loader, backendFlag)
+}
+
+// loadGraphSet is loadGraph with --set overrides applied to the manifest.
+func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
+	m, err := manifest.LoadManifestWith(path, sets)
 	if err != nil {
 		return nil, "", err
 	}

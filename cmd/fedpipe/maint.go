@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -18,13 +17,10 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe fsck [--store DIR]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt (such entries are already treated as misses; the next run recomputes them).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe fsck [--store DIR]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt (such entries are already treated as misses; the next run recomputes them).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {
@@ -57,13 +53,10 @@ func gc(args []string, stdout, stderr io.Writer) int {
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 && *recent <= 0 {
 		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")

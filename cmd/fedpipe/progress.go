@@ -1,26 +1,45 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
-// newProgress chooses a display: a live bar when w is a terminal and neither quiet nor
-// CI=true; one line per stage when w is a pipe or file; nothing when quiet.
+// Redraw and print intervals of the two displays.
+const (
+	// barTick is how often the live bar is redrawn while a stage runs, so that its clock and
+	// ETA move even when a round takes minutes.
+	barTick = 500 * time.Millisecond
+	// barThrottle is the shortest interval between two redraws caused by progress steps.
+	barThrottle = 100 * time.Millisecond
+	// lineEvery is the shortest interval between two progress lines inside a stage when the
+	// output is not a terminal (CI logs, SLURM, nohup): one line per 30 s at most.
+	lineEvery = 30 * time.Second
+)
+
+// newProgress chooses a display: a live bar fitted to the terminal's width when w is a
+// terminal and neither quiet nor CI=true; otherwise plain lines — one when a stage starts
+// and ends and, inside a long stage, a progress line every 30 s at most; nothing when quiet.
 func newProgress(w io.Writer, quiet bool) pipeline.Progress {
 	if quiet {
 		return pipeline.Quiet{}
 	}
 	if f, ok := w.(*os.File); ok && isTerminal(f) && os.Getenv("CI") != "true" {
-		return &barProgress{w: w}
+		return &liveProgress{w: w, bar: true, every: barTick, width: func() int { return termWidth(f) }}
 	}
-	return &lineProgress{w: w}
+	return &liveProgress{w: w, every: lineEvery}
 }
 
 func isTerminal(f *os.File) bool {
@@ -28,110 +47,247 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// lineProgress prints a line when a stage starts and ends; no carriage returns.
-type lineProgress struct {
+// termWidth is the terminal's width in columns: the window size of f, else $COLUMNS, else 80.
+func termWidth(f *os.File) int {
+	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 0 {
+		return c
+	}
+	return 80
+}
+
+// liveProgress shows the running stage with its steps done of total (rounds for a train
+// stage), the time spent and an ETA. As a bar (bar true), it redraws one line in place,
+// never wider than the terminal, every `every` and at each step (at most every
+// barThrottle); as lines, it prints a line when a stage starts and ends and a progress line
+// every `every` at most while it runs.
+type liveProgress struct {
 	w     io.Writer
-	mu    sync.Mutex
-	index int
-	total int
+	bar   bool
+	every time.Duration
+	// width returns the terminal's columns (bar only).
+	width func() int
+	// now is the clock (tests replace it).
+	now func() time.Time
+
+	mu           sync.Mutex
+	index, total int
+	name         string
+	start        time.Time
+	done, steps  int
+	note         string
+	// base and baseAt are the first step seen in this stage and when (a resumed train
+	// stage starts past round 0): the ETA is the rate since then.
+	base   int
+	baseAt time.Time
+	// lastDraw is the last redraw (bar) or progress line (lines).
+	lastDraw time.Time
+	// drawn is the width of the line on screen (bar).
+	drawn int
+	stop  chan struct{}
 }
 
-func (p *lineProgress) StageStart(index, total int, name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.index, p.total = index, total
-	fmt.Fprintf(p.w, "[%d/%d] %s ...\n", index, total, name)
-}
-
-func (p *lineProgress) Step(string, int, int, string) {}
-
-func (p *lineProgress) StageEnd(name string, d time.Duration, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil {
-		fmt.Fprintf(p.w, "[%d/%d] %s failed after %s\n", p.index, p.total, name, fmtDur(d))
-		return
+func (p *liveProgress) clock() time.Time {
+	if p.now != nil {
+		return p.now()
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s done in %s\n", p.index, p.total, name, fmtDur(d))
+	return time.Now()
 }
 
-func (p *lineProgress) Logf(format string, args ...any) {
+// StageStart shows the stage and starts the ticker that keeps the display moving.
+func (p *liveProgress) StageStart(index, total int, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-// barProgress redraws one status line with a bar for the running stage.
-type barProgress struct {
-	w     io.Writer
-	mu    sync.Mutex
-	index int
-	total int
-	name  string
-	start time.Time
-	last  time.Time
-	width int
-}
-
-func (p *barProgress) StageStart(index, total int, name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.index, p.total, p.name, p.start = index, total, name, time.Now()
-	p.draw(0, 0, "")
-}
-
-func (p *barProgress) Step(name string, done, total int, note string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.last) < 100*time.Millisecond && done < total {
-		return
+	p.index, p.total, p.name, p.start = index, total, name, p.clock()
+	p.done, p.steps, p.note, p.base, p.baseAt = 0, 0, "", -1, time.Time{}
+	p.lastDraw = p.start
+	if p.bar {
+		p.draw()
+	} else {
+		fmt.Fprintf(p.w, "[%d/%d] %s ...\n", index, total, name)
 	}
-	p.draw(done, total, note)
+	p.stop = make(chan struct{})
+	go p.tick(p.stop)
 }
 
-func (p *barProgress) draw(done, total int, note string) {
-	p.last = time.Now()
-	const barLen = 24
-	bar := ""
-	if total > 0 {
-		filled := done * barLen / total
-		bar = " [" + strings.Repeat("#", filled) + strings.Repeat(".", barLen-filled) + "]"
-		bar += fmt.Sprintf(" %d/%d", done, total)
+func (p *liveProgress) tick(stop chan struct{}) {
+	t := time.NewTicker(min(p.every, barTick))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.stop == stop {
+				p.refresh(false)
+			}
+			p.mu.Unlock()
+		}
 	}
+}
+
+// Step records progress within the stage.
+func (p *liveProgress) Step(_ string, done, total int, note string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.base < 0 {
+		// The first step: a stage at step 1 started from 0 when the stage started; one
+		// further on (resumed) is timed from now.
+		p.base, p.baseAt = done, p.clock()
+		if done == 1 {
+			p.base, p.baseAt = 0, p.start
+		}
+	}
+	p.done, p.steps = done, total
 	if note != "" {
-		note = " " + note
+		p.note = note
 	}
-	line := fmt.Sprintf("[%d/%d] %s%s%s %s", p.index, p.total, p.name, bar, note, fmtDur(time.Since(p.start)))
+	p.refresh(done == total)
+}
+
+// refresh redraws the bar, or prints a progress line, when it is time to.
+func (p *liveProgress) refresh(force bool) {
+	now := p.clock()
+	if p.bar {
+		if force || now.Sub(p.lastDraw) >= barThrottle {
+			p.draw()
+		}
+		return
+	}
+	// Lines: the stage's end is its own line; no progress line just before it.
+	if !force && now.Sub(p.lastDraw) >= p.every {
+		p.lastDraw = now
+		fmt.Fprintln(p.w, p.status(0))
+	}
+}
+
+// eta estimates the time left from the rate of steps since the first one; 0 when unknown.
+func (p *liveProgress) eta(now time.Time) time.Duration {
+	if p.base < 0 || p.done <= p.base || p.steps <= 0 || p.done >= p.steps {
+		return 0
+	}
+	per := now.Sub(p.baseAt) / time.Duration(p.done-p.base)
+	return per * time.Duration(p.steps-p.done)
+}
+
+// status is the stage's progress as one line of at most width runes (0: any width). It
+// drops, in order, the bar, the note, the time spent and the middle of the stage name to
+// fit; the rounds done of total and the ETA stay.
+func (p *liveProgress) status(width int) string {
+	now := p.clock()
+	head := fmt.Sprintf("[%d/%d] ", p.index, p.total)
+	count, elapsed, eta, note := "", "  "+fmtDur(now.Sub(p.start)), "", ""
+	if p.steps > 0 {
+		count = fmt.Sprintf(" %d/%d", p.done, p.steps)
+		if strings.HasPrefix(p.name, "train") {
+			count = fmt.Sprintf(" round %d/%d", p.done, p.steps)
+		}
+	}
+	if e := p.eta(now); e > 0 {
+		eta = ", ETA " + fmtDur(e)
+	}
+	if p.note != "" {
+		note = " " + p.note
+	}
+	bar := ""
+	if p.bar && p.steps > 0 {
+		const barLen = 20
+		filled := min(barLen, p.done*barLen/p.steps)
+		bar = " [" + strings.Repeat("#", filled) + strings.Repeat(".", barLen-filled) + "]"
+	}
+	rest := func() string { return bar + count + note + elapsed + eta }
+	if width <= 0 || runeLen(head+p.name+rest()) <= width {
+		return head + p.name + rest()
+	}
+	for _, drop := range []*string{&bar, &note} {
+		*drop = ""
+		if runeLen(head+p.name+rest()) <= width {
+			return head + p.name + rest()
+		}
+	}
+	if eta != "" {
+		elapsed, eta = "", "  ETA "+strings.TrimPrefix(eta, ", ETA ")
+	}
+	return fitName(head, p.name, rest(), width)
+}
+
+// fitName joins head, name and tail in at most width runes, shortening name in the middle
+// (keeping its kind and method at the start and its seed at the end), else cutting the end.
+func fitName(head, name, tail string, width int) string {
+	line := head + name + tail
+	over := runeLen(line) - width
+	if width <= 0 || over <= 0 {
+		return line
+	}
+	if r := []rune(name); len(r)-over-1 >= 8 {
+		keep := len(r) - over - 1
+		return head + string(r[:keep-keep/2]) + "…" + string(r[len(r)-keep/2:]) + tail
+	}
+	s := []rune(line)
+	return string(s[:max(0, width-1)]) + "…"
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// draw rewrites the bar's line in place, one column short of the terminal's width so that
+// it never wraps.
+func (p *liveProgress) draw() {
+	p.lastDraw = p.clock()
+	line := p.status(p.width() - 1)
+	n := runeLen(line)
 	pad := ""
-	if len(line) < p.width {
-		pad = strings.Repeat(" ", p.width-len(line))
+	if n < p.drawn {
+		pad = strings.Repeat(" ", p.drawn-n)
 	}
-	p.width = len(line)
+	p.drawn = n
 	fmt.Fprintf(p.w, "\r%s%s", line, pad)
 }
 
-func (p *barProgress) StageEnd(name string, d time.Duration, err error) {
+// StageEnd stops the ticker and says how the stage ended: done, interrupted (Ctrl-C,
+// SIGTERM) or failed.
+func (p *liveProgress) StageEnd(name string, d time.Duration, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	status := "done"
-	if err != nil {
-		status = "failed"
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
 	}
-	line := fmt.Sprintf("[%d/%d] %s %s in %s", p.index, p.total, name, status, fmtDur(d))
+	status := "done in " + fmtDur(d)
+	switch {
+	case errors.Is(err, context.Canceled):
+		status = "interrupted after " + fmtDur(d)
+	case err != nil:
+		status = "failed after " + fmtDur(d)
+	}
+	head := fmt.Sprintf("[%d/%d] ", p.index, p.total)
+	if !p.bar {
+		fmt.Fprintln(p.w, head+name+" "+status)
+		return
+	}
+	line := fitName(head, name, " "+status, p.width()-1)
 	pad := ""
-	if len(line) < p.width {
-		pad = strings.Repeat(" ", p.width-len(line))
+	if n := runeLen(line); n < p.drawn {
+		pad = strings.Repeat(" ", p.drawn-n)
 	}
-	p.width = 0
+	p.drawn = 0
 	fmt.Fprintf(p.w, "\r%s%s\n", line, pad)
 }
 
-func (p *barProgress) Logf(format string, args ...any) {
+// Logf prints a message on its own line (clearing the bar first).
+func (p *liveProgress) Logf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
-	p.width = 0
+	if p.bar && p.drawn > 0 {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.drawn))
+		p.drawn = 0
+	}
 	fmt.Fprintf(p.w, format+"\n", args...)
+	if p.bar && p.stop != nil {
+		p.draw()
+	}
 }
 
 func fmtDur(d time.Duration) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -23,30 +21,22 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
+	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe report: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failure("fedpipe report", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
 	graphs := make([]*pipeline.Graph, fs.NArg())
 	for i, path := range fs.Args() {
-		g, _, err := loadGraph(path, loader, f.backend)
+		g, _, err := loadGraphSet(path, f.set, loader, f.backend)
 		if err != nil {
 			return fail(err)
 		}
@@ -84,6 +74,15 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, t := range s.Tables {
+		if *latex && t.Name == "results" {
+			tex, err := latexResults(t.Table, s.Title)
+			if err == nil {
+				err = write(filepath.Join("tables", "results.tex"), []byte(tex))
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
 		k, err := writeTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
 		files += k
 		if err != nil {
@@ -103,13 +102,18 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	if !f.json {
+		for _, n := range s.Notes {
+			fmt.Fprintf(stderr, "fedpipe report: note: %s\n", n)
+		}
+	}
 	if f.json {
 		names := make([]string, len(s.Figures))
 		for i, fig := range s.Figures {
 			names[i] = fig.Name
 		}
 		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
-			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files})
+			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files, "notes": s.Notes})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
 		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)

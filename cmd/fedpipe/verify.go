@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -23,13 +22,10 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "verify")
 	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
@@ -46,18 +42,15 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 				runArgs = append(runArgs, name, v)
 			}
 		}
+		for _, s := range f.set {
+			runArgs = append(runArgs, "--set", s)
+		}
 		if code := runOrStatus("run", runArgs, stderr, stderr); code != exitOK {
 			return code
 		}
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "fedpipe verify: %v\n", err)
-		if manifest.IsInvalid(err) {
-			return exitInvalid
-		}
-		return exitFailure
-	}
-	g, _, err := loadGraph(path, &data.Loader{DataDir: f.data}, f.backend)
+	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
+	g, _, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
 	}

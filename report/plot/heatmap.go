@@ -83,7 +83,11 @@ func (h Heatmap) SVG() string {
 				fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"`,
 					num(ox+float64(j)*cell), num(oy+float64(i)*cell), num(cell+0.3), num(cell+0.3), fill)
 				if n <= maxTooltips { // a hover tooltip per cell; large matrices would bloat the file
-					fmt.Fprintf(&b, `><title>%s × %s: %.3f</title></rect>`+"\n", esc(label(pan.Labels, i)), esc(label(pan.Labels, j)), v)
+					val := "undefined"
+					if !math.IsNaN(v) {
+						val = fmt.Sprintf("%.3f", v)
+					}
+					fmt.Fprintf(&b, `><title>%s × %s: %s</title></rect>`+"\n", esc(label(pan.Labels, i)), esc(label(pan.Labels, j)), val)
 				} else {
 					b.WriteString("/>\n")
 				}

@@ -75,6 +75,9 @@ func tickLabel(v float64) string {
 type Series struct {
 	Name string
 	X, Y []float64
+	// Lo and Hi, when set (one per x), bound a shaded band around the line (e.g. mean ± std
+	// over seeds); NaN leaves a point out of the band.
+	Lo, Hi []float64
 }
 
 // LineChart is a chart of one or more series against a shared x axis.
@@ -87,6 +90,9 @@ type LineChart struct {
 	LogX bool
 	// XTick, when set, labels the tick at data value x (e.g. q for an axis of 1−q).
 	XTick func(x float64) string
+	// YLo and YHi fix the y range (so that the panels of one figure share it); both zero:
+	// the data's range.
+	YLo, YHi float64
 }
 
 // bounds returns the data range of the chart, padded so that lines do not touch the frame.
@@ -100,10 +106,18 @@ func (c LineChart) bounds() (x0, x1, y0, y1 float64) {
 				continue
 			}
 			x0, x1, y0, y1 = math.Min(x0, x), math.Max(x1, x), math.Min(y0, y), math.Max(y1, y)
+			for _, band := range [][]float64{s.Lo, s.Hi} {
+				if i < len(band) && !math.IsNaN(band[i]) {
+					y0, y1 = math.Min(y0, band[i]), math.Max(y1, band[i])
+				}
+			}
 		}
 	}
 	if math.IsInf(x0, 1) {
 		return 0, 1, 0, 1
+	}
+	if c.YLo < c.YHi {
+		y0, y1 = c.YLo, c.YHi
 	}
 	if x1 == x0 {
 		x0, x1 = x0-1, x1+1
@@ -236,6 +250,18 @@ func (c LineChart) SVG() string {
 	for i, s := range c.Series {
 		col := Palette[i%len(Palette)]
 		fmt.Fprintf(&b, `<g class="series" data-name="%s" stroke="%s" fill="%s">`+"\n", esc(s.Name), col, col)
+		if len(s.Lo) == len(s.X) && len(s.Hi) == len(s.X) {
+			var up, down []string
+			for j := range s.X {
+				if !math.IsNaN(s.Lo[j]) && !math.IsNaN(s.Hi[j]) {
+					up = append(up, num(px(s.X[j]))+","+num(py(s.Hi[j])))
+					down = append([]string{num(px(s.X[j])) + "," + num(py(s.Lo[j]))}, down...)
+				}
+			}
+			if len(up) > 1 {
+				fmt.Fprintf(&b, `<polygon class="band" points="%s" fill-opacity="0.18" stroke="none"/>`+"\n", strings.Join(append(up, down...), " "))
+			}
+		}
 		var path strings.Builder
 		pen := false
 		for j := range s.X {

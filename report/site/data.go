@@ -1,16 +1,18 @@
 package site
 
 // The row types of the data tables behind the page's tables and figures (written under
-// tables/ as Parquet and CSV), laid out by the results package's codec (dataTable).
+// tables/ as Parquet and CSV), laid out by the results package's codec (dataTable). Their
+// values are percentages, so their columns are named *_pct: an `accuracy` column is a
+// fraction everywhere in fedpipe's tables.
 
 // resultCell is a row of the results table: one method and grid cell.
 type resultCell struct {
 	Method    string  `arrow:"method"`
 	Cell      string  `arrow:"cell"`
 	Seeds     int     `arrow:"seeds"`
-	Mean      float64 `arrow:"mean"`
-	Std       float64 `arrow:"std"`
-	Published float64 `arrow:"published"`
+	Mean      float64 `arrow:"mean_pct"`
+	Std       float64 `arrow:"std_pct"`
+	Published float64 `arrow:"published_pct"`
 	Verdict   string  `arrow:"verdict"`
 }
 
@@ -19,27 +21,29 @@ type roundAccuracy struct {
 	Cell     string  `arrow:"cell"`
 	Method   string  `arrow:"method"`
 	Round    int     `arrow:"round"`
-	Accuracy float64 `arrow:"accuracy"`
+	Accuracy float64 `arrow:"accuracy_pct"`
+	// Std is the population std over seeds (NaN with one seed).
+	Std float64 `arrow:"accuracy_std_pct"`
 }
 
 // layerFraction is a point of the personalized-fraction figure.
 type layerFraction struct {
 	Tensor  string  `arrow:"tensor"`
 	Round   int     `arrow:"round"`
-	Percent float64 `arrow:"personalized_percent"`
+	Percent float64 `arrow:"personalized_pct"`
 }
 
 // scoreAccuracy is a point of FedOBP's score-vs-quantile figure.
 type scoreAccuracy struct {
 	Score    string  `arrow:"score"`
 	Q        float64 `arrow:"q"`
-	Accuracy float64 `arrow:"accuracy"`
+	Accuracy float64 `arrow:"accuracy_pct"`
 }
 
 // shiftAccuracy is a point of an accuracy-under-shift figure.
 type shiftAccuracy struct {
 	Method string  `arrow:"method"`
 	Level  float64 `arrow:"level"`
-	Mean   float64 `arrow:"accuracy_client_mean"`
-	Std    float64 `arrow:"accuracy_client_std"`
+	Mean   float64 `arrow:"accuracy_client_mean_pct"`
+	Std    float64 `arrow:"accuracy_client_std_pct"`
 }

@@ -5,17 +5,18 @@ import (
 	"testing"
 )
 
-// The data tables keep the columns (names, kinds, order) that readers of tables/ use.
+// The data tables keep the columns (names, kinds, order) that readers of tables/ use; their
+// percentages are *_pct columns (issue 18: one unit per column name).
 func TestDataTableColumns(t *testing.T) {
 	for _, tc := range []struct {
 		cols func() string
 		want string
 	}{
-		{cols(resultCell{}), "method:string cell:string seeds:int64 mean:float64 std:float64 published:float64 verdict:string"},
-		{cols(roundAccuracy{}), "cell:string method:string round:int64 accuracy:float64"},
-		{cols(layerFraction{}), "tensor:string round:int64 personalized_percent:float64"},
-		{cols(scoreAccuracy{}), "score:string q:float64 accuracy:float64"},
-		{cols(shiftAccuracy{}), "method:string level:float64 accuracy_client_mean:float64 accuracy_client_std:float64"},
+		{cols(resultCell{}), "method:string cell:string seeds:int64 mean_pct:float64 std_pct:float64 published_pct:float64 verdict:string"},
+		{cols(roundAccuracy{}), "cell:string method:string round:int64 accuracy_pct:float64 accuracy_std_pct:float64"},
+		{cols(layerFraction{}), "tensor:string round:int64 personalized_pct:float64"},
+		{cols(scoreAccuracy{}), "score:string q:float64 accuracy_pct:float64"},
+		{cols(shiftAccuracy{}), "method:string level:float64 accuracy_client_mean_pct:float64 accuracy_client_std_pct:float64"},
 	} {
 		if got := tc.cols(); got != tc.want {
 			t.Errorf("columns %q, want %q", got, tc.want)

@@ -70,9 +70,16 @@ func titleIn(title, col string) string {
 }
 
 // accuracyRounds draws test accuracy (mean over clients, then over seeds) per round and
-// method: FedSelect Fig. 2.
+// method, with a band of ± the std over seeds where there are several: FedSelect Fig. 2.
+// The figures of one report (one per grid cell) share their y range.
 func (c *collected) accuracyRounds() []Figure {
-	var figs []Figure
+	type fig struct {
+		col    string
+		series []plot.Series
+		data   *table.Table
+	}
+	var figs []fig
+	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
 		var series []plot.Series
@@ -96,22 +103,38 @@ func (c *collected) accuracyRounds() []Figure {
 			}
 			s := plot.Series{Name: row}
 			for _, r := range sortedKeys(perRound) {
+				mean, std := report.Mean(perRound[r]), math.NaN()
+				if len(perRound[r]) > 1 {
+					std = report.Std(perRound[r])
+				}
 				s.X = append(s.X, float64(r))
-				s.Y = append(s.Y, report.Mean(perRound[r]))
-				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: report.Mean(perRound[r])})
+				s.Y = append(s.Y, mean)
+				s.Lo, s.Hi = append(s.Lo, mean-std), append(s.Hi, mean+std)
+				ylo, yhi = math.Min(ylo, mean), math.Max(yhi, mean)
+				if !math.IsNaN(std) {
+					ylo, yhi = math.Min(ylo, mean-std), math.Max(yhi, mean+std)
+				}
+				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: mean, Std: std})
 			}
 			series = append(series, s)
 		}
 		if len(series) == 0 {
 			continue
 		}
-		title := titleIn("Test accuracy per round", col)
-		figs = append(figs, Figure{Name: figName("accuracy-rounds", col), Title: title,
-			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
-			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
-			Data:    dataTable(data)})
+		figs = append(figs, fig{col, series, dataTable(data)})
 	}
-	return figs
+	var out []Figure
+	for _, f := range figs {
+		title := titleIn("Test accuracy per round", f.col)
+		chart := plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: f.series}
+		if len(figs) > 1 && ylo < yhi {
+			chart.YLo, chart.YHi = ylo, yhi
+		}
+		out = append(out, Figure{Name: figName("accuracy-rounds", f.col), Title: title,
+			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds, with a band of ± the std over seeds (FedSelect Fig. 2); the figures share their y range.",
+			SVG:     chart.SVG(), Data: f.data})
+	}
+	return out
 }
 
 // firstSeed returns, per configuration (row, col), the run with the lowest seed that has
@@ -192,10 +215,12 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 			p := panels[idx[r.Tensor]].Values
 			ca, cb := r.ClientA, r.ClientB
 			p[ca][cb], p[cb][ca] = 100*r.IoU, 100*r.IoU
-			p[ca][ca], p[cb][cb] = 100, 100
+			if !math.IsNaN(r.IoU) { // NaN: both masks empty, IoU undefined (grey)
+				p[ca][ca], p[cb][cb] = 100, 100
+			}
 		}
 		shown := panels
-		caption := "Pairwise IoU (%) of the clients' final personalization masks, per tensor; seed " + fmt.Sprint(x.r.Seed) + " (FedSelect Fig. 4)."
+		caption := "Pairwise IoU (%) of the clients' final personalization masks, per tensor; seed " + fmt.Sprint(x.r.Seed) + " (FedSelect Fig. 4). Grey: undefined (both masks empty)."
 		if len(shown) > maxPanels {
 			shown = shown[:maxPanels]
 			caption += fmt.Sprintf(" The first %d of %d tensors are drawn; the table holds all.", maxPanels, len(panels))

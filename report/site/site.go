@@ -3,6 +3,8 @@ package site
 import (
 	"fmt"
 	"html"
+	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -26,7 +28,8 @@ type Site struct {
 	Tables []NamedTable
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
-	// Notes say which figures were left out of a large report.
+	// Notes say which figures were left out of a large report, and which manifests share a
+	// name (their columns are then labelled by file).
 	Notes []string
 
 	graphs []*pipeline.Graph
@@ -52,6 +55,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	label := make([]string, len(graphs))
 	title := names[0]
+	var notes []string
 	if len(graphs) > 1 {
 		prefix := commonPrefix(names)
 		title = strings.TrimRight(prefix, "-_ ")
@@ -63,6 +67,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 		if title == "" {
 			title = strings.Join(names, ", ")
 		}
+		notes = distinctLabels(graphs, label)
 	}
 	c, err := collect(graphs, label, store)
 	if err != nil {
@@ -70,7 +75,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	m := graphs[0].Manifest
 	metric := primaryMetric(m)
-	s := &Site{Title: title, graphs: graphs}
+	s := &Site{Title: title, graphs: graphs, Notes: notes}
 	for _, x := range c.runs {
 		s.Runs++
 		if x.summary != nil {
@@ -124,6 +129,52 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	s.Markdown = s.markdown(sections)
 	s.HTML = s.html(sections)
 	return s, nil
+}
+
+// distinctLabels makes the manifests' column labels distinct, so that two manifests sharing
+// a name (a copied YAML) are never folded together as if their runs were seeds of one
+// configuration: a clashing label becomes the manifest's file name (without extension),
+// else its path, else its position. It returns a note per clash.
+func distinctLabels(graphs []*pipeline.Graph, label []string) []string {
+	var notes []string
+	byLabel := map[string][]int{}
+	for i, l := range label {
+		byLabel[l] = append(byLabel[l], i)
+	}
+	for i, l := range label {
+		same := byLabel[l]
+		if len(same) < 2 || same[0] != i {
+			continue
+		}
+		var files []string
+		for _, j := range same {
+			files = append(files, graphs[j].Manifest.File)
+		}
+		notes = append(notes, fmt.Sprintf("manifests %s share the name %q: their runs are kept apart, labelled by file",
+			strings.Join(files, ", "), graphs[i].Manifest.Name))
+	}
+	for _, pick := range []func(int) string{
+		func(i int) string {
+			b := filepath.Base(graphs[i].Manifest.File)
+			return strings.TrimSuffix(b, filepath.Ext(b))
+		},
+		func(i int) string { return graphs[i].Manifest.File },
+		func(i int) string { return fmt.Sprintf("%s#%d", label[i], i+1) },
+	} {
+		count := map[string]int{}
+		for _, l := range label {
+			count[l]++
+		}
+		if len(count) == len(label) {
+			break
+		}
+		for i, l := range label {
+			if count[l] > 1 {
+				label[i] = pick(i)
+			}
+		}
+	}
+	return notes
 }
 
 // commonPrefix returns the longest prefix of every name, cut back to a word boundary
@@ -241,14 +292,15 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			}
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
-				data = append(data, resultCell{Method: row, Cell: col, Verdict: verify.Missing})
+				nan := math.NaN() // not computed: missing, an empty CSV field
+				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing})
 				continue
 			}
 			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
 			if len(vals) < total {
 				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
 			}
-			class, verdict, pub := "", "", 0.0
+			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {
 				if v.Above != "" || v.Metric != metric {
 					continue
@@ -280,7 +332,7 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 		g.rows = append(g.rows, line)
 	}
 	t := dataTable(data)
-	t.Meta = map[string]string{"metric": metric}
+	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds"}
 	return g, t
 }
 

@@ -129,7 +129,8 @@ func selectionRows(round, client int, mask tensor.List) []Selection {
 type MaskIoU = results.MaskIoU
 
 // PairwiseIoU computes, per tensor, the IoU of every pair of clients' masks (FedSelect
-// Fig. 4). Two empty masks have IoU 1 (they agree); clients without a mask are skipped.
+// Fig. 4). The IoU of two empty masks is undefined (0/0) and is NaN — not 1: a tensor
+// nobody personalizes is no agreement between clients; clients without a mask are skipped.
 func PairwiseIoU(masks []tensor.List) []MaskIoU {
 	var out []MaskIoU
 	for a := range masks {
@@ -149,7 +150,7 @@ func PairwiseIoU(masks []tensor.List) []MaskIoU {
 						union++
 					}
 				}
-				iou := 1.0
+				iou := math.NaN()
 				if union > 0 {
 					iou = float64(inter) / float64(union)
 				}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/safetensors"
+	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// withIdentity appends to a stage's exported table the identity of the run it belongs to,
+// repeated on every row — manifest, stage, run (its label), method, seed and each swept
+// parameter (grid path with "." as "_", e.g. train_lr) — so that tables read together (a
+// DuckDB glob, pandas concat) keep which run each row came from without parsing folder
+// names. Columns the table already has are left alone. It reports whether it added any.
+func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
+	rows := t.NumRows()
+	added := false
+	addString := func(name, v string) {
+		if t.Col(name) != nil {
+			return
+		}
+		vs := make([]string, rows)
+		for i := range vs {
+			vs[i] = v
+		}
+		t.Columns = append(t.Columns, table.StringCol(name, vs))
+		added = true
+	}
+	addString("manifest", g.Manifest.Name)
+	addString("stage", n.Kind)
+	if n.Run == nil {
+		return added
+	}
+	r := n.Run
+	addString("run", r.Label())
+	addString("method", r.MethodName)
+	if t.Col("seed") == nil {
+		vs := make([]int64, rows)
+		for i := range vs {
+			vs[i] = r.Seed
+		}
+		t.Columns = append(t.Columns, table.Int64Col("seed", vs))
+		added = true
+	}
+	for _, a := range r.Vary {
+		name := strings.ReplaceAll(a.Path, ".", "_")
+		if f, err := strconv.ParseFloat(a.Value, 64); err == nil && t.Col(name) == nil {
+			vs := make([]float64, rows)
+			for i := range vs {
+				vs[i] = f
+			}
+			t.Columns = append(t.Columns, table.Float64Col(name, vs))
+			added = true
+			continue
+		}
+		addString(name, a.Value)
+	}
+	return added
+}
+
+// exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
+// personal/NNNNN, mask/NNNNN, aux/…) as <stage>/<output>.safetensors (the output's "/" as
+// "-"), masks as float32 0/1 tensors of the masked tensor's name and shape, for PyTorch
+// (safetensors.torch.load_file) and NumPy. It returns how many files it wrote.
+func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, error) {
+	files := 0
+	for _, n := range g.Nodes {
+		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+		if err != nil || !ok {
+			if err != nil {
+				return files, err
+			}
+			continue
+		}
+		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		for name, d := range a.Outputs {
+			if !tensorOutput(name) {
+				continue
+			}
+			b, err := store.Get(d)
+			if err != nil {
+				return files, err
+			}
+			bundle, err := tensor.DecodeBundle(b)
+			if err != nil {
+				return files, fmt.Errorf("%s output %s: %w", n.Name, name, err)
+			}
+			l := append(tensor.List{}, bundle.Tensors...)
+			for _, m := range bundle.Masks {
+				l = append(l, m.Tensor())
+			}
+			var buf bytes.Buffer
+			if err := safetensors.Encode(&buf, l); err != nil {
+				return files, fmt.Errorf("%s output %s: %w", n.Name, name, err)
+			}
+			if err := writeFile(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".safetensors"), buf.Bytes()); err != nil {
+				return files, err
+			}
+			files++
+		}
+	}
+	return files, nil
+}

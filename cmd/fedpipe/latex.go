@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/table"
+)
+
+// latexResults renders the report's results table (method × cell, mean ± std over seeds) as
+// a booktabs LaTeX table: the best mean of each column in bold, cells not computed as "--".
+// The std is the population standard deviation over seeds (ddof = 0), as everywhere in
+// fedpipe's report; the caption says so.
+func latexResults(t *table.Table, title string) (string, error) {
+	method, cell, seeds, mean, std := t.Col("method"), t.Col("cell"), t.Col("seeds"), t.Col("mean_pct"), t.Col("std_pct")
+	if method == nil || cell == nil || seeds == nil || mean == nil || std == nil {
+		return "", fmt.Errorf("latex: the results table lacks its columns")
+	}
+	var rows, cols []string
+	seenR, seenC := map[string]bool{}, map[string]bool{}
+	type val struct {
+		mean, std float64
+		n         int64
+	}
+	vals := map[[2]string]val{}
+	for i, r := range method.String {
+		c := cell.String[i]
+		if !seenR[r] {
+			seenR[r] = true
+			rows = append(rows, r)
+		}
+		if !seenC[c] {
+			seenC[c] = true
+			cols = append(cols, c)
+		}
+		vals[[2]string{r, c}] = val{mean.Float64[i], std.Float64[i], seeds.Int64[i]}
+	}
+	best := map[string]float64{}
+	for k, v := range vals {
+		if b, ok := best[k[1]]; v.n > 0 && (!ok || v.mean > b) {
+			best[k[1]] = v.mean
+		}
+	}
+	var b strings.Builder
+	metric := t.Meta["metric"]
+	fmt.Fprintf(&b, "%% fedpipe report: %s\n%% requires \\usepackage{booktabs}\n", title)
+	b.WriteString("\\begin{table}[t]\n\\centering\n")
+	fmt.Fprintf(&b, "\\caption{%s: %s (\\%%), mean $\\pm$ population std over seeds; best per column in bold.}\n", latexEscape(title), latexEscape(strings.ReplaceAll(metric, "_", " ")))
+	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("c", len(cols)))
+	head := []string{"Method"}
+	for _, c := range cols {
+		if c == "" {
+			c = "Accuracy (\\%)"
+		} else {
+			c = latexEscape(c)
+		}
+		head = append(head, c)
+	}
+	b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
+	for _, r := range rows {
+		line := []string{latexEscape(r)}
+		for _, c := range cols {
+			v, ok := vals[[2]string{r, c}]
+			switch {
+			case !ok || v.n == 0:
+				line = append(line, "--")
+			default:
+				s := fmt.Sprintf("%.2f", v.mean)
+				if v.mean == best[c] {
+					s = "\\textbf{" + s + "}"
+				}
+				line = append(line, fmt.Sprintf("%s $\\pm$ %.2f", s, v.std))
+			}
+		}
+		b.WriteString(strings.Join(line, " & ") + " \\\\\n")
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+	return b.String(), nil
+}
+
+// latexEscape escapes LaTeX's special characters in text.
+func latexEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
+		"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "α", `$\alpha$`, "β", `$\beta$`)
+	return r.Replace(s)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// version is fedpipe's release; builds may set it with -ldflags "-X main.version=…".
+var version = "0.18.0-dev"
+
+// commit is the git commit the binary was built from when the build cannot stamp it (Go's
+// VCS stamping off, e.g. GOFLAGS=-buildvcs=false): `make build` sets it with
+// -ldflags "-X main.commit=…" (suffixed "-modified" for a dirty tree).
+var commit = ""
+
+// versionInfo is what `fedpipe version` prints.
+type versionInfo struct {
+	Version string `json:"version"`
+	// Commit and Modified come from the build's VCS stamp (absent in `go test` builds).
+	Commit    string `json:"commit,omitempty"`
+	Modified  bool   `json:"modified,omitempty"`
+	Time      string `json:"commit_time,omitempty"`
+	GoVersion string `json:"go"`
+	Platform  string `json:"platform"`
+	// Backend is the numeric backend a run would use (its id, part of every key).
+	Backend string `json:"backend"`
+	// KeyScheme and CodeVersions are what stage keys are computed with.
+	KeyScheme    string         `json:"key_scheme"`
+	CodeVersions map[string]int `json:"code_versions"`
+}
+
+// versionCmd prints fedpipe's version, commit, backend and key-scheme version.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("version", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	backendFlag := fs.String("backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme\nand stage code versions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	backend, err := model.ResolveBackend(*backendFlag)
+	if err != nil {
+		return failure("fedpipe version", err, *asJSON, stdout, stderr)
+	}
+	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			case "vcs.time":
+				v.Time = s.Value
+			}
+		}
+	}
+	if v.Commit == "" && commit != "" {
+		v.Commit = strings.TrimSuffix(commit, "-modified")
+		v.Modified = strings.HasSuffix(commit, "-modified")
+	}
+	if *asJSON {
+		return writeJSON(stdout, v)
+	}
+	commit := v.Commit
+	if commit == "" {
+		commit = "unknown (not built from a git checkout)"
+	} else if v.Modified {
+		commit += " (modified)"
+	}
+	fmt.Fprintf(stdout, "fedpipe %s\ncommit:     %s\ngo:         %s %s\nbackend:    %s\nkey scheme: %s\n", v.Version, commit, v.GoVersion, v.Platform, v.Backend, v.KeyScheme)
+	kinds := make([]string, 0, len(v.CodeVersions))
+	for k := range v.CodeVersions {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	fmt.Fprint(stdout, "stage code:")
+	for _, k := range kinds {
+		fmt.Fprintf(stdout, " %s=%d", k, v.CodeVersions[k])
+	}
+	fmt.Fprintln(stdout)
+	return exitOK
+}
