@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -38,6 +37,8 @@ type Manifest struct {
 	File string `yaml:"-"`
 	// Pos maps a field path (e.g. "methods[1].train.lr") to where it was set.
 	Pos map[string]Pos `yaml:"-"`
+
+	limits Limits // what the manifest was checked against (bounds.go)
 }
 
 // DatasetSpec names the data. Which fields matter depends on Name.
@@ -254,17 +255,31 @@ var ErrInvalid = errors.New("invalid input")
 // Is lets errors.Is(err, ErrInvalid) match any InputError.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
-// LoadManifest reads, decodes and validates the manifest at path.
+// LoadManifest reads, decodes and validates the manifest at path under DefaultLimits.
 func LoadManifest(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read manifest: %v", errors.Unwrap(err))}
-	}
-	return ParseManifest(path, b)
+	return LoadManifestLimits(path, DefaultLimits)
 }
 
-// ParseManifest decodes and validates manifest bytes; file names the source in errors.
+// LoadManifestLimits reads, decodes and validates the manifest at path under lim. Only a
+// regular file is read ("-" reads standard input), so a FIFO or a device cannot block.
+func LoadManifestLimits(path string, lim Limits) (*Manifest, error) {
+	b, err := readManifestFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifestLimits(path, b, lim)
+}
+
+// ParseManifest decodes and validates manifest bytes under DefaultLimits; file names the
+// source in errors.
 func ParseManifest(file string, b []byte) (*Manifest, error) {
+	return ParseManifestLimits(file, b, DefaultLimits)
+}
+
+// ParseManifestLimits decodes and validates manifest bytes under lim; file names the source
+// in errors. The number of cells is counted, and refused over lim.MaxCells, before the grid
+// is expanded.
+func ParseManifestLimits(file string, b []byte, lim Limits) (*Manifest, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&root); err != nil {
@@ -283,11 +298,15 @@ func ParseManifest(file string, b []byte) (*Manifest, error) {
 	m := defaultManifest()
 	m.File = file
 	m.Pos = map[string]Pos{}
+	m.limits = lim
 	d := &decoder{file: file, pos: m.Pos}
 	if err := d.decode(&root, reflect.ValueOf(&m).Elem(), ""); err != nil {
 		return nil, err
 	}
 	if err := m.validate(root.Content[0]); err != nil {
+		return nil, err
+	}
+	if err := m.checkBounds(root.Content[0]); err != nil {
 		return nil, err
 	}
 	if _, err := m.Expand(); err != nil {

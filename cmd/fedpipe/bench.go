@@ -40,6 +40,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	backend, err := model.ResolveBackend(*backendFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)

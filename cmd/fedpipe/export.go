@@ -35,6 +35,9 @@ func export(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() != 1 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
 		return exitInvalid

@@ -112,6 +112,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	if cmd == "run" {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 	}
+	registerLimits(fs)
 }
 
 func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
@@ -131,6 +132,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		return exitInvalid
+	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
@@ -262,7 +266,7 @@ func writeJSON(w io.Writer, v any) int {
 // loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
 // no store, so invalid input is reported before anything is written.
 func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
-	m, err := manifest.LoadManifest(path)
+	m, err := manifest.LoadManifestLimits(path, manifestLimits)
 	if err != nil {
 		return nil, "", err
 	}

@@ -26,6 +26,9 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
@@ -64,6 +67,9 @@ func gc(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		return exitInvalid
+	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
 	}
 	if fs.NArg() == 0 && *recent <= 0 {
 		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")

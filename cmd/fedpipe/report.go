@@ -32,6 +32,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid

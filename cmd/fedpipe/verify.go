@@ -31,6 +31,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitInvalid
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
 		return exitInvalid
