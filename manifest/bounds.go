@@ -131,6 +131,11 @@ func (m *Manifest) checkBounds(root *yaml.Node) error {
 			return err
 		}
 	}
+	for _, r := range m.Description {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return m.ErrAt("description", "holds the control character %s: it is printed in the report", strconv.QuoteRune(r))
+		}
+	}
 	if lim.MaxSeeds > 0 && len(m.Seeds) > lim.MaxSeeds {
 		return m.ErrAt("seeds", "%d seeds exceed the limit of %d", len(m.Seeds), lim.MaxSeeds)
 	}
@@ -279,6 +284,16 @@ func MemoryEstimate(r *Run) float64 {
 func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 	lim := m.limits
 	field := func(path string) string { return m.boundField(path, mi) }
+	for _, a := range r.Vary {
+		if err := checkName(m, field(a.Path), a.Value); err != nil {
+			return err
+		}
+	}
+	for k, v := range r.Options {
+		if err := checkName(m, fmt.Sprintf("methods[%d].params.%s", mi, k), v); err != nil {
+			return err
+		}
+	}
 	t := &r.Train
 	if lim.MaxRounds > 0 && t.Rounds > lim.MaxRounds {
 		return m.errAtField(field("train.rounds"), "%d rounds exceed the limit of %d (raise it with --max-rounds)", t.Rounds, lim.MaxRounds)
