@@ -162,16 +162,24 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
 	dir := artifacts.DefaultDir(f.store)
-	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
+	// Store notices (a wait for another process's lock first of all) are printed at once.
+	logs.Next = func(s string) {
+		switch {
+		case !f.json:
+			progress.Logf("store: %s", s)
+		case strings.Contains(s, "in use"):
+			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
+		}
+	}
+	open := artifacts.Open
+	if cmd == "status" || f.dryRun {
+		open = artifacts.OpenReader // never waits for a run that holds the store
+	}
+	store, err := open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
-	logs.Next = func(s string) {
-		if !f.json {
-			progress.Logf("store: %s", s)
-		}
-	}
 
 	plan, err := pipeline.Plan(g, store, logs)
 	if err != nil {

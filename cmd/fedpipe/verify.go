@@ -67,7 +67,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if len(g.Manifest.Expect) == 0 {
 		return fail(&manifest.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
 	}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}
