@@ -41,7 +41,7 @@ Usage:
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
   fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
-  fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
+  fedpipe fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe help [COMMAND]            help for a command
 
