@@ -227,6 +227,10 @@ func partitionLabel(r *manifest.Run) string {
 
 // fileSHA256 returns the hex SHA-256 of a file's content.
 func fileSHA256(path string) (string, error) {
+	// Only a regular file: opening a FIFO would block for ever.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

@@ -24,7 +24,8 @@ const (
 //
 // Optional directives: "# cmd: status" (or verify) runs that command instead of run;
 // "# args: A B" appends flags (after --store, so they override it); "# as: fifo" or
-// "# as: dir" passes a FIFO or a directory at the manifest's path instead of the file.
+// "# as: dir" passes a FIFO or a directory at the manifest's path instead of the file;
+// "# mkfifo: NAME" makes a FIFO NAME in the case's directory, which "CASEDIR" stands for.
 // The message must name the manifest file unless it is about a flag (a want starting
 // with "--"). Each case must finish within 5 s and allocate less than 500 MB.
 func TestMalformedCorpus(t *testing.T) {
@@ -46,7 +47,7 @@ func TestMalformedCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			exit, wants, cmd, as, flagMsg := -1, []string{}, "run", "", false
-			var extra []string
+			var extra, fifos []string
 			for _, line := range strings.Split(string(raw), "\n") {
 				if v, ok := strings.CutPrefix(line, "# exit: "); ok {
 					exit, _ = strconv.Atoi(v)
@@ -64,15 +65,24 @@ func TestMalformedCorpus(t *testing.T) {
 				if v, ok := strings.CutPrefix(line, "# as: "); ok {
 					as = v
 				}
+				if v, ok := strings.CutPrefix(line, "# mkfifo: "); ok {
+					fifos = append(fifos, v)
+				}
 			}
 			if exit < 0 || len(wants) == 0 {
 				t.Fatal("corpus file lacks its # exit: and # want: lines")
 			}
 			tmp := t.TempDir()
 			m := filepath.Join(tmp, filepath.Base(f))
+			for _, name := range fifos {
+				if err := syscall.Mkfifo(filepath.Join(tmp, name), 0o644); err != nil {
+					t.Skip("no FIFOs:", err)
+				}
+			}
 			switch as {
 			case "":
-				err = os.WriteFile(m, []byte(strings.ReplaceAll(string(raw), "CORPUS", dir)), 0o644)
+				text := strings.ReplaceAll(strings.ReplaceAll(string(raw), "CORPUS", dir), "CASEDIR", tmp)
+				err = os.WriteFile(m, []byte(text), 0o644)
 			case "fifo":
 				if runtime.GOOS == "windows" {
 					t.Skip("no FIFOs")
