@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Two method labels with identical settings are two runs sharing one cached stage: both
@@ -38,5 +42,42 @@ expect:
 	code, out, errs := fedpipe(t, "verify", m, "--store", store)
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed, 0 not computed") {
 		t.Errorf("verify: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// "-" reads the manifest from standard input, explicitly.
+func TestManifestFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest)
+	f, err := os.Open(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	code, out, errs := fedpipe(t, "run", "-", "--dry-run", "--store", filepath.Join(dir, "s"))
+	if code != 0 || !strings.Contains(out, "would run") {
+		t.Fatalf("run -: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// A 1M-cell grid is refused by the command in well under a second, with the count.
+func TestMillionCellRunRefusedFast(t *testing.T) {
+	dir := t.TempDir()
+	var lr, wd []string
+	for i := 1; i <= 1000; i++ {
+		lr = append(lr, fmt.Sprint(float64(i)/1000))
+		wd = append(wd, fmt.Sprint(float64(i)/10000))
+	}
+	m := writeManifest(t, dir, tinyManifest+"grid: {train.lr: ["+strings.Join(lr, ", ")+"], train.weight_decay: ["+strings.Join(wd, ", ")+"]}\n")
+	start := time.Now()
+	code, _, errs := fedpipe(t, "run", m, "--store", filepath.Join(dir, "s"))
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v", took)
+	}
+	if code != 2 || !strings.Contains(errs, "2,000,000 cells") || !strings.Contains(errs, "--max-cells 10000") {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }
