@@ -137,6 +137,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			}
 			// Another label with identical settings: one shared stage, two runs, each
 			// reported and verified under its own label.
+			train.Also = append(train.Also, r)
 			eval.Also = append(eval.Also, r)
 			if sh := shiftOf(shifts, eval); sh != nil {
 				sh.Also = append(sh.Also, r)

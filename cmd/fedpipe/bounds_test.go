@@ -43,6 +43,10 @@ expect:
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed, 0 not computed") {
 		t.Errorf("verify: exit %d\n%s%s", code, out, errs)
 	}
+	code, out, errs = fedpipe(t, "report", m, "--store", store, "-o", filepath.Join(dir, "site"), "--json")
+	if code != 0 || !strings.Contains(out, `"runs": 2`) || !strings.Contains(out, `"computed": 2`) {
+		t.Errorf("report: exit %d\n%s%s", code, out, errs)
+	}
 }
 
 // "-" reads the manifest from standard input, explicitly.

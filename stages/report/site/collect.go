@@ -166,49 +166,52 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		if n.Run == nil || (n.Kind != manifest.KindEvaluate && n.Kind != manifest.KindTrain && n.Kind != manifest.KindShift) {
 			continue
 		}
-		x := get(n.Run)
 		outs, err := outputs(store, n)
 		if err != nil {
 			return err
 		}
-		if outs == nil {
-			continue
-		}
-		switch n.Kind {
-		case manifest.KindEvaluate:
-			t, err := readTable(store, outs, "summary")
-			if err != nil || t == nil {
-				return wrap(n, err)
+		// A stage shared by identical method labels serves each of their runs.
+		for _, r := range n.RunsOf() {
+			x := get(r)
+			if outs == nil {
+				continue
 			}
-			s, err := evaluate.SummaryFromTable(t)
-			if err != nil {
-				return wrap(n, err)
-			}
-			x.summary = &s
-			if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
-				x.cost = &ce
-			}
-		case manifest.KindTrain:
-			if t, err := readTable(store, outs, "metrics"); err != nil {
-				return wrap(n, err)
-			} else if t != nil {
-				if x.metrics, err = train.MetricsFromTable(t); err != nil {
+			switch n.Kind {
+			case manifest.KindEvaluate:
+				t, err := readTable(store, outs, "summary")
+				if err != nil || t == nil {
 					return wrap(n, err)
 				}
-			}
-			if t, err := readTable(store, outs, "selection"); err != nil {
-				return wrap(n, err)
-			} else if t != nil {
-				if x.sel, err = train.SelectionFromTable(t); err != nil {
+				s, err := evaluate.SummaryFromTable(t)
+				if err != nil {
 					return wrap(n, err)
 				}
-			}
-			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
-				return wrap(n, err)
-			}
-		case manifest.KindShift:
-			if x.shift, err = readTable(store, outs, "summary"); err != nil {
-				return wrap(n, err)
+				x.summary = &s
+				if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
+					x.cost = &ce
+				}
+			case manifest.KindTrain:
+				if t, err := readTable(store, outs, "metrics"); err != nil {
+					return wrap(n, err)
+				} else if t != nil {
+					if x.metrics, err = train.MetricsFromTable(t); err != nil {
+						return wrap(n, err)
+					}
+				}
+				if t, err := readTable(store, outs, "selection"); err != nil {
+					return wrap(n, err)
+				} else if t != nil {
+					if x.sel, err = train.SelectionFromTable(t); err != nil {
+						return wrap(n, err)
+					}
+				}
+				if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
+					return wrap(n, err)
+				}
+			case manifest.KindShift:
+				if x.shift, err = readTable(store, outs, "summary"); err != nil {
+					return wrap(n, err)
+				}
 			}
 		}
 	}
