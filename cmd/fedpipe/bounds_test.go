@@ -43,6 +43,14 @@ expect:
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed, 0 not computed") {
 		t.Errorf("verify: exit %d\n%s%s", code, out, errs)
 	}
+	if code, out, errs := fedpipe(t, "export", m, "--store", store, "-o", filepath.Join(dir, "out"), "--format", "csv"); code != 0 {
+		t.Errorf("export: exit %d\n%s%s", code, out, errs)
+	}
+	for _, label := range []string{"x", "y"} {
+		if _, err := os.Stat(filepath.Join(dir, "out", "evaluate_"+label+"_seed=0", "summary.csv")); err != nil {
+			t.Errorf("export lacks %s's evaluation: %v", label, err)
+		}
+	}
 	code, out, errs = fedpipe(t, "report", m, "--store", store, "-o", filepath.Join(dir, "site"), "--json")
 	if code != 0 || !strings.Contains(out, `"runs": 2`) || !strings.Contains(out, `"computed": 2`) {
 		t.Errorf("report: exit %d\n%s%s", code, out, errs)

@@ -86,7 +86,11 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			skipped++
 			continue
 		}
-		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		// A stage shared by identical method labels is exported under each label.
+		var dirs []string
+		for _, name := range append([]string{n.Name}, aliasNames(n)...) {
+			dirs = append(dirs, filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(name)))
+		}
 		for name, d := range a.Outputs {
 			if tensorOutput(name) {
 				continue // models and masks stay in the store; no need to read them
@@ -109,10 +113,12 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			if err != nil {
 				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
 			}
-			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
-			files += k
-			if err != nil {
-				return files, skipped, err
+			for _, dir := range dirs {
+				k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
+				files += k
+				if err != nil {
+					return files, skipped, err
+				}
 			}
 		}
 	}
@@ -173,4 +179,13 @@ func writeFile(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// aliasNames names a shared stage as each other label it serves ("train y seed=0").
+func aliasNames(n *pipeline.Node) []string {
+	var out []string
+	for _, r := range n.Also {
+		out = append(out, n.Kind+" "+r.Label())
+	}
+	return out
 }
