@@ -139,6 +139,15 @@ func (m *Manifest) checkBounds(root *yaml.Node) error {
 	if lim.MaxSeeds > 0 && len(m.Seeds) > lim.MaxSeeds {
 		return m.ErrAt("seeds", "%d seeds exceed the limit of %d", len(m.Seeds), lim.MaxSeeds)
 	}
+	for _, l := range []struct {
+		f string
+		n int
+	}{{"shift.degrees", len(m.Shift.Degrees)}, {"shift.corruptions", len(m.Shift.Corruptions)},
+		{"shift.severities", len(m.Shift.Severities)}, {"shift.label_alpha", len(m.Shift.LabelAlpha)}} {
+		if l.n > 100 {
+			return m.ErrAt(l.f, "%d entries exceed the limit of 100", l.n)
+		}
+	}
 	first := map[int64]int{}
 	for i, s := range m.Seeds {
 		if j, dup := first[s]; dup {
@@ -336,6 +345,32 @@ func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 	if t.BatchSize > 1<<20 {
 		return m.errAtField(field("train.batch_size"), "%d exceeds the limit of %d", t.BatchSize, 1<<20)
 	}
+	{
+		p := &r.Partition
+		most, what := 1<<31, "the limit of 2147483648"
+		if n > 0 {
+			most, what = n, fmt.Sprintf("the %d samples of %s", n, r.Dataset.Name)
+		}
+		for _, c := range []struct {
+			f string
+			v int
+		}{{"partition.min_samples", p.MinSamples}, {"partition.samples_per_client", p.SamplesPerClient}, {"partition.shards", p.Shards}} {
+			if c.v > most {
+				return m.errAtField(field(c.f), "%d exceeds %s", c.v, what)
+			}
+		}
+	}
+	if _, side, _ := sampleDims(r); side > 0 {
+		if t.CropPadding > side {
+			return m.errAtField(field("train.crop_padding"), "%d pixels of padding exceed the image side of %d", t.CropPadding, side)
+		}
+		if least := minSide[r.Model.Arch]; side < least {
+			return m.errAtField(field("dataset.image_size"), "%s needs images of at least %d×%d pixels, got %d×%d", r.Model.Arch, least, least, side, side)
+		}
+	}
+	if len(r.Model.Hidden) > 100 && r.Model.Arch == "mlp" {
+		return m.errAtField(field("model.hidden"), "%d hidden layers exceed the limit of 100", len(r.Model.Hidden))
+	}
 	for i, h := range r.Model.Hidden {
 		if r.Model.Arch == "mlp" && h > 1<<20 {
 			return m.errAtField(field("model.hidden"), "width %d (hidden[%d]) exceeds the limit of %d", h, i, 1<<20)
@@ -361,6 +396,10 @@ func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 	}
 	return nil
 }
+
+// minSide is the smallest image side each convolutional model can take: below it a
+// "valid" convolution or a pooling would leave no pixel.
+var minSide = map[string]int{"cnn4": 16, "fedavgcnn": 4} // the ResNets pad every layer
 
 // estimateParts says what the estimate is made of, for the error message.
 func estimateParts(r *Run) string {
