@@ -34,10 +34,11 @@ type Limits struct {
 	MemoryBytes float64
 }
 
-// DefaultLimits are the limits ParseManifest and LoadManifest apply. MemoryBytes is the
-// machine's MemTotal (/proc/meminfo), 0 where that cannot be read.
+// DefaultLimits are the limits ParseManifest and LoadManifest apply. They leave the memory
+// check off, so that whether a manifest parses does not depend on the machine; the fedpipe
+// command sets MemoryBytes to MachineMemory().
 var DefaultLimits = Limits{MaxCells: 10000, MaxRounds: 100000, MaxClients: 100000, MaxSeeds: 1000,
-	MaxEpochs: 10000, MemoryBytes: MachineMemory()}
+	MaxEpochs: 10000}
 
 // MachineMemory returns the machine's total memory in bytes from /proc/meminfo, or 0.
 func MachineMemory() float64 {

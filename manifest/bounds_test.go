@@ -90,7 +90,9 @@ func TestBounds(t *testing.T) {
 		{syn + "description: \"a\\x00b\"\n", "description: holds the control character"},
 		{syn + "grid: {params.mu: [0.1]}\n", "grid.params.mu"},
 	} {
-		_, err := ParseManifest("m.yaml", []byte(head+c.src))
+		lim := DefaultLimits
+		lim.MemoryBytes = 64 << 30
+		_, err := ParseManifestLimits("m.yaml", []byte(head+c.src), lim)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
 		}
