@@ -28,8 +28,6 @@ func TestMillionCellsRefusedFast(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "m.yaml:") || !strings.Contains(err.Error(), "1,000,000 cells") || !strings.Contains(err.Error(), "--max-cells 10000") {
 		t.Fatalf("got %v", err)
 	}
-	m := &Manifest{}
-	*m = defaultManifest()
 	lim := DefaultLimits
 	lim.MaxCells = 2000000
 	lim.MaxRounds = 10
