@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -55,7 +55,7 @@ func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := table.Encode(a.Table(ds))
+	b, err := a.Encode(ds)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +67,7 @@ func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error)
 	if err != nil {
 		return nil, err
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	return partition.FromTable(t)
+	return partition.Decode(b)
 }
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
@@ -101,19 +97,17 @@ func encodeState(st *train.State) (Outputs, error) {
 			}
 		}
 	}
-	mt := train.MetricsTable(st.Metrics)
-	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
 	var err error
-	if out["metrics"], err = table.Encode(mt); err != nil {
+	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
 		return nil, err
 	}
-	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
+	if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
 		return nil, err
 	}
-	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
+	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
 		return nil, err
 	}
-	if out["work"], err = table.Encode(train.WorkTable(st.Work)); err != nil {
+	if out["work"], err = results.Encode(st.Work, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -161,33 +155,21 @@ func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.
 			}
 		}
 	}
-	t, err := table.Decode(blobs["metrics"])
-	if err != nil {
+	var meta map[string]string
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
 		return nil, err
 	}
-	if st.Metrics, err = train.MetricsFromTable(t); err != nil {
-		return nil, err
-	}
-	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
+	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
 	}
-	if t, err = table.Decode(blobs["selection"]); err != nil {
+	if st.Selection, _, err = results.Decode[results.Selection](blobs["selection"]); err != nil {
 		return nil, err
 	}
-	if st.Selection, err = train.SelectionFromTable(t); err != nil {
-		return nil, err
-	}
-	if t, err = table.Decode(blobs["comm"]); err != nil {
-		return nil, err
-	}
-	if st.Comm, err = train.CommFromTable(t); err != nil {
+	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
 		return nil, err
 	}
 	if b, ok := blobs["work"]; ok {
-		if t, err = table.Decode(b); err != nil {
-			return nil, err
-		}
-		if st.Work, err = train.WorkFromTable(t); err != nil {
+		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
 			return nil, err
 		}
 	}
@@ -241,11 +223,11 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	} else if ok {
 		out["model/global"] = tensor.Encode(g)
 	}
-	if out["cost"], err = table.Encode(train.CostTable(train.Costs(st.Comm, st.Work, a.Clients()))); err != nil {
+	if out["cost"], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {
 		return nil, err
 	}
 	if st.Masks != nil {
-		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
+		if out["mask_iou"], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -339,11 +321,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	mt, err := table.Decode(mb)
-	if err != nil {
-		return nil, err
-	}
-	history, err := train.MetricsFromTable(mt)
+	history, _, err := results.Decode[results.Metric](mb)
 	if err != nil {
 		return nil, err
 	}
@@ -351,22 +329,18 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	s.Best = evaluate.BestOf(history)
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
-		ct, err := table.Decode(cb)
+		costs, _, err := results.Decode[results.Cost](cb)
 		if err != nil {
 			return nil, err
-		}
-		var costs []train.Cost
-		for i := 0; i < ct.NumRows(); i++ {
-			costs = append(costs, train.Cost{MBDown: ct.Col("mb_down").Float64[i], MBUp: ct.Col("mb_up").Float64[i], FLOPs: ct.Col("flops").Float64[i]})
 		}
 		mc := train.MeanCost(costs)
 		meta["mb_up"], meta["mb_down"], meta["flops"] = fmtFloat(mc.MBUp), fmtFloat(mc.MBDown), fmtFloat(mc.FLOPs)
 	}
-	clients, err := table.Encode(evaluate.ClientsTable(rows))
+	clients, err := results.Encode(rows, nil)
 	if err != nil {
 		return nil, err
 	}
-	summary, err := table.Encode(evaluate.SummaryTable(s, meta))
+	summary, err := results.Encode([]results.Summary{s}, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -381,16 +355,12 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		s, err := evaluate.SummaryFromTable(t)
+		s, meta, err := results.DecodeOne[results.Summary](b)
 		if err != nil {
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if c, ok := report.CostEntryFromSummary(t, r.Config(), r.Method); ok {
+		if c, ok := report.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
 			costs = append(costs, c)
 		}
 	}
@@ -402,18 +372,14 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		e, err := report.ShiftEntryFromTable(t)
+		e, err := report.DecodeShiftEntry(b)
 		if err != nil {
 			return nil, err
 		}
 		shifts = append(shifts, e)
 	}
 	md += report.ShiftMarkdown(shifts)
-	runs, err := table.Encode(report.Table(entries))
+	runs, err := results.Encode(report.Runs(entries), nil)
 	if err != nil {
 		return nil, err
 	}
