@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -118,8 +119,12 @@ func TestLockContention(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if len(lb.lines) != 1 || !strings.Contains(lb.lines[0], "waiting up to 300ms") || !strings.Contains(lb.lines[0], pid) {
-		t.Fatalf("want one waiting message naming %s, got %q", pid, lb.lines)
+	// The message says who holds the store, running what, since when, and for how long
+	// this process waits.
+	wantMsg := fmt.Sprintf("waiting for %s (running `%s -test.run=^TestHelperProcess$`, since %s) — up to 0.3 s",
+		pid, filepath.Base(os.Args[0]), time.Now().Format("15:04"))
+	if len(lb.lines) != 1 || !strings.Contains(lb.lines[0], wantMsg) {
+		t.Fatalf("want one waiting message %q, got %q", wantMsg, lb.lines)
 	}
 
 	// LockTimeout < 0: fail at once.
@@ -186,4 +191,50 @@ func TestKilledHolderReleasesStoreIntact(t *testing.T) {
 	}
 	// The store still takes writes.
 	mustPut(t, s, randBytes(5, 1<<20))
+}
+
+// A reader never waits for a writer: it reads a snapshot, sees every blob acknowledged
+// before it opened, and leaves the writer's files alone (the writer goes on writing).
+func TestReaderDoesNotWaitForWriter(t *testing.T) {
+	dir := t.TempDir()
+	h := startHelper(t, "write", dir)
+	var stored []Digest
+	for range 30 {
+		d, err := ParseDigest(h.line(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, d)
+	}
+	lb := &logBuf{}
+	start := time.Now()
+	s, err := OpenReader(dir, Options{LockTimeout: 20 * time.Second, Logf: lb.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("OpenReader took %v", el)
+	}
+	if !strings.Contains(lb.String(), "reading a snapshot") || strings.Contains(lb.String(), "waiting") {
+		t.Errorf("log:\n%s", lb)
+	}
+	for i, d := range stored {
+		got, err := s.Get(d)
+		if err != nil || Sum(got) != d {
+			t.Fatalf("blob %d, acknowledged before the snapshot: %v", i, err)
+		}
+	}
+	snap := s.snapshot
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); !os.IsNotExist(err) {
+		t.Errorf("snapshot %s left behind", snap)
+	}
+	// The writer is unharmed.
+	for range 5 {
+		if _, err := ParseDigest(h.line(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

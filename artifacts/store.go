@@ -39,7 +39,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,6 +95,9 @@ type Store struct {
 	db   *badger.DB
 	lock *os.File
 	logf func(format string, args ...any)
+	// snapshot is the private copy OpenReader opened instead of dir ("" if none); Close
+	// removes it.
+	snapshot string
 }
 
 // DefaultDir returns the store directory to use: flag if non-empty, else
@@ -246,7 +248,7 @@ func acquire(dir string, timeout time.Duration, logf func(string, ...any)) (*os.
 		if !warned {
 			warned = true
 			if timeout > 0 {
-				logf("store %s is in use by another fedpipe process (%s); waiting up to %v…", dir, holder(path), timeout)
+				logf("store %s is in use: waiting for %s — up to %s", dir, holder(path), fmtWait(timeout))
 			}
 		}
 		if timeout < 0 || time.Now().After(deadline) {
@@ -255,29 +257,19 @@ func acquire(dir string, timeout time.Duration, logf func(string, ...any)) (*os.
 			if timeout > 0 {
 				wait = fmt.Sprintf("gave up after %v", timeout)
 			}
-			return nil, fmt.Errorf("artifacts: store %s is in use by another fedpipe process (%s); %s: wait for it to finish, or use a different store directory", dir, holder(path), wait)
+			return nil, lockedError(fmt.Sprintf("artifacts: store %s is in use by another fedpipe process, %s; %s: wait for it to finish, or use a different store directory", dir, holder(path), wait))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	// We hold the lock: record our pid for the benefit of waiters.
 	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		f.WriteAt(lockRecord(), 0)
 	}
 	return f, nil
 }
 
 // holder describes the process named in the lock file at path.
-func holder(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "pid unknown"
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return "pid unknown"
-	}
-	return "pid " + strconv.Itoa(pid)
-}
+func holder(path string) string { return readHolder(path).describe() }
 
 // checkFormat records the store format in a new store and refuses a store
 // written in a different format.
@@ -310,6 +302,10 @@ func (s *Store) Close() error {
 		unlock(s.lock)
 		s.lock.Close()
 		s.lock = nil
+	}
+	if s.snapshot != "" {
+		os.RemoveAll(s.snapshot)
+		s.snapshot = ""
 	}
 	if err != nil {
 		return fmt.Errorf("artifacts: close store %s: %w", s.dir, err)

@@ -260,7 +260,7 @@ func (m *Manifest) Expand() ([]Run, error) {
 			for _, seed := range m.Seeds {
 				rr := r
 				rr.Seed = seed
-				if err := m.checkRun(&rr, f); err != nil {
+				if err := m.checkRun(&rr, i); err != nil {
 					return nil, err
 				}
 				runs = append(runs, rr)
@@ -279,8 +279,12 @@ func copyParams[V any](p map[string]V) map[string]V {
 }
 
 // checkRun validates combinations of settings that no single field can.
-func (m *Manifest) checkRun(r *Run, methodField string) error {
+func (m *Manifest) checkRun(r *Run, mi int) error {
+	methodField := fmt.Sprintf("methods[%d]", mi)
 	if err := m.checkData(r); err != nil {
+		return err
+	}
+	if err := m.checkRunBounds(r, mi); err != nil {
 		return err
 	}
 	if Methods[r.Method].Features && !slices.Contains(FeatureArchs, r.Model.Arch) {

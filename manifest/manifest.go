@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -44,6 +43,8 @@ type Manifest struct {
 	// Effective is the manifest as decoded: the file's bytes, or with overrides the YAML
 	// tree they were applied to, re-encoded.
 	Effective []byte `yaml:"-"`
+
+	limits Limits // what the manifest was checked against (bounds.go)
 }
 
 // DatasetSpec names the data. Which fields matter depends on Name.
@@ -260,31 +261,62 @@ var ErrInvalid = errors.New("invalid input")
 // Is lets errors.Is(err, ErrInvalid) match any InputError.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
-// LoadManifest reads, decodes and validates the manifest at path.
+// Options say how a manifest is read: the `--set` overrides applied to its YAML tree
+// before decoding ("path=value", see ApplyOverride), and the limits it is checked against.
+type Options struct {
+	Overrides []string
+	Limits    Limits
+}
+
+// LoadManifest reads, decodes and validates the manifest at path under DefaultLimits.
 func LoadManifest(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
+	return LoadManifestOptions(path, Options{Limits: DefaultLimits})
+}
+
+// LoadManifestLimits reads, decodes and validates the manifest at path under lim.
+func LoadManifestLimits(path string, lim Limits) (*Manifest, error) {
+	return LoadManifestOptions(path, Options{Limits: lim})
+}
+
+// LoadManifestOptions reads, decodes and validates the manifest at path. Only a regular
+// file is read ("-" reads standard input), so a FIFO or a device cannot block.
+func LoadManifestOptions(path string, opt Options) (*Manifest, error) {
+	b, err := readManifestFile(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read manifest: %v", errors.Unwrap(err))}
+		return nil, err
 	}
-	return ParseManifest(path, b)
+	return ParseManifestOptions(path, b, opt)
 }
 
-// ParseManifest decodes and validates manifest bytes; file names the source in errors.
+// ParseManifest decodes and validates manifest bytes under DefaultLimits; file names the
+// source in errors.
 func ParseManifest(file string, b []byte) (*Manifest, error) {
-	return ParseManifestWith(file, b, nil)
+	return ParseManifestOptions(file, b, Options{Limits: DefaultLimits})
 }
 
-// ParseManifestWith is ParseManifest with overrides ("path=value", see ApplyOverride)
-// applied to the YAML tree before it is decoded; an error in an override names it.
+// ParseManifestWith is ParseManifest with overrides applied to the YAML tree before it is
+// decoded; an error in an override names it.
 func ParseManifestWith(file string, b []byte, overrides []string) (*Manifest, error) {
-	m, err := parseManifest(file, b, overrides)
+	return ParseManifestOptions(file, b, Options{Overrides: overrides, Limits: DefaultLimits})
+}
+
+// ParseManifestLimits decodes and validates manifest bytes under lim.
+func ParseManifestLimits(file string, b []byte, lim Limits) (*Manifest, error) {
+	return ParseManifestOptions(file, b, Options{Limits: lim})
+}
+
+// ParseManifestOptions decodes and validates manifest bytes; file names the source in
+// errors. The number of cells is counted, and refused over opt.Limits.MaxCells, before
+// the grid is expanded.
+func ParseManifestOptions(file string, b []byte, opt Options) (*Manifest, error) {
+	m, err := parseManifest(file, b, opt.Overrides, opt.Limits)
 	if err != nil {
-		return nil, overrideError(err, overrides)
+		return nil, overrideError(err, opt.Overrides)
 	}
 	return m, nil
 }
 
-func parseManifest(file string, b []byte, overrides []string) (*Manifest, error) {
+func parseManifest(file string, b []byte, overrides []string, lim Limits) (*Manifest, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&root); err != nil {
@@ -317,11 +349,15 @@ func parseManifest(file string, b []byte, overrides []string) (*Manifest, error)
 	} else {
 		m.Effective = b
 	}
+	m.limits = lim
 	d := &decoder{file: file, pos: m.Pos}
 	if err := d.decode(&root, reflect.ValueOf(&m).Elem(), ""); err != nil {
 		return nil, err
 	}
 	if err := m.validate(root.Content[0]); err != nil {
+		return nil, err
+	}
+	if err := m.checkBounds(root.Content[0]); err != nil {
 		return nil, err
 	}
 	if _, err := m.Expand(); err != nil {

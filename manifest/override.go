@@ -3,7 +3,6 @@ package manifest
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -17,13 +16,9 @@ import (
 // in an override names the override, not a line of the file.
 
 // LoadManifestWith reads a manifest file, applies overrides ("path=value", see
-// ApplyOverride) in order, then decodes and validates the result.
+// ApplyOverride) and decodes and validates the result under DefaultLimits.
 func LoadManifestWith(path string, overrides []string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read manifest: %v", unwrap(err))}
-	}
-	return ParseManifestWith(path, b, overrides)
+	return LoadManifestOptions(path, Options{Overrides: overrides, Limits: DefaultLimits})
 }
 
 func unwrap(err error) error {

@@ -24,6 +24,10 @@ type Node struct {
 	Backend string
 	// manifest.Run is the matrix cell the stage belongs to (nil for the report).
 	Run *manifest.Run
+	// Also lists the cells of other method labels whose settings are identical to Run's:
+	// they share this stage (and its cached result) and are reported under their own
+	// labels.
+	Also []*manifest.Run
 	// Data describes the run's dataset (nil for the report).
 	Data *manifest.DataDesc
 	// Runs lists every run the report covers (report only).
@@ -128,6 +132,18 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			return nil, err
 		}
 		if eval.Run != r { // a duplicate cell
+			if eval.Run.MethodName == r.MethodName {
+				continue // the same label twice (a grid over an unkeyed field): one run
+			}
+			// Another label with identical settings: one shared stage, two runs, each
+			// reported and verified under its own label.
+			train.Also = append(train.Also, r)
+			eval.Also = append(eval.Also, r)
+			if sh := shiftOf(shifts, eval); sh != nil {
+				sh.Also = append(sh.Also, r)
+			}
+			evals = append(evals, eval)
+			reportRuns = append(reportRuns, r)
 			continue
 		}
 		evals = append(evals, eval)
@@ -158,6 +174,24 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// shiftOf returns the shift stage planned with eval's run, or nil.
+func shiftOf(shifts []*Node, eval *Node) *Node {
+	for _, sh := range shifts {
+		if sh.Run == eval.Run {
+			return sh
+		}
+	}
+	return nil
+}
+
+// RunsOf returns the cells a stage serves: its own and those of identical other labels.
+func (n *Node) RunsOf() []*manifest.Run {
+	if n.Run == nil {
+		return nil
+	}
+	return append([]*manifest.Run{n.Run}, n.Also...)
 }
 
 // cifar10cDigest finds and checks the real CIFAR-10-C files of the shift block for a run
@@ -194,6 +228,10 @@ func partitionLabel(r *manifest.Run) string {
 
 // fileSHA256 returns the hex SHA-256 of a file's content.
 func fileSHA256(path string) (string, error) {
+	// Only a regular file: opening a FIFO would block for ever.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

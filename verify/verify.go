@@ -86,13 +86,23 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 	out := map[string]*measured{}
 	var order []string
 	for _, n := range g.Nodes {
-		if n.Kind != kind || n.Run.MethodName != method {
+		if n.Kind != kind {
 			continue
 		}
-		k := cellKey(n.Run)
+		var run *manifest.Run
+		for _, r := range n.RunsOf() {
+			if r.MethodName == method {
+				run = r
+				break
+			}
+		}
+		if run == nil {
+			continue
+		}
+		k := cellKey(run)
 		c, ok := out[k]
 		if !ok {
-			c = &measured{config: n.Run.Config()}
+			c = &measured{config: run.Config()}
 			out[k] = c
 			order = append(order, k)
 		}
@@ -153,6 +163,13 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 			if other, _, err = measure(g, store, e, e.Above); err != nil {
 				return nil, err
 			}
+		}
+		if len(order) == 0 {
+			// An expectation that matches no run is a failure, never a silent pass.
+			cells = append(cells, Cell{Method: e.Method, Config: "(no run of " + e.Method + " matches)", Metric: e.Metric,
+				Published: e.Published, Std: e.Std, Tolerance: e.Tolerance, Above: e.Above, Source: e.Source,
+				Verdict: Missing, Shift: e.Shift, Level: e.Level})
+			continue
 		}
 		for _, k := range order {
 			m := mine[k]

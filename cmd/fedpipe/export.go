@@ -31,6 +31,9 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() != 1 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
 		return exitInvalid
@@ -46,7 +49,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}
@@ -80,7 +83,11 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			skipped++
 			continue
 		}
-		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		// A stage shared by identical method labels is exported under each label.
+		var dirs []string
+		for _, name := range append([]string{n.Name}, aliasNames(n)...) {
+			dirs = append(dirs, filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(name)))
+		}
 		for name, d := range a.Outputs {
 			if tensorOutput(name) {
 				continue // models and masks stay in the store; no need to read them
@@ -103,13 +110,26 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			if err != nil {
 				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
 			}
-			if withIdentity(t, g, n) {
-				b = nil // re-encoded with the identity columns
-			}
-			k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), t, b, formats)
-			files += k
-			if err != nil {
-				return files, skipped, err
+			for i, dir := range dirs {
+				// Each label's copy carries its own run identity.
+				tt, bb := t, b
+				if i > 0 {
+					if tt, err = table.Decode(b); err != nil {
+						return files, skipped, err
+					}
+				}
+				view := *n
+				if i > 0 {
+					view.Run = n.Also[i-1]
+				}
+				if withIdentity(tt, g, &view) {
+					bb = nil // re-encoded with the identity columns
+				}
+				k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), tt, bb, formats)
+				files += k
+				if err != nil {
+					return files, skipped, err
+				}
 			}
 		}
 	}
@@ -170,4 +190,13 @@ func writeFile(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// aliasNames names a shared stage as each other label it serves ("train y seed=0").
+func aliasNames(n *pipeline.Node) []string {
+	var out []string
+	for _, r := range n.Also {
+		out = append(out, n.Kind+" "+r.Label())
+	}
+	return out
 }

@@ -40,7 +40,7 @@ Usage:
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
   fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
-  fedpipe fsck [--store DIR]        re-hash every blob; check every cached result and ref
+  fedpipe fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics
   fedpipe show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results
@@ -135,6 +135,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	if cmd == "run" {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 	}
+	registerLimits(fs)
 }
 
 func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
@@ -150,6 +151,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -172,16 +176,24 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
 	dir := artifacts.DefaultDir(f.store)
-	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
+	// Store notices (a wait for another process's lock first of all) are printed at once.
+	logs.Next = func(s string) {
+		switch {
+		case !f.json:
+			progress.Logf("store: %s", s)
+		case strings.Contains(s, "in use"):
+			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
+		}
+	}
+	open := artifacts.Open
+	if cmd == "status" || f.dryRun {
+		open = artifacts.OpenReader // never waits for a run that holds the store
+	}
+	store, err := open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
-	logs.Next = func(s string) {
-		if !f.json {
-			progress.Logf("store: %s", s)
-		}
-	}
 
 	plan, err := pipeline.Plan(g, store, logs)
 	if err != nil {
@@ -282,9 +294,10 @@ func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.
 	return loadGraphSet(path, nil, loader, backendFlag)
 }
 
-// loadGraphSet is loadGraph with --set overrides applied to the manifest.
+// loadGraphSet is loadGraph with --set overrides applied to the manifest, checked against
+// the command's limits (--max-cells, --max-rounds, --max-clients).
 func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
-	m, err := manifest.LoadManifestWith(path, sets)
+	m, err := manifest.LoadManifestOptions(path, manifest.Options{Overrides: sets, Limits: manifestLimits})
 	if err != nil {
 		return nil, "", err
 	}

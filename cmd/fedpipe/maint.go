@@ -16,18 +16,33 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("fsck", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	repair := fs.Bool("repair", false, "delete corrupt blobs, broken actions and dangling refs (the next run recomputes what it needs); exit 0 once the store is clean")
+	salvage := fs.Bool("salvage", false, "recover a store that cannot be opened: copy every verifiable blob, action and ref into a fresh store, keep the damaged one beside it, and report what was lost")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe fsck [--store DIR]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt (such entries are already treated as misses; the next run recomputes them).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe fsck [--store DIR] [--repair | --salvage]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt: such entries are already treated as misses (a run recomputes the results it\nneeds), but they stay until --repair deletes them or gc drops what no manifest uses.\n--salvage rebuilds a store that Badger cannot open at all.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
+	if *repair && *salvage {
+		fmt.Fprintln(stderr, "fedpipe fsck: --repair and --salvage exclude each other (--salvage also drops what is corrupt)")
+		return exitInvalid
+	}
+	if *salvage {
+		return salvageStore(artifacts.DefaultDir(*storeFlag), stdout, stderr)
+	}
 	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
+		fmt.Fprintf(stderr, "fedpipe fsck: %v%s\n", err, salvageHint(err))
 		return exitFailure
 	}
 	defer s.Close()
+	if *repair {
+		return repairStore(s, stdout, stderr)
+	}
 	r, err := s.Fsck()
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
@@ -56,6 +71,9 @@ func gc(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
 		return code
 	}
 	if fs.NArg() == 0 && *recent <= 0 {

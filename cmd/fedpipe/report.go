@@ -28,6 +28,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid
@@ -42,7 +45,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		graphs[i] = g
 	}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}

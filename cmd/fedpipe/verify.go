@@ -27,6 +27,9 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
 		return exitInvalid
@@ -57,7 +60,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if len(g.Manifest.Expect) == 0 {
 		return fail(&manifest.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
 	}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}

@@ -163,44 +163,47 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		if n.Run == nil || (n.Kind != manifest.KindEvaluate && n.Kind != manifest.KindTrain && n.Kind != manifest.KindShift) {
 			continue
 		}
-		x := get(n.Run)
 		outs, err := outputs(store, n)
 		if err != nil {
 			return err
 		}
-		if outs == nil {
-			continue
-		}
-		switch n.Kind {
-		case manifest.KindEvaluate:
-			rows, meta, ok, err := readRows[results.Summary](store, outs, "summary")
-			if err != nil || !ok {
-				return wrap(n, err)
+		// A stage shared by identical method labels serves each of their runs.
+		for _, r := range n.RunsOf() {
+			x := get(r)
+			if outs == nil {
+				continue
 			}
-			if len(rows) != 1 {
-				return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
-			}
-			x.summary = &rows[0]
-			if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
-				x.cost = &ce
-			}
-		case manifest.KindTrain:
-			if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
-				return wrap(n, err)
-			}
-			if x.sel, _, _, err = readRows[results.Selection](store, outs, "selection"); err != nil {
-				return wrap(n, err)
-			}
-			if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, "mask_iou"); err != nil {
-				return wrap(n, err)
-			}
-		case manifest.KindShift:
-			rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, "summary")
-			if err != nil {
-				return wrap(n, err)
-			}
-			if ok {
-				x.shift = &report.ShiftEntry{Config: meta["config"], Rows: rows}
+			switch n.Kind {
+			case manifest.KindEvaluate:
+				rows, meta, ok, err := readRows[results.Summary](store, outs, "summary")
+				if err != nil || !ok {
+					return wrap(n, err)
+				}
+				if len(rows) != 1 {
+					return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
+				}
+				x.summary = &rows[0]
+				if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
+					x.cost = &ce
+				}
+			case manifest.KindTrain:
+				if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
+					return wrap(n, err)
+				}
+				if x.sel, _, _, err = readRows[results.Selection](store, outs, "selection"); err != nil {
+					return wrap(n, err)
+				}
+				if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, "mask_iou"); err != nil {
+					return wrap(n, err)
+				}
+			case manifest.KindShift:
+				rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, "summary")
+				if err != nil {
+					return wrap(n, err)
+				}
+				if ok {
+					x.shift = &report.ShiftEntry{Config: meta["config"], Rows: rows}
+				}
 			}
 		}
 	}

@@ -1,0 +1,212 @@
+package artifacts
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OpenReader opens the store in dir for reading without waiting for a process that holds
+// it. If the store is free it is opened as Open does. If another process holds it (a
+// `fedpipe run`), OpenReader reads a snapshot instead: the files Badger may rewrite (its
+// memtables, the newest value log, its manifest) are copied and the immutable ones (tables,
+// older value logs) hard-linked (copied where links are impossible) into a private
+// directory, which is opened as a store and removed by Close. The holder's files are never
+// written. Every read is still verified against its digest, so whatever the holder was
+// writing at the instant of the copy reads as a miss, never as wrong data.
+//
+// Anything written to a snapshot is discarded on Close.
+func OpenReader(dir string, opt Options) (*Store, error) {
+	logf := opt.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return Open(dir, opt) // no store yet, or not a store: Open says which
+	}
+	o := opt
+	o.LockTimeout = -1
+	s, err := Open(dir, o)
+	if err == nil || !errors.Is(err, ErrLocked) {
+		return s, err
+	}
+	var last error
+	for range 5 { // a compaction between two copies can make one inconsistent: retry
+		snap, err := snapshot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts: snapshot of store %s (in use by %s): %w", dir, holder(filepath.Join(dir, lockName)), err)
+		}
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		if err == nil {
+			logf("store %s is in use by %s: reading a snapshot of it", dir, holder(filepath.Join(dir, lockName)))
+			s.snapshot, s.dir = snap, dir
+			return s, nil
+		}
+		os.RemoveAll(snap)
+		last = err
+	}
+	return nil, fmt.Errorf("artifacts: store %s is in use by %s and no consistent snapshot of it could be read: %w", dir, holder(filepath.Join(dir, lockName)), last)
+}
+
+// snapshot copies dir's Badger files into a new directory beside it (or in the system's
+// temporary directory) and returns that directory.
+func snapshot(dir string) (string, error) {
+	snap, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".fedpipe-snapshot-")
+	if err != nil {
+		if snap, err = os.MkdirTemp("", "fedpipe-snapshot-"); err != nil {
+			return "", err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		os.RemoveAll(snap)
+		return "", err
+	}
+	var mems, vlogs, ssts, others []string
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case !e.Type().IsRegular() || n == lockName || n == "LOCK":
+		case strings.HasSuffix(n, ".mem"):
+			mems = append(mems, n)
+		case strings.HasSuffix(n, ".vlog"):
+			vlogs = append(vlogs, n)
+		case strings.HasSuffix(n, ".sst"):
+			ssts = append(ssts, n)
+		default:
+			others = append(others, n)
+		}
+	}
+	sort.Strings(vlogs)
+	// Badger writes the value log before the memtable that points into it: memtables
+	// first, then value logs, so every pointer copied has its value.
+	var steps []func() error
+	for _, n := range mems {
+		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
+	}
+	for i, n := range vlogs {
+		newest := i == len(vlogs)-1
+		steps = append(steps, func() error {
+			if newest {
+				return copyFile(filepath.Join(dir, n), filepath.Join(snap, n))
+			}
+			return linkOrCopy(filepath.Join(dir, n), filepath.Join(snap, n))
+		})
+	}
+	for _, n := range others {
+		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
+	}
+	for _, n := range ssts {
+		steps = append(steps, func() error { return linkOrCopy(filepath.Join(dir, n), filepath.Join(snap, n)) })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			os.RemoveAll(snap)
+			return "", err
+		}
+	}
+	return snap, nil
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// ErrLocked matches (errors.Is) the error Open returns when another process holds the
+// store and the lock timeout passed.
+var ErrLocked = errors.New("artifacts: store in use")
+
+// lockedError is Open's message when the store is held; it matches ErrLocked.
+type lockedError string
+
+func (e lockedError) Error() string        { return string(e) }
+func (e lockedError) Is(target error) bool { return target == ErrLocked }
+
+// holderInfo is what the lock file records of its holder, for the messages of waiters.
+type holderInfo struct {
+	pid     int
+	command string
+	since   time.Time
+}
+
+// lockRecord is what a holder writes into the lock file: its pid, its command line and
+// when it took the lock.
+func lockRecord() []byte {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	return []byte(strconv.Itoa(os.Getpid()) + "\n" + strings.Join(args, " ") + "\n" + time.Now().Format(time.RFC3339) + "\n")
+}
+
+func readHolder(path string) holderInfo {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return holderInfo{}
+	}
+	lines := strings.Split(string(b), "\n")
+	var h holderInfo
+	h.pid, _ = strconv.Atoi(strings.TrimSpace(lines[0]))
+	if len(lines) > 1 {
+		h.command = strings.Map(func(r rune) rune {
+			if r < ' ' || r == 0x7f {
+				return '?'
+			}
+			return r
+		}, strings.TrimSpace(lines[1]))
+	}
+	if len(lines) > 2 {
+		h.since, _ = time.Parse(time.RFC3339, strings.TrimSpace(lines[2]))
+	}
+	return h
+}
+
+// describe renders a holder as "pid 123 (running `fedpipe run m.yaml`, since 14:05)".
+func (h holderInfo) describe() string {
+	if h.pid <= 0 {
+		return "pid unknown"
+	}
+	s := "pid " + strconv.Itoa(h.pid)
+	var extra []string
+	if h.command != "" {
+		extra = append(extra, "running `"+h.command+"`")
+	}
+	if !h.since.IsZero() {
+		extra = append(extra, "since "+h.since.Local().Format("15:04"))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+// fmtWait renders a wait as "30 s" or "2 min".
+func fmtWait(d time.Duration) string {
+	if d >= 2*time.Minute && d%time.Minute == 0 {
+		return fmt.Sprintf("%d min", d/time.Minute)
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
