@@ -36,14 +36,8 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 			Model:     manifest.ModelSpec{Arch: "mlp", Hidden: []int{8}},
 			Train: manifest.TrainSpec{Rounds: 4, Participation: 0.5, LocalEpochs: 1, BatchSize: 16, LR: 0.05,
 				Momentum: 0.5, EvalEvery: 2, CheckpointEvery: 1},
-			Params: map[string]float64{}, Options: map[string]string{}}
-		for _, p := range manifest.Methods[c.method].Params {
-			if p.Choices != nil {
-				r.Options[p.Name] = p.Choices[0]
-			} else {
-				r.Params[p.Name] = p.Default
-			}
 		}
+		r.Params, r.Options = manifest.DefaultParams(c.method)
 		for k, v := range c.params {
 			r.Params[k] = v
 		}

@@ -27,7 +27,7 @@ type globalEvaluated interface {
 // EvalGlobal returns the global model a method infers with beside the personal ones, and
 // false for methods that have none of their own.
 func EvalGlobal(r *manifest.Run, st *State) (tensor.List, bool, error) {
-	m, err := NewMethod(r.Method, r.Params, r.Options)
+	m, err := NewMethod(r)
 	if err != nil {
 		return nil, false, err
 	}
@@ -38,8 +38,12 @@ func EvalGlobal(r *manifest.Run, st *State) (tensor.List, bool, error) {
 }
 
 // NeedsGlobal reports whether a run's evaluation needs the global model beside each
-// client's (DM-PFL+'s adaptive inference).
-func NeedsGlobal(r *manifest.Run) bool { return r.Method == "dmpfl_plus" }
+// client's: its method declares so (manifest.MethodDef.NeedsGlobal; DM-PFL+'s adaptive
+// inference).
+func NeedsGlobal(r *manifest.Run) bool {
+	def, _ := manifest.LookupMethod(r.Method)
+	return def.NeedsGlobal
+}
 
 // plain scores one model per client.
 type plain struct {
@@ -64,9 +68,17 @@ func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partit
 	if global == nil {
 		return nil, fmt.Errorf("%s needs the global model, which the train stage did not store", r.Method)
 	}
-	return newAdaptive(m, prepared, global, func(c int) []float32 {
+	method, err := NewRunMethod(r)
+	if err != nil {
+		return nil, err
+	}
+	mm, ok := optional[multiModel](method)
+	if !ok {
+		return nil, fmt.Errorf("%s declares that it needs the global model but has no evaluator of its own", r.Method)
+	}
+	return mm.evaluator(m, func() tensor.List { return global }, prepared, func(c int, test bool) []float32 {
 		idx := a.Train[c]
-		if r.Options["base_entropy"] == "test" {
+		if test {
 			idx = a.Test[c]
 		}
 		x, _ := ds.Gather(idx)
@@ -75,9 +87,10 @@ func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partit
 }
 
 // multiModel is implemented by methods whose evaluation may use more than one model per
-// client; data(c, test) is client c's unshifted training (or test) inputs.
+// client: global returns the global model they infer with (EvalGlobal), prepared holds
+// each client's own, and data(c, test) is client c's unshifted training (or test) inputs.
 type multiModel interface {
-	evaluator(m *model.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
+	evaluator(m *model.Model, global func() tensor.List, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
 }
 
 // newAdaptive measures the base entropies of every client's personal model and of the

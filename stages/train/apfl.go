@@ -2,7 +2,20 @@ package train
 
 import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 )
+
+// APFLParams are apfl's parameters.
+type APFLParams struct {
+	Alpha   float32 `param:"alpha" default:"0.5" check:"unit" doc:"initial mixing weight (APFL starts at 0.5)"`
+	AlphaLR float32 `param:"alpha_lr" default:"0.01" check:"ge0" doc:"step size of alpha's updates (0: alpha stays fixed); not fixed by the paper, FL-bench's default"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "apfl", Personal: true,
+		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
+		func(p *APFLParams) Method { return apfl{alpha0: p.Alpha, alphaLR: p.AlphaLR} })
+}
 
 // apfl is APFL (Deng et al. 2020): each client keeps a personal model v and a mixing
 // weight α and is evaluated with v̄ = α·v + (1−α)·w_g. At every local step on a batch b,

@@ -17,7 +17,7 @@ const bnAux = "bn"
 // the official FedSelect code: its running statistics are never averaged), and
 // model.bn_params: personal does the same for BatchNorm's scale and shift.
 func NewRunMethod(r *manifest.Run) (Method, error) {
-	m, err := NewMethod(r.Method, r.Params, r.Options)
+	m, err := NewMethod(r)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func NewRunMethod(r *manifest.Run) (Method, error) {
 // PersonalModels reports whether the clients of a run end with models of their own: the
 // method keeps personal models, or the clients keep their own BatchNorm tensors.
 func PersonalModels(r *manifest.Run) bool {
-	if manifest.Methods[r.Method].Personal {
+	if def, _ := manifest.LookupMethod(r.Method); def.Personal {
 		return true
 	}
 	return hasBatchNorm(r.Model.Arch) && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")

@@ -2,12 +2,26 @@ package train
 
 import (
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
+
+// DMPFLParams are dmpfl's parameters.
+type DMPFLParams struct {
+	Sparsity       float64 `param:"sparsity" default:"0.5" check:"unit,lt1" doc:"S: the fraction of weights inactive in every mask (ERK allocation over the weight tensors; biases dense); 0.5 in the paper"`
+	AlphaS         float64 `param:"alpha_s" default:"0.01" check:"unit" doc:"readjustment ratio: the fraction of a client's active weights pruned and regrown (unstated in the paper; FedDST's 0.01)"`
+	ReadjustEvery  int     `param:"readjust_every" default:"10" check:"gt0" doc:"rounds between mask readjustments (unstated in the paper; FedDST's 10)"`
+	Iterations     int     `param:"iterations" default:"1" check:"ge0" doc:"iterations of the two phases: T is cut into 2n equal blocks alternating phase 1 and phase 2 (Fig. 5e-f); 0 = phase 1 only; 1 is our default"`
+	ShareThreshold float64 `param:"share_threshold" default:"0.3" check:"unit" doc:"the global mask ignores positions active in no more than this fraction of the sampled clients' masks (30% in the paper)"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "dmpfl", Personal: true,
+		Doc: "DM-PFL (Zhang et al., KDD 2023): dual masks - a sparse global model and sparse personal models sharing weights where the masks overlap; phase 1 trains the masks (prune/regrow), phase 2 refines the global then the personal weights; clients are evaluated with their personal models."},
+		func(p *DMPFLParams) Method { return newDMPFL(p) })
+}
 
 // dmpfl is DM-PFL (Zhang et al., KDD 2023): a sparse global model θ_g = w_g ⊙ m_g and per
 // client a sparse personal model θ_c = w_g ⊙ (m_g ∩ m_c) + w_c ⊙ (m_c − m_g) (Eq. 4), both
@@ -49,16 +63,16 @@ type dmpfl struct {
 }
 
 // evaluator implements multiModel for DM-PFL+.
-func (d *dmpfl) evaluator(m *model.Model, st *State, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error) {
+func (d *dmpfl) evaluator(m *model.Model, global func() tensor.List, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error) {
 	if !d.plus {
 		return plain{m, prepared}, nil
 	}
-	return newAdaptive(m, prepared, d.EvalGlobal(st), func(c int) []float32 { return data(c, d.baseOnTest) })
+	return newAdaptive(m, prepared, global(), func(c int) []float32 { return data(c, d.baseOnTest) })
 }
 
-func newDMPFL(params map[string]float64) *dmpfl {
-	return &dmpfl{sparsity: params["sparsity"], alphaS: params["alpha_s"], every: max(int(params["readjust_every"]), 1),
-		iterations: int(params["iterations"]), share: params["share_threshold"]}
+func newDMPFL(p *DMPFLParams) *dmpfl {
+	return &dmpfl{sparsity: p.Sparsity, alphaS: p.AlphaS, every: max(p.ReadjustEvery, 1),
+		iterations: p.Iterations, share: p.ShareThreshold}
 }
 
 // phase returns 1 or 2, the phase of round t (1-based) of T, whether t is the last round
@@ -233,129 +247,4 @@ func (d *dmpfl) Comm(st *State, c int, u Upload) (int64, int64) {
 		return down, sparseBytes(mg, false)
 	}
 	return down, sparseBytes(u.NextMask, true)
-}
-
-// fedDST is FedDST (Bibikar et al., AAAI 2022): sparse FedAvg with dynamic masks. The
-// server holds one sparse model (ERK, density 1 − S; a seeded random initial mask). Each
-// sampled client trains it under its mask for E epochs; every readjust_every rounds it
-// then prunes the α_t fraction of each weight tensor's active entries with the smallest
-// magnitude and regrows as many inactive ones (not the just-pruned) with the largest mean
-// gradient magnitude, starting at 0; α_t = alpha_s/2·(1 + cos(π·t/T)) is annealed by
-// cosine as in FedDST and RigL. The server averages each entry over the clients whose
-// mask holds it, by training-set size; in readjustment rounds it then takes the new mask
-// by voting — per tensor the ERK count of entries held by the most clients, ties to the
-// larger aggregated magnitude, then the lower position — and zeroes the rest. Every
-// client is evaluated with the global sparse model.
-type fedDST struct {
-	sparsity, alphaS float64
-	every            int
-	total            int
-}
-
-func newFedDST(params map[string]float64) *fedDST {
-	return &fedDST{sparsity: params["sparsity"], alphaS: params["alpha_s"], every: max(int(params["readjust_every"]), 1)}
-}
-
-// Init leaves the mask unset: it needs the run's seed, which the first Train has.
-func (f *fedDST) Init(st *State, clients int) {
-	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
-}
-
-func (f *fedDST) readjust(t int) bool { return t%f.every == 0 && f.alphaS > 0 }
-
-// rate is α_t.
-func (f *fedDST) rate(t int) float64 { return cosineAnneal(f.alphaS, t, f.total) }
-
-func (f *fedDST) Train(l *Local, st *State, c int) (Upload, error) {
-	f.total = l.Rounds()
-	if st.Aux[globalMaskAux][0] == nil {
-		m := initialMask(st.Global, f.sparsity, l.seed)
-		st.Aux[globalMaskAux][0] = m
-		st.Global = applyMask(st.Global, m)
-	}
-	m := st.Aux[globalMaskAux][0]
-	theta, err := l.Train(st.Global, orNil(m), l.LR(), l.Epochs(), "shuffle")
-	if err != nil || !f.readjust(l.Round()) {
-		return Upload{Params: theta, NextMask: m}, err
-	}
-	g, err := l.Gradient(theta)
-	if err != nil {
-		return Upload{}, err
-	}
-	mc := m.Clone()
-	theta = PruneRegrow(theta, g, mc, f.rate(l.Round()), false)
-	return Upload{Params: theta, NextMask: mc}, nil
-}
-
-func (f *fedDST) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	t := st.Round + 1
-	ids, models, weights := bySize(uploads, sizes)
-	notShared := make([]tensor.List, len(ids))
-	votes := zeroMask(st.Global)
-	for i, c := range ids {
-		notShared[i] = invert(uploads[c].NextMask)
-		for ti, m := range uploads[c].NextMask {
-			for j, v := range m.Data {
-				votes[ti].Data[j] += v
-			}
-		}
-	}
-	g, err := MaskedAverage(models, notShared, weights, st.Global)
-	if err != nil {
-		return err
-	}
-	m := st.Aux[globalMaskAux][0]
-	if f.readjust(t) {
-		m = voteMask(votes, g, maskCounts(m))
-		st.Aux[globalMaskAux][0] = m
-	}
-	st.Global = applyMask(g, m)
-	return nil
-}
-
-// voteMask keeps, per weight tensor, the counts[name] entries with the most votes, ties
-// to the larger |w|, then the lower position; other tensors are dense.
-func voteMask(votes, w tensor.List, counts map[string]int) tensor.List {
-	m := zeroMask(w)
-	for i, t := range m {
-		k, ok := counts[t.Name]
-		if !ok {
-			fill(t.Data, 1)
-			continue
-		}
-		v := votes[votes.Find(t.Name)].Data
-		d := w[w.Find(t.Name)].Data
-		idx := make([]int, len(t.Data))
-		for j := range idx {
-			idx[j] = j
-		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			x, y := idx[a], idx[b]
-			if v[x] != v[y] {
-				return v[x] > v[y]
-			}
-			return abs32(d[x]) > abs32(d[y])
-		})
-		for _, j := range idx[:min(k, len(idx))] {
-			m[i].Data[j] = 1
-		}
-	}
-	return m
-}
-
-// cosineAnneal is a/2·(1 + cos(π·t/T)).
-func cosineAnneal(a float64, t, T int) float64 {
-	if T <= 0 {
-		return a
-	}
-	return a / 2 * (1 + math.Cos(math.Pi*float64(t)/float64(T)))
-}
-
-func (f *fedDST) EvalModel(st *State, _ int) tensor.List { return st.Global }
-
-// Comm: the sparse model and its mask down; the client's sparse weights up, with its mask
-// in readjustment rounds.
-func (f *fedDST) Comm(st *State, c int, u Upload) (int64, int64) {
-	m := st.Aux[globalMaskAux][0]
-	return sparseBytes(m, true), sparseBytes(u.NextMask, f.readjust(st.Round+1))
 }

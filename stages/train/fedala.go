@@ -4,8 +4,25 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
+
+// FedALAParams are fedala's parameters.
+type FedALAParams struct {
+	Eta           float64 `param:"eta" default:"1.0" check:"ge0" doc:"learning rate of W (1.0 in the paper; 0 keeps W = 1, i.e. FedAvg's starting point)"`
+	RandPercent   float64 `param:"rand_percent" default:"80" check:"gt0" doc:"s: percentage of local training data sampled to learn W (80 in the paper)"`
+	LayerIdx      int     `param:"layer_idx" default:"1" check:"gt0" doc:"p: number of top layers (weight and bias) adapted element-wise; the layers below take the global model"`
+	Threshold     float64 `param:"threshold" default:"0.1" check:"ge0" doc:"first adaptation: train W until the std of the last num_pre_loss batch losses is below this (the authors' code)"`
+	NumPreLoss    int     `param:"num_pre_loss" default:"10" check:"gt0" doc:"window of batch losses for the convergence test (the authors' code)"`
+	MaxInitEpochs int     `param:"max_init_epochs" default:"20" check:"gt0" doc:"cap on the passes of the first adaptation (our choice; the code has none)"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "fedala", Personal: true, Features: true,
+		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
+		newFedALA)
+}
 
 // fedALA is FedALA (Zhang et al., AAAI 2023): adaptive local aggregation. Client i keeps
 // its local model θ_i (its model after its last local training) and element-wise weights
@@ -39,9 +56,9 @@ type fedALA struct {
 	layers, numPreLoss, maxInit int
 }
 
-func newFedALA(p map[string]float64) *fedALA {
-	return &fedALA{eta: p["eta"], randPercent: p["rand_percent"], threshold: p["threshold"],
-		layers: int(p["layer_idx"]), numPreLoss: int(p["num_pre_loss"]), maxInit: int(p["max_init_epochs"])}
+func newFedALA(p *FedALAParams) Method {
+	return &fedALA{eta: p.Eta, randPercent: p.RandPercent, threshold: p.Threshold,
+		layers: p.LayerIdx, numPreLoss: p.NumPreLoss, maxInit: p.MaxInitEpochs}
 }
 
 func (f *fedALA) Init(st *State, clients int) {

@@ -4,8 +4,25 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
+
+// FedOBPParams are fedobp's parameters.
+type FedOBPParams struct {
+	Q         float64 `param:"q" default:"0.999705" check:"unit" doc:"quantile of the scores above which entries stay personal (official FMNIST value 0.999705)"`
+	Score     string  `param:"score" choices:"obp|obp_v1|gradient|fisher" doc:"obp: (theta_c - theta_g)^2; obp_v1: |(theta_c - theta_g) * theta_c|; gradient: |theta after - theta before| of the client's last local training; fisher: mean squared per-sample gradient at theta_c"`
+	Threshold string  `param:"threshold" choices:"global|layer" doc:"one quantile over all eligible entries, or one per tensor"`
+	Norm      string  `param:"norm" choices:"global|layer|none" doc:"min-max normalization of the scores over all entries, per tensor, or none"`
+	ClsOnly   bool    `param:"cls_only" default:"0" check:"unit" doc:"1: select only within the classifier layer"`
+	EMA       float64 `param:"ema" default:"0" check:"unit,lt1" doc:"exponential moving average of a client's scores across its participations (0: off)"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "fedobp", Personal: true,
+		Doc: "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models."},
+		newFedOBP)
+}
 
 // fedOBP implements FedOBP (seed 003). Before training in a round, client c scores every
 // entry by comparing its model from its last participation θ_c (the initial model if it
@@ -39,16 +56,16 @@ type fedOBP struct {
 	perLayer bool
 }
 
-func newFedOBP(p map[string]float64, o map[string]string) (Method, error) {
-	f := &fedOBP{q: p["q"], score: o["score"], norm: o["norm"], clsOnly: p["cls_only"] != 0, ema: p["ema"],
-		perLayer: o["threshold"] == "layer"}
+func newFedOBP(p *FedOBPParams) Method {
+	f := &fedOBP{q: p.Q, score: p.Score, norm: p.Norm, clsOnly: p.ClsOnly, ema: p.EMA,
+		perLayer: p.Threshold == "layer"}
 	if f.score == "" {
 		f.score = "obp"
 	}
 	if f.norm == "" {
 		f.norm = "global"
 	}
-	return f, nil
+	return f
 }
 
 func (f *fedOBP) Init(st *State, clients int) {
@@ -57,8 +74,8 @@ func (f *fedOBP) Init(st *State, clients int) {
 	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients)}
 }
 
-func newFedDPA(p map[string]float64) (Method, error) {
-	return &fedOBP{q: p["q"], score: "fisher", norm: "none", perLayer: true}, nil
+func newFedDPA(p *FedDPAParams) Method {
+	return &fedOBP{q: p.Q, score: "fisher", norm: "none", perLayer: true}
 }
 
 // scores computes client c's importance scores (normalized) against the current global

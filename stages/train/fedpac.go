@@ -5,7 +5,20 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 )
+
+// FedPACParams are fedpac's parameters.
+type FedPACParams struct {
+	Lambda     float32 `param:"lambda" default:"1.0" check:"ge0" doc:"weight of the feature-alignment term (1.0 in the paper)"`
+	HeadEpochs int     `param:"head_epochs" default:"1" check:"ge0" doc:"epochs of head-only training before the body (1 in the paper)"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "fedpac", Personal: true, Features: true,
+		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics."},
+		newFedPAC)
+}
 
 // fedPAC is FedPAC (Xu et al., ICLR 2023, "Personalized Federated Learning with Feature
 // Alignment and Classifier Collaboration"). The body (every tensor but classifier.*) is
@@ -42,8 +55,8 @@ type fedPAC struct {
 	headEpochs int
 }
 
-func newFedPAC(p map[string]float64) *fedPAC {
-	return &fedPAC{lambda: float32(p["lambda"]), headEpochs: int(p["head_epochs"])}
+func newFedPAC(p *FedPACParams) Method {
+	return &fedPAC{lambda: p.Lambda, headEpochs: p.HeadEpochs}
 }
 
 func (f *fedPAC) Init(st *State, clients int) {

@@ -7,9 +7,36 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
+
+// FedSelectParams are fedselect's parameters.
+type FedSelectParams struct {
+	Variant       string  `param:"variant" choices:"paper|official|v1" doc:"paper: Alg. 1-3 (global growth every round, capped at alpha); official: the authors' code (per-layer growth of weight tensors every grow_every rounds, delta since the last growth, alpha checked before growing); v1: the workshop version (a GradLTN mask search with rewinding every round, then LocalAlt)"`
+	Alpha         float64 `param:"alpha" default:"0.5" check:"unit" doc:"personalization limit: the largest personalized fraction"`
+	P             float64 `param:"p" default:"0.05" check:"unit" doc:"personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; the papers leave the default to an appendix, 0.05 is our choice"`
+	LRPersonal    float32 `param:"lr_personal" default:"0" check:"ge0" doc:"gamma_v, the rate of the personalized pass (0: train.lr)"`
+	LRShared      float32 `param:"lr_shared" default:"0" check:"ge0" doc:"gamma_u, the rate of the shared pass (0: train.lr)"`
+	GrowEvery     int     `param:"grow_every" default:"3" check:"gt0" doc:"official variant: grow every so many rounds"`
+	LTNIterations int     `param:"ltn_iterations" default:"5" check:"ge0" doc:"v1: GradLTN pruning iterations L (5 in the workshop paper)"`
+	LTNEpochs     int     `param:"ltn_epochs" default:"5" check:"gt0" doc:"v1: local epochs per GradLTN iteration E (5 in the workshop paper)"`
+	LTNReturn     string  `param:"ltn_return" choices:"start|final" doc:"v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"`
+	FixedLayers   string  `param:"fixed_layers" doc:"comma-separated parameter-name prefixes (e.g. classifier, conv1) personalized from the start, with no growth: FedSelect Table 3's single-layer ablations, and FedAlt's fixed split"`
+	Selection     string  `param:"selection" choices:"largest|least|random" doc:"which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "fedselect", Personal: true,
+		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
+		func(p *FedSelectParams) Method {
+			if p.Variant == "v1" {
+				return newFedSelectV1(p)
+			}
+			return newFedSelect(p)
+		})
+}
 
 // fedSelect implements FedSelect (seed 000, Alg. 1–3) in two variants.
 //
@@ -42,21 +69,21 @@ type fedSelect struct {
 	rule      string
 }
 
-func newFedSelect(p map[string]float64, o map[string]string) (Method, error) {
-	f := &fedSelect{official: o["variant"] == "official", alpha: p["alpha"], p: p["p"],
-		lrV: float32(p["lr_personal"]), lrU: float32(p["lr_shared"]), growEvery: int(p["grow_every"]), rule: o["selection"]}
+func newFedSelect(p *FedSelectParams) *fedSelect {
+	f := &fedSelect{official: p.Variant == "official", alpha: p.Alpha, p: p.P,
+		lrV: p.LRPersonal, lrU: p.LRShared, growEvery: p.GrowEvery, rule: p.Selection}
 	if f.growEvery < 1 {
 		f.growEvery = 1
 	}
 	if f.rule == "" {
 		f.rule = "largest"
 	}
-	for _, prefix := range strings.Split(o["fixed_layers"], ",") {
+	for _, prefix := range strings.Split(p.FixedLayers, ",") {
 		if prefix = strings.TrimSpace(prefix); prefix != "" {
 			f.fixed = append(f.fixed, prefix)
 		}
 	}
-	return f, nil
+	return f
 }
 
 // fixedMask personalizes every tensor whose name starts with one of the fixed prefixes.

@@ -6,8 +6,22 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
+
+// FLOCOParams are floco's parameters.
+type FLOCOParams struct {
+	Endpoints int     `param:"endpoints" default:"3" check:"gt0" doc:"M, the simplex's endpoints (our default; 1 is FedAvg)"`
+	Tau       int     `param:"tau" default:"50" check:"gt0" doc:"round from which clients get subregions (our default)"`
+	Rho       float64 `param:"rho" default:"0.1" check:"gt0" doc:"radius of a client's subregion around its point"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "floco", Personal: true,
+		Doc: "FLOCO (Grinwald et al., NeurIPS 2024): the classifier is a solution simplex of M endpoints trained by sampling a point per batch; from round tau each client samples within a ball around its own point, placed by a projection of its update signature; shared body; evaluated at the client's point."},
+		newFLOCO)
+}
 
 // floco is FLOCO (Grinwald et al., NeurIPS 2024, "Federated Learning over Connected
 // Modes"): the classifier layer is a solution simplex — M endpoints e_1..e_M, the head at a
@@ -34,8 +48,8 @@ type floco struct {
 	rho    float64
 }
 
-func newFLOCO(p map[string]float64) *floco {
-	return &floco{m: int(p["endpoints"]), tau: int(p["tau"]), rho: p["rho"]}
+func newFLOCO(p *FLOCOParams) Method {
+	return &floco{m: p.Endpoints, tau: p.Tau, rho: p.Rho}
 }
 
 func (f *floco) Init(st *State, clients int) {

@@ -5,7 +5,21 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 )
+
+// FLUTEParams are flute's parameters.
+type FLUTEParams struct {
+	LambdaNC2  float64 `param:"lambda_nc2" default:"1.0" check:"ge0" doc:"weight of the head's ETF-geometry term (our default)"`
+	LambdaNC3  float64 `param:"lambda_nc3" default:"0.1" check:"ge0" doc:"weight of the head-feature alignment terms (our default)"`
+	HeadEpochs int     `param:"head_epochs" default:"1" check:"ge0" doc:"epochs of head-only training per round before the body"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "flute", Personal: true, Features: true,
+		Doc: "FLUTE (Liu et al., ICML 2024): shared body, personal heads; the head trains first with neural-collapse regularizers (NC2: its Gram matrix toward a simplex ETF over the client's classes; NC3: toward the class-mean features), then the body with its features pulled toward the scaled head columns."},
+		newFLUTE)
+}
 
 // flute is FLUTE (Liu, Shen and Yang, ICML 2024, "Federated Representation Learning in
 // the Under-Parameterized Regime"): a shared representation (the body) and personal heads
@@ -36,8 +50,8 @@ type flute struct {
 	headEpochs int
 }
 
-func newFLUTE(p map[string]float64) *flute {
-	return &flute{nc2: p["lambda_nc2"], nc3: p["lambda_nc3"], headEpochs: int(p["head_epochs"])}
+func newFLUTE(p *FLUTEParams) Method {
+	return &flute{nc2: p.LambdaNC2, nc3: p.LambdaNC3, headEpochs: p.HeadEpochs}
 }
 
 func (f *flute) Init(st *State, clients int) {

@@ -24,10 +24,9 @@ type fedSelectV1 struct {
 	fromFinal  bool
 }
 
-func newFedSelectV1(p map[string]float64, o map[string]string) (Method, error) {
-	f := &fedSelectV1{p: p["p"], iterations: int(p["ltn_iterations"]), epochs: int(p["ltn_epochs"]),
-		fromFinal: o["ltn_return"] == "final"}
-	return f, nil
+func newFedSelectV1(p *FedSelectParams) *fedSelectV1 {
+	return &fedSelectV1{p: p.P, iterations: p.LTNIterations, epochs: p.LTNEpochs,
+		fromFinal: p.LTNReturn == "final"}
 }
 
 func (f *fedSelectV1) Init(st *State, clients int) {

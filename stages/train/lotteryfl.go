@@ -5,7 +5,22 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 )
+
+// LotteryFLParams are lotteryfl's parameters.
+type LotteryFLParams struct {
+	PruneRate      float64 `param:"prune_rate" default:"0.2" check:"unit" doc:"fraction of each weight tensor's remaining weights pruned per pruning step (our default)"`
+	TargetSparsity float64 `param:"target_sparsity" default:"0.5" check:"unit,lt1" doc:"pruned fraction per weight tensor at which pruning stops (0: never prune: FedAvg with personal evaluation)"`
+	AccThreshold   float64 `param:"acc_threshold" default:"0.5" check:"ge0" doc:"a client prunes only when its subnetwork's accuracy on its training data is at least this"`
+	Rewind         string  `param:"rewind" choices:"init|none" doc:"after pruning, reset the surviving weights to the initial model (the lottery-ticket reset of LotteryFL's Alg. 1) or keep the downloaded values"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "lotteryfl", Personal: true,
+		Doc: "LotteryFL (Li et al. 2020): each client magnitude-prunes its own subnetwork while its local accuracy clears a threshold, rewinding the survivors to the initial model; the server averages each entry over the clients whose masks keep it; clients are evaluated with their sparse models."},
+		newLotteryFL)
+}
 
 // lotteryFL is LotteryFL (Li et al. 2020, "LotteryFL: Personalized and
 // Communication-Efficient Federated Learning with Lottery Ticket Hypothesis on Non-IID
@@ -38,9 +53,9 @@ type lotteryFL struct {
 	rewind                  bool
 }
 
-func newLotteryFL(p map[string]float64, o map[string]string) *lotteryFL {
-	return &lotteryFL{rate: p["prune_rate"], target: p["target_sparsity"], threshold: p["acc_threshold"],
-		rewind: o["rewind"] != "none"}
+func newLotteryFL(p *LotteryFLParams) Method {
+	return &lotteryFL{rate: p.PruneRate, target: p.TargetSparsity, threshold: p.AccThreshold,
+		rewind: p.Rewind != "none"}
 }
 
 func (f *lotteryFL) Init(st *State, clients int) {

@@ -15,14 +15,7 @@ import (
 func methodRun(t *testing.T, method string, params map[string]float64, options map[string]string) (*manifest.Run, Config) {
 	t.Helper()
 	r, ds, a := tinyRun(method)
-	r.Params, r.Options = map[string]float64{}, map[string]string{}
-	for _, p := range manifest.Methods[method].Params {
-		if p.Choices != nil {
-			r.Options[p.Name] = p.Choices[0]
-		} else {
-			r.Params[p.Name] = p.Default
-		}
-	}
+	r.Params, r.Options = manifest.DefaultParams(method)
 	for k, v := range params {
 		r.Params[k] = v
 	}

@@ -4,8 +4,23 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
+
+// PFedFDAParams are pfedfda's parameters.
+type PFedFDAParams struct {
+	BetaMode  string  `param:"beta_mode" choices:"cv|fixed" doc:"cv: each client picks beta from {0, 0.25, 0.5, 0.75, 1} by 2-fold cross-validation on its features after training (the paper fits beta per client); fixed: beta for every client"`
+	Beta      float64 `param:"beta" default:"0.5" check:"unit" doc:"weight of the local estimates against the global ones: the value before a client's first cross-validated choice, or always with beta_mode fixed"`
+	Shrinkage float64 `param:"shrinkage" default:"0.1" check:"unit" doc:"s in (1 - s) Sigma + s tr(Sigma)/d I + ridge I, the covariance regularization (our form and default)"`
+	Ridge     float64 `param:"ridge" default:"0.1" check:"ge0" doc:"absolute ridge added to the covariance's diagonal (our default): keeps the head's scale tied to the features' and the body's training stable"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true,
+		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by a per-client beta; the body trains with that head fixed."},
+		newPFedFDA)
+}
 
 // pFedFDA is pFedFDA (McLaughlin et al., CVPR 2024, "Personalized Federated Learning via
 // Feature Distribution Adaptation"). The feature extractor (the body: every tensor but
@@ -49,8 +64,8 @@ type pFedFDA struct {
 	cv                  bool
 }
 
-func newPFedFDA(p map[string]float64, o map[string]string) *pFedFDA {
-	return &pFedFDA{beta: p["beta"], shrink: p["shrinkage"], ridge: p["ridge"], cv: o["beta_mode"] != "fixed"}
+func newPFedFDA(p *PFedFDAParams) Method {
+	return &pFedFDA{beta: p.Beta, shrink: p.Shrinkage, ridge: p.Ridge, cv: p.BetaMode != "fixed"}
 }
 
 func (f *pFedFDA) Init(st *State, clients int) {

@@ -110,60 +110,6 @@ type Method interface {
 	EvalModel(st *State, c int) tensor.List
 }
 
-// NewMethod returns the implementation of a manifest method.
-func NewMethod(name string, params map[string]float64, options map[string]string) (Method, error) {
-	switch name {
-	case "fedavg":
-		return fedAvg{uniform: params["uniform_weights"] != 0}, nil
-	case "local":
-		return local{}, nil
-	case "fedselect":
-		if options["variant"] == "v1" {
-			return newFedSelectV1(params, options)
-		}
-		return newFedSelect(params, options)
-	case "fedobp":
-		return newFedOBP(params, options)
-	case "feddpa":
-		return newFedDPA(params)
-	case "fedprox":
-		return fedAvg{mu: float32(params["mu"])}, nil
-	case "fedper":
-		return &split{personal: []string{"classifier."}, schedule: "joint"}, nil
-	case "lgfedavg":
-		return &split{personal: []string{"classifier."}, invert: true, schedule: "joint"}, nil
-	case "fedrep":
-		return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: int(params["head_epochs"])}, nil
-	case "fedbabu":
-		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
-	case "ditto":
-		return ditto{lambda: float32(params["lambda"])}, nil
-	case "lotteryfl":
-		return newLotteryFL(params, options), nil
-	case "fedala":
-		return newFedALA(params), nil
-	case "pfedfda":
-		return newPFedFDA(params, options), nil
-	case "fedpac":
-		return newFedPAC(params), nil
-	case "floco":
-		return newFLOCO(params), nil
-	case "flute":
-		return newFLUTE(params), nil
-	case "dmpfl":
-		return newDMPFL(params), nil
-	case "dmpfl_plus":
-		d := newDMPFL(params)
-		d.plus, d.baseOnTest = true, options["base_entropy"] == "test"
-		return d, nil
-	case "feddst":
-		return newFedDST(params), nil
-	case "apfl":
-		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
-	}
-	return nil, fmt.Errorf("method %q is not implemented", name)
-}
-
 // Client data, gathered once per run.
 type clientData struct {
 	trainX, testX []float32
@@ -486,7 +432,13 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 	var ev Evaluator = plain{m, prepared}
 	if mm, ok := optional[multiModel](method); ok {
 		var err error
-		if ev, err = mm.evaluator(m, st, prepared, func(c int, test bool) []float32 {
+		global := func() tensor.List {
+			if g, ok := optional[globalEvaluated](method); ok {
+				return g.EvalGlobal(st)
+			}
+			return st.Global
+		}
+		if ev, err = mm.evaluator(m, global, prepared, func(c int, test bool) []float32 {
 			if test {
 				return cd[c].testX
 			}

@@ -23,8 +23,8 @@ import (
 // Personal tensors start from the common initial model; a client that never trained
 // holds the global body and the initial head.
 type split struct {
-	personal   []string
-	invert     bool // personal is the complement of the named tensors (LG-FedAvg)
+	personal   []string // name prefixes of the head
+	invert     bool     // personal is the complement of the named tensors (LG-FedAvg)
 	schedule   string
 	headEpochs int
 }
@@ -109,41 +109,6 @@ func (s *split) Finetune(like tensor.List) (epochs int, mask tensor.List, ok boo
 type finetuner interface {
 	Finetune(like tensor.List) (epochs int, mask tensor.List, ok bool)
 }
-
-// ditto (Li et al. 2021): the global model trains as in FedAvg; each sampled client also
-// trains its personal model, from where it left it, for the run's local epochs with the
-// proximal term λ/2·‖v − θ_g‖² toward the round's global model. Clients are evaluated with
-// their personal models. With λ = 0 the personal models are exactly Local's (same
-// initialization, same sample streams).
-type ditto struct{ lambda float32 }
-
-func (d ditto) Init(st *State, clients int) {
-	st.Personal = make([]tensor.List, clients)
-	for c := range st.Personal {
-		st.Personal[c] = st.Global
-	}
-}
-
-func (d ditto) Train(l *Local, st *State, c int) (Upload, error) {
-	g, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "ditto-global")
-	if err != nil {
-		return Upload{}, err
-	}
-	v, err := l.TrainProx(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle", d.lambda, st.Global)
-	if err != nil {
-		return Upload{}, err
-	}
-	return Upload{Params: g, personal: v}, nil
-}
-
-func (d ditto) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
-	for c, u := range uploads {
-		st.Personal[c] = u.personal
-	}
-	return fedAvg{}.Finish(st, uploads, sizes)
-}
-
-func (d ditto) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
 
 // Comm: only the shared part travels, each way.
 func (s *split) Comm(st *State, c int, u Upload) (int64, int64) {

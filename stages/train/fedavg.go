@@ -4,7 +4,19 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 )
+
+// FedAvgParams are fedavg's parameters.
+type FedAvgParams struct {
+	UniformWeights bool `param:"uniform_weights" default:"0" check:"unit" doc:"1: average clients with equal weights instead of by training-set size"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "fedavg",
+		Doc: "FedAvg (McMahan et al.): the server averages the sampled clients' models weighted by training-set size; every client is evaluated with the global model."},
+		func(p *FedAvgParams) Method { return fedAvg{uniform: p.UniformWeights} })
+}
 
 // fedAvg: clients train from the global model; the server replaces it with the average
 // of the trained models weighted by training-set size (or uniformly, with
@@ -59,31 +71,3 @@ func sortedClients(uploads map[int]Upload) []int {
 	sort.Ints(ids)
 	return ids
 }
-
-// local: every client starts from the same initial model and trains only on its own data;
-// nothing is exchanged.
-type local struct{}
-
-func (local) Init(st *State, clients int) {
-	st.Personal = make([]tensor.List, clients)
-	for c := range st.Personal {
-		st.Personal[c] = st.Global
-	}
-}
-
-func (local) Train(l *Local, st *State, c int) (Upload, error) {
-	p, err := l.Train(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle")
-	return Upload{Params: p}, err
-}
-
-func (local) Finish(st *State, uploads map[int]Upload, _ map[int]int) error {
-	for c, u := range uploads {
-		st.Personal[c] = u.Params
-	}
-	return nil
-}
-
-func (local) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
-
-// Comm: Local exchanges nothing.
-func (local) Comm(*State, int, Upload) (int64, int64) { return 0, 0 }

@@ -1,0 +1,52 @@
+package train
+
+import (
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
+)
+
+// DittoParams are ditto's parameters.
+type DittoParams struct {
+	Lambda float32 `param:"lambda" default:"0.1" check:"ge0" doc:"proximal weight of the personal objective"`
+}
+
+func init() {
+	Register(manifest.MethodDef{Name: "ditto", Personal: true,
+		Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models."},
+		func(p *DittoParams) Method { return ditto{lambda: p.Lambda} })
+}
+
+// ditto (Li et al. 2021): the global model trains as in FedAvg; each sampled client also
+// trains its personal model, from where it left it, for the run's local epochs with the
+// proximal term λ/2·‖v − θ_g‖² toward the round's global model. Clients are evaluated with
+// their personal models. With λ = 0 the personal models are exactly Local's (same
+// initialization, same sample streams).
+type ditto struct{ lambda float32 }
+
+func (d ditto) Init(st *State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+	}
+}
+
+func (d ditto) Train(l *Local, st *State, c int) (Upload, error) {
+	g, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "ditto-global")
+	if err != nil {
+		return Upload{}, err
+	}
+	v, err := l.TrainProx(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle", d.lambda, st.Global)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{Params: g, personal: v}, nil
+}
+
+func (d ditto) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.personal
+	}
+	return fedAvg{}.Finish(st, uploads, sizes)
+}
+
+func (d ditto) EvalModel(st *State, c int) tensor.List { return st.Personal[c] }
