@@ -13,7 +13,7 @@ import (
 )
 
 // Methods that carry state beyond the models (masks, weights, statistics, endpoints)
-// resume bit-identically from a checkpoint that went through encodeState and decodeState.
+// resume bit-identically from a checkpoint that went through EncodeState and DecodeState.
 func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 	backend, err := model.ResolveBackend("")
 	if err != nil {
@@ -46,7 +46,7 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 }
 
 // resumeEqualsUninterrupted trains run r on ds with a checkpoint after every round, then
-// resumes from each checkpoint after a trip through encodeState and decodeState and checks
+// resumes from each checkpoint after a trip through EncodeState and DecodeState and checks
 // that the final state encodes to the same bytes as the uninterrupted run's. It returns the
 // number of checkpoints.
 func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, backend string) int {
@@ -58,19 +58,19 @@ func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, 
 	var blobs []Outputs
 	full, err := train.Run(context.Background(), train.Config{Run: r, Data: ds, Assign: a, Backend: backend,
 		Checkpoint: func(st *train.State) error {
-			b, err := encodeState(st)
+			b, err := train.EncodeState(st)
 			blobs = append(blobs, b)
 			return err
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := encodeState(full)
+	want, err := train.EncodeState(full)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range blobs {
-		st, err := decodeState(b, a.Clients(), r)
+		st, err := train.DecodeState(b, a.Clients(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeState(resumed)
+		got, err := train.EncodeState(resumed)
 		if err != nil {
 			t.Fatal(err)
 		}

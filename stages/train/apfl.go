@@ -1,6 +1,8 @@
 package train
 
 import (
+	"fmt"
+
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 )
@@ -32,12 +34,31 @@ type apfl struct {
 	alpha0, alphaLR float32
 }
 
+// apflState holds each client's mixing weight α.
+type apflState struct{ Alpha []float32 }
+
+// Slots stores each α as a one-element tensor "alpha" in the slot "alpha".
+func (s *apflState) Slots() []Slot {
+	return []Slot{{Name: "alpha", Len: len(s.Alpha),
+		Get: func(c int) tensor.List {
+			return tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{s.Alpha[c]}}}
+		},
+		Set: func(c int, l tensor.List) error {
+			if len(l) != 1 || len(l[0].Data) != 1 {
+				return fmt.Errorf("APFL's alpha is one value, not %d tensors", len(l))
+			}
+			s.Alpha[c] = l[0].Data[0]
+			return nil
+		}}}
+}
+
 func (a apfl) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"alpha": make([]tensor.List, clients)}
+	s := &apflState{Alpha: make([]float32, clients)}
+	st.Method = s
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
-		st.Aux["alpha"][c] = tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{a.alpha0}}}
+		s.Alpha[c] = a.alpha0
 	}
 }
 
@@ -59,7 +80,7 @@ func mix(alpha float32, v, w tensor.List) tensor.List {
 }
 
 func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
-	alpha := st.Aux["alpha"][c][0].Data[0]
+	alpha := st.Method.(*apflState).Alpha[c]
 	v := st.Personal[c].Clone()
 	s, err := l.model.NewSession(st.Global, l.opt)
 	if err != nil {
@@ -106,7 +127,7 @@ func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	st.Aux["alpha"][c] = tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{alpha}}}
+	st.Method.(*apflState).Alpha[c] = alpha
 	return Upload{Params: trained, personal: v}, nil
 }
 
@@ -118,5 +139,5 @@ func (a apfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error
 }
 
 func (a apfl) EvalModel(st *State, c int) tensor.List {
-	return mix(st.Aux["alpha"][c][0].Data[0], st.Personal[c], st.Global)
+	return mix(st.Method.(*apflState).Alpha[c], st.Personal[c], st.Global)
 }

@@ -116,8 +116,7 @@ func TestAPFL(t *testing.T) {
 	}
 	learned, cfg := run(t, "apfl", map[string]float64{"alpha": 0.5, "alpha_lr": 0.05}, 3)
 	moved := false
-	for c, a := range learned.Aux["alpha"] {
-		v := a[0].Data[0]
+	for c, v := range learned.Method.(*apflState).Alpha {
 		if v < 0 || v > 1 {
 			t.Errorf("client %d: alpha %v outside [0, 1]", c, v)
 		}

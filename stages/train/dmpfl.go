@@ -91,11 +91,16 @@ func (d *dmpfl) phase(t, T int) (phase int, last bool) {
 	return 1 + b%2, t == end
 }
 
-const globalMaskAux = "global_mask"
+// sparseState holds DM-PFL's and FedDST's global mask m_g (nil until the first Train
+// draws it).
+type sparseState struct{ GlobalMask tensor.List }
+
+// Slots stores m_g in the slot "global_mask".
+func (s *sparseState) Slots() []Slot { return []Slot{ListSlot("global_mask", &s.GlobalMask)} }
 
 // Init leaves the masks unset: they need the run's seed, which the first Train has.
 func (d *dmpfl) Init(st *State, clients int) {
-	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
+	st.Method = &sparseState{}
 	st.Masks = make([]tensor.List, clients)
 	st.Personal = make([]tensor.List, clients)
 }
@@ -103,11 +108,11 @@ func (d *dmpfl) Init(st *State, clients int) {
 // start draws the initial mask on the first call (see initialMask) and gives it to the
 // server and every client, with the initial weights on it.
 func (d *dmpfl) start(st *State, seed int64) {
-	if st.Aux[globalMaskAux][0] != nil {
+	if st.Method.(*sparseState).GlobalMask != nil {
 		return
 	}
 	m := initialMask(st.Global, d.sparsity, seed)
-	st.Aux[globalMaskAux][0] = m
+	st.Method.(*sparseState).GlobalMask = m
 	w := applyMask(st.Global, m)
 	for c := range st.Masks {
 		st.Masks[c] = m.Clone()
@@ -122,7 +127,7 @@ func initialMask(params tensor.List, sparsity float64, seed int64) tensor.List {
 	return randomMask(params, ERKCounts(params, 1-sparsity), seed, "sparse-init")
 }
 
-func (d *dmpfl) globalMask(st *State) tensor.List { return st.Aux[globalMaskAux][0] }
+func (d *dmpfl) globalMask(st *State) tensor.List { return st.Method.(*sparseState).GlobalMask }
 
 // and returns a ∧ b; andNot returns a ∧ ¬b.
 func and(a, b tensor.List) tensor.List {
@@ -203,7 +208,7 @@ func (d *dmpfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 			}
 		}
 	}
-	st.Aux[globalMaskAux][0] = topMagnitudeMask(g, ERKCounts(g, 1-d.sparsity), votes)
+	st.Method.(*sparseState).GlobalMask = topMagnitudeMask(g, ERKCounts(g, 1-d.sparsity), votes)
 	for _, c := range ids {
 		st.Selection = append(st.Selection, selectionRows(t, c, andNot(st.Masks[c], d.globalMask(st)))...)
 	}

@@ -142,7 +142,7 @@ func TestDMPFLMasksKeepTargetSparsity(t *testing.T) {
 		cfg.Run.Train.CheckpointEvery = 1
 		differs := false
 		cfg.Checkpoint = func(st *State) error {
-			mg := st.Aux[globalMaskAux][0]
+			mg := st.Method.(*sparseState).GlobalMask
 			for name, k := range maskCounts(mg) {
 				if k > want[name] || (method == "feddst" && k != want[name]) {
 					t.Errorf("%s round %d: global mask %s has %d active, want %d", method, st.Round, name, k, want[name])
@@ -166,7 +166,7 @@ func TestDMPFLMasksKeepTargetSparsity(t *testing.T) {
 			t.Error("dmpfl: no client's mask ever left the global mask")
 		}
 		if method == "feddst" {
-			mg := st.Aux[globalMaskAux][0]
+			mg := st.Method.(*sparseState).GlobalMask
 			for ti, tt := range st.Global {
 				for j, v := range tt.Data {
 					if mg[ti].Data[j] == 0 && v != 0 {
@@ -239,9 +239,9 @@ func cloneState(st *State) *State {
 		return out
 	}
 	c.Personal, c.Masks = clones(st.Personal), clones(st.Masks)
-	c.Aux = map[string][]tensor.List{}
-	for k, v := range st.Aux {
-		c.Aux[k] = clones(v)
+	c.BN = clones(st.BN)
+	if s, ok := st.Method.(*sparseState); ok {
+		c.Method = &sparseState{GlobalMask: s.GlobalMask.Clone()}
 	}
 	c.Metrics = append([]Metric(nil), st.Metrics...)
 	c.Comm = append([]Comm(nil), st.Comm...)

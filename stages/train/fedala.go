@@ -63,7 +63,7 @@ func newFedALA(p *FedALAParams) Method {
 
 func (f *fedALA) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"ala_weights": make([]tensor.List, clients)}
+	st.Method = &fedALAState{Weights: make([]tensor.List, clients)}
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 	}
@@ -98,7 +98,7 @@ func (f *fedALA) combine(global, local, w tensor.List) tensor.List {
 
 func (f *fedALA) Train(l *Local, st *State, c int) (Upload, error) {
 	global, local := st.Global, st.Personal[c]
-	w := st.Aux["ala_weights"][c]
+	w := st.Method.(*fedALAState).Weights[c]
 	theta := global
 	if w == nil {
 		// A client that never trained holds no model of its own: it starts from θ_g, and
@@ -126,8 +126,19 @@ func (f *fedALA) Train(l *Local, st *State, c int) (Upload, error) {
 		}
 	}
 	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
-	return Upload{Params: trained, NextMask: w}, err
+	if err != nil {
+		return Upload{}, err
+	}
+	st.Method.(*fedALAState).Weights[c] = w
+	return Upload{Params: trained}, nil
 }
+
+// fedALAState holds each client's element-wise weights W of the top layers, with the count
+// of its adaptations (alaAdaptations); nil for a client that never trained.
+type fedALAState struct{ Weights []tensor.List }
+
+// Slots stores W in the slot "ala_weights".
+func (s *fedALAState) Slots() []Slot { return []Slot{ListsSlot("ala_weights", s.Weights)} }
 
 // alaAdaptations names the count of a client's adaptations, kept beside its W.
 const alaAdaptations = "ala.adaptations"
@@ -213,9 +224,6 @@ func sameValues(a, b tensor.List) bool {
 func (f *fedALA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	for c, u := range uploads {
 		st.Personal[c] = u.Params
-		st.Aux["ala_weights"][c] = u.NextMask
-		u.NextMask = nil
-		uploads[c] = u
 	}
 	return fedAvg{}.Finish(st, uploads, sizes)
 }

@@ -44,7 +44,7 @@ func newFedDST(p *FedDSTParams) Method {
 
 // Init leaves the mask unset: it needs the run's seed, which the first Train has.
 func (f *fedDST) Init(st *State, clients int) {
-	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
+	st.Method = &sparseState{}
 }
 
 func (f *fedDST) readjust(t int) bool { return t%f.every == 0 && f.alphaS > 0 }
@@ -54,12 +54,12 @@ func (f *fedDST) rate(t int) float64 { return cosineAnneal(f.alphaS, t, f.total)
 
 func (f *fedDST) Train(l *Local, st *State, c int) (Upload, error) {
 	f.total = l.Rounds()
-	if st.Aux[globalMaskAux][0] == nil {
+	if st.Method.(*sparseState).GlobalMask == nil {
 		m := initialMask(st.Global, f.sparsity, l.seed)
-		st.Aux[globalMaskAux][0] = m
+		st.Method.(*sparseState).GlobalMask = m
 		st.Global = applyMask(st.Global, m)
 	}
-	m := st.Aux[globalMaskAux][0]
+	m := st.Method.(*sparseState).GlobalMask
 	theta, err := l.Train(st.Global, orNil(m), l.LR(), l.Epochs(), "shuffle")
 	if err != nil || !f.readjust(l.Round()) {
 		return Upload{Params: theta, NextMask: m}, err
@@ -90,10 +90,10 @@ func (f *fedDST) Finish(st *State, uploads map[int]Upload, sizes map[int]int) er
 	if err != nil {
 		return err
 	}
-	m := st.Aux[globalMaskAux][0]
+	m := st.Method.(*sparseState).GlobalMask
 	if f.readjust(t) {
 		m = voteMask(votes, g, maskCounts(m))
-		st.Aux[globalMaskAux][0] = m
+		st.Method.(*sparseState).GlobalMask = m
 	}
 	st.Global = applyMask(g, m)
 	return nil
@@ -142,6 +142,6 @@ func (f *fedDST) EvalModel(st *State, _ int) tensor.List { return st.Global }
 // Comm: the sparse model and its mask down; the client's sparse weights up, with its mask
 // in readjustment rounds.
 func (f *fedDST) Comm(st *State, c int, u Upload) (int64, int64) {
-	m := st.Aux[globalMaskAux][0]
+	m := st.Method.(*sparseState).GlobalMask
 	return sparseBytes(m, true), sparseBytes(u.NextMask, f.readjust(st.Round+1))
 }

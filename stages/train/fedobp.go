@@ -71,7 +71,16 @@ func newFedOBP(p *FedOBPParams) Method {
 func (f *fedOBP) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
 	st.Masks = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients)}
+	st.Method = &fedOBPState{Delta: make([]tensor.List, clients), Score: make([]tensor.List, clients)}
+}
+
+// fedOBPState holds, per client, the change of its last local training (Delta, for the
+// gradient score) and its score average (Score, with ema); nil until it applies.
+type fedOBPState struct{ Delta, Score []tensor.List }
+
+// Slots stores them in the slots "delta" and "score".
+func (s *fedOBPState) Slots() []Slot {
+	return []Slot{ListsSlot("delta", s.Delta), ListsSlot("score", s.Score)}
 }
 
 func newFedDPA(p *FedDPAParams) Method {
@@ -102,7 +111,7 @@ func (f *fedOBP) scores(st *State, c int, l *Local) (tensor.List, error) {
 				s.Data[i] = abs32((p[i] - g[i]) * p[i])
 			}
 		case "gradient":
-			if d := st.Aux["delta"][c]; d != nil {
+			if d := st.Method.(*fedOBPState).Delta[c]; d != nil {
 				for i := range s.Data {
 					s.Data[i] = abs32(d[t].Data[i])
 				}
@@ -207,7 +216,7 @@ func (f *fedOBP) personalize(st *State, c int, l *Local) (tensor.List, tensor.Li
 		return nil, nil, err
 	}
 	update := l != nil
-	if prev := st.Aux["score"][c]; f.ema > 0 && prev != nil {
+	if prev := st.Method.(*fedOBPState).Score[c]; f.ema > 0 && prev != nil {
 		for t := range s {
 			for i := range s[t].Data {
 				s[t].Data[i] = float32(f.ema*float64(prev[t].Data[i]) + (1-f.ema)*float64(s[t].Data[i]))
@@ -215,7 +224,7 @@ func (f *fedOBP) personalize(st *State, c int, l *Local) (tensor.List, tensor.Li
 		}
 	}
 	if update && f.ema > 0 {
-		st.Aux["score"][c] = s.Clone()
+		st.Method.(*fedOBPState).Score[c] = s.Clone()
 	}
 	mask := f.selectMask(s)
 	return merge(st.Global, st.Personal[c], mask), mask, nil
@@ -237,7 +246,7 @@ func (f *fedOBP) Train(l *Local, st *State, c int) (Upload, error) {
 				d[t].Data[i] -= start[t].Data[i]
 			}
 		}
-		st.Aux["delta"][c] = d
+		st.Method.(*fedOBPState).Delta[c] = d
 	}
 	return Upload{Params: trained, NextMask: mask}, nil
 }

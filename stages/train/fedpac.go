@@ -59,9 +59,16 @@ func newFedPAC(p *FedPACParams) Method {
 	return &fedPAC{lambda: p.Lambda, headEpochs: p.HeadEpochs}
 }
 
+// fedPACState holds the global class centroids and their counts (nil before the first
+// round's aggregation).
+type fedPACState struct{ Centroids tensor.List }
+
+// Slots stores the centroids in the slot "pac_centroids".
+func (s *fedPACState) Slots() []Slot { return []Slot{ListSlot("pac_centroids", &s.Centroids)} }
+
 func (f *fedPAC) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"pac_centroids": make([]tensor.List, 1)}
+	st.Method = &fedPACState{}
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 	}
@@ -122,7 +129,7 @@ func (f *fedPAC) Train(l *Local, st *State, c int) (Upload, error) {
 	body := invert(head)
 	if ones, _ := count(body); ones > 0 {
 		lambda := f.lambda / float32(d) // the mean over features, not the sum
-		if theta, err = trainAligned(l, theta, body, st.Aux["pac_centroids"][0], lambda, l.Epochs()); err != nil {
+		if theta, err = trainAligned(l, theta, body, st.Method.(*fedPACState).Centroids, lambda, l.Epochs()); err != nil {
 			return Upload{}, err
 		}
 	}
@@ -197,7 +204,7 @@ func (f *fedPAC) Finish(st *State, uploads map[int]Upload, sizes map[int]int) er
 			}
 		}
 	}
-	st.Aux["pac_centroids"][0] = tensor.List{cent, total}
+	st.Method.(*fedPACState).Centroids = tensor.List{cent, total}
 	// Classifier collaboration.
 	for _, i := range ids {
 		alpha := collabWeights(uploads, ids, i)
@@ -326,7 +333,7 @@ func (f *fedPAC) EvalModel(st *State, c int) tensor.List {
 // the centroids and the collaboration statistics.
 func (f *fedPAC) Comm(st *State, c int, u Upload) (int64, int64) {
 	var cent int64
-	if g := st.Aux["pac_centroids"][0]; g != nil {
+	if g := st.Method.(*fedPACState).Centroids; g != nil {
 		cent = int64(g.NumElements())
 	}
 	return 4 * (int64(st.Global.NumElements()) + cent), 4 * int64(u.Params.NumElements()+u.stats.NumElements())

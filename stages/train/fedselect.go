@@ -112,9 +112,16 @@ func (f *fedSelect) Init(st *State, clients int) {
 		}
 	}
 	if f.official {
-		st.Aux = map[string][]tensor.List{"anchor": make([]tensor.List, clients)}
+		st.Method = &fedSelectState{Anchor: make([]tensor.List, clients)}
 	}
 }
+
+// fedSelectState holds the official variant's growth anchors: each client's model at its
+// last growth (nil before its first).
+type fedSelectState struct{ Anchor []tensor.List }
+
+// Slots stores the anchors in the slot "anchor".
+func (s *fedSelectState) Slots() []Slot { return []Slot{ListsSlot("anchor", s.Anchor)} }
 
 func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 	mask := st.Masks[c]
@@ -147,7 +154,7 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 		return Upload{Params: theta, NextMask: next}, nil
 	}
 	if f.official {
-		anchor := st.Aux["anchor"][c]
+		anchor := st.Method.(*fedSelectState).Anchor[c]
 		if anchor == nil {
 			anchor = before
 		}
@@ -155,7 +162,7 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 			f.growPerLayer(next, theta, anchor, rnd)
 			anchor = theta
 		}
-		st.Aux["anchor"][c] = anchor
+		st.Method.(*fedSelectState).Anchor[c] = anchor
 	} else {
 		f.growGlobal(next, theta, before, rnd)
 	}

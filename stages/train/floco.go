@@ -54,12 +54,21 @@ func newFLOCO(p *FLOCOParams) Method {
 
 func (f *floco) Init(st *State, clients int) {
 	st.Personal = nil
-	st.Aux = map[string][]tensor.List{"floco_endpoints": make([]tensor.List, f.m), "floco_center": make([]tensor.List, clients)}
+	st.Method = &flocoState{Endpoints: make([]tensor.List, f.m), Center: make([]tensor.List, clients)}
+}
+
+// flocoState holds the simplex's endpoints (classifier tensors; nil until the first Train
+// draws them) and each client's subregion center (a one-tensor list; nil before tau).
+type flocoState struct{ Endpoints, Center []tensor.List }
+
+// Slots stores them in the slots "floco_endpoints" and "floco_center".
+func (s *flocoState) Slots() []Slot {
+	return []Slot{ListsSlot("floco_endpoints", s.Endpoints), ListsSlot("floco_center", s.Center)}
 }
 
 // endpoints returns the simplex's endpoints, drawing them at first use.
 func (f *floco) endpoints(st *State, seed int64) []tensor.List {
-	e := st.Aux["floco_endpoints"]
+	e := st.Method.(*flocoState).Endpoints
 	if e[0] != nil {
 		return e
 	}
@@ -84,7 +93,7 @@ func (f *floco) endpoints(st *State, seed int64) []tensor.List {
 // center returns client c's subregion center (uniform if unassigned).
 func (f *floco) center(st *State, c int) []float64 {
 	a := make([]float64, f.m)
-	if ct := st.Aux["floco_center"][c]; ct != nil {
+	if ct := st.Method.(*flocoState).Center[c]; ct != nil {
 		for i, v := range ct[0].Data {
 			a[i] = float64(v)
 		}
@@ -155,7 +164,7 @@ func (f *floco) Train(l *Local, st *State, c int) (Upload, error) {
 		local[m] = e.Clone()
 	}
 	var center []float64
-	if st.Aux["floco_center"][c] != nil {
+	if st.Method.(*flocoState).Center[c] != nil {
 		center = f.center(st, c)
 	}
 	body := tensorsNamed(st.Global.Clone(), func(n string) bool { return !isClassifier(n) })
@@ -245,7 +254,7 @@ func (f *floco) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 	if err != nil {
 		return err
 	}
-	ends := st.Aux["floco_endpoints"]
+	ends := st.Method.(*flocoState).Endpoints
 	for m := range ends {
 		prefix := fmt.Sprintf("floco.e%d.", m)
 		es := make([]tensor.List, len(ids))
@@ -269,17 +278,17 @@ func (f *floco) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 	for _, c := range ids {
 		s := uploads[c].stats
 		if k := s.Find("floco.center"); k >= 0 {
-			st.Aux["floco_center"][c] = tensor.List{s[k]}
+			st.Method.(*flocoState).Center[c] = tensor.List{s[k]}
 		}
 	}
 	return nil
 }
 
 func (f *floco) EvalModel(st *State, c int) tensor.List {
-	if st.Aux["floco_endpoints"][0] == nil {
+	if st.Method.(*flocoState).Endpoints[0] == nil {
 		return st.Global
 	}
-	return point(st.Global, st.Aux["floco_endpoints"], f.center(st, c))
+	return point(st.Global, st.Method.(*flocoState).Endpoints, f.center(st, c))
 }
 
 // Comm: the body and the M endpoints each way, and the subregion signature (M values) up

@@ -58,9 +58,21 @@ func newLotteryFL(p *LotteryFLParams) Method {
 		rewind: p.Rewind != "none"}
 }
 
+// lotteryFLState holds each client's subnetwork mask (Keep; nil before it first prunes)
+// and the initial model the survivors rewind to (Init).
+type lotteryFLState struct {
+	Keep []tensor.List
+	Init tensor.List
+}
+
+// Slots stores them in the slots "keep" and "init".
+func (s *lotteryFLState) Slots() []Slot {
+	return []Slot{ListsSlot("keep", s.Keep), ListSlot("init", &s.Init)}
+}
+
 func (f *lotteryFL) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"keep": make([]tensor.List, clients), "init": {st.Global}}
+	st.Method = &lotteryFLState{Keep: make([]tensor.List, clients), Init: st.Global}
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 	}
@@ -140,7 +152,7 @@ func sparsity(keep tensor.List) float64 {
 }
 
 func (f *lotteryFL) Train(l *Local, st *State, c int) (Upload, error) {
-	keep := st.Aux["keep"][c]
+	keep := st.Method.(*lotteryFLState).Keep[c]
 	theta := apply(st.Global, keep)
 	if f.target > 0 && sparsity(keep) < f.target-1e-12 {
 		acc, err := Evaluate(l.model, theta, l.data.trainX, l.data.trainY)
@@ -152,7 +164,7 @@ func (f *lotteryFL) Train(l *Local, st *State, c int) (Upload, error) {
 			if pruned {
 				keep = next
 				if f.rewind {
-					theta = apply(st.Aux["init"][0], keep)
+					theta = apply(st.Method.(*lotteryFLState).Init, keep)
 				} else {
 					theta = apply(theta, keep)
 				}
@@ -179,7 +191,7 @@ func (f *lotteryFL) Finish(st *State, uploads map[int]Upload, sizes map[int]int)
 	st.Global = g
 	for _, c := range ids {
 		st.Personal[c] = uploads[c].Params
-		st.Aux["keep"][c] = uploads[c].NextMask
+		st.Method.(*lotteryFLState).Keep[c] = uploads[c].NextMask
 	}
 	return nil
 }

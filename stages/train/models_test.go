@@ -108,7 +108,7 @@ func TestFedAvgResNet18(t *testing.T) {
 					t.Fatalf("%+v: client %d's %s equals the global one: %v (want %v)", tc, c, p.Name, same, !perClient)
 				}
 				if perClient {
-					own := st.Aux[bnAux][c]
+					own := st.BN[c]
 					if j := own.Find(p.Name); j < 0 || !slices.Equal(own[j].Data, m[i].Data) {
 						t.Fatalf("%+v: client %d is not evaluated with its own %s", tc, c, p.Name)
 					}
@@ -131,7 +131,7 @@ func TestBNLocalStatsLeaveAggregation(t *testing.T) {
 	st := &State{Global: mk(0, 0)}
 	k := bnKeep{Method: fedAvg{}, stats: true}
 	k.Init(st, 2)
-	st.Aux[bnAux][0] = tensor.List{{Name: "bn1.running_mean", Shape: []int{1}, Data: []float32{7}}}
+	st.BN[0] = tensor.List{{Name: "bn1.running_mean", Shape: []int{1}, Data: []float32{7}}}
 	got := k.EvalModel(st, 0)
 	if want := mk(0, 7); !reflect.DeepEqual(got, want) {
 		t.Errorf("client 0 evaluated with %v, want %v", got, want)

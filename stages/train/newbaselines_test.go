@@ -33,7 +33,7 @@ func TestLotteryFLWithoutPruningIsFedAvg(t *testing.T) {
 	if !reflect.DeepEqual(lot.Global, avg.Global) {
 		t.Error("LotteryFL with target_sparsity 0 differs from FedAvg")
 	}
-	for c, k := range lot.Aux["keep"] {
+	for c, k := range lot.Method.(*lotteryFLState).Keep {
 		if k != nil {
 			if ones, total := count(k); ones != total {
 				t.Errorf("client %d pruned %d entries", c, total-ones)
@@ -46,7 +46,7 @@ func TestLotteryFLPrunesToTarget(t *testing.T) {
 	const target = 0.5
 	st, _ := runMLP(t, "lotteryfl", map[string]float64{"acc_threshold": 0, "prune_rate": 0.3, "target_sparsity": target}, nil, 4)
 	pruned := 0
-	for c, keep := range st.Aux["keep"] {
+	for c, keep := range st.Method.(*lotteryFLState).Keep {
 		if keep == nil {
 			continue
 		}
@@ -105,7 +105,7 @@ func TestFedALAWeightOneIsFedAvg(t *testing.T) {
 		rounds[r.Client]++
 	}
 	moved := false
-	for c, w := range st.Aux["ala_weights"] {
+	for c, w := range st.Method.(*fedALAState).Weights {
 		if (w != nil) != (rounds[c] >= 1) {
 			t.Fatalf("client %d: %d participations, W kept: %v", c, rounds[c], w != nil)
 		}
@@ -327,7 +327,7 @@ func gomlxSGD(cfg Config) model.SGD {
 
 func TestFedPACRun(t *testing.T) {
 	st, _ := runMLP(t, "fedpac", nil, nil, 3)
-	if st.Aux["pac_centroids"][0] == nil {
+	if st.Method.(*fedPACState).Centroids == nil {
 		t.Fatal("no global centroids")
 	}
 	// The body is shared: every client is evaluated with the global body.
@@ -357,7 +357,7 @@ func TestFLOCOOneEndpointIsFedAvg(t *testing.T) {
 func TestFLOCOSubregions(t *testing.T) {
 	st, _ := runMLP(t, "floco", map[string]float64{"endpoints": 3, "tau": 2, "rho": 0.1}, nil, 4)
 	assigned := 0
-	for c, ct := range st.Aux["floco_center"] {
+	for c, ct := range st.Method.(*flocoState).Center {
 		if ct == nil {
 			continue
 		}

@@ -68,9 +68,22 @@ func newPFedFDA(p *PFedFDAParams) Method {
 	return &pFedFDA{beta: p.Beta, shrink: p.Shrinkage, ridge: p.Ridge, cv: p.BetaMode != "fixed"}
 }
 
+// pFedFDAState holds the global Gaussian estimates (statsList; nil before the first
+// aggregation) and each client's chosen beta (a one-tensor list "fda.beta"; nil before its
+// first choice).
+type pFedFDAState struct {
+	Global tensor.List
+	Beta   []tensor.List
+}
+
+// Slots stores them in the slots "fda_global" and "fda_beta".
+func (s *pFedFDAState) Slots() []Slot {
+	return []Slot{ListSlot("fda_global", &s.Global), ListsSlot("fda_beta", s.Beta)}
+}
+
 func (f *pFedFDA) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"fda_global": make([]tensor.List, 1), "fda_beta": make([]tensor.List, clients)}
+	st.Method = &pFedFDAState{Beta: make([]tensor.List, clients)}
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 	}
@@ -255,11 +268,11 @@ func crossEntropyOf(w, b, x []float32, y []int32, d, classes int) float64 {
 
 func (f *pFedFDA) Train(l *Local, st *State, c int) (Upload, error) {
 	var global *classStats
-	if g := st.Aux["fda_global"][0]; g != nil {
+	if g := st.Method.(*pFedFDAState).Global; g != nil {
 		global = statsOf(g)
 	}
 	beta := f.beta
-	if b := st.Aux["fda_beta"][c]; b != nil {
+	if b := st.Method.(*pFedFDAState).Beta[c]; b != nil {
 		beta = float64(b[0].Data[0])
 	}
 	_, s, err := f.localFeatures(l, st.Global)
@@ -337,11 +350,11 @@ func (f *pFedFDA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) e
 	if st.Global, err = f.withHead(avg, g.means, g.cov, uniform); err != nil {
 		return err
 	}
-	st.Aux["fda_global"][0] = statsList(g)
+	st.Method.(*pFedFDAState).Global = statsList(g)
 	for _, c := range ids {
 		st.Personal[c] = uploads[c].personal
 		u := uploads[c].stats
-		st.Aux["fda_beta"][c] = tensor.List{u[u.Find("fda.beta")]}
+		st.Method.(*pFedFDAState).Beta[c] = tensor.List{u[u.Find("fda.beta")]}
 	}
 	return nil
 }

@@ -40,9 +40,13 @@ type State struct {
 	// Masks holds each client's 0/1 personalization mask (1 = personalized) for methods
 	// that select entries (nil otherwise; a nil entry means nothing is personalized).
 	Masks []tensor.List
-	// Aux holds further per-client tensors a method carries between rounds, by name
-	// (FedSelect's growth anchors, FedOBP's score averages).
-	Aux     map[string][]tensor.List
+	// Method is the method's own state beyond Global, Personal and Masks (FedSelect's
+	// growth anchors, FedOBP's score averages, APFL's mixing weights): a typed value the
+	// method's Init sets, nil for methods that keep none. See MethodState.
+	Method MethodState
+	// BN holds each client's own BatchNorm tensors when the run keeps them out of
+	// aggregation (see NewRunMethod); nil otherwise.
+	BN      []tensor.List
 	Metrics []Metric
 	// Selection records, per round and sampled client, the personalized fraction per
 	// tensor.
