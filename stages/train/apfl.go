@@ -82,7 +82,7 @@ func mix(alpha float32, v, w tensor.List) tensor.List {
 func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 	alpha := st.Method.(*apflState).Alpha[c]
 	v := st.Personal[c].Clone()
-	s, err := l.model.NewSession(st.Global, l.opt)
+	s, err := l.Model().NewSession(st.Global, l.Optimizer())
 	if err != nil {
 		return Upload{}, err
 	}
@@ -93,16 +93,16 @@ func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 		var g tensor.List
 		if learnV {
 			var err error
-			if g, err = l.model.Gradient(mix(alpha, v, w), x, y); err != nil {
+			if g, err = l.Model().Gradient(mix(alpha, v, w), x, y); err != nil {
 				return err
 			}
 		}
 		if _, err := s.Step(x, y); err != nil {
 			return err
 		}
-		l.count(int64(len(y)), w) // the step; the gradient of the mixture below counts once more
+		l.Count(int64(len(y)), w) // the step; the gradient of the mixture below counts once more
 		if learnV {
-			l.count(int64(len(y)), nil)
+			l.Count(int64(len(y)), nil)
 		}
 		if !learnV {
 			return nil
@@ -112,7 +112,7 @@ func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 			gt, vt, wt := g[g.Find(v[t].Name)].Data, v[t].Data, w[w.Find(v[t].Name)].Data
 			for i := range vt {
 				dot += float64(vt[i]-wt[i]) * float64(gt[i])
-				vt[i] -= l.opt.LR * alpha * gt[i]
+				vt[i] -= l.Optimizer().LR * alpha * gt[i]
 			}
 		}
 		alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
@@ -128,12 +128,12 @@ func (a apfl) Train(l *Local, st *State, c int) (Upload, error) {
 		return Upload{}, err
 	}
 	st.Method.(*apflState).Alpha[c] = alpha
-	return Upload{Params: trained, personal: v}, nil
+	return Upload{Params: trained, Personal: v}, nil
 }
 
 func (a apfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	for c, u := range uploads {
-		st.Personal[c] = u.personal
+		st.Personal[c] = u.Personal
 	}
 	return fedAvg{}.Finish(st, uploads, sizes)
 }

@@ -39,12 +39,12 @@ func (d ditto) Train(l *Local, st *State, c int) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	return Upload{Params: g, personal: v}, nil
+	return Upload{Params: g, Personal: v}, nil
 }
 
 func (d ditto) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	for c, u := range uploads {
-		st.Personal[c] = u.personal
+		st.Personal[c] = u.Personal
 	}
 	return fedAvg{}.Finish(st, uploads, sizes)
 }

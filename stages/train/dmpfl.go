@@ -153,7 +153,7 @@ func (d *dmpfl) personal(st *State, c int) tensor.List {
 
 func (d *dmpfl) Train(l *Local, st *State, c int) (Upload, error) {
 	d.total = l.Rounds()
-	d.start(st, l.seed)
+	d.start(st, l.Seed())
 	mg := d.globalMask(st)
 	if p, _ := d.phase(l.Round(), l.Rounds()); p == 2 {
 		theta, err := l.Train(applyMask(st.Global, mg), orNil(mg), l.LR(), l.Epochs(), "shuffle")
@@ -233,7 +233,7 @@ func (d *dmpfl) EndRound(st *State, round int, local func(c int) *Local) error {
 		}
 		st.Personal[c] = theta
 		st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: sparseBytes(mg, true)})
-		st.Work = append(st.Work, l.work(round))
+		st.Work = append(st.Work, l.TakeWork(round))
 	}
 	return nil
 }

@@ -145,11 +145,11 @@ const alaAdaptations = "ala.adaptations"
 
 // adapt learns w in place and returns the final θ̂.
 func (f *fedALA) adapt(l *Local, global, local, w tensor.List, first bool) (tensor.List, error) {
-	n := len(l.data.trainY)
-	size := len(l.data.trainX) / n
+	n := len(l.TrainY())
+	size := len(l.TrainX()) / n
 	m := max(1, int(float64(n)*f.randPercent/100))
-	idx := rng.New(l.seed, l.round, l.client, "fedala-sample").Perm(n)[:m]
-	d := l.model.FeatureDim()
+	idx := rng.New(l.Seed(), l.Round(), l.Client(), "fedala-sample").Perm(n)[:m]
+	d := l.Model().FeatureDim()
 	theta := f.combine(global, local, w)
 	var losses []float64
 	epochs := 1
@@ -157,15 +157,15 @@ func (f *fedALA) adapt(l *Local, global, local, w tensor.List, first bool) (tens
 		epochs = max(1, f.maxInit)
 	}
 	for e := 0; e < epochs; e++ {
-		for start := 0; start < m; start += l.batch {
+		for start := 0; start < m; start += l.BatchSize() {
 			var bx []float32
 			var by []int32
-			for _, i := range idx[start:min(start+l.batch, m)] {
-				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
-				by = append(by, l.data.trainY[i])
+			for _, i := range idx[start:min(start+l.BatchSize(), m)] {
+				bx = append(bx, l.TrainX()[i*size:(i+1)*size]...)
+				by = append(by, l.TrainY()[i])
 			}
 			b := len(by)
-			g, loss, _, err := l.model.FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
+			g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
 			if err != nil {
 				return nil, err
 			}

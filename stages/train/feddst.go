@@ -55,7 +55,7 @@ func (f *fedDST) rate(t int) float64 { return cosineAnneal(f.alphaS, t, f.total)
 func (f *fedDST) Train(l *Local, st *State, c int) (Upload, error) {
 	f.total = l.Rounds()
 	if st.Method.(*sparseState).GlobalMask == nil {
-		m := initialMask(st.Global, f.sparsity, l.seed)
+		m := initialMask(st.Global, f.sparsity, l.Seed())
 		st.Method.(*sparseState).GlobalMask = m
 		st.Global = applyMask(st.Global, m)
 	}

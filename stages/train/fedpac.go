@@ -96,11 +96,11 @@ func centroidTargets(cent tensor.List, y []int32, d int) ([]float32, []float32) 
 // (stream "shuffle"), with the run's optimizer applied in Go.
 func trainAligned(l *Local, params, mask, cent tensor.List, lambda float32, epochs int) (tensor.List, error) {
 	theta := params.Clone()
-	opt := newGoSGD(l.opt)
-	d := l.model.FeatureDim()
+	opt := newGoSGD(l.Optimizer())
+	d := l.Model().FeatureDim()
 	err := l.Batches(epochs, "shuffle", func(e int, x []float32, y []int32) error {
 		targets, weights := centroidTargets(cent, y, d)
-		g, loss, _, err := l.model.FeatureGradient(theta, x, y, targets, weights, lambda)
+		g, loss, _, err := l.Model().FeatureGradient(theta, x, y, targets, weights, lambda)
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func trainAligned(l *Local, params, mask, cent tensor.List, lambda float32, epoc
 			return err
 		}
 		opt.step("", theta, g, mask, 1)
-		setStats(theta, l.model.BatchStats())
+		setStats(theta, l.Model().BatchStats())
 		return nil
 	})
 	return theta, err
@@ -117,12 +117,12 @@ func trainAligned(l *Local, params, mask, cent tensor.List, lambda float32, epoc
 func (f *fedPAC) Train(l *Local, st *State, c int) (Upload, error) {
 	head := headMask(st.Global)
 	theta := merge(st.Global, st.Personal[c], head)
-	d, classes := l.model.FeatureDim(), l.model.Spec().NumClasses
-	feats, err := l.model.Features(theta, l.data.trainX, EvalBatch)
+	d, classes := l.Model().FeatureDim(), l.Model().Spec().NumClasses
+	feats, err := l.Model().Features(theta, l.TrainX(), EvalBatch)
 	if err != nil {
 		return Upload{}, err
 	}
-	before := featureMoments(feats, l.data.trainY, d, classes, false)
+	before := featureMoments(feats, l.TrainY(), d, classes, false)
 	if theta, err = l.Train(theta, head, l.LR(), f.headEpochs, "fedpac-head"); err != nil {
 		return Upload{}, err
 	}
@@ -133,10 +133,10 @@ func (f *fedPAC) Train(l *Local, st *State, c int) (Upload, error) {
 			return Upload{}, err
 		}
 	}
-	if feats, err = l.model.Features(theta, l.data.trainX, EvalBatch); err != nil {
+	if feats, err = l.Model().Features(theta, l.TrainX(), EvalBatch); err != nil {
 		return Upload{}, err
 	}
-	after := featureMoments(feats, l.data.trainY, d, classes, false)
+	after := featureMoments(feats, l.TrainY(), d, classes, false)
 	v := before.sqnorm
 	for k, mu := range before.means {
 		sq := 0.0
@@ -151,7 +151,7 @@ func (f *fedPAC) Train(l *Local, st *State, c int) (Upload, error) {
 		vectorTensor("pac.counts", before.counts),
 		{Name: "pac.v", Shape: []int{1}, Data: []float32{float32(math.Max(v, 0) / math.Max(before.n, 1))}},
 	}
-	return Upload{Params: theta, stats: stats}, nil
+	return Upload{Params: theta, Stats: stats}, nil
 }
 
 // matrixTensor encodes rows as one [len(rows), len(rows[0])] tensor.
@@ -182,13 +182,13 @@ func (f *fedPAC) Finish(st *State, uploads map[int]Upload, sizes map[int]int) er
 	}
 	st.Global = avg
 	// Global centroids: class-count-weighted means of the clients' centroids.
-	first := uploads[ids[0]].stats
+	first := uploads[ids[0]].Stats
 	cshape := first[first.Find("pac.centroids")].Shape
 	classes, d := cshape[0], cshape[1]
 	cent, total := tensor.New("pac.centroids", classes, d), tensor.New("pac.counts", classes)
 	acc := make([]float64, classes*d)
 	for _, c := range ids {
-		s := uploads[c].stats
+		s := uploads[c].Stats
 		cm, cn := s[s.Find("pac.centroids")].Data, s[s.Find("pac.counts")].Data
 		for k := 0; k < classes; k++ {
 			total.Data[k] += cn[k]
@@ -239,7 +239,7 @@ func tensorsNamed(l tensor.List, keep func(string) bool) tensor.List {
 // collabWeights solves client i's classifier-collaboration program over the uploads of ids.
 func collabWeights(uploads map[int]Upload, ids []int, i int) []float64 {
 	n := len(ids)
-	si := uploads[i].stats
+	si := uploads[i].Stats
 	mi, ci := si[si.Find("pac.means")], si[si.Find("pac.counts")].Data
 	classes, d := mi.Shape[0], mi.Shape[1]
 	ni := 0.0
@@ -249,7 +249,7 @@ func collabWeights(uploads map[int]Upload, ids []int, i int) []float64 {
 	a := make([]float64, n*n)
 	diff := make([][]float64, n) // per client j: sqrt(p_i(c))·(μ_j,c − μ_i,c), stacked over c
 	for j, c := range ids {
-		s := uploads[c].stats
+		s := uploads[c].Stats
 		mj := s[s.Find("pac.means")].Data
 		diff[j] = make([]float64, classes*d)
 		for k := 0; k < classes; k++ {
@@ -336,5 +336,5 @@ func (f *fedPAC) Comm(st *State, c int, u Upload) (int64, int64) {
 	if g := st.Method.(*fedPACState).Centroids; g != nil {
 		cent = int64(g.NumElements())
 	}
-	return 4 * (int64(st.Global.NumElements()) + cent), 4 * int64(u.Params.NumElements()+u.stats.NumElements())
+	return 4 * (int64(st.Global.NumElements()) + cent), 4 * int64(u.Params.NumElements()+u.Stats.NumElements())
 }

@@ -149,7 +149,7 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 		return Upload{}, err
 	}
 	next := mask.Clone()
-	rnd := rng.New(l.seed, l.round, c, "fedselect/random")
+	rnd := rng.New(l.Seed(), l.Round(), c, "fedselect/random")
 	if f.fixed != nil {
 		return Upload{Params: theta, NextMask: next}, nil
 	}
@@ -158,7 +158,7 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 		if anchor == nil {
 			anchor = before
 		}
-		if l.round%f.growEvery == 0 {
+		if l.Round()%f.growEvery == 0 {
 			f.growPerLayer(next, theta, anchor, rnd)
 			anchor = theta
 		}

@@ -158,7 +158,7 @@ func (f *floco) sample(r *rand.Rand, center []float64) []float64 {
 }
 
 func (f *floco) Train(l *Local, st *State, c int) (Upload, error) {
-	ends := f.endpoints(st, l.seed)
+	ends := f.endpoints(st, l.Seed())
 	local := make([]tensor.List, f.m)
 	for m, e := range ends {
 		local[m] = e.Clone()
@@ -169,19 +169,19 @@ func (f *floco) Train(l *Local, st *State, c int) (Upload, error) {
 	}
 	body := tensorsNamed(st.Global.Clone(), func(n string) bool { return !isClassifier(n) })
 	full := st.Global.Clone()
-	r := rng.New(l.seed, l.round, c, "floco-alpha")
-	opt := newGoSGD(l.opt)
+	r := rng.New(l.Seed(), l.Round(), c, "floco-alpha")
+	opt := newGoSGD(l.Optimizer())
 	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
 		alpha := f.sample(r, center)
 		for _, t := range body {
 			copy(full[full.Find(t.Name)].Data, t.Data)
 		}
-		g, err := l.model.Gradient(point(full, local, alpha), x, y)
+		g, err := l.Model().Gradient(point(full, local, alpha), x, y)
 		if err != nil {
 			return err
 		}
 		opt.step("body/", body, g, nil, 1)
-		setStats(body, l.model.BatchStats())
+		setStats(body, l.Model().BatchStats())
 		for m := range local {
 			opt.step(fmt.Sprintf("e%d/", m), local[m], g, nil, float32(alpha[m]))
 		}
@@ -207,10 +207,10 @@ func (f *floco) Train(l *Local, st *State, c int) (Upload, error) {
 			stats = append(stats, t)
 		}
 	}
-	if center == nil && l.round >= f.tau {
-		stats = append(stats, f.signature(l.seed, ends, local))
+	if center == nil && l.Round() >= f.tau {
+		stats = append(stats, f.signature(l.Seed(), ends, local))
 	}
-	return Upload{Params: full, stats: stats}, nil
+	return Upload{Params: full, Stats: stats}, nil
 }
 
 // signature maps the mean endpoint update to M numbers (see the type's comment).
@@ -259,7 +259,7 @@ func (f *floco) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 		prefix := fmt.Sprintf("floco.e%d.", m)
 		es := make([]tensor.List, len(ids))
 		for i, c := range ids {
-			for _, t := range uploads[c].stats {
+			for _, t := range uploads[c].Stats {
 				if len(t.Name) > len(prefix) && t.Name[:len(prefix)] == prefix {
 					t.Name = t.Name[len(prefix):]
 					es[i] = append(es[i], t)
@@ -276,7 +276,7 @@ func (f *floco) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 	}
 	st.Global = point(avg, ends, uniform)
 	for _, c := range ids {
-		s := uploads[c].stats
+		s := uploads[c].Stats
 		if k := s.Find("floco.center"); k >= 0 {
 			st.Method.(*flocoState).Center[c] = tensor.List{s[k]}
 		}
@@ -302,7 +302,7 @@ func (f *floco) Comm(st *State, c int, u Upload) (int64, int64) {
 	}
 	down := int64(st.Global.NumElements()) - head + int64(f.m)*head
 	up := down
-	if u.stats.Find("floco.center") >= 0 {
+	if u.Stats.Find("floco.center") >= 0 {
 		up += int64(f.m)
 	}
 	return 4 * down, 4 * up

@@ -162,12 +162,12 @@ func nc3(w []float64, d, classes int, present []int, means [][]float64, lambda f
 func (f *flute) Train(l *Local, st *State, c int) (Upload, error) {
 	head := headMask(st.Global)
 	theta := merge(st.Global, st.Personal[c], head)
-	d, classes := l.model.FeatureDim(), l.model.Spec().NumClasses
-	feats, err := l.model.Features(theta, l.data.trainX, EvalBatch)
+	d, classes := l.Model().FeatureDim(), l.Model().Spec().NumClasses
+	feats, err := l.Model().Features(theta, l.TrainX(), EvalBatch)
 	if err != nil {
 		return Upload{}, err
 	}
-	s := featureMoments(feats, l.data.trainY, d, classes, false)
+	s := featureMoments(feats, l.TrainY(), d, classes, false)
 	var present []int
 	for k, n := range s.counts {
 		if n > 0 {
@@ -176,9 +176,9 @@ func (f *flute) Train(l *Local, st *State, c int) (Upload, error) {
 	}
 	wi := theta.Find("classifier.weight")
 	// 1. The head, with the NC2 and NC3 regularizers.
-	opt := newGoSGD(l.opt)
+	opt := newGoSGD(l.Optimizer())
 	err = l.Batches(f.headEpochs, "fedrep-head", func(e int, x []float32, y []int32) error {
-		g, err := l.model.Gradient(theta, x, y)
+		g, err := l.Model().Gradient(theta, x, y)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (f *flute) Train(l *Local, st *State, c int) (Upload, error) {
 			}
 		}
 		opt.step("", theta, g, head, 1)
-		setStats(theta, l.model.BatchStats())
+		setStats(theta, l.Model().BatchStats())
 		for _, v := range theta[wi].Data {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)

@@ -155,7 +155,7 @@ func (f *lotteryFL) Train(l *Local, st *State, c int) (Upload, error) {
 	keep := st.Method.(*lotteryFLState).Keep[c]
 	theta := apply(st.Global, keep)
 	if f.target > 0 && sparsity(keep) < f.target-1e-12 {
-		acc, err := Evaluate(l.model, theta, l.data.trainX, l.data.trainY)
+		acc, err := Evaluate(l.Model(), theta, l.TrainX(), l.TrainY())
 		if err != nil {
 			return Upload{}, err
 		}

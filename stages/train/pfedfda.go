@@ -188,11 +188,11 @@ func (f *pFedFDA) personalHead(params tensor.List, s, global *classStats, beta f
 }
 
 func (f *pFedFDA) localFeatures(l *Local, params tensor.List) ([]float32, *classStats, error) {
-	feats, err := l.model.Features(params, l.data.trainX, EvalBatch)
+	feats, err := l.Model().Features(params, l.TrainX(), EvalBatch)
 	if err != nil {
 		return nil, nil, err
 	}
-	return feats, featureStats(feats, l.data.trainY, l.model.FeatureDim(), l.model.Spec().NumClasses), nil
+	return feats, featureStats(feats, l.TrainY(), l.Model().FeatureDim(), l.Model().Spec().NumClasses), nil
 }
 
 // betaGrid are the candidate values of β for cross-validation.
@@ -294,8 +294,8 @@ func (f *pFedFDA) Train(l *Local, st *State, c int) (Upload, error) {
 		return Upload{}, err
 	}
 	if f.cv {
-		perm := rng.New(l.seed, l.round, l.client, "pfedfda-cv").Perm(len(l.data.trainY))
-		if beta, err = f.betaCV(feats, l.data.trainY, s.d, s.classes, global, perm, beta); err != nil {
+		perm := rng.New(l.Seed(), l.Round(), l.Client(), "pfedfda-cv").Perm(len(l.TrainY()))
+		if beta, err = f.betaCV(feats, l.TrainY(), s.d, s.classes, global, perm, beta); err != nil {
 			return Upload{}, err
 		}
 	}
@@ -304,14 +304,14 @@ func (f *pFedFDA) Train(l *Local, st *State, c int) (Upload, error) {
 		return Upload{}, err
 	}
 	kept := tensor.List{{Name: "fda.beta", Shape: []int{1}, Data: []float32{float32(beta)}}}
-	return Upload{Params: theta, personal: personal, stats: append(statsList(s), kept...)}, nil
+	return Upload{Params: theta, Personal: personal, Stats: append(statsList(s), kept...)}, nil
 }
 
 func (f *pFedFDA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) error {
 	ids, models, weights := bySize(uploads, sizes)
 	var g *classStats
 	for _, c := range ids {
-		s := statsOf(uploads[c].stats)
+		s := statsOf(uploads[c].Stats)
 		if g == nil {
 			g = &classStats{d: s.d, classes: s.classes, counts: make([]float64, s.classes), means: make([][]float64, s.classes), cov: make([]float64, len(s.cov))}
 			for k := range g.means {
@@ -352,8 +352,8 @@ func (f *pFedFDA) Finish(st *State, uploads map[int]Upload, sizes map[int]int) e
 	}
 	st.Method.(*pFedFDAState).Global = statsList(g)
 	for _, c := range ids {
-		st.Personal[c] = uploads[c].personal
-		u := uploads[c].stats
+		st.Personal[c] = uploads[c].Personal
+		u := uploads[c].Stats
 		st.Method.(*pFedFDAState).Beta[c] = tensor.List{u[u.Find("fda.beta")]}
 	}
 	return nil
@@ -370,6 +370,6 @@ func (f *pFedFDA) Comm(st *State, c int, u Upload) (int64, int64) {
 			body -= int64(len(t.Data))
 		}
 	}
-	stats := int64(u.stats.NumElements()) - 1 // fda.beta stays on the client
+	stats := int64(u.Stats.NumElements()) - 1 // fda.beta stays on the client
 	return 4 * (body + stats), 4 * (body + stats)
 }

@@ -89,16 +89,20 @@ type Selection struct {
 	Total         int
 }
 
-// Upload is what a client returns from a round: its trained model and, for methods that
-// select entries, the mask it will use from the next round on.
+// Upload is what a client returns from a round, for the method's Finish: its trained
+// model and whatever else the method carries from client to server.
 type Upload struct {
-	Params   tensor.List
+	Params tensor.List
+	// NextMask is a 0/1 mask beside the model: for methods that select entries, the mask
+	// the client uses from the next round on; for the others that send one, the entries
+	// the upload covers (FedPer's shared part, LotteryFL's subnetwork, DM-PFL's mask).
 	NextMask tensor.List
-	// personal is a client-side model trained beside the upload (Ditto); never sent.
-	personal tensor.List
-	// stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
-	// centroids and collaboration statistics).
-	stats tensor.List
+	// Personal is a client-side model trained beside the upload (Ditto, APFL, pFedFDA);
+	// never sent.
+	Personal tensor.List
+	// Stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
+	// centroids and collaboration statistics, FLOCO's update signature).
+	Stats tensor.List
 }
 
 // Method is a federated algorithm: how a client trains in a round, and what the server
@@ -196,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
-			st.Work = append(st.Work, l.work(round))
+			st.Work = append(st.Work, l.TakeWork(round))
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
@@ -267,6 +271,27 @@ type roundEnder interface {
 	EndRound(st *State, round int, local func(c int) *Local) error
 }
 
+// Model is the compiled model the client trains with (not safe to keep after the round).
+func (l *Local) Model() *model.Model { return l.model }
+
+// Optimizer is the run's SGD settings.
+func (l *Local) Optimizer() model.SGD { return l.opt }
+
+// TrainX is the client's training inputs, sample after sample (TrainSize of them).
+func (l *Local) TrainX() []float32 { return l.data.trainX }
+
+// TrainY is the client's training labels.
+func (l *Local) TrainY() []int32 { return l.data.trainY }
+
+// BatchSize is the run's mini-batch size.
+func (l *Local) BatchSize() int { return l.batch }
+
+// Seed is the run's seed, the root of every random stream (stages/rng).
+func (l *Local) Seed() int64 { return l.seed }
+
+// Client is the client this Local trains.
+func (l *Local) Client() int { return l.client }
+
 // Rounds is the run's number of rounds.
 func (l *Local) Rounds() int { return l.rounds }
 
@@ -331,7 +356,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.count(1, nil)
+		l.Count(1, nil)
 		for t := range g {
 			o := out[out.Find(g[t].Name)].Data
 			for j, v := range g[t].Data {
@@ -373,7 +398,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 			return nil, err
 		}
 	}
-	l.count(int64(n)*int64(epochs), params)
+	l.Count(int64(n)*int64(epochs), params)
 	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
 		loss, err := s.Step(x, y)
 		if err != nil {
