@@ -14,6 +14,8 @@ import (
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/report"
 	"github.com/fedpipe/fedpipe/stages/train"
+	// Every method registers itself (train.Register) when its package is linked.
+	_ "github.com/fedpipe/fedpipe/stages/train/methods"
 )
 
 // Env is what the stage implementations share within one invocation.

@@ -47,7 +47,7 @@ func hasBatchNorm(arch string) bool {
 // client that never trained uses the method's values (the average, for averaging methods).
 // The tensors live in State.BN, so checkpoints keep them.
 //
-// Optional interfaces of the wrapped method (communicator, finetuner, ...) are found
+// Optional interfaces of the wrapped method (Communicator, Finetuner, ...) are found
 // through optional, not forwarded one by one.
 type bnKeep struct {
 	Method
@@ -120,8 +120,8 @@ func (b bnKeep) EvalModel(st *State, c int) tensor.List {
 	return overlay(b.Method.EvalModel(st, c), st.BN[c])
 }
 
-// optional returns m as the optional interface T (communicator, finetuner, roundEnder,
-// multiModel, ...): m itself, or the method a bnKeep wraps. Every optional interface is
+// optional returns m as the optional interface T (Communicator, Finetuner, RoundEnder,
+// MultiModel, GlobalEvaluator): m itself, or the method a bnKeep wraps. Every optional interface is
 // looked up through here, so wrapping a method never hides one.
 func optional[T any](m Method) (T, bool) {
 	if t, ok := m.(T); ok {

@@ -11,13 +11,14 @@ import (
 func TestStateRoundTrip(t *testing.T) {
 	w := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{1, -2, 3.5, 0}}}
 	v := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{0, 0, 1, 1}}}
-	st := &State{Round: 7, Global: w, Personal: []tensor.List{w, v},
-		Masks:     []tensor.List{v, nil},
-		Method:    &fedSelectState{Anchor: []tensor.List{nil, w}},
-		Metrics:   []Metric{{Round: 5, Client: 1, Split: "test", Loss: 0.25, Accuracy: 0.5, Samples: 4}},
-		Selection: []Selection{{Round: 7, Client: 0, Tensor: "fc.weight", Personalized: 2, Total: 4}},
-		Comm:      []Comm{{Round: 7, Client: 1, Down: 16, Up: 9}},
-		Work:      []Work{{Round: 7, Client: 1, Samples: 40, FLOPs: 1.5e9}}}
+	run := &manifest.Run{Method: "fedselect", Options: map[string]string{"variant": "official"}}
+	st := initState(t, run, w, 2)
+	st.Round, st.Personal, st.Masks = 7, []tensor.List{w, v}, []tensor.List{v, nil}
+	slot(t, st, "anchor").Set(1, w)
+	st.Metrics = []Metric{{Round: 5, Client: 1, Split: "test", Loss: 0.25, Accuracy: 0.5, Samples: 4}}
+	st.Selection = []Selection{{Round: 7, Client: 0, Tensor: "fc.weight", Personalized: 2, Total: 4}}
+	st.Comm = []Comm{{Round: 7, Client: 1, Down: 16, Up: 9}}
+	st.Work = []Work{{Round: 7, Client: 1, Samples: 40, FLOPs: 1.5e9}}
 	blobs, err := EncodeState(st)
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +26,9 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, ok := blobs["aux/anchor/00001"]; !ok {
 		t.Errorf("no blob aux/anchor/00001 among %v", keys(blobs))
 	}
-	run := &manifest.Run{Method: "fedselect", Options: map[string]string{"variant": "official"}}
+	if _, ok := blobs["aux/anchor/00000"]; ok {
+		t.Error("client 0's unset anchor was stored")
+	}
 	back, err := DecodeState(blobs, 2, run)
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +52,14 @@ func TestStateRoundTrip(t *testing.T) {
 func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	g := tensor.List{{Name: "bn1.running_mean", Shape: []int{2}, Data: []float32{0, 0}}}
 	own := tensor.List{{Name: "bn1.running_mean", Shape: []int{2}, Data: []float32{0.5, -1}}}
-	st := &State{Round: 3, Global: g, Personal: []tensor.List{g, nil},
-		BN: []tensor.List{nil, own}, Method: &apflState{Alpha: []float32{0.4, 0.6}}}
+	run := &manifest.Run{Method: "apfl", Params: map[string]float64{"alpha": 0.5}, Model: manifest.ModelSpec{Arch: "resnet18", BNStats: "local", BNParams: "shared"}}
+	st := initState(t, run, g, 2)
+	st.Round, st.Personal, st.BN = 3, []tensor.List{g, nil}, []tensor.List{nil, own}
+	for c, a := range []float32{0.4, 0.6} {
+		if err := slot(t, st, "alpha").Set(c, tensor.List{{Name: "alpha", Shape: []int{1}, Data: []float32{a}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	blobs, err := EncodeState(st)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +71,6 @@ func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	if _, ok := blobs["aux/bn/00001"]; !ok {
 		t.Errorf("no blob aux/bn/00001 among %v", keys(blobs))
 	}
-	run := &manifest.Run{Method: "apfl", Params: map[string]float64{"alpha": 0.5}, Model: manifest.ModelSpec{Arch: "resnet18", BNStats: "local", BNParams: "shared"}}
 	back, err := DecodeState(blobs, 2, run)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +81,30 @@ func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	if !PersonalModels(&manifest.Run{Method: "fedavg", Model: run.Model}) {
 		t.Error("fedavg with local BatchNorm statistics should store a model per client")
 	}
+}
+
+// initState is the state the run's method starts from with global as the initial model.
+func initState(t *testing.T, r *manifest.Run, global tensor.List, clients int) *State {
+	t.Helper()
+	m, err := NewRunMethod(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &State{Global: global}
+	m.Init(st, clients)
+	return st
+}
+
+// slot returns the state's checkpoint slot called name.
+func slot(t *testing.T, st *State, name string) Slot {
+	t.Helper()
+	for _, s := range st.slots() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("the state has no slot %q", name)
+	return Slot{}
 }
 
 func keys(m map[string][]byte) []string {

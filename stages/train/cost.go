@@ -63,7 +63,7 @@ func (l *Local) TakeWork(round int) Work {
 // work.
 func (l *Local) Gradient(params tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
-	out := zeroMask(params)
+	out := ZeroMask(params)
 	if n == 0 {
 		return out, nil
 	}

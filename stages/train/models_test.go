@@ -129,7 +129,11 @@ func TestBNLocalStatsLeaveAggregation(t *testing.T) {
 			{Name: "bn1.running_mean", Shape: []int{1}, Data: []float32{mean}}}
 	}
 	st := &State{Global: mk(0, 0)}
-	k := bnKeep{Method: fedAvg{}, stats: true}
+	avg, err := NewMethod(&manifest.Run{Method: "fedavg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := bnKeep{Method: avg, stats: true}
 	k.Init(st, 2)
 	st.BN[0] = tensor.List{{Name: "bn1.running_mean", Shape: []int{1}, Data: []float32{7}}}
 	got := k.EvalModel(st, 0)

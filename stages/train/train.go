@@ -72,14 +72,8 @@ type Comm struct {
 	Down, Up      int64
 }
 
-// communicator is implemented by methods that do not exchange whole models each way.
-type communicator interface {
-	// Comm returns the bytes client c received (down) and sent (up) this round.
-	Comm(st *State, c int, u Upload) (down, up int64)
-}
-
-// modelBytes is the size of a model as float32 values.
-func modelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
+// ModelBytes is the size of a model as float32 values: what sending it costs.
+func ModelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
 
 // Selection is one row of the personalized-fraction table.
 type Selection struct {
@@ -195,8 +189,8 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
 			uploads[c], sizes[c] = u, len(cd[c].trainY)
-			down, up := modelBytes(st.Global), modelBytes(u.Params)
-			if cm, ok := optional[communicator](method); ok {
+			down, up := ModelBytes(st.Global), ModelBytes(u.Params)
+			if cm, ok := optional[Communicator](method); ok {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
@@ -205,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
-		if e, ok := optional[roundEnder](method); ok {
+		if e, ok := optional[RoundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
 				return &Local{model: net, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
@@ -264,11 +258,25 @@ type Local struct {
 	flops   float64
 }
 
-// roundEnder is implemented by methods that do more after the server's aggregation, on
-// any client (DM-PFL's refinement of the personal weights). local(c) gives client c's
-// Local for the round; the method records the Comm and Work rows of what it does.
-type roundEnder interface {
-	EndRound(st *State, round int, local func(c int) *Local) error
+// LocalConfig is what a Local is made of (NewLocal): the run's model and settings and one
+// client's training data in one round.
+type LocalConfig struct {
+	Model     *model.Model
+	Optimizer model.SGD
+	// TrainX and TrainY are the client's training inputs (sample after sample) and labels.
+	TrainX            []float32
+	TrainY            []int32
+	Epochs, BatchSize int
+	Seed              int64
+	Round, Rounds     int
+	Client            int
+}
+
+// NewLocal returns the Local of one client in one round, without augmentation: for
+// methods' tests and tools that train a client outside Run.
+func NewLocal(c LocalConfig) *Local {
+	return &Local{model: c.Model, opt: c.Optimizer, data: clientData{trainX: c.TrainX, trainY: c.TrainY},
+		epochs: c.Epochs, batch: c.BatchSize, seed: c.Seed, round: c.Round, client: c.Client, rounds: c.Rounds}
 }
 
 // Model is the compiled model the client trains with (not safe to keep after the round).
@@ -345,7 +353,7 @@ func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float3
 // Fisher returns the diagonal empirical Fisher information of the client's training data
 // at params: the mean over its samples of the squared per-sample gradient.
 func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
-	out := zeroMask(params)
+	out := ZeroMask(params)
 	n := len(l.data.trainY)
 	if n == 0 {
 		return out, nil
@@ -437,7 +445,7 @@ func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 // asked. Fine-tuning never changes the state.
 func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
-	if f, ok := optional[finetuner](o.method); ok {
+	if f, ok := optional[Finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
 			epochs, mask = e, mk
 		}
@@ -458,16 +466,16 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
 	}
-	var ev Evaluator = plain{m, prepared}
-	if mm, ok := optional[multiModel](method); ok {
+	var ev Evaluator = PlainEvaluator(m, prepared)
+	if mm, ok := optional[MultiModel](method); ok {
 		var err error
 		global := func() tensor.List {
-			if g, ok := optional[globalEvaluated](method); ok {
+			if g, ok := optional[GlobalEvaluator](method); ok {
 				return g.EvalGlobal(st)
 			}
 			return st.Global
 		}
-		if ev, err = mm.evaluator(m, global, prepared, func(c int, test bool) []float32 {
+		if ev, err = mm.MultiEvaluator(m, global, prepared, func(c int, test bool) []float32 {
 			if test {
 				return cd[c].testX
 			}
