@@ -6,51 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
-
-func run(t *testing.T, method string, params map[string]float64, rounds int) (*train.State, train.Config) {
-	t.Helper()
-	_, cfg := methodRun(t, method, params, nil)
-	cfg.Run.Train.Rounds = rounds
-	st, err := train.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, cfg
-}
-
-func TestFedProxMuZeroIsFedAvg(t *testing.T) {
-	prox, _ := run(t, "fedprox", map[string]float64{"mu": 0}, 3)
-	avg, _ := run(t, "fedavg", nil, 3)
-	if !reflect.DeepEqual(prox.Global, avg.Global) || !reflect.DeepEqual(prox.Metrics, avg.Metrics) {
-		t.Error("FedProx with mu = 0 differs from FedAvg")
-	}
-	pulled, _ := run(t, "fedprox", map[string]float64{"mu": 1}, 3)
-	if reflect.DeepEqual(pulled.Global, avg.Global) {
-		t.Error("mu = 1 changed nothing")
-	}
-}
-
-func TestDittoLambdaZeroIsLocal(t *testing.T) {
-	d, _ := run(t, "ditto", map[string]float64{"lambda": 0}, 3)
-	l, _ := run(t, "local", nil, 3)
-	if !reflect.DeepEqual(d.Personal, l.Personal) {
-		t.Error("Ditto's personal models with lambda = 0 differ from train.Local training")
-	}
-}
-
-// tensorsOf returns the tensors of l whose names satisfy keep.
-func tensorsOf(l tensor.List, keep func(string) bool) tensor.List {
-	var out tensor.List
-	for _, t := range l {
-		if keep(t.Name) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 func TestSplitMethodsKeepTheirPartsLocal(t *testing.T) {
 	isHead := func(n string) bool { return strings.HasPrefix(n, "classifier.") }
@@ -106,28 +63,5 @@ func TestCommunicationAccounting(t *testing.T) {
 		if per.Comm[i].Up != 0 {
 			t.Errorf("fedper sent its head: %+v", per.Comm[i])
 		}
-	}
-}
-
-func TestAPFL(t *testing.T) {
-	zero, _ := run(t, "apfl", map[string]float64{"alpha": 0, "alpha_lr": 0}, 3)
-	avg, _ := run(t, "fedavg", nil, 3)
-	if !reflect.DeepEqual(zero.Global, avg.Global) || !reflect.DeepEqual(zero.Metrics, avg.Metrics) {
-		t.Error("APFL with alpha fixed at 0 differs from FedAvg")
-	}
-	learned, cfg := run(t, "apfl", map[string]float64{"alpha": 0.5, "alpha_lr": 0.05}, 3)
-	moved := false
-	for c, v := range learned.Method.(*apflState).Alpha {
-		if v < 0 || v > 1 {
-			t.Errorf("client %d: alpha %v outside [0, 1]", c, v)
-		}
-		moved = moved || v != 0.5
-	}
-	if !moved {
-		t.Error("alpha never moved from 0.5")
-	}
-	if reflect.DeepEqual(learned.Personal[0], initModel(cfg.Run, train.ModelSpec(cfg.Run, cfg.Data))) &&
-		reflect.DeepEqual(learned.Personal[1], learned.Personal[0]) {
-		t.Error("personal models never trained")
 	}
 }
