@@ -8,7 +8,7 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// DM-PFL's and FedDST's state (global mask in Aux, personal masks and weights, work rows)
+// DM-PFL's and FedDST's state (global mask in State.Method, personal masks and weights, work rows)
 // survives a checkpoint through the store's encoding: resuming from the decoded state after
 // any round ends bit-identical to the uninterrupted run.
 func TestSparseMethodsResumeThroughCheckpointEncoding(t *testing.T) {
