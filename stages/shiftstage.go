@@ -5,23 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
-
-// shiftRow is one client's result under one shift.
-type shiftRow struct {
-	kind  string // "degree", "label", a corruption name or manifest.CIFAR10CKind(name)
-	level float64
-	evaluate.Client
-	// own and drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
-	// their own CIFAR-10-C version and by a same-class draw (shift.CIFAR10CIndices).
-	own, drawn int
-}
 
 // shift evaluates the final models (fine-tuned as the run asks) under each test-time shift
 // of the manifest: per client, per shift, and summarized as mean ± std over clients and
@@ -45,7 +35,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	for _, t := range a.Test {
 		pool = append(pool, t...)
 	}
-	var rows []shiftRow
+	var rows []results.ShiftClient
 	total := len(spec.Degrees) + (len(spec.Corruptions)+len(spec.CIFAR10C))*len(spec.Severities) + len(spec.LabelAlpha)
 	step := 0
 	eval := func(kind string, level float64, c int, x []float32, y []int32) error {
@@ -53,7 +43,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, shiftRow{kind: kind, level: level,
+		rows = append(rows, results.ShiftClient{Shift: kind, Level: level,
 			Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 		return nil
 	}
@@ -100,17 +90,18 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 		}
 		rows = append(rows, c10c...)
 	}
-	clients, summary := shiftTables(rows, len(spec.CIFAR10C) > 0)
-	summary.Meta = map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "seed": strconv.FormatInt(sc.Run().Seed, 10)}
+	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "seed": strconv.FormatInt(sc.Run().Seed, 10)}
+	omit := results.CIFAR10CColumns
 	if len(spec.CIFAR10C) > 0 {
-		summary.Meta["cifar10c"] = cifar10cRule
-		summary.Meta["cifar10c_digest"] = sc.CIFAR10CDigest()
+		meta["cifar10c"] = cifar10cRule
+		meta["cifar10c_digest"] = sc.CIFAR10CDigest()
+		omit = nil
 	}
-	cb, err := table.Encode(clients)
+	cb, err := results.Encode(rows, nil, omit...)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := table.Encode(summary)
+	sb, err := results.Encode(shiftSummaries(rows), meta, omit...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +115,7 @@ const cifar10cRule = "test samples from CIFAR-10's official test split are repla
 // cifar10cRows evaluates every client under each real CIFAR-10-C corruption and severity
 // of the shift block, reading one corruption file at a time; step is called after each
 // (corruption, severity) with a progress note.
-func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]shiftRow, error) {
+func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]results.ShiftClient, error) {
 	spec := sc.Manifest().Shift
 	files, err := env.Loader.FindCIFAR10C(spec.CIFAR10CPath, spec.CIFAR10C)
 	if err != nil {
@@ -144,7 +135,7 @@ func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients
 		}
 	}
 	const size = 32 * 32 * 3
-	var rows []shiftRow
+	var rows []results.ShiftClient
 	for _, name := range spec.CIFAR10C {
 		pix, err := files.Images(name)
 		if err != nil {
@@ -164,7 +155,7 @@ func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients
 				if err != nil {
 					return nil, err
 				}
-				rows = append(rows, shiftRow{kind: kind, level: float64(sev), own: own[c], drawn: len(idx[c]) - own[c],
+				rows = append(rows, results.ShiftClient{Shift: kind, Level: float64(sev), Own: own[c], Drawn: len(idx[c]) - own[c],
 					Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 			}
 			step(fmt.Sprintf("%s %d", kind, sev))
@@ -173,13 +164,10 @@ func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients
 	return rows, nil
 }
 
-// shiftTables encodes per-client rows and their per-shift summaries (mean ± std over
-// clients and pooled, in the order the shifts were run). With c10c, both tables also
-// count the CIFAR-10-C replacements (cifar10c_own, cifar10c_drawn; 0 on other rows).
-func shiftTables(rows []shiftRow, c10c bool) (*table.Table, *table.Table) {
-	var kind []string
-	var level, loss, acc []float64
-	var client, samples, own, drawn []int64
+// shiftSummaries summarizes per-client rows per shift and level (mean ± std over clients
+// and pooled, in the order the shifts were run), totalling the CIFAR-10-C replacement
+// counts.
+func shiftSummaries(rows []results.ShiftClient) []results.ShiftSummary {
 	type key struct {
 		kind  string
 		level float64
@@ -187,51 +175,22 @@ func shiftTables(rows []shiftRow, c10c bool) (*table.Table, *table.Table) {
 	var order []key
 	groups := map[key][]evaluate.Client{}
 	for _, r := range rows {
-		kind = append(kind, r.kind)
-		level = append(level, r.level)
-		client = append(client, int64(r.Client.Client))
-		samples = append(samples, int64(r.Samples))
-		loss = append(loss, r.Loss)
-		acc = append(acc, r.Accuracy)
-		own, drawn = append(own, int64(r.own)), append(drawn, int64(r.drawn))
-		k := key{r.kind, r.level}
+		k := key{r.Shift, r.Level}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], r.Client)
 	}
-	clients := &table.Table{Columns: []table.Column{
-		table.StringCol("shift", kind), table.Float64Col("level", level), table.Int64Col("client", client),
-		table.Int64Col("samples", samples), table.Float64Col("loss", loss), table.Float64Col("accuracy", acc),
-	}}
-	if c10c {
-		clients.Columns = append(clients.Columns, table.Int64Col("cifar10c_own", own), table.Int64Col("cifar10c_drawn", drawn))
-	}
-	var sKind []string
-	var sLevel, sMean, sStd, sPooled []float64
-	var sOwn, sDrawn []int64
-	for _, k := range order {
-		var o, d int64
-		for i := range rows {
-			if rows[i].kind == k.kind && rows[i].level == k.level {
-				o, d = o+int64(rows[i].own), d+int64(rows[i].drawn)
+	out := make([]results.ShiftSummary, len(order))
+	for i, k := range order {
+		var o, d int
+		for _, r := range rows {
+			if r.Shift == k.kind && r.Level == k.level {
+				o, d = o+r.Own, d+r.Drawn
 			}
 		}
-		sOwn, sDrawn = append(sOwn, o), append(sDrawn, d)
 		s := evaluate.Summarize(groups[k])
-		sKind = append(sKind, k.kind)
-		sLevel = append(sLevel, k.level)
-		sMean = append(sMean, s.Mean)
-		sStd = append(sStd, s.Std)
-		sPooled = append(sPooled, s.Pooled)
+		out[i] = results.ShiftSummary{Shift: k.kind, Level: k.level, Mean: s.Mean, Std: s.Std, Pooled: s.Pooled, Own: o, Drawn: d}
 	}
-	summary := &table.Table{Columns: []table.Column{
-		table.StringCol("shift", sKind), table.Float64Col("level", sLevel),
-		table.Float64Col("accuracy_client_mean", sMean), table.Float64Col("accuracy_client_std", sStd),
-		table.Float64Col("accuracy_pooled", sPooled),
-	}}
-	if c10c {
-		summary.Columns = append(summary.Columns, table.Int64Col("cifar10c_own", sOwn), table.Int64Col("cifar10c_drawn", sDrawn))
-	}
-	return clients, summary
+	return out
 }

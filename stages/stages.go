@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/report"
 	"github.com/fedpipe/fedpipe/stages/train"
+
 	// Every method registers itself (train.Register) when its package is linked.
 	_ "github.com/fedpipe/fedpipe/stages/train/methods"
 )
@@ -57,7 +58,7 @@ func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := table.Encode(a.Table(ds))
+	b, err := a.Encode(ds)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +70,7 @@ func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error)
 	if err != nil {
 		return nil, err
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	return partition.FromTable(t)
+	return partition.Decode(b)
 }
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
@@ -125,11 +122,11 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	} else if ok {
 		out["model/global"] = tensor.Encode(g)
 	}
-	if out["cost"], err = table.Encode(train.CostTable(train.Costs(st.Comm, st.Work, a.Clients()))); err != nil {
+	if out["cost"], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {
 		return nil, err
 	}
 	if st.Masks != nil {
-		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
+		if out["mask_iou"], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -223,11 +220,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	mt, err := table.Decode(mb)
-	if err != nil {
-		return nil, err
-	}
-	history, err := train.MetricsFromTable(mt)
+	history, _, err := results.Decode[results.Metric](mb)
 	if err != nil {
 		return nil, err
 	}
@@ -235,22 +228,18 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	s.Best = evaluate.BestOf(history)
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
-		ct, err := table.Decode(cb)
+		costs, _, err := results.Decode[results.Cost](cb)
 		if err != nil {
 			return nil, err
-		}
-		var costs []train.Cost
-		for i := 0; i < ct.NumRows(); i++ {
-			costs = append(costs, train.Cost{MBDown: ct.Col("mb_down").Float64[i], MBUp: ct.Col("mb_up").Float64[i], FLOPs: ct.Col("flops").Float64[i]})
 		}
 		mc := train.MeanCost(costs)
 		meta["mb_up"], meta["mb_down"], meta["flops"] = fmtFloat(mc.MBUp), fmtFloat(mc.MBDown), fmtFloat(mc.FLOPs)
 	}
-	clients, err := table.Encode(evaluate.ClientsTable(rows))
+	clients, err := results.Encode(rows, nil)
 	if err != nil {
 		return nil, err
 	}
-	summary, err := table.Encode(evaluate.SummaryTable(s, meta))
+	summary, err := results.Encode([]results.Summary{s}, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -265,16 +254,12 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		s, err := evaluate.SummaryFromTable(t)
+		s, meta, err := results.DecodeOne[results.Summary](b)
 		if err != nil {
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if c, ok := report.CostEntryFromSummary(t, r.Config(), r.Method); ok {
+		if c, ok := report.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
 			costs = append(costs, c)
 		}
 	}
@@ -286,18 +271,14 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		e, err := report.ShiftEntryFromTable(t)
+		e, err := report.DecodeShiftEntry(b)
 		if err != nil {
 			return nil, err
 		}
 		shifts = append(shifts, e)
 	}
 	md += report.ShiftMarkdown(shifts)
-	runs, err := table.Encode(report.Table(entries))
+	runs, err := results.Encode(report.Runs(entries), nil)
 	if err != nil {
 		return nil, err
 	}

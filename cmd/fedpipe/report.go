@@ -11,8 +11,8 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/report/site"
 )
 
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, one SVG

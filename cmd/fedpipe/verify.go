@@ -10,7 +10,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/verify"
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // exitMismatch is verify's exit code when a cell fails or was never computed.

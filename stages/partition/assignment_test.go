@@ -1,9 +1,11 @@
 package partition
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -54,4 +56,33 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// An assignment survives its table: clients in order, train before test, labels from the
+// dataset; a bad split or client is an error.
+func TestAssignmentEncodeDecode(t *testing.T) {
+	ds := &data.Dataset{Y: []int32{3, 1, 4, 1, 5}, Digest: "d"}
+	a := &Assignment{Train: [][]int{{0, 2}, {1}}, Test: [][]int{{4}, {3}}}
+	b, err := a.Encode(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, meta, err := results.Decode[results.Assignment](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.Assignment{{Client: 0, Split: "train", Sample: 0, Label: 3}, {Client: 0, Split: "train", Sample: 2, Label: 4}, {Client: 0, Split: "test", Sample: 4, Label: 5}, {Client: 1, Split: "train", Sample: 1, Label: 1}, {Client: 1, Split: "test", Sample: 3, Label: 1}}
+	if !reflect.DeepEqual(rows, want) || meta["dataset_digest"] != "d" || meta["clients"] != "2" {
+		t.Errorf("rows %v meta %v", rows, meta)
+	}
+	back, err := Decode(b)
+	if err != nil || !reflect.DeepEqual(back, a) {
+		t.Errorf("Decode = %+v, %v", back, err)
+	}
+	for _, bad := range [][]results.Assignment{{{Client: 0, Split: "val", Sample: 0, Label: 0}}, {{Client: -1, Split: "train", Sample: 0, Label: 0}}} {
+		b, _ := results.Encode(bad, nil)
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%v decoded", bad)
+		}
+	}
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // MethodState is a method's own state carried from round to round beyond State's Global,
@@ -89,19 +89,17 @@ func EncodeState(st *State) (map[string][]byte, error) {
 			}
 		}
 	}
-	mt := MetricsTable(st.Metrics)
-	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
 	var err error
-	if out["metrics"], err = table.Encode(mt); err != nil {
+	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
 		return nil, err
 	}
-	if out["selection"], err = table.Encode(SelectionTable(st.Selection)); err != nil {
+	if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
 		return nil, err
 	}
-	if out["comm"], err = table.Encode(CommTable(st.Comm)); err != nil {
+	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
 		return nil, err
 	}
-	if out["work"], err = table.Encode(WorkTable(st.Work)); err != nil {
+	if out["work"], err = results.Encode(st.Work, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -153,33 +151,21 @@ func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State,
 			}
 		}
 	}
-	t, err := table.Decode(blobs["metrics"])
-	if err != nil {
+	var meta map[string]string
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
 		return nil, err
 	}
-	if st.Metrics, err = MetricsFromTable(t); err != nil {
-		return nil, err
-	}
-	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
+	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
 	}
-	if t, err = table.Decode(blobs["selection"]); err != nil {
+	if st.Selection, _, err = results.Decode[results.Selection](blobs["selection"]); err != nil {
 		return nil, err
 	}
-	if st.Selection, err = SelectionFromTable(t); err != nil {
-		return nil, err
-	}
-	if t, err = table.Decode(blobs["comm"]); err != nil {
-		return nil, err
-	}
-	if st.Comm, err = CommFromTable(t); err != nil {
+	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
 		return nil, err
 	}
 	if b, ok := blobs["work"]; ok {
-		if t, err = table.Decode(b); err != nil {
-			return nil, err
-		}
-		if st.Work, err = WorkFromTable(t); err != nil {
+		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // ZeroMask returns an all-zero mask (nothing personalized) shaped like params.
@@ -13,12 +14,9 @@ func ZeroMask(params tensor.List) tensor.List {
 	return out
 }
 
-// MaskIoU is the intersection over union of two clients' masks on one tensor.
-type MaskIoU struct {
-	Tensor           string
-	ClientA, ClientB int
-	IoU              float64
-}
+// MaskIoU is the intersection over union of two clients' masks on one tensor (stored as
+// results.MaskIoU).
+type MaskIoU = results.MaskIoU
 
 // PairwiseIoU computes, per tensor, the IoU of every pair of clients' masks (FedSelect
 // Fig. 4). Two empty masks have IoU 1 (they agree); clients without a mask are skipped.

@@ -13,20 +13,14 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
-// Metric is one row of the per-round metrics table.
-type Metric struct {
-	Round    int
-	Client   int
-	Split    string // "train" or "test"
-	Loss     float64
-	Accuracy float64
-	Samples  int
-}
+// Metric is one row of the per-round metrics table (stored as results.Metric).
+type Metric = results.Metric
 
 // State is everything a federated run carries from one round to the next. Together with
 // the run's seed it determines the rest of the run, so it is what a checkpoint stores.
@@ -58,30 +52,18 @@ type State struct {
 	Work []Work
 }
 
-// Work is one client's training computation in one round.
-type Work struct {
-	Round, Client int
-	Samples       int64
-	FLOPs         float64
-}
+// Work is one client's training computation in one round (stored as results.Work).
+type Work = results.Work
 
 // Comm is one client's communication in one round, counting 4 bytes per float32 value
-// and one bit per mask entry sent.
-type Comm struct {
-	Round, Client int
-	Down, Up      int64
-}
+// and one bit per mask entry sent (stored as results.Comm).
+type Comm = results.Comm
 
 // ModelBytes is the size of a model as float32 values: what sending it costs.
 func ModelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
 
-// Selection is one row of the personalized-fraction table.
-type Selection struct {
-	Round, Client int
-	Tensor        string
-	Personalized  int
-	Total         int
-}
+// Selection is one row of the personalized-fraction table (stored as results.Selection).
+type Selection = results.Selection
 
 // Upload is what a client returns from a round, for the method's Finish: its trained
 // model and whatever else the method carries from client to server.

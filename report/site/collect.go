@@ -10,13 +10,11 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/report"
-	"github.com/fedpipe/fedpipe/stages/train"
-	"github.com/fedpipe/fedpipe/stages/verify"
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // run is what the store holds for one run (one seed of one configuration).
@@ -30,12 +28,12 @@ type run struct {
 	config string
 	// checks are the verify cells of this configuration.
 	checks  []verify.Cell
-	summary *evaluate.Summary // nil: not computed
+	summary *results.Summary  // nil: not computed
 	cost    *report.CostEntry // nil: not computed, or no cost recorded
-	metrics []train.Metric
-	sel     []train.Selection
-	iou     *table.Table
-	shift   *table.Table
+	metrics []results.Metric
+	sel     []results.Selection
+	iou     []results.MaskIoU
+	shift   *report.ShiftEntry // nil: not computed, or no shift stage
 }
 
 // collected is every run of the manifests in graph order.
@@ -56,22 +54,21 @@ func outputs(store *artifacts.Store, n *pipeline.Node) (map[string]artifacts.Dig
 	return a.Outputs, nil
 }
 
-// readTable decodes output name of a cached action; nil when absent or unreadable (a
-// corrupt blob is a miss, as everywhere in fedpipe).
-func readTable(store *artifacts.Store, outs map[string]artifacts.Digest, name string) (*table.Table, error) {
+// readRows decodes output name of a cached action as rows of T; ok is false when the
+// output is absent or unreadable (a corrupt blob is a miss, as everywhere in fedpipe).
+func readRows[T any](store *artifacts.Store, outs map[string]artifacts.Digest, name string) (rows []T, meta map[string]string, ok bool, err error) {
 	d, ok := outs[name]
 	if !ok {
-		return nil, nil
+		return nil, nil, false, nil
 	}
 	b, err := store.Get(d)
 	if err != nil {
-		return nil, nil
+		return nil, nil, false, nil
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("output %s: %w", name, err)
+	if rows, meta, err = results.Decode[T](b); err != nil {
+		return nil, nil, false, fmt.Errorf("output %s: %w", name, err)
 	}
-	return t, nil
+	return rows, meta, true, nil
 }
 
 // labels splits a run's grid choices into those of the manifest's grid (the columns of
@@ -176,39 +173,34 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		}
 		switch n.Kind {
 		case manifest.KindEvaluate:
-			t, err := readTable(store, outs, "summary")
-			if err != nil || t == nil {
+			rows, meta, ok, err := readRows[results.Summary](store, outs, "summary")
+			if err != nil || !ok {
 				return wrap(n, err)
 			}
-			s, err := evaluate.SummaryFromTable(t)
-			if err != nil {
-				return wrap(n, err)
+			if len(rows) != 1 {
+				return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
 			}
-			x.summary = &s
-			if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
+			x.summary = &rows[0]
+			if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
 				x.cost = &ce
 			}
 		case manifest.KindTrain:
-			if t, err := readTable(store, outs, "metrics"); err != nil {
+			if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
 				return wrap(n, err)
-			} else if t != nil {
-				if x.metrics, err = train.MetricsFromTable(t); err != nil {
-					return wrap(n, err)
-				}
 			}
-			if t, err := readTable(store, outs, "selection"); err != nil {
+			if x.sel, _, _, err = readRows[results.Selection](store, outs, "selection"); err != nil {
 				return wrap(n, err)
-			} else if t != nil {
-				if x.sel, err = train.SelectionFromTable(t); err != nil {
-					return wrap(n, err)
-				}
 			}
-			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
+			if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, "mask_iou"); err != nil {
 				return wrap(n, err)
 			}
 		case manifest.KindShift:
-			if x.shift, err = readTable(store, outs, "summary"); err != nil {
+			rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, "summary")
+			if err != nil {
 				return wrap(n, err)
+			}
+			if ok {
+				x.shift = &report.ShiftEntry{Config: meta["config"], Rows: rows}
 			}
 		}
 	}
