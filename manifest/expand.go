@@ -23,7 +23,7 @@ type Run struct {
 	Train      TrainSpec
 	// Params holds every numeric parameter of the method, defaults filled in.
 	Params map[string]float64
-	// Options holds every word-valued parameter of the method (ParamDef.Choices).
+	// Options holds every word-valued parameter of the method (ParamDef.IsWord).
 	Options map[string]string
 	// Vary lists the grid assignments that made this run, in grid order.
 	Vary []Assignment
@@ -195,23 +195,15 @@ func (m *Manifest) Expand() ([]Run, error) {
 	var runs []Run
 	for i, ms := range m.Methods {
 		f := fmt.Sprintf("methods[%d]", i)
-		def := Methods[ms.Method]
+		def, _ := LookupMethod(ms.Method)
 		own, err := m.parseGrid(&ms.Grid, f+".grid", true)
 		if err != nil {
 			return nil, err
 		}
 		base := Run{MethodName: ms.Name, Method: ms.Method, Dataset: m.Dataset, Partition: m.Partition,
-			Model: m.Model, Train: m.Train, Params: map[string]float64{}, Options: map[string]string{}}
+			Model: m.Model, Train: m.Train}
+		base.Params, base.Options = def.Defaults()
 		base.Model.Hidden = append([]int(nil), m.Model.Hidden...)
-		for _, p := range def.Params {
-			if p.Choices != nil {
-				base.Options[p.Name] = p.Choices[0]
-			} else if p.Text {
-				base.Options[p.Name] = ""
-			} else {
-				base.Params[p.Name] = p.Default
-			}
-		}
 		names := make([]string, 0, len(ms.Params))
 		for n := range ms.Params {
 			names = append(names, n)
@@ -287,7 +279,7 @@ func (m *Manifest) checkRun(r *Run, mi int) error {
 	if err := m.checkRunBounds(r, mi); err != nil {
 		return err
 	}
-	if Methods[r.Method].Features && !slices.Contains(FeatureArchs, r.Model.Arch) {
+	if def, _ := LookupMethod(r.Method); def.Features && !slices.Contains(FeatureArchs, r.Model.Arch) {
 		field := methodField + ".method"
 		if _, set := m.Pos[field]; !set {
 			field = methodField + ".name"

@@ -411,7 +411,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 		if ms.Method == "" {
 			ms.Method = ms.Name
 		}
-		def, ok := Methods[ms.Method]
+		def, ok := LookupMethod(ms.Method)
 		if !ok {
 			field, what := f+".method", ms.Method
 			if _, set := m.Pos[field]; !set {
@@ -432,7 +432,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 				msg := fmt.Sprintf("method %s has no parameter %q", ms.Method, name)
 				if near := nearest(name, def.paramNames()); near != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", near)
-				} else if len(def.Params) == 0 {
+				} else if len(def.params) == 0 {
 					msg += " (it takes none)"
 				} else {
 					msg += fmt.Sprintf(" (its parameters: %s)", strings.Join(def.paramNames(), ", "))

@@ -12,7 +12,7 @@ import (
 )
 
 // agreedMethods are method names the manifests may use before their implementation is
-// merged (the baselines branch). Once Methods defines a name, it is checked like any other.
+// merged (the baselines branch). Once a method registers the name, it is checked like any other.
 var agreedMethods = []string{"lotteryfl", "fedala", "fedpac", "pfedfda", "flute", "floco", "dmpfl", "dmpfl_plus", "feddst"}
 
 // TestEveryManifestParses loads and expands every manifest in manifests/: the published
@@ -72,7 +72,7 @@ func expandWithout(f string) error {
 		return ""
 	}
 	undefined := func(name string) bool {
-		_, ok := Methods[name]
+		_, ok := LookupMethod(name)
 		return !ok && slices.Contains(agreedMethods, name)
 	}
 	removed := map[string]bool{} // labels of the removed methods
@@ -114,7 +114,7 @@ func expandWithout(f string) error {
 // unknownAgreedMethod returns the agreed-but-undefined method an error complains about.
 func unknownAgreedMethod(msg string) string {
 	for _, name := range agreedMethods {
-		if _, ok := Methods[name]; ok {
+		if _, ok := LookupMethod(name); ok {
 			continue
 		}
 		if strings.Contains(msg, `"`+name+`"`) && strings.Contains(msg, "method") {

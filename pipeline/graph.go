@@ -127,7 +127,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		}
 		eval, err := add(&Node{Kind: manifest.KindEvaluate, Name: "evaluate " + r.Label(), Run: r, Data: d,
 			Inputs: []*Node{train, part}, Backend: opt.Backend,
-			Params: evaluateParams{Personal: manifest.Methods[r.Method].Personal}})
+			Params: evaluateParams{Personal: personal(r)}})
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			}
 			sh, err := add(&Node{Kind: manifest.KindShift, Name: "shift " + r.Label(), Run: r, Data: d,
 				Inputs: []*Node{train, part}, Backend: opt.Backend,
-				Params: shiftParams{Personal: manifest.Methods[r.Method].Personal, Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
+				Params: shiftParams{Personal: personal(r), Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
 			if err != nil {
 				return nil, err
 			}
@@ -242,4 +242,11 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// personal reports whether the run's method ends with a model per client
+// (manifest.MethodDef.Personal).
+func personal(r *manifest.Run) bool {
+	def, _ := manifest.LookupMethod(r.Method)
+	return def.Personal
 }

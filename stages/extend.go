@@ -19,7 +19,7 @@ func extension(sc Context, clients int) (*train.State, bool) {
 	if !ok {
 		return nil, false
 	}
-	st, err := decodeState(blobs, clients, r)
+	st, err := train.DecodeState(blobs, clients, r)
 	if err != nil || st.Round != rounds {
 		return nil, false
 	}

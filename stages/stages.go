@@ -14,6 +14,9 @@ import (
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/report"
 	"github.com/fedpipe/fedpipe/stages/train"
+
+	// Every method registers itself (train.Register) when its package is linked.
+	_ "github.com/fedpipe/fedpipe/stages/train/methods"
 )
 
 // Env is what the stage implementations share within one invocation.
@@ -72,115 +75,6 @@ func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error)
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
-// encodeState turns a training state into named blobs: a checkpoint, and the bulk of a
-// train stage's outputs. Per-client tensors a method has not set are left out.
-func encodeState(st *train.State) (Outputs, error) {
-	out := Outputs{"global": tensor.Encode(st.Global)}
-	for c, p := range st.Personal {
-		if p != nil {
-			out[clientName("personal", c)] = tensor.Encode(p)
-		}
-	}
-	for c, m := range st.Masks {
-		if m != nil {
-			b := tensor.Bundle{}
-			for _, t := range m {
-				b.Masks = append(b.Masks, tensor.MaskOf(t))
-			}
-			out[clientName("mask", c)] = tensor.EncodeBundle(b)
-		}
-	}
-	for name, lists := range st.Aux {
-		for c, l := range lists {
-			if l != nil {
-				out[clientName("aux/"+name, c)] = tensor.Encode(l)
-			}
-		}
-	}
-	var err error
-	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
-		return nil, err
-	}
-	// Only methods that select (masks) have a selection table; others wrote an empty one.
-	if st.Masks != nil || len(st.Selection) > 0 {
-		if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
-			return nil, err
-		}
-	}
-	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
-		return nil, err
-	}
-	if out["work"], err = results.Encode(st.Work, nil); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// decodeState reverses encodeState for a run whose method is def.
-func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.State, error) {
-	st := &train.State{}
-	var err error
-	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
-		return nil, err
-	}
-	// The method's own Init says which per-client slots exist; fill them from the blobs.
-	m, err := train.NewRunMethod(r)
-	if err != nil {
-		return nil, err
-	}
-	m.Init(st, clients)
-	for c := range st.Personal {
-		st.Personal[c] = nil
-		if b, ok := blobs[clientName("personal", c)]; ok {
-			if st.Personal[c], err = tensor.Decode(b); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for c := range st.Masks {
-		st.Masks[c] = nil
-		if b, ok := blobs[clientName("mask", c)]; ok {
-			bundle, err := tensor.DecodeBundle(b)
-			if err != nil {
-				return nil, err
-			}
-			for _, mk := range bundle.Masks {
-				st.Masks[c] = append(st.Masks[c], mk.Tensor())
-			}
-		}
-	}
-	for name, lists := range st.Aux {
-		for c := range lists {
-			if b, ok := blobs[clientName("aux/"+name, c)]; ok {
-				if lists[c], err = tensor.Decode(b); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	var meta map[string]string
-	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
-		return nil, err
-	}
-	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
-		return nil, fmt.Errorf("checkpoint has no round")
-	}
-	if b, ok := blobs["selection"]; ok {
-		if st.Selection, _, err = results.Decode[results.Selection](b); err != nil {
-			return nil, err
-		}
-	}
-	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
-		return nil, err
-	}
-	if b, ok := blobs["work"]; ok {
-		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
-
 func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	ds, err := env.dataset(sc)
 	if err != nil {
@@ -192,7 +86,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	}
 	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
-			blobs, err := encodeState(st)
+			blobs, err := train.EncodeState(st)
 			if err != nil {
 				return err
 			}
@@ -201,7 +95,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
-		if st, err := decodeState(blobs, a.Clients(), sc.Run()); err == nil && st.Round == round {
+		if st, err := train.DecodeState(blobs, a.Clients(), sc.Run()); err == nil && st.Round == round {
 			cfg.Resume = st
 			sc.Resumed(round)
 		}
@@ -214,7 +108,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := encodeState(st)
+	out, err := train.EncodeState(st)
 	if err != nil {
 		return nil, err
 	}

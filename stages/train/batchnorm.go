@@ -8,16 +8,13 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// bnAux names the State.Aux slot that holds each client's own BatchNorm tensors.
-const bnAux = "bn"
-
 // NewRunMethod returns the run's method (NewMethod), wrapped so that each client keeps
 // its own BatchNorm tensors when the model has BatchNorm and the manifest asks for it:
 // model.bn_stats: local keeps the running statistics out of aggregation (the default, as
 // the official FedSelect code: its running statistics are never averaged), and
 // model.bn_params: personal does the same for BatchNorm's scale and shift.
 func NewRunMethod(r *manifest.Run) (Method, error) {
-	m, err := NewMethod(r.Method, r.Params, r.Options)
+	m, err := NewMethod(r)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +31,7 @@ func NewRunMethod(r *manifest.Run) (Method, error) {
 // PersonalModels reports whether the clients of a run end with models of their own: the
 // method keeps personal models, or the clients keep their own BatchNorm tensors.
 func PersonalModels(r *manifest.Run) bool {
-	if manifest.Methods[r.Method].Personal {
+	if def, _ := manifest.LookupMethod(r.Method); def.Personal {
 		return true
 	}
 	return hasBatchNorm(r.Model.Arch) && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")
@@ -48,9 +45,9 @@ func hasBatchNorm(arch string) bool {
 // has trained starts each round from, and is evaluated with, the method's model with its
 // own BatchNorm tensors put back (its running statistics; with affine also γ and β). A
 // client that never trained uses the method's values (the average, for averaging methods).
-// The tensors live in State.Aux["bn"], so checkpoints keep them.
+// The tensors live in State.BN, so checkpoints keep them.
 //
-// Optional interfaces of the wrapped method (communicator, finetuner, ...) are found
+// Optional interfaces of the wrapped method (Communicator, Finetuner, ...) are found
 // through optional, not forwarded one by one.
 type bnKeep struct {
 	Method
@@ -100,14 +97,11 @@ func overlay(l, own tensor.List) tensor.List {
 
 func (b bnKeep) Init(st *State, clients int) {
 	b.Method.Init(st, clients)
-	if st.Aux == nil {
-		st.Aux = map[string][]tensor.List{}
-	}
-	st.Aux[bnAux] = make([]tensor.List, clients)
+	st.BN = make([]tensor.List, clients)
 }
 
 func (b bnKeep) Train(l *Local, st *State, c int) (Upload, error) {
-	own := st.Aux[bnAux][c]
+	own := st.BN[c]
 	global := st.Global
 	st.Global = overlay(global, own)
 	if st.Personal != nil {
@@ -118,16 +112,16 @@ func (b bnKeep) Train(l *Local, st *State, c int) (Upload, error) {
 	if err != nil {
 		return u, err
 	}
-	st.Aux[bnAux][c] = b.own(u.Params)
+	st.BN[c] = b.own(u.Params)
 	return u, nil
 }
 
 func (b bnKeep) EvalModel(st *State, c int) tensor.List {
-	return overlay(b.Method.EvalModel(st, c), st.Aux[bnAux][c])
+	return overlay(b.Method.EvalModel(st, c), st.BN[c])
 }
 
-// optional returns m as the optional interface T (communicator, finetuner, roundEnder,
-// multiModel, ...): m itself, or the method a bnKeep wraps. Every optional interface is
+// optional returns m as the optional interface T (Communicator, Finetuner, RoundEnder,
+// MultiModel, GlobalEvaluator): m itself, or the method a bnKeep wraps. Every optional interface is
 // looked up through here, so wrapping a method never hides one.
 func optional[T any](m Method) (T, bool) {
 	if t, ok := m.(T); ok {

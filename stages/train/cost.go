@@ -36,8 +36,8 @@ func TrainFLOPs(spec model.ModelSpec, params tensor.List) (float64, error) {
 	return total, nil
 }
 
-// count adds the training of samples samples at params (nil: dense) to the client's work.
-func (l *Local) count(samples int64, params tensor.List) {
+// Count adds the training of samples samples at params (nil: dense) to the client's work.
+func (l *Local) Count(samples int64, params tensor.List) {
 	f, err := TrainFLOPs(l.model.Spec(), params)
 	if err != nil {
 		return // the model was validated when it was built; nothing to count otherwise
@@ -46,8 +46,10 @@ func (l *Local) count(samples int64, params tensor.List) {
 	l.flops += float64(samples) * f
 }
 
-// work returns the round's Work row of the client and resets the counters.
-func (l *Local) work(round int) Work {
+// TakeWork returns the round's Work row of the client and resets the counters. The loop
+// records it after each client's Train; a method that trains clients elsewhere (a
+// RoundEnder) records its own.
+func (l *Local) TakeWork(round int) Work {
 	w := Work{Round: round, Client: l.client, Samples: l.samples, FLOPs: l.flops}
 	l.samples, l.flops = 0, 0
 	return w
@@ -59,11 +61,11 @@ func (l *Local) work(round int) Work {
 // work.
 func (l *Local) Gradient(params tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
-	out := zeroMask(params)
+	out := ZeroMask(params)
 	if n == 0 {
 		return out, nil
 	}
-	l.count(int64(n), nil)
+	l.Count(int64(n), nil)
 	err := l.Batches(1, "gradient", func(_ int, x []float32, y []int32) error {
 		g, err := l.model.Gradient(params, x, y)
 		if err != nil {

@@ -34,9 +34,13 @@ type State struct {
 	// Masks holds each client's 0/1 personalization mask (1 = personalized) for methods
 	// that select entries (nil otherwise; a nil entry means nothing is personalized).
 	Masks []tensor.List
-	// Aux holds further per-client tensors a method carries between rounds, by name
-	// (FedSelect's growth anchors, FedOBP's score averages).
-	Aux     map[string][]tensor.List
+	// Method is the method's own state beyond Global, Personal and Masks (FedSelect's
+	// growth anchors, FedOBP's score averages, APFL's mixing weights): a typed value the
+	// method's Init sets, nil for methods that keep none. See MethodState.
+	Method MethodState
+	// BN holds each client's own BatchNorm tensors when the run keeps them out of
+	// aggregation (see NewRunMethod); nil otherwise.
+	BN      []tensor.List
 	Metrics []Metric
 	// Selection records, per round and sampled client, the personalized fraction per
 	// tensor.
@@ -55,28 +59,26 @@ type Work = results.Work
 // and one bit per mask entry sent (stored as results.Comm).
 type Comm = results.Comm
 
-// communicator is implemented by methods that do not exchange whole models each way.
-type communicator interface {
-	// Comm returns the bytes client c received (down) and sent (up) this round.
-	Comm(st *State, c int, u Upload) (down, up int64)
-}
-
-// modelBytes is the size of a model as float32 values.
-func modelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
+// ModelBytes is the size of a model as float32 values: what sending it costs.
+func ModelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
 
 // Selection is one row of the personalized-fraction table (stored as results.Selection).
 type Selection = results.Selection
 
-// Upload is what a client returns from a round: its trained model and, for methods that
-// select entries, the mask it will use from the next round on.
+// Upload is what a client returns from a round, for the method's Finish: its trained
+// model and whatever else the method carries from client to server.
 type Upload struct {
-	Params   tensor.List
+	Params tensor.List
+	// NextMask is a 0/1 mask beside the model: for methods that select entries, the mask
+	// the client uses from the next round on; for the others that send one, the entries
+	// the upload covers (FedPer's shared part, LotteryFL's subnetwork, DM-PFL's mask).
 	NextMask tensor.List
-	// personal is a client-side model trained beside the upload (Ditto); never sent.
-	personal tensor.List
-	// stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
-	// centroids and collaboration statistics).
-	stats tensor.List
+	// Personal is a client-side model trained beside the upload (Ditto, APFL, pFedFDA);
+	// never sent.
+	Personal tensor.List
+	// Stats are statistics sent beside the model (pFedFDA's Gaussian estimates, FedPAC's
+	// centroids and collaboration statistics, FLOCO's update signature).
+	Stats tensor.List
 }
 
 // Method is a federated algorithm: how a client trains in a round, and what the server
@@ -90,60 +92,6 @@ type Method interface {
 	Finish(st *State, uploads map[int]Upload, sizes map[int]int) error
 	// EvalModel returns the model client c is evaluated with.
 	EvalModel(st *State, c int) tensor.List
-}
-
-// NewMethod returns the implementation of a manifest method.
-func NewMethod(name string, params map[string]float64, options map[string]string) (Method, error) {
-	switch name {
-	case "fedavg":
-		return fedAvg{uniform: params["uniform_weights"] != 0}, nil
-	case "local":
-		return local{}, nil
-	case "fedselect":
-		if options["variant"] == "v1" {
-			return newFedSelectV1(params, options)
-		}
-		return newFedSelect(params, options)
-	case "fedobp":
-		return newFedOBP(params, options)
-	case "feddpa":
-		return newFedDPA(params)
-	case "fedprox":
-		return fedAvg{mu: float32(params["mu"])}, nil
-	case "fedper":
-		return &split{personal: []string{"classifier."}, schedule: "joint"}, nil
-	case "lgfedavg":
-		return &split{personal: []string{"classifier."}, invert: true, schedule: "joint"}, nil
-	case "fedrep":
-		return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: int(params["head_epochs"])}, nil
-	case "fedbabu":
-		return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: int(params["head_epochs"])}, nil
-	case "ditto":
-		return ditto{lambda: float32(params["lambda"])}, nil
-	case "lotteryfl":
-		return newLotteryFL(params, options), nil
-	case "fedala":
-		return newFedALA(params), nil
-	case "pfedfda":
-		return newPFedFDA(params, options), nil
-	case "fedpac":
-		return newFedPAC(params), nil
-	case "floco":
-		return newFLOCO(params), nil
-	case "flute":
-		return newFLUTE(params), nil
-	case "dmpfl":
-		return newDMPFL(params), nil
-	case "dmpfl_plus":
-		d := newDMPFL(params)
-		d.plus, d.baseOnTest = true, options["base_entropy"] == "test"
-		return d, nil
-	case "feddst":
-		return newFedDST(params), nil
-	case "apfl":
-		return apfl{alpha0: float32(params["alpha"]), alphaLR: float32(params["alpha_lr"])}, nil
-	}
-	return nil, fmt.Errorf("method %q is not implemented", name)
 }
 
 // Client data, gathered once per run.
@@ -223,17 +171,17 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
 			uploads[c], sizes[c] = u, len(cd[c].trainY)
-			down, up := modelBytes(st.Global), modelBytes(u.Params)
-			if cm, ok := optional[communicator](method); ok {
+			down, up := ModelBytes(st.Global), ModelBytes(u.Params)
+			if cm, ok := optional[Communicator](method); ok {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
-			st.Work = append(st.Work, l.work(round))
+			st.Work = append(st.Work, l.TakeWork(round))
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
-		if e, ok := optional[roundEnder](method); ok {
+		if e, ok := optional[RoundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
 				return &Local{model: net, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
@@ -292,12 +240,47 @@ type Local struct {
 	flops   float64
 }
 
-// roundEnder is implemented by methods that do more after the server's aggregation, on
-// any client (DM-PFL's refinement of the personal weights). local(c) gives client c's
-// Local for the round; the method records the Comm and Work rows of what it does.
-type roundEnder interface {
-	EndRound(st *State, round int, local func(c int) *Local) error
+// LocalConfig is what a Local is made of (NewLocal): the run's model and settings and one
+// client's training data in one round.
+type LocalConfig struct {
+	Model     *model.Model
+	Optimizer model.SGD
+	// TrainX and TrainY are the client's training inputs (sample after sample) and labels.
+	TrainX            []float32
+	TrainY            []int32
+	Epochs, BatchSize int
+	Seed              int64
+	Round, Rounds     int
+	Client            int
 }
+
+// NewLocal returns the Local of one client in one round, without augmentation: for
+// methods' tests and tools that train a client outside Run.
+func NewLocal(c LocalConfig) *Local {
+	return &Local{model: c.Model, opt: c.Optimizer, data: clientData{trainX: c.TrainX, trainY: c.TrainY},
+		epochs: c.Epochs, batch: c.BatchSize, seed: c.Seed, round: c.Round, client: c.Client, rounds: c.Rounds}
+}
+
+// Model is the compiled model the client trains with (not safe to keep after the round).
+func (l *Local) Model() *model.Model { return l.model }
+
+// Optimizer is the run's SGD settings.
+func (l *Local) Optimizer() model.SGD { return l.opt }
+
+// TrainX is the client's training inputs, sample after sample (TrainSize of them).
+func (l *Local) TrainX() []float32 { return l.data.trainX }
+
+// TrainY is the client's training labels.
+func (l *Local) TrainY() []int32 { return l.data.trainY }
+
+// BatchSize is the run's mini-batch size.
+func (l *Local) BatchSize() int { return l.batch }
+
+// Seed is the run's seed, the root of every random stream (stages/rng).
+func (l *Local) Seed() int64 { return l.seed }
+
+// Client is the client this Local trains.
+func (l *Local) Client() int { return l.client }
 
 // Rounds is the run's number of rounds.
 func (l *Local) Rounds() int { return l.rounds }
@@ -352,7 +335,7 @@ func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float3
 // Fisher returns the diagonal empirical Fisher information of the client's training data
 // at params: the mean over its samples of the squared per-sample gradient.
 func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
-	out := zeroMask(params)
+	out := ZeroMask(params)
 	n := len(l.data.trainY)
 	if n == 0 {
 		return out, nil
@@ -363,7 +346,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.count(1, nil)
+		l.Count(1, nil)
 		for t := range g {
 			o := out[out.Find(g[t].Name)].Data
 			for j, v := range g[t].Data {
@@ -405,7 +388,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 			return nil, err
 		}
 	}
-	l.count(int64(n)*int64(epochs), params)
+	l.Count(int64(n)*int64(epochs), params)
 	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
 		loss, err := s.Step(x, y)
 		if err != nil {
@@ -444,7 +427,7 @@ func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 // asked. Fine-tuning never changes the state.
 func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
-	if f, ok := optional[finetuner](o.method); ok {
+	if f, ok := optional[Finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
 			epochs, mask = e, mk
 		}
@@ -465,10 +448,16 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
 	}
-	var ev Evaluator = plain{m, prepared}
-	if mm, ok := optional[multiModel](method); ok {
+	var ev Evaluator = PlainEvaluator(m, prepared)
+	if mm, ok := optional[MultiModel](method); ok {
 		var err error
-		if ev, err = mm.evaluator(m, st, prepared, func(c int, test bool) []float32 {
+		global := func() tensor.List {
+			if g, ok := optional[GlobalEvaluator](method); ok {
+				return g.EvalGlobal(st)
+			}
+			return st.Global
+		}
+		if ev, err = mm.MultiEvaluator(m, global, prepared, func(c int, test bool) []float32 {
 			if test {
 				return cd[c].testX
 			}

@@ -12,26 +12,6 @@ import (
 	"github.com/fedpipe/fedpipe/stages/partition"
 )
 
-func TestWeightedAverage(t *testing.T) {
-	m := func(a, b float32) tensor.List {
-		return tensor.List{{Name: "w", Shape: []int{2}, Data: []float32{a, b}}}
-	}
-	got, err := WeightedAverage([]tensor.List{m(1, 10), m(3, 20)}, []float64{1, 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []float32{2.5, 17.5}; !reflect.DeepEqual(got[0].Data, want) {
-		t.Errorf("average = %v, want %v", got[0].Data, want)
-	}
-	if _, err := WeightedAverage([]tensor.List{m(1, 1)}, []float64{0}); err == nil {
-		t.Error("zero total weight accepted")
-	}
-	bad := tensor.List{{Name: "v", Shape: []int{2}, Data: []float32{1, 1}}}
-	if _, err := WeightedAverage([]tensor.List{m(1, 1), bad}, []float64{1, 1}); err == nil {
-		t.Error("mismatched models accepted")
-	}
-}
-
 func tinyRun(method string) (*manifest.Run, *data.Dataset, *partition.Assignment) {
 	ds := data.Synthetic(data.SyntheticParams{Alpha: 0.5, Beta: 0.5, Devices: 6, Features: 60, Classes: 10})
 	r := &manifest.Run{MethodName: method, Method: method, Seed: 3, Dataset: manifest.DatasetSpec{Name: "synthetic"},

@@ -1,0 +1,247 @@
+package manifest
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// MethodDef declares a training method known to manifests. Each method registers its own
+// (RegisterMethod), in the file that implements it (stages/train/methods): the manifest
+// package validates against whatever is registered and knows no method by name.
+type MethodDef struct {
+	Name string
+	Doc  string
+	// Personal is true when each client ends with its own model (evaluated on its own test
+	// split); false when every client is evaluated with the one global model.
+	Personal bool
+	// Features is true when the method works on the model's penultimate features, which
+	// the FeatureArchs models expose (all of them today).
+	Features bool
+	// NeedsGlobal is true when evaluating a client needs the run's global model beside the
+	// client's own (DM-PFL+'s adaptive inference), so the train stage stores it and the
+	// evaluate and shift stages read it.
+	NeedsGlobal bool
+	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
+	// Every exported field is a parameter, described by its tags:
+	//
+	//	param:"name"        the manifest's key (required)
+	//	default:"0.5"       a number's default (0 when absent)
+	//	check:"unit,lt1"    the rules of the manifest's `check` tags (gt0, ge0, frac, unit, lt1)
+	//	choices:"a|b|c"     a word parameter's allowed values; the default is the first
+	//	doc:"..."           what it means, for the reader of the method's file
+	//
+	// A string field is a word (with choices, one of them; without, any text, default
+	// empty); a float64, float32, int or bool field is a number, decoded and checked as a
+	// float64 and converted as Go converts (int truncates, bool is "not 0"). Embedded
+	// structs contribute their fields in order.
+	Params func() any
+
+	params []ParamDef
+}
+
+// ParamDef describes one method parameter, as read from its struct field's tags.
+type ParamDef struct {
+	Name    string
+	Default float64
+	// Check uses the rules of the manifest's `check` tags (gt0, ge0, frac, unit, lt1).
+	Check   string
+	Choices []string
+	Text    bool
+	Doc     string
+	// index is the field's path in the parameter struct.
+	index []int
+}
+
+// IsWord reports whether the parameter takes a string (Choices or Text).
+func (p ParamDef) IsWord() bool { return p.Choices != nil || p.Text }
+
+// FeatureArchs lists the architectures whose penultimate features the train stage can
+// compute (model.FeatureArchs; a test keeps the two equal).
+var FeatureArchs = []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet", "mlp", "logreg"}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]MethodDef{}
+)
+
+// RegisterMethod adds a method to the catalogue manifests are validated against. It panics
+// when the name is taken or the parameter struct's tags are malformed: both are programming
+// errors, found when the registering package is initialized.
+func RegisterMethod(d MethodDef) {
+	if d.Name == "" {
+		panic("manifest.RegisterMethod: a method needs a name")
+	}
+	params, err := paramDefs(d.Params)
+	if err != nil {
+		panic(fmt.Sprintf("manifest.RegisterMethod(%s): %v", d.Name, err))
+	}
+	d.params = params
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[d.Name]; dup {
+		panic(fmt.Sprintf("manifest.RegisterMethod: method %q registered twice", d.Name))
+	}
+	registry[d.Name] = d
+}
+
+// LookupMethod returns the registered method called name.
+func LookupMethod(name string) (MethodDef, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	d, ok := registry[name]
+	return d, ok
+}
+
+// MethodNames lists the registered methods, sorted.
+func MethodNames() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var s []string
+	for n := range registry {
+		s = append(s, n)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// ParamDefs lists the method's parameters in their struct's field order.
+func (d MethodDef) ParamDefs() []ParamDef { return append([]ParamDef(nil), d.params...) }
+
+func (d MethodDef) param(name string) (ParamDef, bool) {
+	for _, p := range d.params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return ParamDef{}, false
+}
+
+func (d MethodDef) paramNames() []string {
+	var s []string
+	for _, p := range d.params {
+		s = append(s, p.Name)
+	}
+	return s
+}
+
+// Defaults returns the method's parameters with their defaults: numbers in params, words
+// in options, as a Run holds them before the manifest's values are applied.
+func (d MethodDef) Defaults() (params map[string]float64, options map[string]string) {
+	params, options = map[string]float64{}, map[string]string{}
+	for _, p := range d.params {
+		if p.Choices != nil {
+			options[p.Name] = p.Choices[0]
+		} else if p.Text {
+			options[p.Name] = ""
+		} else {
+			params[p.Name] = p.Default
+		}
+	}
+	return params, options
+}
+
+// DefaultParams returns the registered method's defaults (MethodDef.Defaults); both maps
+// are empty for an unknown method.
+func DefaultParams(method string) (map[string]float64, map[string]string) {
+	d, _ := LookupMethod(method)
+	return d.Defaults()
+}
+
+// MethodParams returns a new parameter struct of the run's method (a pointer, as its
+// MethodDef.Params returns) holding the run's Params and Options; nil for a method that
+// takes none. The run's maps are what the train stage's key hashes; the struct is how the
+// method reads them.
+func MethodParams(r *Run) (any, error) {
+	d, ok := LookupMethod(r.Method)
+	if !ok {
+		return nil, fmt.Errorf("method %q is not implemented", r.Method)
+	}
+	if d.Params == nil {
+		return nil, nil
+	}
+	ptr := d.Params()
+	v := reflect.ValueOf(ptr).Elem()
+	for _, p := range d.params {
+		f := v.FieldByIndex(p.index)
+		if f.Kind() == reflect.String {
+			f.SetString(r.Options[p.Name])
+			continue
+		}
+		x := r.Params[p.Name]
+		switch f.Kind() {
+		case reflect.Float64, reflect.Float32:
+			f.SetFloat(x)
+		case reflect.Int:
+			f.SetInt(int64(int(x)))
+		case reflect.Bool:
+			f.SetBool(x != 0)
+		}
+	}
+	return ptr, nil
+}
+
+// paramDefs reads the parameter struct's tags.
+func paramDefs(newParams func() any) ([]ParamDef, error) {
+	if newParams == nil {
+		return nil, nil
+	}
+	t := reflect.TypeOf(newParams())
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("Params must return a pointer to a struct, not %v", t)
+	}
+	var out []ParamDef
+	var walk func(t reflect.Type, index []int) error
+	walk = func(t reflect.Type, index []int) error {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			idx := append(append([]int(nil), index...), i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				if err := walk(f.Type, idx); err != nil {
+					return err
+				}
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			p := ParamDef{Name: f.Tag.Get("param"), Check: f.Tag.Get("check"), Doc: f.Tag.Get("doc"), index: idx}
+			if p.Name == "" {
+				return fmt.Errorf("field %s has no param tag", f.Name)
+			}
+			for _, q := range out {
+				if q.Name == p.Name {
+					return fmt.Errorf("parameter %q declared twice", p.Name)
+				}
+			}
+			def, hasDef := f.Tag.Lookup("default")
+			switch f.Type.Kind() {
+			case reflect.String:
+				if c := f.Tag.Get("choices"); c != "" {
+					p.Choices = strings.Split(c, "|")
+				} else {
+					p.Text = true
+				}
+				if hasDef || p.Check != "" {
+					return fmt.Errorf("word parameter %q takes choices, not a default or check", p.Name)
+				}
+			case reflect.Float64, reflect.Float32, reflect.Int, reflect.Bool:
+				if hasDef {
+					x, err := strconv.ParseFloat(def, 64)
+					if err != nil {
+						return fmt.Errorf("parameter %q: default %q is not a number", p.Name, def)
+					}
+					p.Default = x
+				}
+			default:
+				return fmt.Errorf("parameter %q has type %v; use float64, float32, int, bool or string", p.Name, f.Type)
+			}
+			out = append(out, p)
+		}
+		return nil
+	}
+	return out, walk(t.Elem(), nil)
+}

@@ -1,0 +1,85 @@
+package manifest
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type baseParams struct {
+	Rate float64 `param:"rate" default:"0.5" check:"unit"`
+}
+
+type registryTestParams struct {
+	baseParams
+	Steps int     `param:"steps" default:"3" check:"gt0"`
+	Mu    float32 `param:"mu" default:"0.01"`
+	On    bool    `param:"on" default:"1" check:"unit"`
+	Mode  string  `param:"mode" choices:"a|b"`
+	Names string  `param:"names"`
+}
+
+// The parameter struct's tags give the parameters in field order (embedded structs
+// first), their defaults as a Run's key maps hold them, and MethodParams converts back as
+// Go converts.
+func TestRegistryParamStruct(t *testing.T) {
+	RegisterMethod(MethodDef{Name: "registry_test", Params: func() any { return new(registryTestParams) }})
+	d, ok := LookupMethod("registry_test")
+	if !ok {
+		t.Fatal("not registered")
+	}
+	if got, want := d.paramNames(), []string{"rate", "steps", "mu", "on", "mode", "names"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("parameters %v, want %v", got, want)
+	}
+	params, options := d.Defaults()
+	if want := map[string]float64{"rate": 0.5, "steps": 3, "mu": 0.01, "on": 1}; !reflect.DeepEqual(params, want) {
+		t.Errorf("numeric defaults %v, want %v", params, want)
+	}
+	if want := map[string]string{"mode": "a", "names": ""}; !reflect.DeepEqual(options, want) {
+		t.Errorf("word defaults %v, want %v", options, want)
+	}
+	r := &Run{Method: "registry_test", Params: map[string]float64{"rate": 0.25, "steps": 2.7, "mu": 0.1, "on": 0.5},
+		Options: map[string]string{"mode": "b", "names": "x,y"}}
+	p, err := MethodParams(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &registryTestParams{baseParams{0.25}, 2, float32(0.1), true, "b", "x,y"}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("MethodParams %+v, want %+v", p, want)
+	}
+}
+
+func TestRegisterMethodRejects(t *testing.T) {
+	type noTag struct{ X float64 }
+	type badDefault struct {
+		X float64 `param:"x" default:"one"`
+	}
+	type badType struct {
+		X []int `param:"x"`
+	}
+	type wordDefault struct {
+		X string `param:"x" default:"a"`
+	}
+	for name, d := range map[string]MethodDef{
+		"no name":      {},
+		"no tag":       {Name: "r1", Params: func() any { return new(noTag) }},
+		"bad default":  {Name: "r2", Params: func() any { return new(badDefault) }},
+		"bad type":     {Name: "r3", Params: func() any { return new(badType) }},
+		"word default": {Name: "r4", Params: func() any { return new(wordDefault) }},
+		"not pointer":  {Name: "r5", Params: func() any { return noTag{} }},
+		"twice":        {Name: "registry_twice"},
+	} {
+		if name == "twice" {
+			RegisterMethod(d)
+		}
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(r.(string), "manifest.RegisterMethod") {
+					t.Errorf("%s: panic %v", name, r)
+				}
+			}()
+			RegisterMethod(d)
+		}()
+	}
+}

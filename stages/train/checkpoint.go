@@ -1,0 +1,178 @@
+package train
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
+)
+
+// MethodState is a method's own state carried from round to round beyond State's Global,
+// Personal and Masks: a struct of typed fields declared in the method's file, set by its
+// Init. Slots says how a checkpoint stores it.
+type MethodState interface {
+	// Slots lists the state's tensor lists by name. EncodeState saves them; DecodeState
+	// fills them back into the state the method's Init made.
+	Slots() []Slot
+}
+
+// Slot is one named sequence of tensor lists of a MethodState (one per client, or a fixed
+// number), stored in checkpoints as the blobs "aux/<Name>/NNNNN", one per index whose list
+// is not nil.
+type Slot struct {
+	Name string
+	Len  int
+	// Get returns list i (nil: nothing to store).
+	Get func(i int) tensor.List
+	// Set puts back list i read from a checkpoint.
+	Set func(i int, l tensor.List) error
+}
+
+// ListsSlot is the Slot of a slice of tensor lists stored as they are; Set writes into
+// lists itself.
+func ListsSlot(name string, lists []tensor.List) Slot {
+	return Slot{Name: name, Len: len(lists),
+		Get: func(i int) tensor.List { return lists[i] },
+		Set: func(i int, l tensor.List) error { lists[i] = l; return nil }}
+}
+
+// ListSlot is the Slot of a single tensor list (index 0).
+func ListSlot(name string, list *tensor.List) Slot {
+	return Slot{Name: name, Len: 1,
+		Get: func(int) tensor.List { return *list },
+		Set: func(_ int, l tensor.List) error { *list = l; return nil }}
+}
+
+// bnSlot names the slot of State.BN in checkpoints.
+const bnSlot = "bn"
+
+// slots lists every checkpointed slot of the state: the method's and the BatchNorm
+// tensors'.
+func (st *State) slots() []Slot {
+	var out []Slot
+	if st.Method != nil {
+		out = st.Method.Slots()
+	}
+	if st.BN != nil {
+		out = append(out, ListsSlot(bnSlot, st.BN))
+	}
+	return out
+}
+
+// blobName names client c's blob of a kind ("personal/00003").
+func blobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
+
+// EncodeState turns a training state into named blobs: a checkpoint, and the bulk of a
+// train stage's outputs. Per-client tensors a method has not set are left out.
+func EncodeState(st *State) (map[string][]byte, error) {
+	out := map[string][]byte{"global": tensor.Encode(st.Global)}
+	for c, p := range st.Personal {
+		if p != nil {
+			out[blobName("personal", c)] = tensor.Encode(p)
+		}
+	}
+	for c, m := range st.Masks {
+		if m != nil {
+			b := tensor.Bundle{}
+			for _, t := range m {
+				b.Masks = append(b.Masks, tensor.MaskOf(t))
+			}
+			out[blobName("mask", c)] = tensor.EncodeBundle(b)
+		}
+	}
+	for _, s := range st.slots() {
+		for i := 0; i < s.Len; i++ {
+			if l := s.Get(i); l != nil {
+				out[blobName("aux/"+s.Name, i)] = tensor.Encode(l)
+			}
+		}
+	}
+	var err error
+	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
+		return nil, err
+	}
+	// Only methods that select (masks) have a selection table; others wrote an empty one.
+	if st.Masks != nil || len(st.Selection) > 0 {
+		if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
+			return nil, err
+		}
+	}
+	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
+		return nil, err
+	}
+	if out["work"], err = results.Encode(st.Work, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DecodeState reverses EncodeState for a run whose method is def.
+func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State, error) {
+	st := &State{}
+	var err error
+	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
+		return nil, err
+	}
+	// The method's own Init says which per-client slots exist; fill them from the blobs.
+	m, err := NewRunMethod(r)
+	if err != nil {
+		return nil, err
+	}
+	m.Init(st, clients)
+	for c := range st.Personal {
+		st.Personal[c] = nil
+		if b, ok := blobs[blobName("personal", c)]; ok {
+			if st.Personal[c], err = tensor.Decode(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for c := range st.Masks {
+		st.Masks[c] = nil
+		if b, ok := blobs[blobName("mask", c)]; ok {
+			bundle, err := tensor.DecodeBundle(b)
+			if err != nil {
+				return nil, err
+			}
+			for _, mk := range bundle.Masks {
+				st.Masks[c] = append(st.Masks[c], mk.Tensor())
+			}
+		}
+	}
+	for _, s := range st.slots() {
+		for i := 0; i < s.Len; i++ {
+			if b, ok := blobs[blobName("aux/"+s.Name, i)]; ok {
+				l, err := tensor.Decode(b)
+				if err != nil {
+					return nil, err
+				}
+				if err := s.Set(i, l); err != nil {
+					return nil, fmt.Errorf("checkpoint blob %s: %w", blobName("aux/"+s.Name, i), err)
+				}
+			}
+		}
+	}
+	var meta map[string]string
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
+		return nil, err
+	}
+	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
+		return nil, fmt.Errorf("checkpoint has no round")
+	}
+	if b, ok := blobs["selection"]; ok {
+		if st.Selection, _, err = results.Decode[results.Selection](b); err != nil {
+			return nil, err
+		}
+	}
+	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
+		return nil, err
+	}
+	if b, ok := blobs["work"]; ok {
+		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,83 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/partition"
+)
+
+// Evaluator scores client c's final model(s) on samples (x, y). The evaluate and shift
+// stages use one, so a method that infers with more than one model (DM-PFL+) is scored
+// the same way on unshifted and shifted data.
+type Evaluator interface {
+	Evaluate(c int, x []float32, y []int32) (Metric, error)
+}
+
+// EvalGlobal returns the global model a method infers with beside the personal ones, and
+// false for methods that have none of their own.
+func EvalGlobal(r *manifest.Run, st *State) (tensor.List, bool, error) {
+	m, err := NewMethod(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if g, ok := optional[GlobalEvaluator](m); ok {
+		return g.EvalGlobal(st), true, nil
+	}
+	return nil, false, nil
+}
+
+// NeedsGlobal reports whether a run's evaluation needs the global model beside each
+// client's: its method declares so (manifest.MethodDef.NeedsGlobal; DM-PFL+'s adaptive
+// inference).
+func NeedsGlobal(r *manifest.Run) bool {
+	def, _ := manifest.LookupMethod(r.Method)
+	return def.NeedsGlobal
+}
+
+// PlainEvaluator scores each client c with models[c].
+func PlainEvaluator(m *model.Model, models []tensor.List) Evaluator { return plain{m, models} }
+
+// plain scores one model per client.
+type plain struct {
+	m      *model.Model
+	models []tensor.List
+}
+
+func (p plain) Evaluate(c int, x []float32, y []int32) (Metric, error) {
+	return Evaluate(p.m, p.models[c], x, y)
+}
+
+// FinalEvaluator returns the evaluator of a run's final models (see PrepareFinal); global
+// is the run's global model (EvalGlobal), needed when NeedsGlobal(r).
+func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
+	prepared, err := PrepareFinal(m, r, ds, a, models)
+	if err != nil {
+		return nil, err
+	}
+	if !NeedsGlobal(r) {
+		return PlainEvaluator(m, prepared), nil
+	}
+	if global == nil {
+		return nil, fmt.Errorf("%s needs the global model, which the train stage did not store", r.Method)
+	}
+	method, err := NewRunMethod(r)
+	if err != nil {
+		return nil, err
+	}
+	mm, ok := optional[MultiModel](method)
+	if !ok {
+		return nil, fmt.Errorf("%s declares that it needs the global model but has no evaluator of its own", r.Method)
+	}
+	return mm.MultiEvaluator(m, func() tensor.List { return global }, prepared, func(c int, test bool) []float32 {
+		idx := a.Train[c]
+		if test {
+			idx = a.Test[c]
+		}
+		x, _ := ds.Gather(idx)
+		return x
+	})
+}

@@ -1,0 +1,43 @@
+package train
+
+import (
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
+)
+
+// The optional interfaces below are implemented by methods that need more from the loop
+// than Method's four calls. The loop looks each up through optional, so the BatchNorm
+// wrapper (NewRunMethod) never hides one.
+
+// Communicator is implemented by methods that do not exchange whole models each way.
+type Communicator interface {
+	// Comm returns the bytes client c received (down) and sent (up) this round.
+	Comm(st *State, c int, u Upload) (down, up int64)
+}
+
+// RoundEnder is implemented by methods that do more after the server's aggregation, on
+// any client (DM-PFL's refinement of the personal weights). local(c) gives client c's
+// Local for the round; the method records the Comm and Work rows of what it does.
+type RoundEnder interface {
+	EndRound(st *State, round int, local func(c int) *Local) error
+}
+
+// Finetuner is implemented by methods with their own evaluation-time fine-tuning, which
+// replaces the run's finetune_epochs: ok says whether it applies, epochs and mask (1 =
+// trained) how.
+type Finetuner interface {
+	Finetune(like tensor.List) (epochs int, mask tensor.List, ok bool)
+}
+
+// GlobalEvaluator is implemented by methods whose global model is not st.Global as is
+// (DM-PFL's θ_g = w_g ⊙ m_g); the train stage stores it as "model/global".
+type GlobalEvaluator interface {
+	EvalGlobal(st *State) tensor.List
+}
+
+// MultiModel is implemented by methods whose evaluation may use more than one model per
+// client: global returns the global model they infer with (EvalGlobal), prepared holds
+// each client's own, and data(c, test) is client c's unshifted training (or test) inputs.
+type MultiModel interface {
+	MultiEvaluator(m *model.Model, global func() tensor.List, prepared []tensor.List, data func(c int, test bool) []float32) (Evaluator, error)
+}

@@ -1,0 +1,143 @@
+package methods
+
+import (
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
+
+// newAdaptive measures the base entropies of every client's personal model and of the
+// global model on base(c), the client's unshifted data.
+func newAdaptive(m *model.Model, personal []tensor.List, global tensor.List, base func(c int) []float32) (*Adaptive, error) {
+	ad := &Adaptive{m: m, personal: personal, global: global, baseC: make([]float64, len(personal)), baseG: make([]float64, len(personal))}
+	for c := range personal {
+		x := base(c)
+		var err error
+		if ad.baseC[c], err = ad.baseEntropy(personal[c], x); err != nil {
+			return nil, err
+		}
+		if ad.baseG[c], err = ad.baseEntropy(global, x); err != nil {
+			return nil, err
+		}
+	}
+	return ad, nil
+}
+
+// Adaptive is DM-PFL+'s adaptive inference (Alg. 4): for each sample x, with p_c and p_g
+// the softmax outputs of the personal model θ_c and the global model θ_g,
+//
+//	E_c = H(p_c), E_g = H(p_g), Sim = cos(p_c, p_g)
+//	predict with θ_c if E_c − (1 − Sim)·BE(θ_c) < E_g − (1 − Sim)·BE(θ_g), else θ_g
+//
+// where H is the entropy in nats and BE a model's mean entropy on the client's unshifted
+// data (its training data by default; base_entropy: test uses its own test split). The
+// loss reported is the chosen model's cross-entropy on the sample.
+type Adaptive struct {
+	m            *model.Model
+	personal     []tensor.List
+	global       tensor.List
+	baseC, baseG []float64
+}
+
+// softmax returns the probabilities of one logit row (computed in float64).
+func softmax(logits []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	p := make([]float64, len(logits))
+	s := 0.0
+	for i, v := range logits {
+		p[i] = math.Exp(float64(v) - mx)
+		s += p[i]
+	}
+	for i := range p {
+		p[i] /= s
+	}
+	return p
+}
+
+// Entropy is −Σ p·ln p.
+func Entropy(p []float64) float64 {
+	h := 0.0
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log(v)
+		}
+	}
+	return h
+}
+
+// Cosine is the cosine similarity of a and b (0 when either is zero).
+func Cosine(a, b []float64) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += a[i] * b[i]
+		aa += a[i] * a[i]
+		bb += b[i] * b[i]
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// PickPersonal is Alg. 4's rule on one sample's two output distributions.
+func PickPersonal(pc, pg []float64, beC, beG float64) bool {
+	sim := Cosine(pc, pg)
+	return Entropy(pc)-(1-sim)*beC < Entropy(pg)-(1-sim)*beG
+}
+
+func (ad *Adaptive) baseEntropy(params tensor.List, x []float32) (float64, error) {
+	k := ad.m.Spec().NumClasses
+	logits, err := ad.m.Logits(params, x, train.EvalBatch)
+	if err != nil {
+		return 0, err
+	}
+	n := len(logits) / k
+	if n == 0 {
+		return 0, nil
+	}
+	s := 0.0
+	for i := 0; i < n; i++ {
+		s += Entropy(softmax(logits[i*k : (i+1)*k]))
+	}
+	return s / float64(n), nil
+}
+
+// Evaluate scores client c with the per-sample choice of model.
+func (ad *Adaptive) Evaluate(c int, x []float32, y []int32) (train.Metric, error) {
+	if len(y) == 0 {
+		return train.Metric{}, nil
+	}
+	k := ad.m.Spec().NumClasses
+	lc, err := ad.m.Logits(ad.personal[c], x, train.EvalBatch)
+	if err != nil {
+		return train.Metric{}, err
+	}
+	lg, err := ad.m.Logits(ad.global, x, train.EvalBatch)
+	if err != nil {
+		return train.Metric{}, err
+	}
+	loss, correct := 0.0, 0
+	for i, label := range y {
+		pc, pg := softmax(lc[i*k:(i+1)*k]), softmax(lg[i*k:(i+1)*k])
+		p := pg
+		if PickPersonal(pc, pg, ad.baseC[c], ad.baseG[c]) {
+			p = pc
+		}
+		loss -= math.Log(max(p[label], math.SmallestNonzeroFloat64))
+		best := 0
+		for j := range p {
+			if p[j] > p[best] {
+				best = j
+			}
+		}
+		if best == int(label) {
+			correct++
+		}
+	}
+	return train.Metric{Loss: loss / float64(len(y)), Accuracy: float64(correct) / float64(len(y)), Samples: len(y)}, nil
+}

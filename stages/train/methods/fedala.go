@@ -1,0 +1,234 @@
+package methods
+
+import (
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/stages/rng"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
+
+// FedALAParams are fedala's parameters.
+type FedALAParams struct {
+	Eta           float64 `param:"eta" default:"1.0" check:"ge0" doc:"learning rate of W (1.0 in the paper; 0 keeps W = 1, i.e. FedAvg's starting point)"`
+	RandPercent   float64 `param:"rand_percent" default:"80" check:"gt0" doc:"s: percentage of local training data sampled to learn W (80 in the paper)"`
+	LayerIdx      int     `param:"layer_idx" default:"1" check:"gt0" doc:"p: number of top layers (weight and bias) adapted element-wise; the layers below take the global model"`
+	Threshold     float64 `param:"threshold" default:"0.1" check:"ge0" doc:"first adaptation: train W until the std of the last num_pre_loss batch losses is below this (the authors' code)"`
+	NumPreLoss    int     `param:"num_pre_loss" default:"10" check:"gt0" doc:"window of batch losses for the convergence test (the authors' code)"`
+	MaxInitEpochs int     `param:"max_init_epochs" default:"20" check:"gt0" doc:"cap on the passes of the first adaptation (our choice; the code has none)"`
+}
+
+func init() {
+	train.Register(manifest.MethodDef{Name: "fedala", Personal: true, Features: true,
+		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
+		newFedALA)
+}
+
+// fedALA is FedALA (Zhang et al., AAAI 2023): adaptive local aggregation. Client i keeps
+// its local model θ_i (its model after its last local training) and element-wise weights
+// W_i ∈ [0, 1] over the tensors of the top layer_idx layers (weight and bias each; the
+// classifier is the top layer). Before local training it builds
+//
+//	θ̂ = θ_g                                on the lower layers,
+//	θ̂ = θ_i + (θ_g − θ_i) ⊙ W_i             on the top layers,
+//
+// computed as θ_g − (θ_g − θ_i) ⊙ (1 − W_i) so that W = 1 gives θ_g exactly. W_i (all ones at
+// first) is learned on a random rand_percent % of the client's training data (stream
+// "fedala-sample"), in mini-batches of the run's batch size: for each batch, with g the
+// gradient of the cross-entropy at θ̂,
+//
+//	W_i ← clip(W_i − eta·g ⊙ (θ_g − θ_i), 0, 1),  then θ̂ is rebuilt.
+//
+// At a client's first adaptation W is trained until the standard deviation of the last
+// num_pre_loss batch losses falls below threshold (at most max_init_epochs passes); later it
+// gets one pass. A client that never trained holds no model of its own and starts from θ_g
+// (its first adaptation comes at its second participation); while θ_i equals θ_g there is
+// nothing to adapt and W is left alone, as in the authors' code. Then θ̂ trains for the
+// run's local epochs, is uploaded, and becomes θ_i; the server runs size-weighted FedAvg.
+//
+// Clients are evaluated with θ_i, their model after their last local training (fedpipe's
+// choice: evaluating the adaptively aggregated model would need a W update, with data,
+// at evaluation time). max_init_epochs is fedpipe's cap (the code loops until
+// convergence). With eta = 0, W stays 1, θ̂ = θ_g, and the global model follows FedAvg bit
+// for bit.
+type fedALA struct {
+	eta, randPercent, threshold float64
+	layers, numPreLoss, maxInit int
+}
+
+func newFedALA(p *FedALAParams) train.Method {
+	return &fedALA{eta: p.Eta, randPercent: p.RandPercent, threshold: p.Threshold,
+		layers: p.LayerIdx, numPreLoss: p.NumPreLoss, maxInit: p.MaxInitEpochs}
+}
+
+func (f *fedALA) Init(st *train.State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	st.Method = &fedALAState{Weights: make([]tensor.List, clients)}
+	for c := range st.Personal {
+		st.Personal[c] = st.Global
+	}
+}
+
+// top reports, per tensor of params (canonical order: by layer, weight then bias), whether
+// it lies in the top layers.
+func (f *fedALA) top(params tensor.List) []bool {
+	out := make([]bool, len(params))
+	for i := range params {
+		out[i] = i >= len(params)-2*f.layers
+	}
+	return out
+}
+
+// combine returns θ̂ for the weights w (tensors of the top layers, by name).
+func (f *fedALA) combine(global, local, w tensor.List) tensor.List {
+	out := global.Clone()
+	top := f.top(global)
+	for t := range out {
+		if !top[t] {
+			continue
+		}
+		wt := w[w.Find(out[t].Name)].Data
+		lt := local[local.Find(out[t].Name)].Data
+		for i, g := range out[t].Data {
+			out[t].Data[i] = g - (g-lt[i])*(1-wt[i])
+		}
+	}
+	return out
+}
+
+func (f *fedALA) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	global, local := st.Global, st.Personal[c]
+	w := st.Method.(*fedALAState).Weights[c]
+	theta := global
+	if w == nil {
+		// A client that never trained holds no model of its own: it starts from θ_g, and
+		// its W starts at one, with no adaptation yet.
+		for t, isTop := range f.top(global) {
+			if isTop {
+				ones := tensor.New(global[t].Name, global[t].Shape...)
+				for i := range ones.Data {
+					ones.Data[i] = 1
+				}
+				w = append(w, ones)
+			}
+		}
+		w = append(w, tensor.Tensor{Name: alaAdaptations, Shape: []int{1}, Data: []float32{0}})
+	} else {
+		w = w.Clone()
+		theta = f.combine(global, local, w)
+		n := &w[w.Find(alaAdaptations)].Data[0]
+		if f.eta > 0 && !sameValues(global, local) {
+			var err error
+			if theta, err = f.adapt(l, global, local, w, *n == 0); err != nil {
+				return train.Upload{}, err
+			}
+			*n++
+		}
+	}
+	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	if err != nil {
+		return train.Upload{}, err
+	}
+	st.Method.(*fedALAState).Weights[c] = w
+	return train.Upload{Params: trained}, nil
+}
+
+// fedALAState holds each client's element-wise weights W of the top layers, with the count
+// of its adaptations (alaAdaptations); nil for a client that never trained.
+type fedALAState struct{ Weights []tensor.List }
+
+// Slots stores W in the slot "ala_weights".
+func (s *fedALAState) Slots() []train.Slot {
+	return []train.Slot{train.ListsSlot("ala_weights", s.Weights)}
+}
+
+// alaAdaptations names the count of a client's adaptations, kept beside its W.
+const alaAdaptations = "ala.adaptations"
+
+// adapt learns w in place and returns the final θ̂.
+func (f *fedALA) adapt(l *train.Local, global, local, w tensor.List, first bool) (tensor.List, error) {
+	n := len(l.TrainY())
+	size := len(l.TrainX()) / n
+	m := max(1, int(float64(n)*f.randPercent/100))
+	idx := rng.New(l.Seed(), l.Round(), l.Client(), "fedala-sample").Perm(n)[:m]
+	d := l.Model().FeatureDim()
+	theta := f.combine(global, local, w)
+	var losses []float64
+	epochs := 1
+	if first {
+		epochs = max(1, f.maxInit)
+	}
+	for e := 0; e < epochs; e++ {
+		for start := 0; start < m; start += l.BatchSize() {
+			var bx []float32
+			var by []int32
+			for _, i := range idx[start:min(start+l.BatchSize(), m)] {
+				bx = append(bx, l.TrainX()[i*size:(i+1)*size]...)
+				by = append(by, l.TrainY()[i])
+			}
+			b := len(by)
+			g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkLoss(loss, e); err != nil {
+				return nil, err
+			}
+			losses = append(losses, float64(loss))
+			for _, wt := range w {
+				if wt.Name == alaAdaptations {
+					continue
+				}
+				gt := g[g.Find(wt.Name)].Data
+				gl := global[global.Find(wt.Name)].Data
+				lt := local[local.Find(wt.Name)].Data
+				for i := range wt.Data {
+					v := wt.Data[i] - float32(f.eta)*gt[i]*(gl[i]-lt[i])
+					wt.Data[i] = min(max(v, 0), 1)
+				}
+			}
+			theta = f.combine(global, local, w)
+		}
+		if !first || (len(losses) > f.numPreLoss && stddev(losses[len(losses)-f.numPreLoss:]) < f.threshold) {
+			break
+		}
+	}
+	return theta, nil
+}
+
+// stddev is the population standard deviation.
+func stddev(v []float64) float64 {
+	mean := 0.0
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	s := 0.0
+	for _, x := range v {
+		s += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(s / float64(len(v)))
+}
+
+// sameValues reports whether two models hold the same values.
+func sameValues(a, b tensor.List) bool {
+	for t := range a {
+		bt := b[b.Find(a[t].Name)].Data
+		for i, v := range a[t].Data {
+			if bt[i] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (f *fedALA) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
+	for c, u := range uploads {
+		st.Personal[c] = u.Params
+	}
+	return fedAvg{}.Finish(st, uploads, sizes)
+}
+
+func (f *fedALA) EvalModel(st *train.State, c int) tensor.List { return st.Personal[c] }
