@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote/s3test"
+)
+
+// Eight train cells (2 methods × 2 learning rates × 2 seeds) on Synthetic data with a
+// small MLP: about a second of training each on two busy cores.
+const remoteSweep = `name: remote-sweep
+seeds: [0, 1]
+dataset: {name: synthetic, alpha: 0.5, beta: 0.5, devices: 20}
+partition: {scheme: natural, test_fraction: 0.25}
+model: {arch: mlp, hidden: [64]}
+train: {rounds: 10, participation: 0.5, local_epochs: 2, batch_size: 32, lr: 0.05, eval_every: 5, checkpoint_every: 1}
+methods:
+  - name: fedavg
+  - name: local
+grid: {train.lr: [0.05, 0.1]}
+`
+
+// Two long train stages (a checkpoint every round), so that a worker can be killed in the
+// middle of one.
+const remoteKill = `name: remote-kill
+seeds: [0]
+dataset: {name: synthetic, alpha: 1, beta: 1, devices: 20}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [64]}
+train: {rounds: 40, participation: 0.5, local_epochs: 2, batch_size: 16, lr: 0.05, eval_every: 10, checkpoint_every: 1}
+methods:
+  - name: fedavg
+  - name: local
+`
+
+const testBucket = "fedpipe"
+
+// remoteHarness runs fedpipe processes against one S3 server and keeps everything they
+// print, to check that no credential ever appears.
+type remoteHarness struct {
+	t   *testing.T
+	srv *s3test.Server
+	dir string
+
+	mu         sync.Mutex
+	transcript bytes.Buffer
+}
+
+func newRemoteHarness(t *testing.T) *remoteHarness {
+	if testing.Short() {
+		t.Skip("runs several fedpipe processes against an S3 server")
+	}
+	return &remoteHarness{t: t, srv: s3test.Start(t, testBucket), dir: t.TempDir()}
+}
+
+// proc is a fedpipe process started by the harness.
+type proc struct {
+	cmd      *exec.Cmd
+	out, err bytes.Buffer
+	h        *remoteHarness
+}
+
+// start runs fedpipe with args in a process whose environment reaches the server (and
+// holds no other AWS or fedpipe settings).
+func (h *remoteHarness) start(args ...string) *proc {
+	h.t.Helper()
+	p := &proc{cmd: exec.Command(os.Args[0], args...), h: h}
+	env := []string{"FEDPIPE_TEST_MAIN=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "FEDPIPE_REMOTE=") && !strings.HasPrefix(kv, "FEDPIPE_STORE=") {
+			env = append(env, kv)
+		}
+	}
+	p.cmd.Env = append(env, h.srv.Env()...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+	if err := p.cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// wait waits for the process and returns its exit code; its output joins the transcript.
+func (p *proc) wait() int {
+	err := p.cmd.Wait()
+	p.h.mu.Lock()
+	p.h.transcript.Write(p.out.Bytes())
+	p.h.transcript.Write(p.err.Bytes())
+	p.h.mu.Unlock()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		p.h.t.Fatal(err)
+	}
+	return 0
+}
+
+// json waits for a run that must succeed and decodes its --json output.
+func (p *proc) json() runOut {
+	p.h.t.Helper()
+	if code := p.wait(); code != 0 {
+		p.h.t.Fatalf("%v exited %d:\n%s", p.cmd.Args[1:], code, p.err.String())
+	}
+	var r runOut
+	if err := json.Unmarshal(p.out.Bytes(), &r); err != nil {
+		p.h.t.Fatalf("%v: %v\n%s", p.cmd.Args[1:], err, p.out.String())
+	}
+	return r
+}
+
+func (h *remoteHarness) store(name string) string { return filepath.Join(h.dir, name) }
+
+func (h *remoteHarness) remoteURL(prefix string) string { return "s3://" + testBucket + "/" + prefix }
+
+// checkNoCredentials fails if any output of any process held a credential.
+func (h *remoteHarness) checkNoCredentials() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	all := h.transcript.String()
+	if all == "" {
+		h.t.Fatal("no output collected")
+	}
+	for _, secret := range []string{s3test.AccessKey, s3test.SecretKey} {
+		if strings.Contains(all, secret) {
+			h.t.Errorf("a credential (%.6s…) appears in fedpipe's output", secret)
+		}
+	}
+}
+
+// sameOutputs fails unless every stage of got has the key and output digests of the
+// stage of the same name in want.
+func sameOutputs(t *testing.T, label string, want, got runOut) {
+	t.Helper()
+	byName := map[string]stageJSON{}
+	for _, s := range want.Stages {
+		byName[s.Name] = s
+	}
+	if len(got.Stages) != len(want.Stages) {
+		t.Fatalf("%s: %d stages, want %d", label, len(got.Stages), len(want.Stages))
+	}
+	for _, s := range got.Stages {
+		w := byName[s.Name]
+		if s.Key != w.Key {
+			t.Errorf("%s: %s has key %s, want %s", label, s.Name, s.Key, w.Key)
+		}
+		for name, d := range w.Outputs {
+			if s.Outputs[name] != d {
+				t.Errorf("%s: %s output %s = %.12s, want %.12s", label, s.Name, name, s.Outputs[name], d)
+			}
+		}
+		if len(s.Outputs) != len(w.Outputs) {
+			t.Errorf("%s: %s has %d outputs, want %d", label, s.Name, len(s.Outputs), len(w.Outputs))
+		}
+	}
+}
+
+func count(r runOut, kind, state string) int {
+	n := 0
+	for _, s := range r.Stages {
+		if (kind == "" || s.Kind == kind) && s.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+// Two workers with separate stores split a sweep through the remote: each train stage
+// runs exactly once in total and every digest equals a single process's. Then an empty
+// store with the remote runs nothing; a flipped byte in a remote blob is detected and
+// recomputed; status, push and pull say what the remote holds; no output shows a
+// credential.
+func TestRemoteWorkersSplitASweep(t *testing.T) {
+	h := newRemoteHarness(t)
+	m := writeManifest(t, h.dir, remoteSweep)
+
+	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
+	trains := count(ref, "train", "ran")
+	if trains < 8 {
+		t.Fatalf("the sweep has %d train cells, want at least 8", trains)
+	}
+
+	start := time.Now()
+	one := h.start("run", m, "--store", h.store("one"), "--remote", h.remoteURL("one"), "--worker", "--json").json()
+	oneWall := time.Since(start)
+	sameOutputs(t, "one worker", ref, one)
+
+	start = time.Now()
+	pa := h.start("run", m, "--store", h.store("a"), "--remote", h.remoteURL("two"), "--worker", "--lease-ttl", "5s", "--json")
+	pb := h.start("run", m, "--store", h.store("b"), "--remote", h.remoteURL("two"), "--worker", "--lease-ttl", "5s", "--json")
+	a, b := pa.json(), pb.json()
+	twoWall := time.Since(start)
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.Logf("%d train cells: one worker %.1fs, two workers %.1fs wall (load average %s)",
+		trains, oneWall.Seconds(), twoWall.Seconds(), strings.TrimSpace(string(load)))
+
+	ranBy := map[string]int{}
+	for _, r := range []runOut{a, b} {
+		for _, s := range r.Stages {
+			if s.Kind == "train" && s.State == "ran" {
+				ranBy[s.Name]++
+			}
+		}
+	}
+	for _, s := range ref.Stages {
+		if s.Kind == "train" && ranBy[s.Name] != 1 {
+			t.Errorf("%s ran %d times across the two workers, want once", s.Name, ranBy[s.Name])
+		}
+	}
+	if count(a, "train", "ran") == 0 || count(b, "train", "ran") == 0 {
+		t.Errorf("one worker did all the training: %d and %d train stages", count(a, "train", "ran"), count(b, "train", "ran"))
+	}
+	sameOutputs(t, "worker a", ref, a)
+	sameOutputs(t, "worker b", ref, b)
+
+	// A third, empty store: everything comes from the remote.
+	third := h.start("run", m, "--store", h.store("third"), "--remote", h.remoteURL("two"), "--json").json()
+	if n := count(third, "", "ran"); n != 0 {
+		t.Errorf("an empty store with the remote ran %d stages, want 0", n)
+	}
+	sameOutputs(t, "third store", ref, third)
+	if third.Report != ref.Report || ref.Report == "" {
+		t.Errorf("the third store's report differs from the single process's:\n%s\n---\n%s", third.Report, ref.Report)
+	}
+
+	// status says "remote" for every stage an empty store would fetch.
+	st := h.start("status", m, "--store", h.store("status"), "--remote", h.remoteURL("two"), "--json")
+	if st.wait() != 0 {
+		t.Fatalf("status: %s", st.err.String())
+	}
+	var plan struct{ Stages []stageJSON }
+	if err := json.Unmarshal(st.out.Bytes(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range plan.Stages {
+		if s.State != "remote" {
+			t.Errorf("status: %s is %q (%s), want remote", s.Name, s.State, s.Reason)
+		}
+	}
+
+	// A flipped byte in a remote blob is found, and that stage (only) recomputed.
+	var victim stageJSON
+	for _, s := range ref.Stages {
+		if s.Kind == "train" {
+			victim = s
+			break
+		}
+	}
+	obj := h.srv.ObjectPath(testBucket, "two/cas/"+victim.Outputs["metrics"])
+	blob, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob[len(blob)/2] ^= 0x01
+	if err := os.WriteFile(obj, blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fourth := h.start("run", m, "--store", h.store("fourth"), "--remote", h.remoteURL("two"), "--json").json()
+	sameOutputs(t, "after corruption", ref, fourth)
+	for _, s := range fourth.Stages {
+		wantRan := s.Name == victim.Name
+		if (s.State == "ran") != wantRan {
+			t.Errorf("after corruption: %s is %s (%s); want only %s to run", s.Name, s.State, s.Reason, victim.Name)
+		}
+		if wantRan && !strings.Contains(s.Reason, "corrupt") {
+			t.Errorf("the recomputed stage's reason does not mention the corruption: %q", s.Reason)
+		}
+	}
+	if repaired, _ := os.ReadFile(obj); hexSum(repaired) != victim.Outputs["metrics"] {
+		t.Error("the corrupt remote blob was not rewritten by the stage that recomputed it")
+	}
+
+	// push the reference store to a fresh prefix, then pull it into an empty store.
+	push := h.start("push", m, "--store", h.store("ref"), "--remote", h.remoteURL("pushed"), "--json")
+	pull := func() map[string]float64 {
+		p := h.start("pull", m, "--store", h.store("pulled"), "--remote", h.remoteURL("pushed"), "--json")
+		if code := p.wait(); code != 0 {
+			t.Fatalf("pull exited %d: %s", code, p.err.String())
+		}
+		var r map[string]float64
+		json.Unmarshal(p.out.Bytes(), &r)
+		return r
+	}
+	if code := push.wait(); code != 0 {
+		t.Fatalf("push exited %d: %s", code, push.err.String())
+	}
+	var pushed map[string]float64
+	json.Unmarshal(push.out.Bytes(), &pushed)
+	if int(pushed["results"]) != len(ref.Stages) || pushed["blobs"] == 0 || pushed["bytes"] == 0 {
+		t.Errorf("push reported %v, want %d results with blobs and bytes", pushed, len(ref.Stages))
+	}
+	if r := pull(); int(r["results"]) != len(ref.Stages) || r["bytes"] == 0 {
+		t.Errorf("pull reported %v, want %d results", r, len(ref.Stages))
+	}
+	if r := pull(); r["results"] != 0 || int(r["present"]) != len(ref.Stages) {
+		t.Errorf("a second pull reported %v, want everything present", r)
+	}
+	pulled := h.start("run", m, "--store", h.store("pulled"), "--json").json()
+	if n := count(pulled, "", "ran"); n != 0 {
+		t.Errorf("a pulled store ran %d stages, want 0", n)
+	}
+	sameOutputs(t, "pulled store", ref, pulled)
+
+	h.checkNoCredentials()
+}
+
+func hexSum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// A worker killed with SIGKILL in the middle of a train stage: the other worker finishes
+// everything, taking the stage over once its lease expires and resuming from the last
+// checkpoint the dead worker pushed; every digest equals a single process's.
+func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
+	h := newRemoteHarness(t)
+	m := writeManifest(t, h.dir, remoteKill)
+	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
+
+	url := h.remoteURL("kill")
+	victim := h.start("run", m, "--store", h.store("victim"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
+	survivor := h.start("run", m, "--store", h.store("survivor"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
+
+	// Kill the victim once it has pushed a checkpoint of a train stage it holds.
+	ckptDir := h.srv.ObjectPath(testBucket, "kill/ckpt")
+	pid := victim.cmd.Process.Pid
+	killedStage, killedRound := "", 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for killedStage == "" {
+		if time.Now().After(deadline) {
+			victim.cmd.Process.Kill()
+			t.Fatalf("the victim pushed no checkpoint within 2 minutes:\n%s", victim.err.String())
+		}
+		entries, _ := os.ReadDir(ckptDir)
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(ckptDir, e.Name()))
+			var cp struct {
+				Round  int    `json:"round"`
+				Holder string `json:"holder"`
+			}
+			if err == nil && json.Unmarshal(b, &cp) == nil && strings.HasSuffix(cp.Holder, "/"+strconv.Itoa(pid)) && cp.Round >= 1 {
+				if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				killedStage, killedRound = e.Name(), cp.Round
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	victim.wait()
+	if _, err := os.Stat(h.srv.ObjectPath(testBucket, "kill/ac/"+killedStage)); err == nil {
+		t.Fatalf("the victim finished stage %.12s before it was killed; the test cannot check a takeover", killedStage)
+	}
+	t.Logf("killed the worker holding %.12s after it pushed round %d", killedStage, killedRound)
+
+	s := survivor.json()
+	sameOutputs(t, "survivor", ref, s)
+	found := false
+	for _, st := range s.Stages {
+		if st.Key != killedStage {
+			continue
+		}
+		found = true
+		if st.State != "ran" || st.ResumedFrom < killedRound {
+			t.Errorf("the killed stage %s: state %s, resumed_from %d; want ran, resumed from round ≥ %d", st.Name, st.State, st.ResumedFrom, killedRound)
+		}
+		if !strings.Contains(st.Reason, "took over") {
+			t.Errorf("the killed stage's reason does not say it was taken over: %q", st.Reason)
+		}
+	}
+	if !found {
+		t.Fatalf("the survivor's output has no stage with key %s", killedStage)
+	}
+	if n := count(s, "", "ran"); n == 0 {
+		t.Fatal("the survivor ran nothing")
+	}
+	h.checkNoCredentials()
+}
