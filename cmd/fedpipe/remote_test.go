@@ -388,3 +388,68 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 	}
 	h.checkNoCredentials()
 }
+
+// --shard I/N: each shard runs its own train cells and skips the others' until the remote
+// has them; the last shard fetches everything else and writes the report.
+func TestRemoteShardsSplitStatically(t *testing.T) {
+	h := newRemoteHarness(t)
+	m := writeManifest(t, h.dir, strings.Replace(tinyManifest, "seeds: [0]", "seeds: [0, 1]", 1))
+	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
+	url := h.remoteURL("shards")
+	s0 := h.start("run", m, "--store", h.store("s0"), "--remote", url, "--shard", "0/2", "--json").json()
+	if n, want := count(s0, "train", "ran"), count(ref, "train", "ran")/2; n != want {
+		t.Errorf("shard 0/2 ran %d train stages, want %d", n, want)
+	}
+	if n := count(s0, "", "skipped"); n == 0 {
+		t.Error("shard 0/2 skipped nothing")
+	}
+	for _, s := range s0.Stages {
+		if s.State == "skipped" && !strings.Contains(s.Reason, "shard 1/2") && !strings.Contains(s.Reason, "not run here") {
+			t.Errorf("%s skipped for %q", s.Name, s.Reason)
+		}
+	}
+	s1 := h.start("run", m, "--store", h.store("s1"), "--remote", url, "--shard", "1/2", "--json").json()
+	if n := count(s1, "", "skipped"); n != 0 {
+		t.Errorf("the second shard skipped %d stages, want 0 (the first one's are in the remote)", n)
+	}
+	if n, want := count(s1, "train", "ran"), count(ref, "train", "ran")/2; n != want {
+		t.Errorf("shard 1/2 ran %d train stages, want %d", n, want)
+	}
+	sameOutputs(t, "shard 1/2", ref, s1)
+	if s1.Report != ref.Report {
+		t.Error("the last shard's report differs from a single process's")
+	}
+	h.checkNoCredentials()
+}
+
+// Remote flags are checked before anything runs: exit 2, with a message, no store made.
+func TestRemoteFlagErrorsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest)
+	store := filepath.Join(dir, "store")
+	t.Setenv("FEDPIPE_REMOTE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	for _, args := range [][]string{
+		{"run", m, "--store", store, "--worker"},
+		{"run", m, "--store", store, "--shard", "0/2"},
+		{"run", m, "--store", store, "--remote", "s3://bkt-1/p", "--worker", "--shard", "0/2"},
+		{"run", m, "--store", store, "--remote", "s3://bkt-1/p", "--shard", "2/2"},
+		{"run", m, "--store", store, "--remote", "s3://bkt-1/p", "--worker", "--lease-ttl", "10ms"},
+		{"run", m, "--store", store, "--remote", "gs://bkt-1/p"},
+		{"status", m, "--store", store, "--remote", "s3://AKID:hunter2@bkt-1/p"},
+		{"push", m, "--store", store},
+		{"pull", m, "--store", store, "--remote", "s3://x"},
+	} {
+		code, _, errOut := fedpipe(t, args...)
+		if code != exitInvalid || errOut == "" {
+			t.Errorf("%q: exit %d (%q), want %d with a message", args, code, errOut, exitInvalid)
+		}
+		if strings.Contains(errOut, "hunter2") {
+			t.Errorf("%q: the password in the address was printed: %s", args, errOut)
+		}
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Error("a store was created by a command with invalid flags")
+	}
+}
