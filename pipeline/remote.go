@@ -10,6 +10,9 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 )
 
+// ReasonFetched is the reason of a cached stage whose result came from the remote.
+const ReasonFetched = "fetched from the remote"
+
 // StateRemote marks a planned stage that the remote can serve (status and --dry-run):
 // a run fetches its result instead of computing it.
 const StateRemote = "remote"
@@ -27,7 +30,7 @@ func MarkRemote(ctx context.Context, plan []PlanEntry, r *remote.Remote) error {
 		}
 		if ok {
 			plan[i].State = StateRemote
-			plan[i].Reason = "the remote " + r.String() + " holds it (" + plan[i].Reason + " locally)"
+			plan[i].Reason = "in the remote " + r.String() + "; locally: " + plan[i].Reason
 		}
 	}
 	return nil
@@ -51,7 +54,7 @@ func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifac
 	actions[n] = a
 	e.Progress.Logf("fetched %s from %s (%d blobs, %s)", n.Name, e.Remote, t.Objects, byteCount(t.Bytes))
 	return StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached,
-		Reason: "fetched from the remote", Outputs: digestStrings(a.Outputs)}, true, nil
+		Reason: ReasonFetched, Outputs: digestStrings(a.Outputs)}, true, nil
 }
 
 // push uploads a stage's result (blobs, then the entry) and drops its remote checkpoint.

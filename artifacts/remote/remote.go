@@ -378,8 +378,8 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 	return t, nil
 }
 
-// readAction returns the remote's entry for key; ok is false if it is absent or
-// unreadable (logged).
+// readAction returns the remote's entry for key; ok is false if it is absent. An
+// unreadable entry (logged) comes back with nil Outputs.
 func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRecord, bool, error) {
 	raw, found, err := r.get(ctx, r.object(actionObject(key)))
 	if err != nil {
@@ -391,24 +391,29 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 	var rec actionRecord
 	if json.Unmarshal(raw, &rec) != nil || rec.V != recordVersion || rec.Outputs == nil {
 		r.log("remote %s: result %s has an unreadable entry; treating it as a miss", r, key)
-		return actionRecord{}, false, nil
+		return actionRecord{}, true, nil
 	}
 	return rec, true, nil
 }
 
 // FetchAction copies the remote's action entry for key, with every output blob, into
-// store (blobs first, verified, then the entry) and returns it. ok is false, with a nil
-// error, when the remote has no entry, or an unreadable one, or an output is missing or
-// corrupt (logged): a miss. err is for failures to reach the remote or the local store.
+// store (blobs first, verified, then the entry) and returns it. ok is false with a nil
+// error when the remote has no entry for key. An entry the remote cannot serve — an
+// unreadable record, an output missing or corrupt (logged) — is a miss too: ok is false
+// and err wraps artifacts.ErrNotFound, saying why. Other errors are failures to reach the
+// remote or the local store.
 func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest) (a artifacts.Action, ok bool, t Transfer, err error) {
 	rec, ok, err := r.readAction(ctx, key)
 	if err != nil || !ok {
 		return artifacts.Action{}, false, t, err
 	}
+	if rec.Outputs == nil {
+		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable", artifacts.ErrNotFound, key.Short())
+	}
 	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs))
 	if errors.Is(err, artifacts.ErrNotFound) {
 		r.log("remote %s: result %s (%s): %v; treating it as a miss", r, key.Short(), rec.Meta["name"], err)
-		return artifacts.Action{}, false, t, nil
+		return artifacts.Action{}, false, t, err
 	}
 	if err != nil {
 		return artifacts.Action{}, false, t, err
@@ -424,7 +429,7 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 // its outputs. It reads no blob: a corrupt one is found only by FetchAction.
 func (r *Remote) HasAction(ctx context.Context, key artifacts.Digest) (bool, error) {
 	rec, ok, err := r.readAction(ctx, key)
-	if err != nil || !ok {
+	if err != nil || !ok || rec.Outputs == nil {
 		return false, err
 	}
 	for _, d := range outputDigests(rec.Outputs) {

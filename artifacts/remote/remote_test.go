@@ -139,8 +139,8 @@ func TestCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T) {
 
 	r2, logs := openRemote(t, s, Options{})
 	dst := openStore(t)
-	if _, ok, _, err := r2.FetchAction(ctx, dst, key); ok || err != nil {
-		t.Fatalf("FetchAction of a corrupt blob: ok=%v err=%v, want a miss", ok, err)
+	if _, ok, _, err := r2.FetchAction(ctx, dst, key); ok || !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("FetchAction of a corrupt blob: ok=%v err=%v, want a miss saying why", ok, err)
 	}
 	if !strings.Contains(logs.String(), "is corrupt") {
 		t.Fatalf("corruption not logged: %q", logs)
@@ -171,7 +171,7 @@ func TestMissingRemoteBlobIsAMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2, logs := openRemote(t, s, Options{})
-	if _, ok, _, err := r2.FetchAction(ctx, openStore(t), key); ok || err != nil {
+	if _, ok, _, err := r2.FetchAction(ctx, openStore(t), key); ok || !errors.Is(err, artifacts.ErrNotFound) {
 		t.Fatalf("ok=%v err=%v, want a miss", ok, err)
 	}
 	if !strings.Contains(logs.String(), "not in the remote") {

@@ -221,13 +221,15 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	ran, skipped := 0, 0
+	ran, skipped, fetched := 0, 0, 0
 	for _, r := range results {
-		switch r.State {
-		case pipeline.StateRan:
+		switch {
+		case r.State == pipeline.StateRan:
 			ran++
-		case pipeline.StateSkipped:
+		case r.State == pipeline.StateSkipped:
 			skipped++
+		case r.Reason == pipeline.ReasonFetched:
+			fetched++
 		}
 	}
 	if f.json {
@@ -242,7 +244,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	if rem != nil {
 		where += ", remote " + rem.String()
 	}
-	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached", reportMD, ran, len(results), len(results)-ran-skipped)
+	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached", reportMD, ran, len(results), len(results)-ran-skipped-fetched)
+	if fetched > 0 {
+		fmt.Fprintf(stdout, ", %d fetched from the remote", fetched)
+	}
 	if skipped > 0 {
 		fmt.Fprintf(stdout, ", %d left to other shards", skipped)
 	}
