@@ -52,7 +52,7 @@ func TestLeaseConditionalCreateHasOneWinner(t *testing.T) {
 // never takes it over, and learns who holds it. Released, it can be claimed at once.
 func TestLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T) {
 	s := s3test.Start(t, bucket)
-	ttl := 600 * time.Millisecond
+	ttl := 1500 * time.Millisecond // heartbeats every 0.5 s: enough slack on a loaded machine
 	r1, _ := openRemote(t, s, Options{Holder: "w1", LeaseTTL: ttl})
 	r2, _ := openRemote(t, s, Options{Holder: "w2", LeaseTTL: ttl})
 	ctx := context.Background()
