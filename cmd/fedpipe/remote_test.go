@@ -288,29 +288,14 @@ func TestRemoteWorkersSplitASweep(t *testing.T) {
 	}
 
 	// push the reference store to a fresh prefix, then pull it into an empty store.
-	push := h.start("push", m, "--store", h.store("ref"), "--remote", h.remoteURL("pushed"), "--json")
-	pull := func() map[string]float64 {
-		p := h.start("pull", m, "--store", h.store("pulled"), "--remote", h.remoteURL("pushed"), "--json")
-		if code := p.wait(); code != 0 {
-			t.Fatalf("pull exited %d: %s", code, p.err.String())
-		}
-		var r map[string]float64
-		json.Unmarshal(p.out.Bytes(), &r)
-		return r
+	if r := h.sync("push", m, "ref", "pushed"); r.Results != len(ref.Stages) || r.Blobs == 0 || r.Bytes == 0 {
+		t.Errorf("push reported %+v, want %d results with blobs and bytes", r, len(ref.Stages))
 	}
-	if code := push.wait(); code != 0 {
-		t.Fatalf("push exited %d: %s", code, push.err.String())
+	if r := h.sync("pull", m, "pulled", "pushed"); r.Results != len(ref.Stages) || r.Bytes == 0 {
+		t.Errorf("pull reported %+v, want %d results", r, len(ref.Stages))
 	}
-	var pushed map[string]float64
-	json.Unmarshal(push.out.Bytes(), &pushed)
-	if int(pushed["results"]) != len(ref.Stages) || pushed["blobs"] == 0 || pushed["bytes"] == 0 {
-		t.Errorf("push reported %v, want %d results with blobs and bytes", pushed, len(ref.Stages))
-	}
-	if r := pull(); int(r["results"]) != len(ref.Stages) || r["bytes"] == 0 {
-		t.Errorf("pull reported %v, want %d results", r, len(ref.Stages))
-	}
-	if r := pull(); r["results"] != 0 || int(r["present"]) != len(ref.Stages) {
-		t.Errorf("a second pull reported %v, want everything present", r)
+	if r := h.sync("pull", m, "pulled", "pushed"); r.Results != 0 || r.Present != len(ref.Stages) {
+		t.Errorf("a second pull reported %+v, want everything present", r)
 	}
 	pulled := h.start("run", m, "--store", h.store("pulled"), "--json").json()
 	if n := count(pulled, "", "ran"); n != 0 {
@@ -319,6 +304,31 @@ func TestRemoteWorkersSplitASweep(t *testing.T) {
 	sameOutputs(t, "pulled store", ref, pulled)
 
 	h.checkNoCredentials()
+}
+
+// syncOut is what push and pull print with --json.
+type syncOut struct {
+	Remote                                 string
+	Results, Present, Missing, Checkpoints int
+	Blobs                                  int
+	Bytes                                  int64
+}
+
+// sync runs push or pull of manifest between a store and a prefix and decodes its report.
+func (h *remoteHarness) sync(cmd, manifest, store, prefix string, flags ...string) syncOut {
+	h.t.Helper()
+	p := h.start(append([]string{cmd, manifest, "--store", h.store(store), "--remote", h.remoteURL(prefix), "--json"}, flags...)...)
+	if code := p.wait(); code != 0 {
+		h.t.Fatalf("%s exited %d: %s", cmd, code, p.err.String())
+	}
+	var r syncOut
+	if err := json.Unmarshal(p.out.Bytes(), &r); err != nil {
+		h.t.Fatalf("%s: %v\n%s", cmd, err, p.out.String())
+	}
+	if r.Remote != h.remoteURL(prefix) {
+		h.t.Errorf("%s names the remote %q", cmd, r.Remote)
+	}
+	return r
 }
 
 func hexSum(b []byte) string {
@@ -500,6 +510,46 @@ func TestSlurmScriptWorkersRun(t *testing.T) {
 	after := h.start("run", m, "--store", h.store("after"), "--remote", url, "--json").json()
 	if n := count(after, "", "ran"); n != 0 {
 		t.Errorf("after the array job, a fresh store ran %d stages, want 0", n)
+	}
+	h.checkNoCredentials()
+}
+
+// push --checkpoints / pull --checkpoints carry an interrupted train stage's resume point
+// to another machine, which continues it there with the same digests.
+func TestPushPullCheckpointsResumeElsewhere(t *testing.T) {
+	h := newRemoteHarness(t)
+	m := writeManifest(t, h.dir, strings.Replace(remoteKill, "  - name: local\n", "", 1))
+	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
+
+	// Interrupt a run once it has checkpointed (its own remote shows when).
+	laptop := h.start("run", m, "--store", h.store("laptop"), "--remote", h.remoteURL("laptop"))
+	ckpt := h.srv.ObjectPath(testBucket, "laptop/ckpt")
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if entries, _ := os.ReadDir(ckpt); len(entries) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			laptop.cmd.Process.Kill()
+			t.Fatal("no checkpoint within 2 minutes")
+		}
+	}
+	laptop.cmd.Process.Signal(os.Interrupt)
+	if code := laptop.wait(); code != exitInterrupted {
+		t.Fatalf("interrupted run exited %d, want %d:\n%s", code, exitInterrupted, laptop.err.String())
+	}
+
+	if r := h.sync("push", m, "laptop", "shared", "--checkpoints"); r.Checkpoints != 1 {
+		t.Fatalf("push --checkpoints reported %+v, want 1 checkpoint", r)
+	}
+	if r := h.sync("pull", m, "cluster", "shared", "--checkpoints"); r.Checkpoints != 1 || r.Bytes == 0 {
+		t.Fatalf("pull --checkpoints reported %+v, want 1 checkpoint", r)
+	}
+	cluster := h.start("run", m, "--store", h.store("cluster"), "--json").json()
+	sameOutputs(t, "resumed elsewhere", ref, cluster)
+	for _, s := range cluster.Stages {
+		if s.Kind == "train" && (s.State != "ran" || s.ResumedFrom == 0) {
+			t.Errorf("%s: %s, resumed_from %d; want it resumed from the pulled checkpoint", s.Name, s.State, s.ResumedFrom)
+		}
 	}
 	h.checkNoCredentials()
 }
