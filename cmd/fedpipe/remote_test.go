@@ -402,6 +402,16 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 	if n := count(s, "", "ran"); n == 0 {
 		t.Fatal("the survivor ran nothing")
 	}
+	// Finished stages leave no lease and no checkpoint pointer behind, the dead worker's
+	// included.
+	for _, dir := range []string{"kill/lease", "kill/ckpt"} {
+		filepath.WalkDir(h.srv.ObjectPath(testBucket, dir), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("left in the remote after the sweep: %s", strings.TrimPrefix(path, h.srv.Root))
+			}
+			return nil
+		})
+	}
 	h.checkNoCredentials()
 }
 
