@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // Outputs are a stage's results by name, as bytes to store.
@@ -26,6 +26,23 @@ const (
 	StateRun    = "run"    // planned to run
 	StateRan    = "ran"    // ran in this invocation
 )
+
+// StageFuncs adapts stage implementations written against their own context interface C
+// to StageFunc, so that stage packages need not import pipeline. *StageContext must
+// implement C; a stage called with a context that does not is an error, not a panic.
+func StageFuncs[C any, F ~func(context.Context, C) (map[string][]byte, error)](fs map[string]F) map[string]StageFunc {
+	out := make(map[string]StageFunc, len(fs))
+	for kind, f := range fs {
+		out[kind] = func(ctx context.Context, sc *StageContext) (Outputs, error) {
+			c, ok := any(sc).(C)
+			if !ok {
+				return nil, fmt.Errorf("stage kind %s: *StageContext does not implement %T", kind, (*C)(nil))
+			}
+			return f(ctx, c)
+		}
+	}
+	return out
+}
 
 // PlanEntry says whether a stage will run and why.
 type PlanEntry struct {
@@ -229,8 +246,23 @@ func (sc *StageContext) Resumed(round int) {
 	sc.Logf("resuming %s from its checkpoint after round %d", sc.Node.Name, round)
 }
 
-// Manifest is the manifest the stage's graph came from.
-func (sc *StageContext) Manifest() *Manifest { return sc.graph.Manifest }
+// manifest.Manifest is the manifest the stage's graph came from.
+func (sc *StageContext) Manifest() *manifest.Manifest { return sc.graph.Manifest }
+
+// Run is the grid cell the stage belongs to (nil for the report stage).
+func (sc *StageContext) Run() *manifest.Run { return sc.Node.Run }
+
+// Runs lists every run the report stage covers (nil for other stages).
+func (sc *StageContext) Runs() []*manifest.Run { return sc.Node.Runs }
+
+// Data describes the run's dataset as the graph was planned with it.
+func (sc *StageContext) Data() *manifest.DataDesc { return sc.Node.Data }
+
+// CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned with.
+func (sc *StageContext) CIFAR10CDigest() string { return sc.Node.CIFAR10CDigest() }
+
+// NumInputs is the number of the stage's input stages.
+func (sc *StageContext) NumInputs() int { return len(sc.Node.Inputs) }
 
 // Input returns output name of the stage's i-th input.
 func (sc *StageContext) Input(i int, name string) ([]byte, error) {
@@ -283,7 +315,7 @@ type checkpointIndex struct {
 
 // SaveCheckpoint stores a resume point after round: the blobs are stored (unchanged ones
 // dedupe against earlier checkpoints), then the stage's checkpoint ref moves to them.
-func (sc *StageContext) SaveCheckpoint(round int, blobs Outputs) error {
+func (sc *StageContext) SaveCheckpoint(round int, blobs map[string][]byte) error {
 	idx := checkpointIndex{Round: round, Outputs: map[string]artifacts.Digest{}}
 	for _, name := range sortedKeys(blobs) {
 		d, err := sc.store.Put(blobs[name])
@@ -367,6 +399,3 @@ func (c *LogCapture) Take() []string {
 	c.lines = nil
 	return l
 }
-
-// IsInvalid reports whether err is the user's input error (exit code 2).
-func IsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }

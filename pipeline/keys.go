@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // KeyScheme versions the way stage keys are computed. Changing the key layout or the
@@ -14,21 +17,12 @@ const KeyScheme = "fedpipe-key/1"
 // CodeVersions holds one constant per stage kind. Bump a kind's number whenever a change
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
-	KindPartition: 1,
-	KindTrain:     3,
-	KindEvaluate:  3,
-	KindReport:    4,
-	KindShift:     3,
+	manifest.KindPartition: 1,
+	manifest.KindTrain:     3,
+	manifest.KindEvaluate:  3,
+	manifest.KindReport:    4,
+	manifest.KindShift:     3,
 }
-
-// Stage kinds.
-const (
-	KindPartition = "partition"
-	KindTrain     = "train"
-	KindEvaluate  = "evaluate"
-	KindReport    = "report"
-	KindShift     = "shift"
-)
 
 // Key is a stage key: the SHA-256 of the stage's canonical description.
 type Key [32]byte
@@ -142,4 +136,120 @@ func diffValue(path string, a, b any, out *[]string) {
 		}
 		*out = append(*out, fmt.Sprintf("%s %s → %s", path, aj, bj))
 	}
+}
+
+// Parameter sets hashed into keys. Only what changes a stage's outputs belongs here.
+type partitionParams struct {
+	Dataset   map[string]any `json:"dataset"`
+	Partition map[string]any `json:"partition"`
+	Seed      int64          `json:"seed"`
+}
+
+type trainParams struct {
+	Model   map[string]any     `json:"model"`
+	Train   map[string]any     `json:"train"`
+	Method  string             `json:"method"`
+	Params  map[string]float64 `json:"params"`
+	Options map[string]string  `json:"options,omitempty"`
+	Seed    int64              `json:"seed"`
+}
+
+type evaluateParams struct {
+	Personal bool `json:"personal"`
+}
+
+type shiftParams struct {
+	Personal bool               `json:"personal"`
+	Shift    manifest.ShiftSpec `json:"shift"`
+	Seed     int64              `json:"seed"`
+	// CIFAR10C is the digest of the real CIFAR-10-C files (shift.cifar10c), so that
+	// replacing a file reruns the stage; empty without them.
+	CIFAR10C string `json:"cifar10c,omitempty"`
+}
+
+// CIFAR10CDigest returns the digest of the real CIFAR-10-C files a shift stage was
+// planned with ("" for other stages or without shift.cifar10c).
+func (n *Node) CIFAR10CDigest() string {
+	if p, ok := n.Params.(shiftParams); ok {
+		return p.CIFAR10C
+	}
+	return ""
+}
+
+type reportParams struct {
+	Manifest string   `json:"manifest"`
+	Runs     []string `json:"runs"`
+}
+
+// datasetKey returns the fields of the dataset spec that change the data.
+func datasetKey(ds manifest.DatasetSpec, d *manifest.DataDesc) map[string]any {
+	m := map[string]any{"name": ds.Name, "digest": d.Digest, "max_samples": ds.MaxSamples}
+	if ds.Name == "synthetic" {
+		m["alpha"], m["beta"], m["devices"], m["features"], m["classes"] = ds.Alpha, ds.Beta, ds.Devices, ds.Features, ds.Classes
+	}
+	// Fields added after key scheme 1 enter only when set, so existing keys stay valid.
+	setIf(m, "variant", ds.Variant, ds.Variant != "")
+	setIf(m, "severity", ds.Severity, ds.Severity != 0)
+	setIf(m, "image_size", ds.ImageSize, ds.ImageSize != 0)
+	setIf(m, "fraction", ds.Fraction, ds.Fraction != 0)
+	setIf(m, "normalize", ds.Normalize, ds.Normalize != "" && ds.Normalize != "dataset")
+	return m
+}
+
+// setIf sets m[k] = v when cond holds.
+func setIf(m map[string]any, k string, v any, cond bool) {
+	if cond {
+		m[k] = v
+	}
+}
+
+func partitionKey(p manifest.PartitionSpec) map[string]any {
+	m := map[string]any{"scheme": p.Scheme, "clients": p.Clients, "test_fraction": p.TestFraction}
+	switch p.Scheme {
+	case "dirichlet":
+		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
+	case "shards":
+		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
+	case "pathological":
+		m["classes_per_client"], m["quantity_skew"] = p.ClassesPerClient, p.QuantitySkew
+	case "natural":
+		setIf(m, "min_samples", p.MinSamples, p.MinSamples != 10)
+	}
+	return m
+}
+
+// modelKey returns the model fields that change results; initDigest is the SHA-256 of
+// model.init's file ("" without one): its content, not its path, enters the key.
+func modelKey(ms manifest.ModelSpec, d *manifest.DataDesc, initDigest string) map[string]any {
+	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
+	setIf(m, "init", "sha256:"+initDigest, initDigest != "")
+	if ms.Arch == "mlp" {
+		m["hidden"] = ms.Hidden
+	}
+	if ms.Arch == "resnet18" || ms.Arch == "resnet18_imagenet" {
+		m["bn_stats"], m["bn_params"] = ms.BNStats, ms.BNParams
+	}
+	return m
+}
+
+func trainKey(t manifest.TrainSpec) map[string]any {
+	m := map[string]any{"rounds": t.Rounds, "participation": t.Participation, "local_epochs": t.LocalEpochs,
+		"batch_size": t.BatchSize, "lr": t.LR, "momentum": t.Momentum, "weight_decay": t.WeightDecay,
+		"eval_every": t.EvalEvery, "finetune_epochs": t.FinetuneEpochs}
+	if len(t.Augment) > 0 {
+		m["augment"] = t.Augment
+		setIf(m, "crop_padding", t.CropPadding, slices.Contains(t.Augment, "crop"))
+	}
+	return m
+}
+
+// NotKeyed lists every field of the specs that stage keys are made of (DatasetSpec,
+// PartitionSpec, ModelSpec, TrainSpec, ShiftSpec) that deliberately enters no key, with
+// the reason. Every other field must change some key (TestEverySpecFieldKeyedOrExcluded):
+// adding a field forces a decision here or in the key maps above.
+var NotKeyed = map[string]string{
+	"dataset.path":           "where the files are, not what they hold: the files' SHA-256 (DataDesc.Digest) is keyed",
+	"model.init":             "a path: the file's SHA-256 is keyed instead (modelKey's initDigest)",
+	"train.checkpoint_every": "resume points never change results (resume is bit-identical)",
+	"shift.cifar10c_path":    "a path: the CIFAR-10-C files' digest is keyed (shiftParams.CIFAR10C)",
 }

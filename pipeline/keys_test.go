@@ -3,8 +3,11 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 func TestKeyCanonicalization(t *testing.T) {
@@ -12,24 +15,24 @@ func TestKeyCanonicalization(t *testing.T) {
 		LR  float64        `json:"lr"`
 		Map map[string]any `json:"m"`
 	}
-	a, _, err := computeKey(KindTrain, p{LR: 1e-3, Map: map[string]any{"b": 1, "a": 2}}, nil, "cpu")
+	a, _, err := computeKey(manifest.KindTrain, p{LR: 1e-3, Map: map[string]any{"b": 1, "a": 2}}, nil, "cpu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := computeKey(KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1.0}}, nil, "cpu")
+	b, _, _ := computeKey(manifest.KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1.0}}, nil, "cpu")
 	if a != b {
 		t.Error("1e-3 and 0.001 (and map order, 1 vs 1.0) must give the same key")
 	}
 	for name, other := range map[string]func() (Key, []byte, error){
-		"param": func() (Key, []byte, error) { return computeKey(KindTrain, p{LR: 0.002}, nil, "cpu") },
+		"param": func() (Key, []byte, error) { return computeKey(manifest.KindTrain, p{LR: 0.002}, nil, "cpu") },
 		"kind": func() (Key, []byte, error) {
-			return computeKey(KindEvaluate, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "cpu")
+			return computeKey(manifest.KindEvaluate, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "cpu")
 		},
 		"backend": func() (Key, []byte, error) {
-			return computeKey(KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "xla")
+			return computeKey(manifest.KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "xla")
 		},
 		"input": func() (Key, []byte, error) {
-			return computeKey(KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, []Key{{1}}, "cpu")
+			return computeKey(manifest.KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, []Key{{1}}, "cpu")
 		},
 	} {
 		k, _, _ := other()
@@ -37,10 +40,10 @@ func TestKeyCanonicalization(t *testing.T) {
 			t.Errorf("changing the %s did not change the key", name)
 		}
 	}
-	old := CodeVersions[KindTrain]
-	CodeVersions[KindTrain] = old + 1
-	c, _, _ := computeKey(KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "cpu")
-	CodeVersions[KindTrain] = old
+	old := CodeVersions[manifest.KindTrain]
+	CodeVersions[manifest.KindTrain] = old + 1
+	c, _, _ := computeKey(manifest.KindTrain, p{LR: 0.001, Map: map[string]any{"a": 2, "b": 1}}, nil, "cpu")
+	CodeVersions[manifest.KindTrain] = old
 	if c == a {
 		t.Error("bumping the stage code version did not change the key")
 	}
@@ -50,8 +53,8 @@ func TestDiffDescriptorsNamesChangedField(t *testing.T) {
 	type p struct {
 		Train map[string]any `json:"train"`
 	}
-	_, a, _ := computeKey(KindTrain, p{Train: map[string]any{"lr": 0.01, "rounds": 5}}, nil, "cpu")
-	_, b, _ := computeKey(KindTrain, p{Train: map[string]any{"lr": 0.05, "rounds": 5}}, nil, "cpu")
+	_, a, _ := computeKey(manifest.KindTrain, p{Train: map[string]any{"lr": 0.01, "rounds": 5}}, nil, "cpu")
+	_, b, _ := computeKey(manifest.KindTrain, p{Train: map[string]any{"lr": 0.05, "rounds": 5}}, nil, "cpu")
 	d := diffDescriptors(a, b)
 	if len(d) != 1 || !strings.Contains(d[0], "train.lr 0.01 → 0.05") {
 		t.Errorf("diff = %q", d)
@@ -71,18 +74,18 @@ func TestModelInitKeyedByContent(t *testing.T) {
 	}
 	trainKey := func(init string) (Key, error) {
 		src := "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp, init: " + init + "}\nmethods: [{name: fedavg}]\n"
-		m, err := ParseManifest("k.yaml", []byte(src))
+		m, err := manifest.ParseManifest("k.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(DatasetSpec) (*DataDesc, error) {
-			return &DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+			return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
 		}})
 		if err != nil {
 			return Key{}, err
 		}
 		for _, n := range g.Nodes {
-			if n.Kind == KindTrain {
+			if n.Kind == manifest.KindTrain {
 				return n.Key, nil
 			}
 		}
@@ -102,7 +105,126 @@ func TestModelInitKeyedByContent(t *testing.T) {
 		t.Error("other content did not change the key")
 	}
 	_, err = trainKey(filepath.Join(dir, "nope.safetensors"))
-	if !IsInvalid(err) || !strings.Contains(err.Error(), "model.init") {
+	if !manifest.IsInvalid(err) || !strings.Contains(err.Error(), "model.init") {
 		t.Errorf("missing init file: error %v, want invalid input naming model.init", err)
+	}
+}
+
+// specKeys maps each spec section to its key function and the base specs under which a
+// field may enter the key (some fields are keyed only for one scheme or architecture).
+func specKeys() map[string]struct {
+	bases []any
+	key   func(v any) any
+} {
+	desc := &manifest.DataDesc{Digest: "sha256:00", Shape: []int{28, 28, 1}, Classes: 10}
+	var partitions, models []any
+	for _, s := range []string{"dirichlet", "shards", "iid", "natural", "pathological", "domain"} {
+		partitions = append(partitions, manifest.PartitionSpec{Scheme: s})
+	}
+	for _, a := range []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet", "mlp", "logreg"} {
+		models = append(models, manifest.ModelSpec{Arch: a})
+	}
+	return map[string]struct {
+		bases []any
+		key   func(v any) any
+	}{
+		"dataset": {[]any{manifest.DatasetSpec{Name: "fmnist"}, manifest.DatasetSpec{Name: "synthetic"}},
+			func(v any) any { return datasetKey(v.(manifest.DatasetSpec), desc) }},
+		"partition": {partitions, func(v any) any { return partitionKey(v.(manifest.PartitionSpec)) }},
+		"model":     {models, func(v any) any { return modelKey(v.(manifest.ModelSpec), desc, "") }},
+		"train": {[]any{manifest.TrainSpec{}, manifest.TrainSpec{Augment: []string{"crop"}}},
+			func(v any) any { return trainKey(v.(manifest.TrainSpec)) }},
+		"shift": {[]any{manifest.ShiftSpec{}}, func(v any) any { return shiftParams{Shift: v.(manifest.ShiftSpec)} }},
+	}
+}
+
+// otherValues returns values of a field's type that differ from cur: every choice of a
+// oneof rule, else one changed value.
+func otherValues(f reflect.StructField, cur reflect.Value) []reflect.Value {
+	var choices []string
+	for _, rule := range strings.Split(f.Tag.Get("check"), ",") {
+		if c, ok := strings.CutPrefix(rule, "oneof="); ok {
+			choices = strings.Split(c, "|")
+		}
+	}
+	one := func(v any) []reflect.Value { return []reflect.Value{reflect.ValueOf(v).Convert(f.Type)} }
+	switch f.Type.Kind() {
+	case reflect.String:
+		if choices == nil {
+			return one(cur.String() + "x")
+		}
+		var out []reflect.Value
+		for _, c := range choices {
+			if c != cur.String() {
+				out = append(out, one(c)...)
+			}
+		}
+		return out
+	case reflect.Int, reflect.Int64:
+		return one(cur.Int() + 3)
+	case reflect.Float64:
+		return one(cur.Float() + 0.25)
+	case reflect.Bool:
+		return one(!cur.Bool())
+	case reflect.Slice:
+		elem := map[reflect.Kind]any{reflect.Int: 7, reflect.Float64: 0.5, reflect.String: "x"}[f.Type.Elem().Kind()]
+		if choices != nil {
+			elem = choices[0]
+		}
+		s := reflect.Append(cur, reflect.ValueOf(elem).Convert(f.Type.Elem()))
+		return []reflect.Value{s}
+	}
+	panic("otherValues: unhandled kind " + f.Type.Kind().String())
+}
+
+// TestEverySpecFieldKeyedOrExcluded: every field of a spec that stage keys are built from
+// either changes a key under some scheme/architecture or is listed in NotKeyed with a
+// reason, and nothing in NotKeyed changes a key. A new field fails here until decided.
+func TestEverySpecFieldKeyedOrExcluded(t *testing.T) {
+	seen := map[string]bool{}
+	for section, sk := range specKeys() {
+		typ := reflect.TypeOf(sk.bases[0])
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			path := section + "." + name
+			seen[path] = true
+			keyed := false
+			for _, base := range sk.bases {
+				before, err := canonicalJSON(sk.key(base))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range otherValues(f, reflect.ValueOf(base).Field(i)) {
+					mod := reflect.New(typ).Elem()
+					mod.Set(reflect.ValueOf(base))
+					mod.Field(i).Set(v)
+					after, err := canonicalJSON(sk.key(mod.Interface()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(after) != string(before) {
+						keyed = true
+					}
+				}
+			}
+			reason, excluded := NotKeyed[path]
+			switch {
+			case !keyed && !excluded:
+				t.Errorf("%s changes no stage key and is not in NotKeyed: key it (keys.go) or list it with the reason", path)
+			case keyed && excluded:
+				t.Errorf("%s is in NotKeyed (%q) but changes a key", path, reason)
+			case excluded && reason == "":
+				t.Errorf("%s is in NotKeyed without a reason", path)
+			}
+		}
+	}
+	for path := range NotKeyed {
+		if !seen[path] {
+			t.Errorf("NotKeyed lists %s, which is no spec field", path)
+		}
 	}
 }

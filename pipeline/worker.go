@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // StateSkipped marks a stage a split run left to another process (--shard), or that
@@ -48,7 +49,7 @@ func ParseShard(s string) (i, n int, err error) {
 }
 
 // leased reports whether workers claim n before running it.
-func leased(n *Node) bool { return n.Kind != KindPartition && n.Kind != KindReport }
+func leased(n *Node) bool { return n.Kind != manifest.KindPartition && n.Kind != manifest.KindReport }
 
 // shardOwners maps each train stage (in plan order) and the evaluate and shift stages
 // downstream of it to its shard; other stages are absent (anyone runs them).
@@ -58,7 +59,7 @@ func shardOwners(plan []PlanEntry, shards int) map[*Node]int {
 	for _, p := range plan {
 		n := p.Node
 		switch {
-		case n.Kind == KindTrain:
+		case n.Kind == manifest.KindTrain:
 			owner[n] = t % shards
 			t++
 		case leased(n) && len(n.Inputs) > 0:

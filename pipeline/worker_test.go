@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 func TestParseShard(t *testing.T) {
@@ -26,12 +28,12 @@ func TestParseShard(t *testing.T) {
 // its train stage; partitions and the report belong to no shard.
 func TestShardOwnersFollowTrainStages(t *testing.T) {
 	src := "name: s\nseeds: [0, 1]\ndataset: {name: synthetic}\nmodel: {arch: logreg}\nmethods: [{name: fedavg}, {name: local}, {name: fedprox}]\n"
-	m, err := ParseManifest("s.yaml", []byte(src))
+	m, err := manifest.ParseManifest("s.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(DatasetSpec) (*DataDesc, error) {
-		return &DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,13 +49,13 @@ func TestShardOwnersFollowTrainStages(t *testing.T) {
 		n := p.Node
 		o, ok := owner[n]
 		switch n.Kind {
-		case KindTrain:
+		case manifest.KindTrain:
 			if !ok || o != trains%4 {
 				t.Errorf("%s: shard %d (%v), want %d", n.Name, o, ok, trains%4)
 			}
 			perShard[o]++
 			trains++
-		case KindEvaluate:
+		case manifest.KindEvaluate:
 			if to, tok := owner[n.Inputs[0]]; !ok || !tok || o != to {
 				t.Errorf("%s: shard %d, its train stage's %d", n.Name, o, to)
 			}

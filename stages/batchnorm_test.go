@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -22,7 +22,7 @@ func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &pipeline.Run{Method: "apfl", Params: map[string]float64{"alpha": 0.5}, Model: pipeline.ModelSpec{Arch: "resnet18", BNStats: "local", BNParams: "shared"}}
+	run := &manifest.Run{Method: "apfl", Params: map[string]float64{"alpha": 0.5}, Model: manifest.ModelSpec{Arch: "resnet18", BNStats: "local", BNParams: "shared"}}
 	back, err := decodeState(blobs, 2, run)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	if !reflect.DeepEqual(back.Aux, st.Aux) {
 		t.Errorf("per-client tensors after the round trip: %+v, want %+v", back.Aux, st.Aux)
 	}
-	if !train.PersonalModels(&pipeline.Run{Method: "fedavg", Model: run.Model}) {
+	if !train.PersonalModels(&manifest.Run{Method: "fedavg", Model: run.Model}) {
 		t.Error("fedavg with local BatchNorm statistics should store a model per client")
 	}
 }

@@ -1,3 +1,24 @@
-// Package stages wires the stage kinds of a fedpipe DAG — partition, train, evaluate,
-// report — to their implementations in the sub-packages.
+// Package stages implements the stage kinds of a fedpipe DAG (manifest.Kind*) against
+// stages.Context, the executor's view a stage gets (context.go):
+//
+//   - partition (manifest.KindPartition): deals the dataset's samples to clients and
+//     splits each client's share into train and test (stages/partition). Output:
+//     `assignment`.
+//   - train (manifest.KindTrain): the federated loop and the run's method (stages/train),
+//     with resumable checkpoints. Outputs: `metrics`, `global`, per-client `model/NNNNN`
+//     and `personal/NNNNN`, masks, `selection`, `mask_iou`, `comm`, `work`, `cost`.
+//   - evaluate (manifest.KindEvaluate): every client's final test accuracy and the run's
+//     summary, final and best, client mean and pooled (stages/evaluate). Outputs:
+//     `clients`, `summary`.
+//   - shift (manifest.KindShift): the final models evaluated under the manifest's shift
+//     block — degrees, label shift, corruptions, real CIFAR-10-C (stages/shift). Outputs:
+//     `clients`, `summary`.
+//   - report (manifest.KindReport): one row per run and the run's report.md
+//     (stages/report). Outputs: `report.md`, `runs`.
+//
+// Every Arrow table among these outputs has its row type and schema in package results
+// (results.Metric, results.Summary, …) and is written and read with results.Encode and
+// results.Decode.
+//
+// Funcs maps each kind to its implementation; stage packages never import pipeline.
 package stages

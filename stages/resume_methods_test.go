@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -31,13 +31,13 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 		{"floco", map[string]float64{"tau": 2}},
 		{"flute", nil},
 	} {
-		r := &pipeline.Run{MethodName: c.method, Method: c.method, Seed: 5, Dataset: pipeline.DatasetSpec{Name: "synthetic"},
-			Partition: pipeline.PartitionSpec{Scheme: "natural", Clients: 6, TestFraction: 0.25},
-			Model:     pipeline.ModelSpec{Arch: "mlp", Hidden: []int{8}},
-			Train: pipeline.TrainSpec{Rounds: 4, Participation: 0.5, LocalEpochs: 1, BatchSize: 16, LR: 0.05,
+		r := &manifest.Run{MethodName: c.method, Method: c.method, Seed: 5, Dataset: manifest.DatasetSpec{Name: "synthetic"},
+			Partition: manifest.PartitionSpec{Scheme: "natural", Clients: 6, TestFraction: 0.25},
+			Model:     manifest.ModelSpec{Arch: "mlp", Hidden: []int{8}},
+			Train: manifest.TrainSpec{Rounds: 4, Participation: 0.5, LocalEpochs: 1, BatchSize: 16, LR: 0.05,
 				Momentum: 0.5, EvalEvery: 2, CheckpointEvery: 1},
 			Params: map[string]float64{}, Options: map[string]string{}}
-		for _, p := range pipeline.Methods[c.method].Params {
+		for _, p := range manifest.Methods[c.method].Params {
 			if p.Choices != nil {
 				r.Options[p.Name] = p.Choices[0]
 			} else {
@@ -55,13 +55,13 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 // resumes from each checkpoint after a trip through encodeState and decodeState and checks
 // that the final state encodes to the same bytes as the uninterrupted run's. It returns the
 // number of checkpoints.
-func resumeEqualsUninterrupted(t *testing.T, r *pipeline.Run, ds *data.Dataset, backend string) int {
+func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, backend string) int {
 	t.Helper()
 	a, err := partition.Make(ds, r.Dataset, r.Partition, r.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blobs []pipeline.Outputs
+	var blobs []Outputs
 	full, err := train.Run(context.Background(), train.Config{Run: r, Data: ds, Assign: a, Backend: backend,
 		Checkpoint: func(st *train.State) error {
 			b, err := encodeState(st)

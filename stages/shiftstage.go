@@ -5,23 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
-
-// shiftRow is one client's result under one shift.
-type shiftRow struct {
-	kind  string // "degree", "label", a corruption name or pipeline.CIFAR10CKind(name)
-	level float64
-	evaluate.Client
-	// own and drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
-	// their own CIFAR-10-C version and by a same-class draw (shift.CIFAR10CIndices).
-	own, drawn int
-}
 
 // shift evaluates the final models (fine-tuned as the run asks) under each test-time shift
 // of the manifest: per client, per shift, and summarized as mean ± std over clients and
@@ -29,8 +19,7 @@ type shiftRow struct {
 // Real CIFAR-10-C corruptions (shift.cifar10c) replace each client's test samples by
 // CIFAR-10-C images as shift.CIFAR10CIndices says, normalized as the run's CIFAR-10 is; their
 // rows count how many were the samples' own versions and how many same-class draws.
-func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
+func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	spec := sc.Manifest().Shift
 	fin, err := env.loadFinal(sc)
 	if err != nil {
@@ -38,7 +27,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	ev, err := train.FinalEvaluator(model, n.Run, ds, a, models, fin.global)
+	ev, err := train.FinalEvaluator(model, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +35,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	for _, t := range a.Test {
 		pool = append(pool, t...)
 	}
-	var rows []shiftRow
+	var rows []results.ShiftClient
 	total := len(spec.Degrees) + (len(spec.Corruptions)+len(spec.CIFAR10C))*len(spec.Severities) + len(spec.LabelAlpha)
 	step := 0
 	eval := func(kind string, level float64, c int, x []float32, y []int32) error {
@@ -54,13 +43,13 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		if err != nil {
 			return err
 		}
-		rows = append(rows, shiftRow{kind: kind, level: level,
+		rows = append(rows, results.ShiftClient{Shift: kind, Level: level,
 			Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 		return nil
 	}
 	for _, d := range spec.Degrees {
 		for c := range models {
-			x, y := ds.Gather(shift.MixDegree(a.Test[c], pool, d, n.Run.Seed, c))
+			x, y := ds.Gather(shift.MixDegree(a.Test[c], pool, d, sc.Run().Seed, c))
 			if err := eval("degree", d, c, x, y); err != nil {
 				return nil, err
 			}
@@ -70,7 +59,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 	}
 	for _, alpha := range spec.LabelAlpha {
 		for c := range models {
-			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, n.Run.Seed, c))
+			x, y := ds.Gather(shift.LabelShift(a.Test[c], pool, ds.Y, ds.Classes, alpha, sc.Run().Seed, c))
 			if err := eval("label", alpha, c, x, y); err != nil {
 				return nil, err
 			}
@@ -82,7 +71,7 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		for _, sev := range spec.Severities {
 			for c := range models {
 				x, y := ds.Gather(a.Test[c])
-				xc, err := shift.Corrupt(ds, x, name, sev, n.Run.Seed, c)
+				xc, err := shift.Corrupt(ds, x, name, sev, sc.Run().Seed, c)
 				if err != nil {
 					return nil, err
 				}
@@ -101,21 +90,22 @@ func (env *Env) shift(_ context.Context, sc *pipeline.StageContext) (pipeline.Ou
 		}
 		rows = append(rows, c10c...)
 	}
-	clients, summary := shiftTables(rows, len(spec.CIFAR10C) > 0)
-	summary.Meta = map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "seed": strconv.FormatInt(sc.Run().Seed, 10)}
+	omit := results.CIFAR10CColumns
 	if len(spec.CIFAR10C) > 0 {
-		summary.Meta["cifar10c"] = cifar10cRule
-		summary.Meta["cifar10c_digest"] = n.CIFAR10CDigest()
+		meta["cifar10c"] = cifar10cRule
+		meta["cifar10c_digest"] = sc.CIFAR10CDigest()
+		omit = nil
 	}
-	cb, err := table.Encode(clients)
+	cb, err := results.Encode(rows, nil, omit...)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := table.Encode(summary)
+	sb, err := results.Encode(shiftSummaries(rows), meta, omit...)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"clients": cb, "summary": sb}, nil
+	return Outputs{"clients": cb, "summary": sb}, nil
 }
 
 // cifar10cRule says in the shift summary's metadata how CIFAR-10-C rows were made.
@@ -125,15 +115,14 @@ const cifar10cRule = "test samples from CIFAR-10's official test split are repla
 // cifar10cRows evaluates every client under each real CIFAR-10-C corruption and severity
 // of the shift block, reading one corruption file at a time; step is called after each
 // (corruption, severity) with a progress note.
-func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]shiftRow, error) {
-	n := sc.Node
+func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients int, ev train.Evaluator, step func(string)) ([]results.ShiftClient, error) {
 	spec := sc.Manifest().Shift
 	files, err := env.Loader.FindCIFAR10C(spec.CIFAR10CPath, spec.CIFAR10C)
 	if err != nil {
 		return nil, err
 	}
-	if files.Digest != n.CIFAR10CDigest() {
-		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, n.CIFAR10CDigest())
+	if files.Digest != sc.CIFAR10CDigest() {
+		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, sc.CIFAR10CDigest())
 	}
 	if err := files.Check(ds); err != nil {
 		return nil, err
@@ -141,18 +130,18 @@ func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [
 	idx := make([][]int, clients)
 	own := make([]int, clients)
 	for c := range idx {
-		if idx[c], own[c], err = shift.CIFAR10CIndices(test[c], ds.Y, ds.TestStart, files.Labels, n.Run.Seed, c); err != nil {
+		if idx[c], own[c], err = shift.CIFAR10CIndices(test[c], ds.Y, ds.TestStart, files.Labels, sc.Run().Seed, c); err != nil {
 			return nil, err
 		}
 	}
 	const size = 32 * 32 * 3
-	var rows []shiftRow
+	var rows []results.ShiftClient
 	for _, name := range spec.CIFAR10C {
 		pix, err := files.Images(name)
 		if err != nil {
 			return nil, err
 		}
-		kind := pipeline.CIFAR10CKind(name)
+		kind := manifest.CIFAR10CKind(name)
 		for _, sev := range spec.Severities {
 			block := pix[(sev-1)*files.PerSeverity*size : sev*files.PerSeverity*size]
 			for c := range clients {
@@ -166,7 +155,7 @@ func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [
 				if err != nil {
 					return nil, err
 				}
-				rows = append(rows, shiftRow{kind: kind, level: float64(sev), own: own[c], drawn: len(idx[c]) - own[c],
+				rows = append(rows, results.ShiftClient{Shift: kind, Level: float64(sev), Own: own[c], Drawn: len(idx[c]) - own[c],
 					Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 			}
 			step(fmt.Sprintf("%s %d", kind, sev))
@@ -175,13 +164,10 @@ func (env *Env) cifar10cRows(sc *pipeline.StageContext, ds *data.Dataset, test [
 	return rows, nil
 }
 
-// shiftTables encodes per-client rows and their per-shift summaries (mean ± std over
-// clients and pooled, in the order the shifts were run). With c10c, both tables also
-// count the CIFAR-10-C replacements (cifar10c_own, cifar10c_drawn; 0 on other rows).
-func shiftTables(rows []shiftRow, c10c bool) (*table.Table, *table.Table) {
-	var kind []string
-	var level, loss, acc []float64
-	var client, samples, own, drawn []int64
+// shiftSummaries summarizes per-client rows per shift and level (mean ± std over clients
+// and pooled, in the order the shifts were run), totalling the CIFAR-10-C replacement
+// counts.
+func shiftSummaries(rows []results.ShiftClient) []results.ShiftSummary {
 	type key struct {
 		kind  string
 		level float64
@@ -189,51 +175,22 @@ func shiftTables(rows []shiftRow, c10c bool) (*table.Table, *table.Table) {
 	var order []key
 	groups := map[key][]evaluate.Client{}
 	for _, r := range rows {
-		kind = append(kind, r.kind)
-		level = append(level, r.level)
-		client = append(client, int64(r.Client.Client))
-		samples = append(samples, int64(r.Samples))
-		loss = append(loss, r.Loss)
-		acc = append(acc, r.Accuracy)
-		own, drawn = append(own, int64(r.own)), append(drawn, int64(r.drawn))
-		k := key{r.kind, r.level}
+		k := key{r.Shift, r.Level}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], r.Client)
 	}
-	clients := &table.Table{Columns: []table.Column{
-		table.StringCol("shift", kind), table.Float64Col("level", level), table.Int64Col("client", client),
-		table.Int64Col("samples", samples), table.Float64Col("loss", loss), table.Float64Col("accuracy", acc),
-	}}
-	if c10c {
-		clients.Columns = append(clients.Columns, table.Int64Col("cifar10c_own", own), table.Int64Col("cifar10c_drawn", drawn))
-	}
-	var sKind []string
-	var sLevel, sMean, sStd, sPooled []float64
-	var sOwn, sDrawn []int64
-	for _, k := range order {
-		var o, d int64
-		for i := range rows {
-			if rows[i].kind == k.kind && rows[i].level == k.level {
-				o, d = o+int64(rows[i].own), d+int64(rows[i].drawn)
+	out := make([]results.ShiftSummary, len(order))
+	for i, k := range order {
+		var o, d int
+		for _, r := range rows {
+			if r.Shift == k.kind && r.Level == k.level {
+				o, d = o+r.Own, d+r.Drawn
 			}
 		}
-		sOwn, sDrawn = append(sOwn, o), append(sDrawn, d)
 		s := evaluate.Summarize(groups[k])
-		sKind = append(sKind, k.kind)
-		sLevel = append(sLevel, k.level)
-		sMean = append(sMean, s.Mean)
-		sStd = append(sStd, s.Std)
-		sPooled = append(sPooled, s.Pooled)
+		out[i] = results.ShiftSummary{Shift: k.kind, Level: k.level, Mean: s.Mean, Std: s.Std, Pooled: s.Pooled, Own: o, Drawn: d}
 	}
-	summary := &table.Table{Columns: []table.Column{
-		table.StringCol("shift", sKind), table.Float64Col("level", sLevel),
-		table.Float64Col("accuracy_client_mean", sMean), table.Float64Col("accuracy_client_std", sStd),
-		table.Float64Col("accuracy_pooled", sPooled),
-	}}
-	if c10c {
-		summary.Columns = append(summary.Columns, table.Int64Col("cifar10c_own", sOwn), table.Int64Col("cifar10c_drawn", sDrawn))
-	}
-	return clients, summary
+	return out
 }

@@ -3,8 +3,8 @@ package stages
 import (
 	"testing"
 
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -18,10 +18,10 @@ func TestSparseMethodsResumeThroughCheckpointEncoding(t *testing.T) {
 	}
 	ds := data.Synthetic(data.SyntheticParams{Alpha: 0.5, Beta: 0.5, Devices: 6, Features: 60, Classes: 10})
 	for _, method := range []string{"dmpfl", "dmpfl_plus", "feddst"} {
-		r := &pipeline.Run{MethodName: method, Method: method, Seed: 3, Dataset: pipeline.DatasetSpec{Name: "synthetic"},
-			Partition: pipeline.PartitionSpec{Scheme: "natural", Clients: 6, TestFraction: 0.25},
-			Model:     pipeline.ModelSpec{Arch: "logreg"},
-			Train: pipeline.TrainSpec{Rounds: 4, Participation: 0.5, LocalEpochs: 1, BatchSize: 16, LR: 0.05,
+		r := &manifest.Run{MethodName: method, Method: method, Seed: 3, Dataset: manifest.DatasetSpec{Name: "synthetic"},
+			Partition: manifest.PartitionSpec{Scheme: "natural", Clients: 6, TestFraction: 0.25},
+			Model:     manifest.ModelSpec{Arch: "logreg"},
+			Train: manifest.TrainSpec{Rounds: 4, Participation: 0.5, LocalEpochs: 1, BatchSize: 16, LR: 0.05,
 				EvalEvery: 2, CheckpointEvery: 1},
 			Params:  map[string]float64{"sparsity": 0.5, "alpha_s": 0.1, "readjust_every": 1, "iterations": 1, "share_threshold": 0.3},
 			Options: map[string]string{"base_entropy": "train"}}

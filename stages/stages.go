@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -24,63 +24,58 @@ type Env struct {
 }
 
 // Funcs returns the implementation of every stage kind.
-func Funcs(env *Env) map[string]pipeline.StageFunc {
-	return map[string]pipeline.StageFunc{
-		pipeline.KindPartition: env.partition,
-		pipeline.KindTrain:     env.train,
-		pipeline.KindEvaluate:  env.evaluate,
-		pipeline.KindReport:    env.report,
-		pipeline.KindShift:     env.shift,
+func Funcs(env *Env) map[string]Func {
+	return map[string]Func{
+		manifest.KindPartition: env.partition,
+		manifest.KindTrain:     env.train,
+		manifest.KindEvaluate:  env.evaluate,
+		manifest.KindReport:    env.report,
+		manifest.KindShift:     env.shift,
 	}
 }
 
 // dataset loads a node's dataset and checks it is the one the graph was planned with.
-func (env *Env) dataset(n *pipeline.Node) (*data.Dataset, error) {
-	ds, err := env.Loader.Load(n.Run.Dataset)
+func (env *Env) dataset(sc Context) (*data.Dataset, error) {
+	ds, err := env.Loader.Load(sc.Run().Dataset)
 	if err != nil {
 		return nil, err
 	}
-	if ds.Digest != n.Data.Digest {
-		return nil, fmt.Errorf("dataset %s changed while running (digest %s, planned %s)", ds.Name, ds.Digest, n.Data.Digest)
+	if ds.Digest != sc.Data().Digest {
+		return nil, fmt.Errorf("dataset %s changed while running (digest %s, planned %s)", ds.Name, ds.Digest, sc.Data().Digest)
 	}
 	return ds, nil
 }
 
-func (env *Env) partition(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
-	a, err := partition.Make(ds, n.Run.Dataset, n.Run.Partition, n.Run.Seed)
+	a, err := partition.Make(ds, sc.Run().Dataset, sc.Run().Partition, sc.Run().Seed)
 	if err != nil {
 		return nil, err
 	}
-	b, err := table.Encode(a.Table(ds))
+	b, err := a.Encode(ds)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"assignment": b}, nil
+	return Outputs{"assignment": b}, nil
 }
 
-func (env *Env) assignment(sc *pipeline.StageContext, input int) (*partition.Assignment, error) {
+func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error) {
 	b, err := sc.Input(input, "assignment")
 	if err != nil {
 		return nil, err
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	return partition.FromTable(t)
+	return partition.Decode(b)
 }
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
 // encodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
-func encodeState(st *train.State) (pipeline.Outputs, error) {
-	out := pipeline.Outputs{"global": tensor.Encode(st.Global)}
+func encodeState(st *train.State) (Outputs, error) {
+	out := Outputs{"global": tensor.Encode(st.Global)}
 	for c, p := range st.Personal {
 		if p != nil {
 			out[clientName("personal", c)] = tensor.Encode(p)
@@ -102,26 +97,24 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 			}
 		}
 	}
-	mt := train.MetricsTable(st.Metrics)
-	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
 	var err error
-	if out["metrics"], err = table.Encode(mt); err != nil {
+	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
 		return nil, err
 	}
-	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
+	if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
 		return nil, err
 	}
-	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
+	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
 		return nil, err
 	}
-	if out["work"], err = table.Encode(train.WorkTable(st.Work)); err != nil {
+	if out["work"], err = results.Encode(st.Work, nil); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // decodeState reverses encodeState for a run whose method is def.
-func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.State, error) {
+func decodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*train.State, error) {
 	st := &train.State{}
 	var err error
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
@@ -162,42 +155,29 @@ func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.
 			}
 		}
 	}
-	t, err := table.Decode(blobs["metrics"])
-	if err != nil {
+	var meta map[string]string
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
 		return nil, err
 	}
-	if st.Metrics, err = train.MetricsFromTable(t); err != nil {
-		return nil, err
-	}
-	if st.Round, err = strconv.Atoi(t.Meta["round"]); err != nil {
+	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
 		return nil, fmt.Errorf("checkpoint has no round")
 	}
-	if t, err = table.Decode(blobs["selection"]); err != nil {
+	if st.Selection, _, err = results.Decode[results.Selection](blobs["selection"]); err != nil {
 		return nil, err
 	}
-	if st.Selection, err = train.SelectionFromTable(t); err != nil {
-		return nil, err
-	}
-	if t, err = table.Decode(blobs["comm"]); err != nil {
-		return nil, err
-	}
-	if st.Comm, err = train.CommFromTable(t); err != nil {
+	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
 		return nil, err
 	}
 	if b, ok := blobs["work"]; ok {
-		if t, err = table.Decode(b); err != nil {
-			return nil, err
-		}
-		if st.Work, err = train.WorkFromTable(t); err != nil {
+		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +185,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	cfg := train.Config{Run: n.Run, Data: ds, Assign: a, Backend: env.Backend,
+	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
 			blobs, err := encodeState(st)
 			if err != nil {
@@ -216,7 +196,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
-		if st, err := decodeState(blobs, a.Clients(), n.Run); err == nil && st.Round == round {
+		if st, err := decodeState(blobs, a.Clients(), sc.Run()); err == nil && st.Round == round {
 			cfg.Resume = st
 			sc.Resumed(round)
 		}
@@ -229,8 +209,8 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	if err != nil {
 		return nil, err
 	}
-	if train.PersonalModels(n.Run) {
-		models, err := train.EvalModels(n.Run, st, a.Clients())
+	if train.PersonalModels(sc.Run()) {
+		models, err := train.EvalModels(sc.Run(), st, a.Clients())
 		if err != nil {
 			return nil, err
 		}
@@ -238,16 +218,16 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 			out[clientName("model", c)] = tensor.Encode(m)
 		}
 	}
-	if g, ok, err := train.EvalGlobal(n.Run, st); err != nil {
+	if g, ok, err := train.EvalGlobal(sc.Run(), st); err != nil {
 		return nil, err
 	} else if ok {
 		out["model/global"] = tensor.Encode(g)
 	}
-	if out["cost"], err = table.Encode(train.CostTable(train.Costs(st.Comm, st.Work, a.Clients()))); err != nil {
+	if out["cost"], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {
 		return nil, err
 	}
 	if st.Masks != nil {
-		if out["mask_iou"], err = table.Encode(train.IoUTable(train.PairwiseIoU(st.Masks))); err != nil {
+		if out["mask_iou"], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -268,9 +248,8 @@ type final struct {
 
 // loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
 // closes the model.
-func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
-	n := sc.Node
-	ds, err := env.dataset(n)
+func (env *Env) loadFinal(sc Context) (*final, error) {
+	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +262,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 		return nil, err
 	}
 	var global tensor.List
-	if train.NeedsGlobal(n.Run) {
+	if train.NeedsGlobal(sc.Run()) {
 		b, err := sc.Input(0, "model/global")
 		if err != nil {
 			return nil, err
@@ -292,7 +271,7 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 			return nil, err
 		}
 	}
-	model, err := model.NewModel(env.Backend, train.ModelSpec(n.Run, ds))
+	model, err := model.NewModel(env.Backend, train.ModelSpec(sc.Run(), ds))
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +279,8 @@ func (env *Env) loadFinal(sc *pipeline.StageContext) (*final, error) {
 }
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).
-func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) {
-	personal := train.PersonalModels(sc.Node.Run)
+func finalModels(sc Context, clients int) ([]tensor.List, error) {
+	personal := train.PersonalModels(sc.Run())
 	models := make([]tensor.List, clients)
 	for c := range models {
 		if c > 0 && !personal {
@@ -323,15 +302,14 @@ func finalModels(sc *pipeline.StageContext, clients int) ([]tensor.List, error) 
 	return models, nil
 }
 
-func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
+func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	fin, err := env.loadFinal(sc)
 	if err != nil {
 		return nil, err
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, n.Run, ds, a, models, fin.global)
+	final, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
@@ -343,86 +321,69 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	if err != nil {
 		return nil, err
 	}
-	mt, err := table.Decode(mb)
-	if err != nil {
-		return nil, err
-	}
-	history, err := train.MetricsFromTable(mt)
+	history, _, err := results.Decode[results.Metric](mb)
 	if err != nil {
 		return nil, err
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
-	meta := map[string]string{"run": n.Run.Label(), "config": n.Run.Config(), "method": n.Run.Method, "seed": strconv.FormatInt(n.Run.Seed, 10)}
+	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
-		ct, err := table.Decode(cb)
+		costs, _, err := results.Decode[results.Cost](cb)
 		if err != nil {
 			return nil, err
-		}
-		var costs []train.Cost
-		for i := 0; i < ct.NumRows(); i++ {
-			costs = append(costs, train.Cost{MBDown: ct.Col("mb_down").Float64[i], MBUp: ct.Col("mb_up").Float64[i], FLOPs: ct.Col("flops").Float64[i]})
 		}
 		mc := train.MeanCost(costs)
 		meta["mb_up"], meta["mb_down"], meta["flops"] = fmtFloat(mc.MBUp), fmtFloat(mc.MBDown), fmtFloat(mc.FLOPs)
 	}
-	clients, err := table.Encode(evaluate.ClientsTable(rows))
+	clients, err := results.Encode(rows, nil)
 	if err != nil {
 		return nil, err
 	}
-	summary, err := table.Encode(evaluate.SummaryTable(s, meta))
+	summary, err := results.Encode([]results.Summary{s}, meta)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"clients": clients, "summary": summary}, nil
+	return Outputs{"clients": clients, "summary": summary}, nil
 }
 
-func (env *Env) report(_ context.Context, sc *pipeline.StageContext) (pipeline.Outputs, error) {
-	n := sc.Node
-	entries := make([]report.Entry, len(n.Runs))
+func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
+	entries := make([]report.Entry, len(sc.Runs()))
 	var costs []report.CostEntry
-	for i, r := range n.Runs {
+	for i, r := range sc.Runs() {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		s, err := evaluate.SummaryFromTable(t)
+		s, meta, err := results.DecodeOne[results.Summary](b)
 		if err != nil {
 			return nil, err
 		}
 		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if c, ok := report.CostEntryFromSummary(t, r.Config(), r.Method); ok {
+		if c, ok := report.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
 			costs = append(costs, c)
 		}
 	}
 	m := sc.Manifest()
 	md := report.Markdown(m.Name, m.Description, entries) + report.CostMarkdown(costs)
 	var shifts []report.ShiftEntry
-	for i := len(n.Runs); i < len(n.Inputs); i++ {
+	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
 			return nil, err
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		e, err := report.ShiftEntryFromTable(t)
+		e, err := report.DecodeShiftEntry(b)
 		if err != nil {
 			return nil, err
 		}
 		shifts = append(shifts, e)
 	}
 	md += report.ShiftMarkdown(shifts)
-	runs, err := table.Encode(report.Table(entries))
+	runs, err := results.Encode(report.Runs(entries), nil)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Outputs{"report.md": []byte(md), "runs": runs}, nil
+	return Outputs{"report.md": []byte(md), "runs": runs}, nil
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -23,7 +23,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &pipeline.Run{Method: "fedselect", Options: map[string]string{"variant": "official"}}
+	run := &manifest.Run{Method: "fedselect", Options: map[string]string{"variant": "official"}}
 	back, err := decodeState(blobs, 2, run)
 	if err != nil {
 		t.Fatal(err)

@@ -205,24 +205,13 @@ func record(t *Table) (*arrow.Schema, arrow.RecordBatch, memory.Allocator, error
 		k, _ := c.kind()
 		switch k {
 		case KindInt64:
-			b := array.NewInt64Builder(mem)
-			b.AppendValues(c.Int64, nil)
-			cols[i] = b.NewArray()
-			b.Release()
-			fields[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Int64}
+			cols[i] = build(array.NewInt64Builder(mem), c.Int64)
 		case KindFloat64:
-			b := array.NewFloat64Builder(mem)
-			b.AppendValues(c.Float64, nil)
-			cols[i] = b.NewArray()
-			b.Release()
-			fields[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Float64}
+			cols[i] = build(array.NewFloat64Builder(mem), c.Float64)
 		case KindString:
-			b := array.NewStringBuilder(mem)
-			b.AppendValues(c.String, nil)
-			cols[i] = b.NewArray()
-			b.Release()
-			fields[i] = arrow.Field{Name: c.Name, Type: arrow.BinaryTypes.String}
+			cols[i] = build(array.NewStringBuilder(mem), c.String)
 		}
+		fields[i] = arrow.Field{Name: c.Name, Type: cols[i].DataType()}
 	}
 	keys := make([]string, 0, len(t.Meta))
 	for k := range t.Meta {
@@ -240,6 +229,20 @@ func record(t *Table) (*arrow.Schema, arrow.RecordBatch, memory.Allocator, error
 	}
 	schema := arrow.NewSchema(fields, md)
 	return schema, array.NewRecordBatch(schema, cols, int64(t.NumRows())), mem, nil
+}
+
+// builder is what build needs of an Arrow array builder holding values of type T.
+type builder[T any] interface {
+	AppendValues(v []T, valid []bool)
+	NewArray() arrow.Array
+	Release()
+}
+
+// build returns an array of v (all valid) made by b, and releases b.
+func build[T any](b builder[T], v []T) arrow.Array {
+	defer b.Release()
+	b.AppendValues(v, nil)
+	return b.NewArray()
 }
 
 // Decode parses an Arrow IPC file. It accepts files written by Encode and by

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fedpipe/fedpipe/artifacts/remote"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // launchFlags are the flags of `fedpipe k8s` and `fedpipe slurm`.
@@ -127,7 +127,7 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	// The manifest must be valid before anything is launched with it (its data need
 	// only be where the workers run).
-	m, err := pipeline.LoadManifest(path)
+	m, err := manifest.LoadManifest(path)
 	if err != nil {
 		return bad("%v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
@@ -52,6 +53,9 @@ Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 
 mismatch, 130 interrupted.
 Run 'fedpipe COMMAND --help' for a command's flags.
 `
+
+// The executor's context is what the stage implementations are written against.
+var _ stages.Context = (*pipeline.StageContext)(nil)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -148,7 +152,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
-		if pipeline.IsInvalid(err) {
+		if manifest.IsInvalid(err) {
 			return exitInvalid
 		}
 		return exitFailure
@@ -168,7 +172,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 
-	progress := pipeline.NewProgress(stderr, f.quiet || f.json)
+	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -202,8 +206,8 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return printPlan(cmd, m, dir, backend, plan, f.json, stdout)
 	}
 
-	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: loader, Backend: backend}), Progress: progress,
-		Remote: rem, Split: split}
+	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})),
+		Progress: progress, Remote: rem, Split: split}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
@@ -214,7 +218,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	reportMD := ""
-	if last := results[len(results)-1]; last.Kind == pipeline.KindReport {
+	if last := results[len(results)-1]; last.Kind == manifest.KindReport {
 		if d, err := artifacts.ParseDigest(last.Outputs["report.md"]); err == nil {
 			if b, err := store.Get(d); err == nil {
 				reportMD = string(b)
@@ -266,7 +270,7 @@ type planJSON struct {
 	Seconds float64 `json:"seconds"`
 }
 
-func printPlan(cmd string, m *pipeline.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
+func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
 	var rows []planJSON
 	stale, remote := 0, 0
 	for _, p := range plan {
@@ -312,13 +316,13 @@ func writeJSON(w io.Writer, v any) int {
 // loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
 // no store, so invalid input is reported before anything is written.
 func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
-	m, err := pipeline.LoadManifest(path)
+	m, err := manifest.LoadManifest(path)
 	if err != nil {
 		return nil, "", err
 	}
 	backend, err := model.ResolveBackend(backendFlag)
 	if err != nil {
-		return nil, "", &pipeline.InputError{File: "--backend", Msg: err.Error()}
+		return nil, "", &manifest.InputError{File: "--backend", Msg: err.Error()}
 	}
 	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: model.BackendID(backend)})
 	return g, backend, err

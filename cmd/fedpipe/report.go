@@ -9,9 +9,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/report/site"
 )
 
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, one SVG
@@ -37,7 +38,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fedpipe report: %v\n", err)
-		if pipeline.IsInvalid(err) {
+		if manifest.IsInvalid(err) {
 			return exitInvalid
 		}
 		return exitFailure

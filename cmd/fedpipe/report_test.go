@@ -11,7 +11,7 @@ import (
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
 	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
-	m := filepath.Join("..", "..", "stages", "report", "site", "testdata", "tiny.yaml")
+	m := filepath.Join("..", "..", "report", "site", "testdata", "tiny.yaml")
 	if code, _, errs := fedpipe(t, "report", m); code != exitInvalid || !strings.Contains(errs, "--out") {
 		t.Errorf("without --out: exit %d, %q", code, errs)
 	}

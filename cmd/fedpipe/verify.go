@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/verify"
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // exitMismatch is verify's exit code when a cell fails or was never computed.
@@ -52,7 +52,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "fedpipe verify: %v\n", err)
-		if pipeline.IsInvalid(err) {
+		if manifest.IsInvalid(err) {
 			return exitInvalid
 		}
 		return exitFailure
@@ -62,7 +62,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if len(g.Manifest.Expect) == 0 {
-		return fail(&pipeline.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
+		return fail(&manifest.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
 	}
 	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // cifarPixels is the size of one CIFAR image: 3 planes of 32×32 bytes (R, G, B).
@@ -83,9 +83,9 @@ func LoadCIFAR100(dir, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadCIFAR10(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadCIFAR10(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadCIFAR10(dir, spec.Normalize)
 }
-func loadCIFAR100(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadCIFAR100(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadCIFAR100(dir, spec.Normalize)
 }

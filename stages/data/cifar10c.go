@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // CIFAR10CFiles is the real CIFAR-10-C release as the shift stage reads it (shift.cifar10c):
@@ -55,7 +55,7 @@ func (l *Loader) FindCIFAR10C(path string, corruptions []string) (*CIFAR10CFiles
 	}
 	need := cifar10cNeeds(corruptions)
 	src := &source{subdirs: sources["cifar10c"].subdirs,
-		present: func(dir string, _ pipeline.DatasetSpec) bool {
+		present: func(dir string, _ manifest.DatasetSpec) bool {
 			for _, n := range need {
 				if !isFile(filepath.Join(dir, n)) {
 					return false
@@ -65,7 +65,7 @@ func (l *Loader) FindCIFAR10C(path string, corruptions []string) (*CIFAR10CFiles
 		},
 		missing: fixed(strings.Join(need, ", ")),
 		install: installHelp["cifar10c"]}
-	dir, err := l.find(src, pipeline.DatasetSpec{Name: "cifar10c", Path: path})
+	dir, err := l.find(src, manifest.DatasetSpec{Name: "cifar10c", Path: path})
 	if err != nil {
 		if m, ok := err.(*MissingDataError); ok && path == "" && l.DataDir == "" && os.Getenv("FEDPIPE_DATA") == "" {
 			m.Searched = []string{"(nowhere: no shift.cifar10c_path, --data or $FEDPIPE_DATA given)"}
@@ -138,7 +138,7 @@ func (f *CIFAR10CFiles) checkLabels(p string, a *NPY) (*NPY, error) {
 func (f *CIFAR10CFiles) Check(ds *Dataset) error {
 	p := filepath.Join(f.Dir, "labels.npy")
 	if ds.Name != "cifar10" || ds.TestStart <= 0 {
-		return fmt.Errorf("CIFAR-10-C replaces CIFAR-10 test images; dataset %s has no CIFAR-10 test split: %w", ds.Name, pipeline.ErrInvalid)
+		return fmt.Errorf("CIFAR-10-C replaces CIFAR-10 test images; dataset %s has no CIFAR-10 test split: %w", ds.Name, manifest.ErrInvalid)
 	}
 	if n := ds.Len() - ds.TestStart; n != f.PerSeverity {
 		return &FormatError{p, "CIFAR-10-C labels", fmt.Sprintf("%d images per severity, but CIFAR-10's test split in %s has %d: the files must corrupt exactly that split", f.PerSeverity, ds.Source, n)}
@@ -176,7 +176,7 @@ func (f *CIFAR10CFiles) Images(corruption string) ([]byte, error) {
 
 // CIFAR10C is pipeline.BuildOptions.CIFAR10C: it finds the files of a shift block, checks
 // them against the run's dataset and returns their digest.
-func (l *Loader) CIFAR10C(shift pipeline.ShiftSpec, spec pipeline.DatasetSpec) (string, error) {
+func (l *Loader) CIFAR10C(shift manifest.ShiftSpec, spec manifest.DatasetSpec) (string, error) {
 	f, err := l.FindCIFAR10C(shift.CIFAR10CPath, shift.CIFAR10C)
 	if err != nil {
 		return "", err

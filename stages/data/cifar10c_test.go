@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // tinyCIFAR10 writes a CIFAR-10 folder of 5 × 2 training records and a 4-image test split
@@ -57,7 +57,7 @@ func TestFindCIFAR10C(t *testing.T) {
 	c10c := filepath.Join(root, "CIFAR-10-C")
 	tinyCIFAR10C(t, c10c, []int64{3, 1, 4, 1}, 0, "fog", "gaussian_noise")
 	l := &Loader{DataDir: root}
-	ds, err := l.Load(pipeline.DatasetSpec{Name: "cifar10"})
+	ds, err := l.Load(manifest.DatasetSpec{Name: "cifar10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestFindCIFAR10C(t *testing.T) {
 			t.Errorf("channel %d: %v, want %v", k, x[k], want)
 		}
 	}
-	if d, err := l.CIFAR10C(pipeline.ShiftSpec{CIFAR10C: []string{"fog", "gaussian_noise"}}, pipeline.DatasetSpec{Name: "cifar10"}); err != nil || d != f.Digest {
+	if d, err := l.CIFAR10C(manifest.ShiftSpec{CIFAR10C: []string{"fog", "gaussian_noise"}}, manifest.DatasetSpec{Name: "cifar10"}); err != nil || d != f.Digest {
 		t.Errorf("CIFAR10C = %s, %v", d, err)
 	}
 
@@ -110,7 +110,7 @@ func TestFindCIFAR10C(t *testing.T) {
 		!strings.Contains(err.Error(), filepath.Join(root, "cifar10c")) || !strings.Contains(err.Error(), "zenodo") {
 		t.Errorf("missing corruption: %v", err)
 	}
-	if _, err := (&Loader{}).FindCIFAR10C("", []string{"fog"}); !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), "no shift.cifar10c_path") {
+	if _, err := (&Loader{}).FindCIFAR10C("", []string{"fog"}); !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), "no shift.cifar10c_path") {
 		t.Errorf("nowhere to look: %v", err)
 	}
 

@@ -5,7 +5,7 @@
 package data
 
 import (
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // Dataset is a pooled dataset: every sample of every official split, in a fixed order.
@@ -27,7 +27,7 @@ type Dataset struct {
 	// TestStart is the index of the first sample of the official test split in pooled
 	// order (CIFAR-10: 50,000, after the five training batches); 0 where not recorded.
 	TestStart int
-	// Digest identifies the content (see pipeline.DataDesc).
+	// Digest identifies the content (see manifest.DataDesc).
 	Digest string
 	// Source is where the data came from, for messages.
 	Source string
@@ -71,6 +71,6 @@ func (d *Dataset) Gather(idx []int) ([]float32, []int32) {
 }
 
 // Desc describes the dataset for the stage graph.
-func (d *Dataset) Desc() *pipeline.DataDesc {
-	return &pipeline.DataDesc{Digest: d.Digest, Shape: d.Shape, Classes: d.Classes, Samples: d.Len(), Source: d.Source}
+func (d *Dataset) Desc() *manifest.DataDesc {
+	return &manifest.DataDesc{Digest: d.Digest, Shape: d.Shape, Classes: d.Classes, Samples: d.Len(), Source: d.Source}
 }

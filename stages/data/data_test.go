@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // idx writes an unsigned-byte IDX file with the given dimensions and values.
@@ -96,8 +96,8 @@ func TestIDXErrorsNameThePath(t *testing.T) {
 
 func TestMissingFMNISTNamesSearchedPathsAndInstall(t *testing.T) {
 	l := &Loader{DataDir: filepath.Join(t.TempDir(), "nothing")}
-	_, err := l.Load(pipeline.DatasetSpec{Name: "fmnist"})
-	if !errors.Is(err, pipeline.ErrInvalid) {
+	_, err := l.Load(manifest.DatasetSpec{Name: "fmnist"})
+	if !errors.Is(err, manifest.ErrInvalid) {
 		t.Fatalf("error %v is not an input error", err)
 	}
 	for _, want := range []string{l.DataDir, filepath.Join(l.DataDir, "fashion-mnist"), "apt-get install dataset-fashion-mnist"} {

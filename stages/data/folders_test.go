@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 func solidPNG(t *testing.T, w, h int, c color.RGBA) []byte {
@@ -78,7 +78,7 @@ func TestOfficeHomeDomainsAndClasses(t *testing.T) {
 	write(t, filepath.Join(root, "Real World", "Bike", "notes.txt"), []byte("not an image"))
 	write(t, filepath.Join(root, "__MACOSX", "Art", "._x.jpg"), []byte("resource fork"))
 	l := &Loader{DataDir: filepath.Dir(root)}
-	d, err := l.Load(pipeline.DatasetSpec{Name: "officehome", ImageSize: 4, Normalize: "none"})
+	d, err := l.Load(manifest.DatasetSpec{Name: "officehome", ImageSize: 4, Normalize: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestMiniImageNetSplitsPooled(t *testing.T) {
 	write(t, filepath.Join(root, "train", "n01532829", "a.jpg"), grayJPEG(t, 84, 84, 10))
 	write(t, filepath.Join(root, "train", "n01558993", "b.jpg"), grayJPEG(t, 84, 84, 20))
 	write(t, filepath.Join(root, "test", "n01930112", "c.jpg"), grayJPEG(t, 84, 84, 30))
-	d, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "miniimagenet", Path: root, ImageSize: 8})
+	d, err := (&Loader{}).Load(manifest.DatasetSpec{Name: "miniimagenet", Path: root, ImageSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestMiniImageNetSplitsPooled(t *testing.T) {
 	write(t, bad, solidPNG(t, 4, 4, color.RGBA{1, 2, 3, 255})[:30])
 	_, err = LoadMiniImageNet(root, 8, "")
 	wantFormatError(t, err, bad, "not a valid JPEG or PNG image")
-	_, err = (&Loader{}).Load(pipeline.DatasetSpec{Name: "miniimagenet", Path: t.TempDir()})
+	_, err = (&Loader{}).Load(manifest.DatasetSpec{Name: "miniimagenet", Path: t.TempDir()})
 	var miss *MissingDataError
 	if !errors.As(err, &miss) || !strings.Contains(err.Error(), "n01532829") {
 		t.Errorf("empty folder: %v", err)
@@ -155,7 +155,7 @@ func TestUCIHAR(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "UCI HAR Dataset")
 	writeHAR(t, dir, map[string][][3]int{"train": {{1, 7}, {6, 3}}, "test": {{3, 30}}})
 	l := &Loader{DataDir: filepath.Dir(dir)}
-	d, err := l.Load(pipeline.DatasetSpec{Name: "har"})
+	d, err := l.Load(manifest.DatasetSpec{Name: "har"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestFEMNISTWriters(t *testing.T) {
 	write(t, filepath.Join(dir, "train", "a.json"), leafJSON(t, map[string][]int{"f0001_41": {3, 61}, "f0002_12": {0}}))
 	write(t, filepath.Join(dir, "test", "a.json"), leafJSON(t, map[string][]int{"f0001_41": {9}, "f0003_07": {5}}))
 	l := &Loader{DataDir: filepath.Dir(dir)}
-	d, err := l.Load(pipeline.DatasetSpec{Name: "femnist", Normalize: "none"})
+	d, err := l.Load(manifest.DatasetSpec{Name: "femnist", Normalize: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +232,10 @@ func TestFEMNISTWriters(t *testing.T) {
 func TestMissingDataNamesEverything(t *testing.T) {
 	root := t.TempDir()
 	for name, src := range sources {
-		spec := pipeline.DatasetSpec{Name: name, Variant: map[string]string{"cifar10c": "fog", "medmnist": "organamnist"}[name]}
+		spec := manifest.DatasetSpec{Name: name, Variant: map[string]string{"cifar10c": "fog", "medmnist": "organamnist"}[name]}
 		_, err := (&Loader{DataDir: root}).Load(spec)
 		var miss *MissingDataError
-		if !errors.As(err, &miss) || !errors.Is(err, pipeline.ErrInvalid) {
+		if !errors.As(err, &miss) || !errors.Is(err, manifest.ErrInvalid) {
 			t.Errorf("%s: %v is not a MissingDataError", name, err)
 			continue
 		}
@@ -246,12 +246,12 @@ func TestMissingDataNamesEverything(t *testing.T) {
 		}
 	}
 	t.Setenv("FEDPIPE_DATA", "")
-	_, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "cifar10"})
+	_, err := (&Loader{}).Load(manifest.DatasetSpec{Name: "cifar10"})
 	if !strings.Contains(fmt.Sprint(err), "no dataset.path, --data or $FEDPIPE_DATA given") {
 		t.Errorf("nothing to search: %v", err)
 	}
 	t.Setenv("FEDPIPE_DATA", root)
-	_, err = (&Loader{}).Load(pipeline.DatasetSpec{Name: "svhn"})
+	_, err = (&Loader{}).Load(manifest.DatasetSpec{Name: "svhn"})
 	if !strings.Contains(fmt.Sprint(err), filepath.Join(root, "svhn")) {
 		t.Errorf("$FEDPIPE_DATA not searched: %v", err)
 	}

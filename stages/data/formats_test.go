@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 func write(t *testing.T, path string, b []byte) {
@@ -32,7 +32,7 @@ func wantFormatError(t *testing.T, err error, path, what string) {
 	if err == nil {
 		t.Fatalf("malformed %s accepted", path)
 	}
-	if !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), what) {
+	if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), what) {
 		t.Errorf("error %q: want an input error naming %s and saying %q", err, path, what)
 	}
 }
@@ -67,7 +67,7 @@ func TestCIFAR10BinaryLayoutAndOrder(t *testing.T) {
 	write(t, filepath.Join(dir, "test_batch.bin"), cifarRecord([]byte{9}, 50))
 	// Found through --data's per-dataset subfolder.
 	l := &Loader{DataDir: filepath.Dir(dir)}
-	d, err := l.Load(pipeline.DatasetSpec{Name: "cifar10"})
+	d, err := l.Load(manifest.DatasetSpec{Name: "cifar10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestNPYReader(t *testing.T) {
 		"fortran order":  []byte(strings.Replace(string(npy(1, "<f4", []int{3}, f32)), "False", "True", 1)),
 		"header too big": append([]byte("\x93NUMPY\x01\x00"), 0xff, 0xff, '{'),
 	} {
-		if _, err := ReadNPY("/d/x.npy", b); !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), "/d/x.npy") {
+		if _, err := ReadNPY("/d/x.npy", b); !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), "/d/x.npy") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -205,14 +205,14 @@ func TestCIFAR10CSeverityBlocks(t *testing.T) {
 		t.Errorf("pixel %v, want %v", got, float64(102)/255)
 	}
 	l := &Loader{DataDir: filepath.Dir(dir)}
-	all, err := l.Load(pipeline.DatasetSpec{Name: "cifar10c", Variant: "fog"})
+	all, err := l.Load(manifest.DatasetSpec{Name: "cifar10c", Variant: "fog"})
 	if err != nil || all.Len() != n {
 		t.Fatalf("severity 0 should pool all %d images: %v", n, err)
 	}
-	if one, err := l.Load(pipeline.DatasetSpec{Name: "cifar10c", Variant: "fog", Severity: 1}); err != nil || one.Len() != 2 || one == all {
+	if one, err := l.Load(manifest.DatasetSpec{Name: "cifar10c", Variant: "fog", Severity: 1}); err != nil || one.Len() != 2 || one == all {
 		t.Fatalf("the loader's cache mixed up severities: %v", err)
 	}
-	_, err = l.Load(pipeline.DatasetSpec{Name: "cifar10c", Variant: "frost", Severity: 1})
+	_, err = l.Load(manifest.DatasetSpec{Name: "cifar10c", Variant: "frost", Severity: 1})
 	var miss *MissingDataError
 	if !errors.As(err, &miss) || !strings.Contains(err.Error(), "frost.npy") || !strings.Contains(err.Error(), "zenodo") {
 		t.Errorf("missing corruption: %v", err)
@@ -246,7 +246,7 @@ func TestMNISTAndEMNISTTransposed(t *testing.T) {
 		write(t, filepath.Join(edir, "emnist-letters-"+sp+"-labels-idx1-ubyte.gz"), gz(idx([]int{1}, []byte{26})))
 	}
 	l := &Loader{DataDir: filepath.Dir(edir)}
-	e, err := l.Load(pipeline.DatasetSpec{Name: "emnist", Variant: "letters"})
+	e, err := l.Load(manifest.DatasetSpec{Name: "emnist", Variant: "letters"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestMNISTAndEMNISTTransposed(t *testing.T) {
 	if e.X[5*28] <= e.X[5] || e.X[5*28] <= e.X[1] {
 		t.Errorf("EMNIST not transposed: (5,0)=%v (0,5)=%v", e.X[5*28], e.X[5])
 	}
-	if _, err := l.Load(pipeline.DatasetSpec{Name: "emnist"}); !strings.Contains(fmt.Sprint(err), "emnist-byclass-train-images-idx3-ubyte") {
+	if _, err := l.Load(manifest.DatasetSpec{Name: "emnist"}); !strings.Contains(fmt.Sprint(err), "emnist-byclass-train-images-idx3-ubyte") {
 		t.Errorf("default split byclass not looked for: %v", err)
 	}
 	write(t, filepath.Join(edir, "emnist-letters-test-labels-idx1-ubyte.gz"), gz(idx([]int{1}, []byte{0})))
@@ -403,7 +403,7 @@ func TestMedMNISTNPZ(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "organamnist.npz"), npz(t, m))
 	l := &Loader{DataDir: filepath.Dir(dir)}
-	d, err := l.Load(pipeline.DatasetSpec{Name: "medmnist", Variant: "organamnist"})
+	d, err := l.Load(manifest.DatasetSpec{Name: "medmnist", Variant: "organamnist"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestNormalizeModes(t *testing.T) {
 		{"none", 1, 0},
 		{"imagenet", (1 - 0.449) / (0.678 / 3), 0.449}, // ImageNet's channel means averaged for gray
 	} {
-		d, err := (&Loader{}).Load(pipeline.DatasetSpec{Name: "fmnist", Path: dir, Normalize: c.mode})
+		d, err := (&Loader{}).Load(manifest.DatasetSpec{Name: "fmnist", Path: dir, Normalize: c.mode})
 		if err != nil {
 			t.Fatal(err)
 		}

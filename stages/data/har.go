@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // HARFeatures is the number of features per UCI HAR window.
@@ -121,7 +121,7 @@ func denseGroups(ids []int) []int32 {
 	return out
 }
 
-func loadHAR(dir string, _ pipeline.DatasetSpec) (*Dataset, error) { return LoadHAR(dir) }
+func loadHAR(dir string, _ manifest.DatasetSpec) (*Dataset, error) { return LoadHAR(dir) }
 
 // FEMNISTClasses is the number of FEMNIST labels (10 digits, 26 + 26 letters).
 const FEMNISTClasses = 62
@@ -214,6 +214,6 @@ func LoadFEMNIST(dir, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadFEMNIST(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadFEMNIST(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadFEMNIST(dir, spec.Normalize)
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // fmnistFiles are the four IDX files of Fashion-MNIST, official train split first.
@@ -45,8 +45,8 @@ type IDXError struct {
 	Msg  string
 }
 
-// Is makes errors.Is(err, pipeline.ErrInvalid) true: a malformed data file is bad input.
-func (e *IDXError) Is(target error) bool { return target == pipeline.ErrInvalid }
+// Is makes errors.Is(err, manifest.ErrInvalid) true: a malformed data file is bad input.
+func (e *IDXError) Is(target error) bool { return target == manifest.ErrInvalid }
 
 func (e *IDXError) Error() string {
 	return fmt.Sprintf("%s: not a valid IDX file: %s (expected the MNIST-format file, as shipped by dataset-fashion-mnist)", e.Path, e.Msg)

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // Default image sides. OfficeHome is used with an ImageNet-pretrained ResNet-18
@@ -217,7 +217,7 @@ func areaWeights(src, n int) [][]tap {
 }
 
 // imageSize is the spec's image side or the default.
-func imageSize(spec pipeline.DatasetSpec, def int) int {
+func imageSize(spec manifest.DatasetSpec, def int) int {
 	if spec.ImageSize > 0 {
 		return spec.ImageSize
 	}
@@ -268,7 +268,7 @@ func LoadOfficeHome(root string, size int, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadOfficeHome(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadOfficeHome(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadOfficeHome(dir, imageSize(spec, OfficeHomeImageSize), spec.Normalize)
 }
 
@@ -323,6 +323,6 @@ func LoadMiniImageNet(root string, size int, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadMiniImageNet(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadMiniImageNet(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadMiniImageNet(dir, imageSize(spec, MiniImageNetImageSize), spec.Normalize)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // Loader finds and loads datasets, keeping each loaded one in memory: the partition,
@@ -23,7 +23,7 @@ type Loader struct {
 }
 
 // cacheKey names everything of a spec that changes the loaded data.
-func cacheKey(spec pipeline.DatasetSpec) string {
+func cacheKey(spec manifest.DatasetSpec) string {
 	if spec.Name == "synthetic" {
 		return fmt.Sprintf("synthetic|%v|%v|%d|%d|%d", spec.Alpha, spec.Beta, spec.Devices, spec.Features, spec.Classes)
 	}
@@ -31,7 +31,7 @@ func cacheKey(spec pipeline.DatasetSpec) string {
 }
 
 // Load returns the dataset a spec names, reading or generating it on first use.
-func (l *Loader) Load(spec pipeline.DatasetSpec) (*Dataset, error) {
+func (l *Loader) Load(spec manifest.DatasetSpec) (*Dataset, error) {
 	key := cacheKey(spec)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -46,7 +46,7 @@ func (l *Loader) Load(spec pipeline.DatasetSpec) (*Dataset, error) {
 	} else {
 		src, ok := sources[spec.Name]
 		if !ok {
-			return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, pipeline.ErrInvalid)
+			return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, manifest.ErrInvalid)
 		}
 		var dir string
 		if dir, err = l.find(src, spec); err == nil {
@@ -64,7 +64,7 @@ func (l *Loader) Load(spec pipeline.DatasetSpec) (*Dataset, error) {
 }
 
 // Describe loads the dataset and describes it for the stage graph.
-func (l *Loader) Describe(spec pipeline.DatasetSpec) (*pipeline.DataDesc, error) {
+func (l *Loader) Describe(spec manifest.DatasetSpec) (*manifest.DataDesc, error) {
 	d, err := l.Load(spec)
 	if err != nil {
 		return nil, err
@@ -92,8 +92,8 @@ func (e *MissingDataError) Error() string {
 	return msg + "\n" + e.Install
 }
 
-// Is makes errors.Is(err, pipeline.ErrInvalid) true.
-func (e *MissingDataError) Is(target error) bool { return target == pipeline.ErrInvalid }
+// Is makes errors.Is(err, manifest.ErrInvalid) true.
+func (e *MissingDataError) Is(target error) bool { return target == manifest.ErrInvalid }
 
 // source says where one dataset's files live, how to recognize them and how to read them.
 type source struct {
@@ -102,18 +102,18 @@ type source struct {
 	// system is a directory tried when no path, --data or $FEDPIPE_DATA is given.
 	system string
 	// present reports whether dir holds the dataset the spec names.
-	present func(dir string, spec pipeline.DatasetSpec) bool
+	present func(dir string, spec manifest.DatasetSpec) bool
 	// missing describes the expected files, for MissingDataError.
-	missing func(spec pipeline.DatasetSpec) string
+	missing func(spec manifest.DatasetSpec) string
 	// install says where the data come from.
 	install string
-	load    func(dir string, spec pipeline.DatasetSpec) (*Dataset, error)
+	load    func(dir string, spec manifest.DatasetSpec) (*Dataset, error)
 }
 
 // find picks the directory holding a dataset's files: the manifest's path, else --data,
 // else $FEDPIPE_DATA, else the source's system directory. For --data and $FEDPIPE_DATA,
 // the source's per-dataset sub-directories are tried after the directory itself.
-func (l *Loader) find(src *source, spec pipeline.DatasetSpec) (string, error) {
+func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 	var candidates []string
 	under := func(root string) []string {
 		out := []string{root}
@@ -147,15 +147,15 @@ func isFile(p string) bool { st, err := os.Stat(p); return err == nil && st.Mode
 func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDir() }
 
 // hasFile returns a present func that looks for the named file (or name.gz when gz).
-func hasFile(name func(spec pipeline.DatasetSpec) string, gz bool) func(string, pipeline.DatasetSpec) bool {
-	return func(dir string, spec pipeline.DatasetSpec) bool {
+func hasFile(name func(spec manifest.DatasetSpec) string, gz bool) func(string, manifest.DatasetSpec) bool {
+	return func(dir string, spec manifest.DatasetSpec) bool {
 		p := filepath.Join(dir, name(spec))
 		return isFile(p) || gz && isFile(p+".gz")
 	}
 }
 
-func fixed(s string) func(pipeline.DatasetSpec) string {
-	return func(pipeline.DatasetSpec) string { return s }
+func fixed(s string) func(manifest.DatasetSpec) string {
+	return func(manifest.DatasetSpec) string { return s }
 }
 
 // wnid matches an ImageNet class folder name (n01532829).
@@ -185,7 +185,7 @@ var sources = map[string]*source{
 		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
 		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
 		install: installHelp["fmnist"],
-		load: func(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+		load: func(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 			return loadFashionMNIST(dir, spec.Normalize)
 		},
 	},
@@ -197,8 +197,8 @@ var sources = map[string]*source{
 	},
 	"emnist": {
 		subdirs: []string{"emnist", "emnist/gzip", "gzip"},
-		present: hasFile(func(s pipeline.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
-		missing: func(s pipeline.DatasetSpec) string {
+		present: hasFile(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
+		missing: func(s manifest.DatasetSpec) string {
 			return emnistFile(s, "train", "images") + "[.gz] (and its train labels and test files)"
 		},
 		install: installHelp["emnist"],
@@ -218,8 +218,8 @@ var sources = map[string]*source{
 	},
 	"cifar10c": {
 		subdirs: []string{"CIFAR-10-C", "cifar10c"},
-		present: hasFile(func(s pipeline.DatasetSpec) string { return s.Variant + ".npy" }, false),
-		missing: func(s pipeline.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
+		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
+		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
 		install: installHelp["cifar10c"],
 		load:    loadCIFAR10CSpec,
 	},
@@ -231,14 +231,14 @@ var sources = map[string]*source{
 	},
 	"medmnist": {
 		subdirs: []string{"medmnist", "MedMNIST"},
-		present: hasFile(func(s pipeline.DatasetSpec) string { return s.Variant + ".npz" }, false),
-		missing: func(s pipeline.DatasetSpec) string { return s.Variant + ".npz" },
+		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
+		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npz" },
 		install: installHelp["medmnist"],
 		load:    loadMedMNIST,
 	},
 	"officehome": {
 		subdirs: []string{"OfficeHome", "officehome", "OfficeHomeDataset_10072016"},
-		present: func(dir string, _ pipeline.DatasetSpec) bool { return isDir(filepath.Join(dir, "Art")) },
+		present: func(dir string, _ manifest.DatasetSpec) bool { return isDir(filepath.Join(dir, "Art")) },
 		missing: fixed("the domain folders Art/, Clipart/, Product/, Real World/ (each <Class>/*.jpg)"),
 		install: installHelp["officehome"],
 		load:    loadOfficeHome,
@@ -259,7 +259,7 @@ var sources = map[string]*source{
 	},
 	"femnist": {
 		subdirs: []string{"femnist", "femnist/data", "leaf/data/femnist/data"},
-		present: func(dir string, _ pipeline.DatasetSpec) bool {
+		present: func(dir string, _ manifest.DatasetSpec) bool {
 			return isDir(filepath.Join(dir, "all_data")) || isDir(filepath.Join(dir, "train"))
 		},
 		missing: fixed("all_data/*.json, or train/*.json and test/*.json (LEAF format)"),
@@ -268,7 +268,7 @@ var sources = map[string]*source{
 	},
 }
 
-func miniImageNetPresent(dir string, _ pipeline.DatasetSpec) bool {
+func miniImageNetPresent(dir string, _ manifest.DatasetSpec) bool {
 	if isDir(filepath.Join(dir, "train")) {
 		return true
 	}
@@ -295,8 +295,8 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("%s: not a valid %s: %s", e.Path, e.Format, e.Msg)
 }
 
-// Is makes errors.Is(err, pipeline.ErrInvalid) true: a malformed data file is bad input.
-func (e *FormatError) Is(target error) bool { return target == pipeline.ErrInvalid }
+// Is makes errors.Is(err, manifest.ErrInvalid) true: a malformed data file is bad input.
+func (e *FormatError) Is(target error) bool { return target == manifest.ErrInvalid }
 
 // lower trims and lower-cases a file extension.
 func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

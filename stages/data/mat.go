@@ -9,7 +9,7 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // MATLAB v5 data types (the "mi" codes of the MAT-file format).
@@ -267,6 +267,6 @@ func LoadSVHN(dir, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadSVHN(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadSVHN(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadSVHN(dir, spec.Normalize)
 }

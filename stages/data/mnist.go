@@ -3,7 +3,7 @@ package data
 import (
 	"fmt"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // EMNISTClasses maps each EMNIST split to its number of classes. letters stores labels
@@ -14,7 +14,7 @@ var EMNISTClasses = map[string]int{"balanced": 47, "byclass": 62, "bymerge": 47,
 // task FedOBP describes.
 const EMNISTDefaultSplit = "byclass"
 
-func emnistSplit(spec pipeline.DatasetSpec) string {
+func emnistSplit(spec manifest.DatasetSpec) string {
 	if spec.Variant == "" {
 		return EMNISTDefaultSplit
 	}
@@ -22,7 +22,7 @@ func emnistSplit(spec pipeline.DatasetSpec) string {
 }
 
 // emnistFile names an EMNIST IDX file, e.g. emnist-byclass-train-images-idx3-ubyte.
-func emnistFile(spec pipeline.DatasetSpec, split, kind string) string {
+func emnistFile(spec manifest.DatasetSpec, split, kind string) string {
 	rank := "3"
 	if kind == "labels" {
 		rank = "1"
@@ -92,7 +92,7 @@ func LoadMNIST(dir, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadMNIST(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadMNIST(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadMNIST(dir, spec.Normalize)
 }
 
@@ -103,9 +103,9 @@ func loadMNIST(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
 func LoadEMNIST(dir, split, mode string) (*Dataset, error) {
 	classes, ok := EMNISTClasses[split]
 	if !ok {
-		return nil, fmt.Errorf("dataset.variant: unknown EMNIST split %q (balanced, byclass, bymerge, digits, letters, mnist): %w", split, pipeline.ErrInvalid)
+		return nil, fmt.Errorf("dataset.variant: unknown EMNIST split %q (balanced, byclass, bymerge, digits, letters, mnist): %w", split, manifest.ErrInvalid)
 	}
-	spec := pipeline.DatasetSpec{Variant: split}
+	spec := manifest.DatasetSpec{Variant: split}
 	offset := 0
 	if split == "letters" {
 		offset = 1
@@ -130,6 +130,6 @@ func LoadEMNIST(dir, split, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadEMNIST(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadEMNIST(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadEMNIST(dir, emnistSplit(spec), spec.Normalize)
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // CIFAR10CCorruptions lists the corruption files of CIFAR-10-C (Hendrycks & Dietterich
-// 2019), each <name>.npy (the manifest's list, pipeline.CIFAR10CNames).
-var CIFAR10CCorruptions = pipeline.CIFAR10CNames
+// 2019), each <name>.npy (the manifest's list, manifest.CIFAR10CNames).
+var CIFAR10CCorruptions = manifest.CIFAR10CNames
 
 // LoadCIFAR10C reads one corruption of CIFAR-10-C from dir (<corruption>.npy, N = 5 ×
 // 10,000 uint8 32×32×3 images, severities 1 to 5 one block after another, and
@@ -19,13 +19,13 @@ func LoadCIFAR10C(dir, corruption string, severity int) (*Dataset, error) {
 	return loadCIFAR10C(dir, corruption, severity, "dataset")
 }
 
-func loadCIFAR10CSpec(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadCIFAR10CSpec(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return loadCIFAR10C(dir, spec.Variant, spec.Severity, spec.Normalize)
 }
 
 func loadCIFAR10C(dir, corruption string, severity int, mode string) (*Dataset, error) {
 	if severity < 0 || severity > 5 {
-		return nil, fmt.Errorf("dataset.severity: %d outside 0..5 (0: all severities): %w", severity, pipeline.ErrInvalid)
+		return nil, fmt.Errorf("dataset.severity: %d outside 0..5 (0: all severities): %w", severity, manifest.ErrInvalid)
 	}
 	g := newDigester()
 	var arr [2]*NPY
@@ -138,6 +138,6 @@ func LoadMedMNIST(path, mode string) (*Dataset, error) {
 	return d, nil
 }
 
-func loadMedMNIST(dir string, spec pipeline.DatasetSpec) (*Dataset, error) {
+func loadMedMNIST(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 	return LoadMedMNIST(filepath.Join(dir, spec.Variant+".npz"), spec.Normalize)
 }

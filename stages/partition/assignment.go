@@ -3,8 +3,8 @@ package partition
 import (
 	"fmt"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -18,7 +18,7 @@ type Assignment struct {
 func (a *Assignment) Clients() int { return len(a.Train) }
 
 // Make partitions ds as the run's dataset and partition specs say, with the run's seed.
-func Make(ds *data.Dataset, spec pipeline.DatasetSpec, p pipeline.PartitionSpec, seed int64) (*Assignment, error) {
+func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec, seed int64) (*Assignment, error) {
 	// dataset.fraction first, then max_samples of what it kept.
 	pool := Fraction(ds.Len(), spec.Fraction, seed)
 	if spec.MaxSamples > 0 && spec.MaxSamples < len(pool) {
@@ -81,54 +81,46 @@ func gather(v []int32, idx []int) []int32 {
 	return out
 }
 
-// Table encodes the assignment as rows (client, split, sample, label), clients in order,
-// train rows before test rows, samples ascending.
-func (a *Assignment) Table(ds *data.Dataset) *table.Table {
-	var client, sample, label []int64
-	var split []string
+// Encode stores the assignment as a results.Assignment table: rows (client, split,
+// sample, label), clients in order, train rows before test rows, samples ascending; the
+// dataset's digest and the number of clients in its metadata.
+func (a *Assignment) Encode(ds *data.Dataset) ([]byte, error) {
+	var rows []results.Assignment
 	for c := range a.Train {
 		for _, part := range []struct {
 			name string
 			idx  []int
 		}{{"train", a.Train[c]}, {"test", a.Test[c]}} {
 			for _, s := range part.idx {
-				client = append(client, int64(c))
-				split = append(split, part.name)
-				sample = append(sample, int64(s))
-				label = append(label, int64(ds.Y[s]))
+				rows = append(rows, results.Assignment{Client: c, Split: part.name, Sample: s, Label: int(ds.Y[s])})
 			}
 		}
 	}
-	return &table.Table{
-		Columns: []table.Column{
-			table.Int64Col("client", client),
-			table.StringCol("split", split),
-			table.Int64Col("sample", sample),
-			table.Int64Col("label", label),
-		},
-		Meta: map[string]string{"dataset_digest": ds.Digest, "clients": fmt.Sprint(len(a.Train))},
-	}
+	return results.Encode(rows, map[string]string{"dataset_digest": ds.Digest, "clients": fmt.Sprint(len(a.Train))})
 }
 
-// FromTable decodes an assignment written by Table.
-func FromTable(t *table.Table) (*Assignment, error) {
-	client, split, sample := t.Col("client"), t.Col("split"), t.Col("sample")
-	if client == nil || split == nil || sample == nil {
-		return nil, fmt.Errorf("partition table lacks client, split or sample columns")
+// Decode reads an assignment written by Encode.
+func Decode(b []byte) (*Assignment, error) {
+	rows, _, err := results.Decode[results.Assignment](b)
+	if err != nil {
+		return nil, err
 	}
 	n := 0
-	for _, c := range client.Int64 {
-		n = max(n, int(c)+1)
+	for _, r := range rows {
+		if r.Client < 0 {
+			return nil, fmt.Errorf("partition table: client %d", r.Client)
+		}
+		n = max(n, r.Client+1)
 	}
 	a := &Assignment{Train: make([][]int, n), Test: make([][]int, n)}
-	for i, c := range client.Int64 {
-		switch split.String[i] {
+	for i, r := range rows {
+		switch r.Split {
 		case "train":
-			a.Train[c] = append(a.Train[c], int(sample.Int64[i]))
+			a.Train[r.Client] = append(a.Train[r.Client], r.Sample)
 		case "test":
-			a.Test[c] = append(a.Test[c], int(sample.Int64[i]))
+			a.Test[r.Client] = append(a.Test[r.Client], r.Sample)
 		default:
-			return nil, fmt.Errorf("partition table row %d: split %q", i, split.String[i])
+			return nil, fmt.Errorf("partition table row %d: split %q", i, r.Split)
 		}
 	}
 	return a, nil

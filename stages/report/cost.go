@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"strconv"
-
-	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
 // CostEntry is one run's mean cost per client over the whole run (DM-PFL Table 4).
@@ -15,13 +13,13 @@ type CostEntry struct {
 }
 
 // CostEntryFromSummary reads a run's cost from its evaluate summary table's metadata
-// (mb_up, mb_down, flops); false when the summary carries none.
-func CostEntryFromSummary(t *table.Table, config, method string) (CostEntry, bool) {
-	if _, ok := t.Meta["flops"]; !ok {
+// (mb_up, mb_down, flops; see results.Summary); false when the summary carries none.
+func CostEntryFromSummary(meta map[string]string, config, method string) (CostEntry, bool) {
+	if _, ok := meta["flops"]; !ok {
 		return CostEntry{}, false
 	}
 	f := func(k string) float64 {
-		v, _ := strconv.ParseFloat(t.Meta[k], 64)
+		v, _ := strconv.ParseFloat(meta[k], 64)
 		return v
 	}
 	return CostEntry{Config: config, Method: method, MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops")}, true

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
@@ -116,31 +116,14 @@ func Std(v []float64) float64 {
 	return math.Sqrt(s / float64(len(v)))
 }
 
-// Table has one row per run: config, method, seed, clients, and the accuracy figures.
-func Table(entries []Entry) *table.Table {
-	var config, method []string
-	var seed, clients []int64
-	var mean, std, pooled, best []float64
-	for _, e := range entries {
-		best = append(best, e.Best.Pooled)
-		config = append(config, e.Config)
-		method = append(method, e.Method)
-		seed = append(seed, e.Seed)
-		clients = append(clients, int64(e.Clients))
-		mean = append(mean, e.Mean)
-		std = append(std, e.Std)
-		pooled = append(pooled, e.Pooled)
+// Runs lays entries out as rows of the stage's `runs` table, one per run.
+func Runs(entries []Entry) []results.Run {
+	rows := make([]results.Run, len(entries))
+	for i, e := range entries {
+		rows[i] = results.Run{Config: e.Config, Method: e.Method, Seed: e.Seed, Clients: e.Clients,
+			Mean: e.Mean, Std: e.Std, Pooled: e.Pooled, BestPooled: e.Best.Pooled}
 	}
-	return &table.Table{Columns: []table.Column{
-		table.StringCol("config", config),
-		table.StringCol("method", method),
-		table.Int64Col("seed", seed),
-		table.Int64Col("clients", clients),
-		table.Float64Col("accuracy_client_mean", mean),
-		table.Float64Col("accuracy_client_std", std),
-		table.Float64Col("accuracy_pooled", pooled),
-		table.Float64Col("best_accuracy_pooled", best),
-	}}
+	return rows
 }
 
 // ShiftEntry is one run's accuracy under each test-time shift.
@@ -149,33 +132,19 @@ type ShiftEntry struct {
 	Rows   []ShiftRow
 }
 
-// ShiftRow is one shift's summary: accuracy mean ± std over clients.
-type ShiftRow struct {
-	Shift     string // "degree", "label", a corruption name or "cifar10c:<name>"
-	Level     float64
-	Mean, Std float64
-	// Own and Drawn count, under a real CIFAR-10-C corruption, the test samples replaced by
-	// their own CIFAR-10-C version and by a same-class draw (0 elsewhere).
-	Own, Drawn int64
-}
+// ShiftRow is one shift's summary: accuracy mean ± std over clients (and pooled), with,
+// under a real CIFAR-10-C corruption, the counts of test samples replaced by their own
+// CIFAR-10-C version and by a same-class draw (0 elsewhere).
+type ShiftRow = results.ShiftSummary
 
-// ShiftEntryFromTable reads a shift stage's summary table (columns shift, level,
-// accuracy_client_mean, accuracy_client_std; the run's configuration in Meta["config"]).
-func ShiftEntryFromTable(t *table.Table) (ShiftEntry, error) {
-	shift, level, mean, std := t.Col("shift"), t.Col("level"), t.Col("accuracy_client_mean"), t.Col("accuracy_client_std")
-	if shift == nil || level == nil || mean == nil || std == nil {
-		return ShiftEntry{}, fmt.Errorf("shift summary table lacks columns")
+// DecodeShiftEntry reads a shift stage's summary table (the run's configuration in its
+// metadata's "config").
+func DecodeShiftEntry(b []byte) (ShiftEntry, error) {
+	rows, meta, err := results.Decode[results.ShiftSummary](b)
+	if err != nil {
+		return ShiftEntry{}, err
 	}
-	e := ShiftEntry{Config: t.Meta["config"]}
-	own, drawn := t.Col("cifar10c_own"), t.Col("cifar10c_drawn")
-	for r := 0; r < t.NumRows(); r++ {
-		row := ShiftRow{Shift: shift.String[r], Level: level.Float64[r], Mean: mean.Float64[r], Std: std.Float64[r]}
-		if own != nil && drawn != nil {
-			row.Own, row.Drawn = own.Int64[r], drawn.Int64[r]
-		}
-		e.Rows = append(e.Rows, row)
-	}
-	return e, nil
+	return ShiftEntry{Config: meta["config"], Rows: rows}, nil
 }
 
 // Grid is a table ready to be rendered: a title, a header, and rows of cells, the first
@@ -211,7 +180,7 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 	var degrees, severities, alphas []float64
 	var corruptions, c10c []string
 	var c10cSeverities []float64
-	var own, drawn int64
+	var own, drawn int
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if cells[e.Config] == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
@@ -23,6 +24,17 @@ func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 	}
 	if !strings.HasPrefix(rows[1], "| local | 1 | 10 | 90.00 ± 5.00 | 92.00 | 95.00 @ 3 |") {
 		t.Errorf("local row: %q", rows[1])
+	}
+}
+
+// The runs table has a row per entry, seeds apart.
+func TestRuns(t *testing.T) {
+	e := Entry{Config: "fedavg", Method: "fedavg", Seed: 2, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6,
+		Best: evaluate.Best{Pooled: 0.7, PooledRound: 4}}}
+	got := Runs([]Entry{e, e})
+	want := results.Run{Config: "fedavg", Method: "fedavg", Seed: 2, Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, BestPooled: 0.7}
+	if len(got) != 2 || got[0] != want || got[1] != want {
+		t.Errorf("Runs = %+v, want 2 × %+v", got, want)
 	}
 }
 
@@ -61,7 +73,11 @@ func TestShiftGridsCIFAR10C(t *testing.T) {
 		table.Int64Col("cifar10c_own", []int64{0, 1, 1}),
 		table.Int64Col("cifar10c_drawn", []int64{0, 3, 3}),
 	}, Meta: map[string]string{"config": "fedavg"}}
-	e, err := ShiftEntryFromTable(sum)
+	b, err := table.Encode(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := DecodeShiftEntry(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
@@ -66,7 +66,7 @@ func CIFAR10CIndices(test []int, labels []int32, testStart int, blockLabels []in
 			cand = byClass[k]
 		}
 		if len(cand) == 0 {
-			return nil, 0, fmt.Errorf("CIFAR-10-C holds no image of class %d to stand in for client %d's test samples of that class: %w", k, client, pipeline.ErrInvalid)
+			return nil, 0, fmt.Errorf("CIFAR-10-C holds no image of class %d to stand in for client %d's test samples of that class: %w", k, client, manifest.ErrInvalid)
 		}
 		perm := r.Perm(len(cand))
 		for q, p := range pos {

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // A test-split sample keeps its own CIFAR-10-C counterpart; any other sample gets a block
@@ -56,7 +56,7 @@ func TestCIFAR10CIndices(t *testing.T) {
 	}
 	// No block image of a class needed: invalid input.
 	_, _, err = CIFAR10CIndices([]int{2}, labels, testStart, []int32{0, 1}, 1, 0)
-	if !errors.Is(err, pipeline.ErrInvalid) {
+	if !errors.Is(err, manifest.ErrInvalid) {
 		t.Errorf("class without CIFAR-10-C images: %v", err)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // The manifest validates corruption names against pipeline's list: keep it equal to ours.
 func TestPipelineKnowsEveryCorruption(t *testing.T) {
-	if !reflect.DeepEqual(pipeline.CorruptionNames, Names()) {
-		t.Errorf("pipeline.CorruptionNames %v, shift.Names() %v", pipeline.CorruptionNames, Names())
+	if !reflect.DeepEqual(manifest.CorruptionNames, Names()) {
+		t.Errorf("manifest.CorruptionNames %v, shift.Names() %v", manifest.CorruptionNames, Names())
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 )
@@ -26,7 +26,7 @@ type globalEvaluated interface {
 
 // EvalGlobal returns the global model a method infers with beside the personal ones, and
 // false for methods that have none of their own.
-func EvalGlobal(r *pipeline.Run, st *State) (tensor.List, bool, error) {
+func EvalGlobal(r *manifest.Run, st *State) (tensor.List, bool, error) {
 	m, err := NewMethod(r.Method, r.Params, r.Options)
 	if err != nil {
 		return nil, false, err
@@ -39,7 +39,7 @@ func EvalGlobal(r *pipeline.Run, st *State) (tensor.List, bool, error) {
 
 // NeedsGlobal reports whether a run's evaluation needs the global model beside each
 // client's (DM-PFL+'s adaptive inference).
-func NeedsGlobal(r *pipeline.Run) bool { return r.Method == "dmpfl_plus" }
+func NeedsGlobal(r *manifest.Run) bool { return r.Method == "dmpfl_plus" }
 
 // plain scores one model per client.
 type plain struct {
@@ -53,7 +53,7 @@ func (p plain) Evaluate(c int, x []float32, y []int32) (Metric, error) {
 
 // FinalEvaluator returns the evaluator of a run's final models (see PrepareFinal); global
 // is the run's global model (EvalGlobal), needed when NeedsGlobal(r).
-func FinalEvaluator(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
+func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
 	prepared, err := PrepareFinal(m, r, ds, a, models)
 	if err != nil {
 		return nil, err

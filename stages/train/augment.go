@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -25,13 +25,13 @@ type augmenter struct {
 
 // newAugmenter returns the augmenter of the train spec on the dataset, or nil when the run
 // does not augment.
-func newAugmenter(t pipeline.TrainSpec, d *data.Dataset) (*augmenter, error) {
+func newAugmenter(t manifest.TrainSpec, d *data.Dataset) (*augmenter, error) {
 	if len(t.Augment) == 0 {
 		return nil, nil
 	}
 	if len(d.Shape) != 3 {
 		return nil, fmt.Errorf("%w: train.augment %v needs image data [H, W, C]; %s has samples shaped %v: remove train.augment",
-			pipeline.ErrInvalid, t.Augment, d.Name, d.Shape)
+			manifest.ErrInvalid, t.Augment, d.Name, d.Shape)
 	}
 	a := &augmenter{crop: slices.Contains(t.Augment, "crop"), flip: slices.Contains(t.Augment, "flip"),
 		pad: t.CropPadding, h: d.Shape[0], w: d.Shape[1], c: d.Shape[2]}

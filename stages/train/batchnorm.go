@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // bnAux names the State.Aux slot that holds each client's own BatchNorm tensors.
@@ -16,7 +16,7 @@ const bnAux = "bn"
 // model.bn_stats: local keeps the running statistics out of aggregation (the default, as
 // the official FedSelect code: its running statistics are never averaged), and
 // model.bn_params: personal does the same for BatchNorm's scale and shift.
-func NewRunMethod(r *pipeline.Run) (Method, error) {
+func NewRunMethod(r *manifest.Run) (Method, error) {
 	m, err := NewMethod(r.Method, r.Params, r.Options)
 	if err != nil {
 		return nil, err
@@ -33,8 +33,8 @@ func NewRunMethod(r *pipeline.Run) (Method, error) {
 
 // PersonalModels reports whether the clients of a run end with models of their own: the
 // method keeps personal models, or the clients keep their own BatchNorm tensors.
-func PersonalModels(r *pipeline.Run) bool {
-	if pipeline.Methods[r.Method].Personal {
+func PersonalModels(r *manifest.Run) bool {
+	if manifest.Methods[r.Method].Personal {
 		return true
 	}
 	return hasBatchNorm(r.Model.Arch) && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")

@@ -1,11 +1,9 @@
 package train
 
 import (
-	"fmt"
-
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // TrainFLOPs is the training cost of one sample: for every weight tensor, the forward
@@ -83,14 +81,8 @@ func (l *Local) Gradient(params tensor.List) (tensor.List, error) {
 	return out, err
 }
 
-// Cost is one client's total cost over a run (DM-PFL Table 4).
-type Cost struct {
-	Client         int
-	MBDown, MBUp   float64 // megabytes (10^6 bytes) received and sent
-	Samples        int64
-	FLOPs          float64
-	RoundsSelected int
-}
+// Cost is one client's total cost over a run (DM-PFL Table 4; stored as results.Cost).
+type Cost = results.Cost
 
 // Costs totals the communication and work rows per client, for clients 0..clients-1.
 func Costs(comm []Comm, work []Work, clients int) []Cost {
@@ -138,57 +130,4 @@ func MeanCost(costs []Cost) Cost {
 		m.Samples = int64(float64(m.Samples) / n)
 	}
 	return m
-}
-
-// CostTable encodes per-client costs: client, mb_down, mb_up, samples, flops, rounds.
-func CostTable(rows []Cost) *table.Table {
-	var client, samples, rounds []int64
-	var down, up, flops []float64
-	for _, r := range rows {
-		client = append(client, int64(r.Client))
-		down = append(down, r.MBDown)
-		up = append(up, r.MBUp)
-		samples = append(samples, r.Samples)
-		flops = append(flops, r.FLOPs)
-		rounds = append(rounds, int64(r.RoundsSelected))
-	}
-	return &table.Table{Columns: []table.Column{
-		table.Int64Col("client", client),
-		table.Float64Col("mb_down", down),
-		table.Float64Col("mb_up", up),
-		table.Int64Col("samples", samples),
-		table.Float64Col("flops", flops),
-		table.Int64Col("rounds", rounds),
-	}}
-}
-
-// WorkTable encodes work rows: round, client, samples, flops.
-func WorkTable(rows []Work) *table.Table {
-	var round, client, samples []int64
-	var flops []float64
-	for _, r := range rows {
-		round = append(round, int64(r.Round))
-		client = append(client, int64(r.Client))
-		samples = append(samples, r.Samples)
-		flops = append(flops, r.FLOPs)
-	}
-	return &table.Table{Columns: []table.Column{
-		table.Int64Col("round", round),
-		table.Int64Col("client", client),
-		table.Int64Col("samples", samples),
-		table.Float64Col("flops", flops),
-	}}
-}
-
-// WorkFromTable decodes a table written by WorkTable.
-func WorkFromTable(t *table.Table) ([]Work, error) {
-	round, client, samples, flops := t.Col("round"), t.Col("client"), t.Col("samples"), t.Col("flops")
-	if round == nil || client == nil || samples == nil || flops == nil {
-		return nil, fmt.Errorf("work table lacks columns")
-	}
-	rows := make([]Work, t.NumRows())
-	for i := range rows {
-		rows[i] = Work{Round: int(round.Int64[i]), Client: int(client.Int64[i]), Samples: samples.Int64[i], FLOPs: flops.Float64[i]}
-	}
-	return rows, nil
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // InitialModel returns the run's initial global model: the seeded initialization of spec,
@@ -20,8 +20,8 @@ import (
 // exact shape, except the classifier (classifier.*): when the file lacks it or its class
 // count differs (ImageNet's 1000 classes for OfficeHome's 65), it keeps the seeded
 // initialization. A missing or unreadable file, a missing or unknown name or a wrong shape
-// is invalid input (pipeline.ErrInvalid).
-func InitialModel(r *pipeline.Run, spec model.ModelSpec) (tensor.List, error) {
+// is invalid input (manifest.ErrInvalid).
+func InitialModel(r *manifest.Run, spec model.ModelSpec) (tensor.List, error) {
 	base := spec.Init(initSeed(r))
 	path := r.Model.Init
 	if path == "" {
@@ -30,9 +30,9 @@ func InitialModel(r *pipeline.Run, spec model.ModelSpec) (tensor.List, error) {
 	file, err := safetensors.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: model.init: %s does not exist: give the path of a safetensors file of initial weights", pipeline.ErrInvalid, path)
+			return nil, fmt.Errorf("%w: model.init: %s does not exist: give the path of a safetensors file of initial weights", manifest.ErrInvalid, path)
 		}
-		return nil, fmt.Errorf("%w: model.init: %v", pipeline.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: model.init: %v", manifest.ErrInvalid, err)
 	}
 	return applyInit(base, file, path, spec.Arch)
 }
@@ -43,7 +43,7 @@ func applyInit(base, file tensor.List, path, arch string) (tensor.List, error) {
 	for _, t := range file {
 		if out.Find(t.Name) < 0 {
 			return nil, fmt.Errorf("%w: model.init: %s holds %q, which is not a parameter of %s (names are fedpipe's: see the README's model.init section)",
-				pipeline.ErrInvalid, path, t.Name, arch)
+				manifest.ErrInvalid, path, t.Name, arch)
 		}
 	}
 	// The classifier is taken from the file only if all of it is there with its shapes.
@@ -60,10 +60,10 @@ func applyInit(base, file tensor.List, path, arch string) (tensor.List, error) {
 		case head && !keepHead:
 			continue // absent or another class count: re-initialized
 		case j < 0:
-			return nil, fmt.Errorf("%w: model.init: %s lacks %q (shape %v) of %s", pipeline.ErrInvalid, path, p.Name, p.Shape, arch)
+			return nil, fmt.Errorf("%w: model.init: %s lacks %q (shape %v) of %s", manifest.ErrInvalid, path, p.Name, p.Shape, arch)
 		case !slices.Equal(file[j].Shape, p.Shape):
 			return nil, fmt.Errorf("%w: model.init: %s has %q with shape %v, %s needs %v (layouts: convolutions [kh, kw, in, out], dense [in, out])",
-				pipeline.ErrInvalid, path, p.Name, file[j].Shape, arch, p.Shape)
+				manifest.ErrInvalid, path, p.Name, file[j].Shape, arch, p.Shape)
 		}
 		out[i] = file[j].Clone()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // zeroMask returns an all-zero mask (nothing personalized) shaped like params.
@@ -123,12 +124,9 @@ func selectionRows(round, client int, mask tensor.List) []Selection {
 	return rows
 }
 
-// MaskIoU is the intersection over union of two clients' masks on one tensor.
-type MaskIoU struct {
-	Tensor           string
-	ClientA, ClientB int
-	IoU              float64
-}
+// MaskIoU is the intersection over union of two clients' masks on one tensor (stored as
+// results.MaskIoU).
+type MaskIoU = results.MaskIoU
 
 // PairwiseIoU computes, per tensor, the IoU of every pair of clients' masks (FedSelect
 // Fig. 4). Two empty masks have IoU 1 (they agree); clients without a mask are skipped.

@@ -7,16 +7,16 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // methodRun is tinyRun with the method's catalogue defaults and the given overrides.
-func methodRun(t *testing.T, method string, params map[string]float64, options map[string]string) (*pipeline.Run, Config) {
+func methodRun(t *testing.T, method string, params map[string]float64, options map[string]string) (*manifest.Run, Config) {
 	t.Helper()
 	r, ds, a := tinyRun(method)
 	r.Params, r.Options = map[string]float64{}, map[string]string{}
-	for _, p := range pipeline.Methods[method].Params {
+	for _, p := range manifest.Methods[method].Params {
 		if p.Choices != nil {
 			r.Options[p.Name] = p.Choices[0]
 		} else {

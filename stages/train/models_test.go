@@ -15,8 +15,8 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 )
@@ -56,10 +56,10 @@ func tinyImages(n, side, clients int) (*data.Dataset, *partition.Assignment) {
 	return ds, a
 }
 
-func imageRun(method, arch string) *pipeline.Run {
-	return &pipeline.Run{MethodName: method, Method: method, Seed: 5, Dataset: pipeline.DatasetSpec{Name: "tiny-images"},
-		Model: pipeline.ModelSpec{Arch: arch, BNStats: "local", BNParams: "shared"},
-		Train: pipeline.TrainSpec{Rounds: 2, Participation: 1, LocalEpochs: 1, BatchSize: 4, LR: 0.05,
+func imageRun(method, arch string) *manifest.Run {
+	return &manifest.Run{MethodName: method, Method: method, Seed: 5, Dataset: manifest.DatasetSpec{Name: "tiny-images"},
+		Model: manifest.ModelSpec{Arch: arch, BNStats: "local", BNParams: "shared"},
+		Train: manifest.TrainSpec{Rounds: 2, Participation: 1, LocalEpochs: 1, BatchSize: 4, LR: 0.05,
 			Momentum: 0.5, EvalEvery: 1}}
 }
 
@@ -157,8 +157,8 @@ func TestBNLocalStatsLeaveAggregation(t *testing.T) {
 func TestAugmentations(t *testing.T) {
 	ds, a := tinyImages(12, 5, 1)
 	cd := gather(ds, a)
-	train := pipeline.TrainSpec{Augment: []string{"crop", "flip"}, CropPadding: 2}
-	batches := func(seed int64, tr pipeline.TrainSpec) [][]float32 {
+	train := manifest.TrainSpec{Augment: []string{"crop", "flip"}, CropPadding: 2}
+	batches := func(seed int64, tr manifest.TrainSpec) [][]float32 {
 		aug, err := newAugmenter(tr, ds)
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +180,7 @@ func TestAugmentations(t *testing.T) {
 	if reflect.DeepEqual(first, other) {
 		t.Fatal("different seeds gave the same augmented batches")
 	}
-	plain := batches(1, pipeline.TrainSpec{})
+	plain := batches(1, manifest.TrainSpec{})
 	// Every augmented sample is a padded crop, maybe mirrored, of one training sample; the
 	// fill is the normalized value of pixel 0.
 	side, size := 5, 5*5*3
@@ -247,7 +247,7 @@ func TestAugmentations(t *testing.T) {
 		t.Error("both epochs saw the same augmented samples")
 	}
 	flat := &data.Dataset{Name: "synthetic", Shape: []int{60}}
-	if _, err := newAugmenter(train, flat); !errors.Is(err, pipeline.ErrInvalid) {
+	if _, err := newAugmenter(train, flat); !errors.Is(err, manifest.ErrInvalid) {
 		t.Errorf("augmenting flat features: error %v, want ErrInvalid", err)
 	}
 }
@@ -301,7 +301,7 @@ func TestInitFromFile(t *testing.T) {
 			r.Model.Init = filepath.Join(dir, name)
 		}
 		_, err := InitialModel(r, spec)
-		if !errors.Is(err, pipeline.ErrInvalid) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
+		if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v, want ErrInvalid mentioning %q and the file", name, err, want)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
@@ -458,7 +458,7 @@ func TestFLUTERegularizers(t *testing.T) {
 // body and a head, and is deterministic: two runs give identical states' metrics and
 // communication.
 func TestEveryCatalogueMethodRunsDeterministically(t *testing.T) {
-	for _, name := range pipeline.MethodNames() {
+	for _, name := range manifest.MethodNames() {
 		a, _ := runMLP(t, name, nil, nil, 2)
 		b, _ := runMLP(t, name, nil, nil, 2)
 		if len(a.Metrics) == 0 || len(a.Comm) == 0 {
@@ -546,8 +546,8 @@ func TestPFedFDABetaCV(t *testing.T) {
 // name the same architectures; every architecture is listed, and each listed one exposes
 // as many features as its classifier has inputs.
 func TestFeatureArchsAgree(t *testing.T) {
-	if !slices.Equal(pipeline.FeatureArchs, model.FeatureArchs) {
-		t.Fatalf("pipeline.FeatureArchs %v != model.FeatureArchs %v", pipeline.FeatureArchs, model.FeatureArchs)
+	if !slices.Equal(manifest.FeatureArchs, model.FeatureArchs) {
+		t.Fatalf("manifest.FeatureArchs %v != model.FeatureArchs %v", manifest.FeatureArchs, model.FeatureArchs)
 	}
 	specs := map[string]model.ModelSpec{
 		model.ArchCNN4:             {InputShape: []int{28, 28, 1}},

@@ -11,22 +11,16 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
 
-// Metric is one row of the per-round metrics table.
-type Metric struct {
-	Round    int
-	Client   int
-	Split    string // "train" or "test"
-	Loss     float64
-	Accuracy float64
-	Samples  int
-}
+// Metric is one row of the per-round metrics table (stored as results.Metric).
+type Metric = results.Metric
 
 // State is everything a federated run carries from one round to the next. Together with
 // the run's seed it determines the rest of the run, so it is what a checkpoint stores.
@@ -54,19 +48,12 @@ type State struct {
 	Work []Work
 }
 
-// Work is one client's training computation in one round.
-type Work struct {
-	Round, Client int
-	Samples       int64
-	FLOPs         float64
-}
+// Work is one client's training computation in one round (stored as results.Work).
+type Work = results.Work
 
 // Comm is one client's communication in one round, counting 4 bytes per float32 value
-// and one bit per mask entry sent.
-type Comm struct {
-	Round, Client int
-	Down, Up      int64
-}
+// and one bit per mask entry sent (stored as results.Comm).
+type Comm = results.Comm
 
 // communicator is implemented by methods that do not exchange whole models each way.
 type communicator interface {
@@ -77,13 +64,8 @@ type communicator interface {
 // modelBytes is the size of a model as float32 values.
 func modelBytes(l tensor.List) int64 { return 4 * int64(l.NumElements()) }
 
-// Selection is one row of the personalized-fraction table.
-type Selection struct {
-	Round, Client int
-	Tensor        string
-	Personalized  int
-	Total         int
-}
+// Selection is one row of the personalized-fraction table (stored as results.Selection).
+type Selection = results.Selection
 
 // Upload is what a client returns from a round: its trained model and, for methods that
 // select entries, the mask it will use from the next round on.
@@ -172,7 +154,7 @@ type clientData struct {
 
 // Config is one train stage's input.
 type Config struct {
-	Run     *pipeline.Run
+	Run     *manifest.Run
 	Data    *data.Dataset
 	Assign  *partition.Assignment
 	Backend string
@@ -185,7 +167,7 @@ type Config struct {
 }
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
-func ModelSpec(r *pipeline.Run, d *data.Dataset) model.ModelSpec {
+func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
 	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
 	if r.Model.Arch == "mlp" {
 		spec.Hidden = r.Model.Hidden
@@ -453,7 +435,7 @@ type evalOptions struct {
 	aug      *augmenter // fine-tuning augments like training
 }
 
-func evalOpts(r *pipeline.Run, opt model.SGD, method Method) evalOptions {
+func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
 }
 
@@ -515,7 +497,7 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 // PrepareFinal returns the models the clients are finally evaluated with: the final
 // models, fine-tuned first as the run asks (with the same streams as the last round's
 // evaluation in training).
-func PrepareFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
+func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
 	cd := gather(ds, a)
 	method, err := NewRunMethod(r)
 	if err != nil {
@@ -536,7 +518,7 @@ func PrepareFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partitio
 
 // EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
 // that need it) on each client's test split.
-func EvaluateFinal(m *model.Model, r *pipeline.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
+func EvaluateFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
 	ev, err := FinalEvaluator(m, r, ds, a, models, global)
 	if err != nil {
 		return nil, err
@@ -583,11 +565,11 @@ func MeanAccuracy(rows []Metric, split string) float64 {
 
 // initSeed is the seed of a run's initial model: every client and method of a seed starts
 // from the same weights.
-func initSeed(r *pipeline.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
+func initSeed(r *manifest.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "init") }
 
 // EvalModels returns, for each of the clients, the model it is evaluated with at the end
 // of a run in state st.
-func EvalModels(r *pipeline.Run, st *State, clients int) ([]tensor.List, error) {
+func EvalModels(r *manifest.Run, st *State, clients int) ([]tensor.List, error) {
 	m, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/report"
 )
 
@@ -42,13 +42,13 @@ type Cell struct {
 	Diff        float64 `json:"diff"`
 	Verdict     string  `json:"verdict"`
 	Source      string  `json:"source,omitempty"`
-	// Shift and Level select a shift-stage row (see pipeline.Expectation); empty: unshifted.
+	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
 }
 
 // Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
-func Value(s evaluate.Summary, metric string) float64 {
+func Value(s results.Summary, metric string) float64 {
 	switch metric {
 	case "final_client_mean":
 		return 100 * s.Mean
@@ -61,7 +61,7 @@ func Value(s evaluate.Summary, metric string) float64 {
 }
 
 // cellKey identifies a grid cell independently of the method: its grid choices.
-func cellKey(r *pipeline.Run) string {
+func cellKey(r *manifest.Run) string {
 	var parts []string
 	for _, a := range r.Vary {
 		parts = append(parts, a.Path+"="+a.Value)
@@ -77,11 +77,11 @@ type measured struct {
 	missing bool
 }
 
-func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, method string) (map[string]*measured, []string, error) {
+func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string) (map[string]*measured, []string, error) {
 	metric := e.Metric
-	kind := pipeline.KindEvaluate
+	kind := manifest.KindEvaluate
 	if e.Shift != "" {
-		kind = pipeline.KindShift
+		kind = manifest.KindShift
 	}
 	out := map[string]*measured{}
 	var order []string
@@ -109,12 +109,12 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, 
 			c.missing = true
 			continue
 		}
-		t, err := table.Decode(b)
-		if err != nil {
-			return nil, nil, err
-		}
 		if e.Shift != "" {
-			v, ok := shiftValue(t, e)
+			rows, _, err := results.Decode[results.ShiftSummary](b)
+			if err != nil {
+				return nil, nil, err
+			}
+			v, ok := shiftValue(rows, e)
 			if !ok {
 				c.missing = true
 				continue
@@ -122,17 +122,17 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e pipeline.Expectation, 
 			c.values = append(c.values, v)
 			continue
 		}
-		if v, ok, isCost := costValue(t, metric); isCost {
-			if !ok {
-				c.missing = true
-				continue
-			}
-			c.values = append(c.values, v)
-			continue
-		}
-		s, err := evaluate.SummaryFromTable(t)
+		s, meta, err := results.DecodeOne[results.Summary](b)
 		if err != nil {
 			return nil, nil, err
+		}
+		if v, ok, isCost := costValue(meta, metric); isCost {
+			if !ok {
+				c.missing = true
+				continue
+			}
+			c.values = append(c.values, v)
+			continue
 		}
 		c.values = append(c.values, Value(s, metric))
 	}
@@ -201,7 +201,7 @@ func Markdown(cells []Cell) string {
 // expected, measured (mean ± std over seeds), difference and verdict.
 func (c Cell) Row() []string {
 	num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-	if _, _, isCost := costValue(&table.Table{}, c.Metric); isCost {
+	if _, _, isCost := costValue(nil, c.Metric); isCost {
 		num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	}
 	expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
@@ -224,18 +224,13 @@ func (c Cell) Row() []string {
 }
 
 // shiftValue reads the expectation's row from a shift summary table, in percent.
-func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
-	kind, level := t.Col("shift"), t.Col("level")
-	mean, pooled := t.Col("accuracy_client_mean"), t.Col("accuracy_pooled")
-	if kind == nil || level == nil || mean == nil || pooled == nil {
-		return 0, false
-	}
-	for i := 0; i < t.NumRows(); i++ {
-		if kind.String[i] == e.Shift && math.Abs(level.Float64[i]-e.Level) < 1e-9 {
+func shiftValue(rows []results.ShiftSummary, e manifest.Expectation) (float64, bool) {
+	for _, r := range rows {
+		if r.Shift == e.Shift && math.Abs(r.Level-e.Level) < 1e-9 {
 			if e.Metric == "final_pooled" {
-				return 100 * pooled.Float64[i], true
+				return 100 * r.Pooled, true
 			}
-			return 100 * mean.Float64[i], true
+			return 100 * r.Mean, true
 		}
 	}
 	return 0, false
@@ -243,9 +238,9 @@ func shiftValue(t *table.Table, e pipeline.Expectation) (float64, bool) {
 
 // costValue reads a cost metric from an evaluate summary's metadata (the train stage's
 // cost table averaged over clients); isCost is false for accuracy metrics.
-func costValue(t *table.Table, metric string) (v float64, ok, isCost bool) {
+func costValue(meta map[string]string, metric string) (v float64, ok, isCost bool) {
 	get := func(k string) (float64, bool) {
-		s, ok := t.Meta[k]
+		s, ok := meta[k]
 		if !ok {
 			return 0, false
 		}

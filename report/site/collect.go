@@ -10,17 +10,16 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/report"
-	"github.com/fedpipe/fedpipe/stages/train"
-	"github.com/fedpipe/fedpipe/stages/verify"
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // run is what the store holds for one run (one seed of one configuration).
 type run struct {
-	r *pipeline.Run
+	r *manifest.Run
 	// row labels the method and its own grid choices; col the manifest (when the report
 	// covers several) and its grid's choices.
 	row, col string
@@ -29,12 +28,12 @@ type run struct {
 	config string
 	// checks are the verify cells of this configuration.
 	checks  []verify.Cell
-	summary *evaluate.Summary // nil: not computed
+	summary *results.Summary  // nil: not computed
 	cost    *report.CostEntry // nil: not computed, or no cost recorded
-	metrics []train.Metric
-	sel     []train.Selection
-	iou     *table.Table
-	shift   *table.Table
+	metrics []results.Metric
+	sel     []results.Selection
+	iou     []results.MaskIoU
+	shift   *report.ShiftEntry // nil: not computed, or no shift stage
 }
 
 // collected is every run of the manifests in graph order.
@@ -55,27 +54,26 @@ func outputs(store *artifacts.Store, n *pipeline.Node) (map[string]artifacts.Dig
 	return a.Outputs, nil
 }
 
-// readTable decodes output name of a cached action; nil when absent or unreadable (a
-// corrupt blob is a miss, as everywhere in fedpipe).
-func readTable(store *artifacts.Store, outs map[string]artifacts.Digest, name string) (*table.Table, error) {
+// readRows decodes output name of a cached action as rows of T; ok is false when the
+// output is absent or unreadable (a corrupt blob is a miss, as everywhere in fedpipe).
+func readRows[T any](store *artifacts.Store, outs map[string]artifacts.Digest, name string) (rows []T, meta map[string]string, ok bool, err error) {
 	d, ok := outs[name]
 	if !ok {
-		return nil, nil
+		return nil, nil, false, nil
 	}
 	b, err := store.Get(d)
 	if err != nil {
-		return nil, nil
+		return nil, nil, false, nil
 	}
-	t, err := table.Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("output %s: %w", name, err)
+	if rows, meta, err = results.Decode[T](b); err != nil {
+		return nil, nil, false, fmt.Errorf("output %s: %w", name, err)
 	}
-	return t, nil
+	return rows, meta, true, nil
 }
 
 // labels splits a run's grid choices into those of the manifest's grid (the columns of
 // the results table) and the method's own (part of its row label).
-func labels(r *pipeline.Run, topAxes int) (row, col string) {
+func labels(r *manifest.Run, topAxes int) (row, col string) {
 	rowParts := []string{r.MethodName}
 	var colParts []string
 	for i, a := range r.Vary {
@@ -98,7 +96,7 @@ func shortName(path string) string {
 }
 
 // topAxes counts the manifest-level grid axes, which expansion puts first in Run.Vary.
-func topAxes(m *pipeline.Manifest) int {
+func topAxes(m *manifest.Manifest) int {
 	return len(m.Grid.Content) / 2
 }
 
@@ -128,7 +126,7 @@ func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (
 
 // add collects one graph's runs.
 func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store, seenRow, seenCol map[string]bool) error {
-	byRun := map[*pipeline.Run]*run{}
+	byRun := map[*manifest.Run]*run{}
 	top := topAxes(g.Manifest)
 	checks := map[string][]verify.Cell{}
 	if len(g.Manifest.Expect) > 0 {
@@ -142,7 +140,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			c.checks = append(c.checks, v)
 		}
 	}
-	get := func(r *pipeline.Run) *run {
+	get := func(r *manifest.Run) *run {
 		if x, ok := byRun[r]; ok {
 			return x
 		}
@@ -162,7 +160,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		return x
 	}
 	for _, n := range g.Nodes {
-		if n.Run == nil || (n.Kind != pipeline.KindEvaluate && n.Kind != pipeline.KindTrain && n.Kind != pipeline.KindShift) {
+		if n.Run == nil || (n.Kind != manifest.KindEvaluate && n.Kind != manifest.KindTrain && n.Kind != manifest.KindShift) {
 			continue
 		}
 		x := get(n.Run)
@@ -174,40 +172,35 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			continue
 		}
 		switch n.Kind {
-		case pipeline.KindEvaluate:
-			t, err := readTable(store, outs, "summary")
-			if err != nil || t == nil {
+		case manifest.KindEvaluate:
+			rows, meta, ok, err := readRows[results.Summary](store, outs, "summary")
+			if err != nil || !ok {
 				return wrap(n, err)
 			}
-			s, err := evaluate.SummaryFromTable(t)
+			if len(rows) != 1 {
+				return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
+			}
+			x.summary = &rows[0]
+			if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
+				x.cost = &ce
+			}
+		case manifest.KindTrain:
+			if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
+				return wrap(n, err)
+			}
+			if x.sel, _, _, err = readRows[results.Selection](store, outs, "selection"); err != nil {
+				return wrap(n, err)
+			}
+			if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, "mask_iou"); err != nil {
+				return wrap(n, err)
+			}
+		case manifest.KindShift:
+			rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, "summary")
 			if err != nil {
 				return wrap(n, err)
 			}
-			x.summary = &s
-			if ce, ok := report.CostEntryFromSummary(t, x.config, x.r.Method); ok {
-				x.cost = &ce
-			}
-		case pipeline.KindTrain:
-			if t, err := readTable(store, outs, "metrics"); err != nil {
-				return wrap(n, err)
-			} else if t != nil {
-				if x.metrics, err = train.MetricsFromTable(t); err != nil {
-					return wrap(n, err)
-				}
-			}
-			if t, err := readTable(store, outs, "selection"); err != nil {
-				return wrap(n, err)
-			} else if t != nil {
-				if x.sel, err = train.SelectionFromTable(t); err != nil {
-					return wrap(n, err)
-				}
-			}
-			if x.iou, err = readTable(store, outs, "mask_iou"); err != nil {
-				return wrap(n, err)
-			}
-		case pipeline.KindShift:
-			if x.shift, err = readTable(store, outs, "summary"); err != nil {
-				return wrap(n, err)
+			if ok {
+				x.shift = &report.ShiftEntry{Config: meta["config"], Rows: rows}
 			}
 		}
 	}

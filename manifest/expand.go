@@ -1,4 +1,4 @@
-package pipeline
+package manifest
 
 import (
 	"fmt"
@@ -40,15 +40,15 @@ func (r Run) Label() string {
 	var b strings.Builder
 	b.WriteString(r.MethodName)
 	for _, a := range r.Vary {
-		fmt.Fprintf(&b, " %s=%s", shortPath(a.Path), a.Value)
+		fmt.Fprintf(&b, " %s=%s", ShortPath(a.Path), a.Value)
 	}
 	fmt.Fprintf(&b, " seed=%d", r.Seed)
 	return b.String()
 }
 
-// shortPath names a grid path by its field, or by its section for a "name" field
+// ShortPath names a grid path by its field, or by its section for a "name" field
 // (dataset.name → dataset).
-func shortPath(path string) string {
+func ShortPath(path string) string {
 	sec, field, _ := strings.Cut(path, ".")
 	if field == "name" {
 		return sec
@@ -288,12 +288,12 @@ func (m *Manifest) checkRun(r *Run, methodField string) error {
 		if _, set := m.Pos[field]; !set {
 			field = methodField + ".name"
 		}
-		return m.errAt(field, "%s works on penultimate features, available for %s models only, not %s",
+		return m.ErrAt(field, "%s works on penultimate features, available for %s models only, not %s",
 			r.Method, strings.Join(FeatureArchs, ", "), r.Model.Arch)
 	}
 	p := &r.Partition
 	if p.Scheme == "shards" && p.SamplesPerClient > 0 && p.SamplesPerClient < p.Shards {
-		return m.errAt("partition.samples_per_client", "%d samples cannot fill %d shards", p.SamplesPerClient, p.Shards)
+		return m.ErrAt("partition.samples_per_client", "%d samples cannot fill %d shards", p.SamplesPerClient, p.Shards)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
-// Package pipeline turns a manifest into a DAG of content-addressed stages and runs it:
-// the manifest schema and its validation, matrix expansion, stage keys, the planner that
-// says why each stage runs, and the executor.
-package pipeline
+// Package manifest is the experiment description: the YAML schema, its decoding with
+// positions (every error names file:line and the field), defaults, validation, the method
+// and dataset catalogues, and the expansion of the grid into runs. It imports no executor,
+// no stage and no GoMLX: everything that reads a manifest depends on this package.
+package manifest
 
 import (
 	"bytes"
@@ -311,8 +312,8 @@ func yamlSyntaxError(file string, err error) error {
 	return &InputError{File: file, Line: line, Msg: "YAML syntax: " + msg}
 }
 
-// errAt returns an InputError at the recorded position of field (or the file if unknown).
-func (m *Manifest) errAt(field, format string, args ...any) error {
+// ErrAt returns an InputError at the recorded position of field (or the file if unknown).
+func (m *Manifest) ErrAt(field, format string, args ...any) error {
 	p := m.Pos[field]
 	return &InputError{File: m.File, Line: p.Line, Column: p.Column, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
@@ -322,7 +323,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 		return &InputError{File: m.File, Line: root.Line, Field: "name", Msg: "missing: every manifest needs a name"}
 	}
 	if len(m.Seeds) == 0 {
-		return m.errAt("seeds", "needs at least one seed")
+		return m.ErrAt("seeds", "needs at least one seed")
 	}
 	if m.Dataset.Name == "" {
 		return &InputError{File: m.File, Line: root.Line, Field: "dataset.name", Msg: "missing: choose fmnist or synthetic"}
@@ -335,7 +336,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 		ms := &m.Methods[i]
 		f := fmt.Sprintf("methods[%d]", i)
 		if ms.Name == "" {
-			return m.errAt(f, "every method needs a name")
+			return m.ErrAt(f, "every method needs a name")
 		}
 		if ms.Method == "" {
 			ms.Method = ms.Name
@@ -350,10 +351,10 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			if near := nearest(what, MethodNames()); near != "" {
 				msg = fmt.Sprintf("unknown method %q (did you mean %q?)", what, near)
 			}
-			return m.errAt(field, "%s", msg)
+			return m.ErrAt(field, "%s", msg)
 		}
 		if j, dup := seen[ms.Name]; dup {
-			return m.errAt(f+".name", "duplicate method name %q (also methods[%d])", ms.Name, j)
+			return m.ErrAt(f+".name", "duplicate method name %q (also methods[%d])", ms.Name, j)
 		}
 		seen[ms.Name] = i
 		for name := range ms.Params {
@@ -366,7 +367,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 				} else {
 					msg += fmt.Sprintf(" (its parameters: %s)", strings.Join(def.paramNames(), ", "))
 				}
-				return m.errAt(f+".params."+name, "%s", msg)
+				return m.ErrAt(f+".params."+name, "%s", msg)
 			}
 		}
 	}
@@ -376,7 +377,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			if near := nearest(c, CorruptionNames); near != "" {
 				msg = fmt.Sprintf("unknown corruption %q (did you mean %q?)", c, near)
 			}
-			return m.errAt(fmt.Sprintf("shift.corruptions[%d]", i), "%s", msg)
+			return m.ErrAt(fmt.Sprintf("shift.corruptions[%d]", i), "%s", msg)
 		}
 	}
 	for i, c := range m.Shift.CIFAR10C {
@@ -385,25 +386,25 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			if near := nearest(c, CIFAR10CNames); near != "" {
 				msg = fmt.Sprintf("unknown CIFAR-10-C corruption %q (did you mean %q?)", c, near)
 			}
-			return m.errAt(fmt.Sprintf("shift.cifar10c[%d]", i), "%s", msg)
+			return m.ErrAt(fmt.Sprintf("shift.cifar10c[%d]", i), "%s", msg)
 		}
 		if j := slices.Index(m.Shift.CIFAR10C, c); j < i {
-			return m.errAt(fmt.Sprintf("shift.cifar10c[%d]", i), "corruption %q listed twice (also shift.cifar10c[%d])", c, j)
+			return m.ErrAt(fmt.Sprintf("shift.cifar10c[%d]", i), "corruption %q listed twice (also shift.cifar10c[%d])", c, j)
 		}
 	}
 	if m.Shift.CIFAR10CPath != "" && len(m.Shift.CIFAR10C) == 0 {
-		return m.errAt("shift.cifar10c_path", "no shift.cifar10c corruptions to read from it: list some (e.g. [gaussian_noise, fog]) or remove cifar10c_path")
+		return m.ErrAt("shift.cifar10c_path", "no shift.cifar10c corruptions to read from it: list some (e.g. [gaussian_noise, fog]) or remove cifar10c_path")
 	}
 	if (len(m.Shift.Corruptions) > 0 || len(m.Shift.CIFAR10C) > 0) && len(m.Shift.Severities) == 0 {
 		m.Shift.Severities = []int{1, 2, 3, 4, 5}
 	}
 	for i, sv := range m.Shift.Severities {
 		if sv < 1 || sv > 5 {
-			return m.errAt(fmt.Sprintf("shift.severities[%d]", i), "severity %d outside 1..5", sv)
+			return m.ErrAt(fmt.Sprintf("shift.severities[%d]", i), "severity %d outside 1..5", sv)
 		}
 	}
 	if len(m.Shift.Corruptions) > 0 && m.Dataset.Name == "synthetic" {
-		return m.errAt("shift.corruptions", "corruptions need image data; synthetic has flat features (use shift.degrees)")
+		return m.ErrAt("shift.corruptions", "corruptions need image data; synthetic has flat features (use shift.degrees)")
 	}
 	for i, e := range m.Expect {
 		f := fmt.Sprintf("expect[%d]", i)
@@ -416,17 +417,17 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			if near := nearest(e.Method, labels); near != "" {
 				msg = fmt.Sprintf("no method labelled %q in this manifest (did you mean %q?)", e.Method, near)
 			}
-			return m.errAt(f+".method", "%s", msg)
+			return m.ErrAt(f+".method", "%s", msg)
 		}
 		if e.Metric == "" {
-			return m.errAt(f, "metric missing: one of final_client_mean, final_pooled, best_client_mean, best_pooled")
+			return m.ErrAt(f, "metric missing: one of final_client_mean, final_pooled, best_client_mean, best_pooled")
 		}
 		if e.Above != "" {
 			if _, ok := seen[e.Above]; !ok {
-				return m.errAt(f+".above", "no method labelled %q in this manifest", e.Above)
+				return m.ErrAt(f+".above", "no method labelled %q in this manifest", e.Above)
 			}
 			if e.Above == e.Method {
-				return m.errAt(f+".above", "a method cannot be compared with itself")
+				return m.ErrAt(f+".above", "a method cannot be compared with itself")
 			}
 		}
 		if err := m.checkShiftExpectation(f, e); err != nil {
@@ -442,7 +443,7 @@ func (m *Manifest) checkShiftExpectation(f string, e Expectation) error {
 		return nil
 	}
 	if e.Metric != "final_client_mean" && e.Metric != "final_pooled" {
-		return m.errAt(f+".metric", "an expectation under shift compares final accuracy: use final_client_mean or final_pooled, got %q", e.Metric)
+		return m.ErrAt(f+".metric", "an expectation under shift compares final accuracy: use final_client_mean or final_pooled, got %q", e.Metric)
 	}
 	var levels []float64
 	field := ""
@@ -465,12 +466,12 @@ func (m *Manifest) checkShiftExpectation(f string, e Expectation) error {
 		if slices.Contains(m.Shift.CIFAR10C, e.Shift) {
 			msg += fmt.Sprintf(" (the real CIFAR-10-C corruption is %q)", CIFAR10CKind(e.Shift))
 		}
-		return m.errAt(f+".shift", "%s", msg)
+		return m.ErrAt(f+".shift", "%s", msg)
 	}
 	for _, l := range levels {
 		if l == e.Level {
 			return nil
 		}
 	}
-	return m.errAt(f+".level", "level %v of shift %q is not in %s %v: add it there or pick one of those", e.Level, e.Shift, field, levels)
+	return m.ErrAt(f+".level", "level %v of shift %q is not in %s %v: add it there or pick one of those", e.Level, e.Shift, field, levels)
 }

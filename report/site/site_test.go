@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
@@ -24,7 +25,7 @@ import (
 // graphOf builds the stage graph of a manifest given as text.
 func graphOf(t *testing.T, src string) *pipeline.Graph {
 	t.Helper()
-	m, err := pipeline.ParseManifest("tiny.yaml", []byte(src))
+	m, err := manifest.ParseManifest("tiny.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,8 +286,8 @@ func runManifest(t *testing.T, src string) (*pipeline.Graph, *artifacts.Store) {
 		t.Fatal(err)
 	}
 	backend, _ := model.ResolveBackend("")
-	ex := &pipeline.Executor{Store: store, Stages: stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend}),
-		Progress: pipeline.NewProgress(io.Discard, true)}
+	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: &data.Loader{}, Backend: backend})),
+		Progress: pipeline.Quiet{}}
 	if _, err := ex.Execute(context.Background(), g, plan); err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/report/plot"
 	"github.com/fedpipe/fedpipe/stages/report"
-	"github.com/fedpipe/fedpipe/stages/report/plot"
 )
 
 // Figure is one plot: its SVG and the table of the numbers it draws.
@@ -76,9 +76,7 @@ func (c *collected) accuracyRounds() []Figure {
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
 		var series []plot.Series
-		var tCol, tRow []string
-		var tRound []int64
-		var tAcc []float64
+		var data []roundAccuracy
 		for _, row := range rows {
 			perRound := map[int][]float64{}
 			for _, x := range by[row] {
@@ -100,7 +98,7 @@ func (c *collected) accuracyRounds() []Figure {
 			for _, r := range sortedKeys(perRound) {
 				s.X = append(s.X, float64(r))
 				s.Y = append(s.Y, report.Mean(perRound[r]))
-				tCol, tRow, tRound, tAcc = append(tCol, col), append(tRow, row), append(tRound, int64(r)), append(tAcc, report.Mean(perRound[r]))
+				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: report.Mean(perRound[r])})
 			}
 			series = append(series, s)
 		}
@@ -111,8 +109,7 @@ func (c *collected) accuracyRounds() []Figure {
 		figs = append(figs, Figure{Name: figName("accuracy-rounds", col), Title: title,
 			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds (FedSelect Fig. 2).",
 			SVG:     plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: series}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("cell", tCol), table.StringCol("method", tRow),
-				table.Int64Col("round", tRound), table.Float64Col("accuracy", tAcc)}}})
+			Data:    dataTable(data)})
 	}
 	return figs
 }
@@ -165,19 +162,15 @@ func capRuns(runs []*run, kind string, notes *[]string) []*run {
 // each tensor: FedSelect Fig. 4.
 func (c *collected) maskIoU(notes *[]string) []Figure {
 	var figs []Figure
-	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return x.iou != nil && x.iou.NumRows() > 0 }), "Mask IoU", notes) {
-		name, a, b, v := x.iou.Col("tensor"), x.iou.Col("client_a"), x.iou.Col("client_b"), x.iou.Col("iou")
-		if name == nil || a == nil || b == nil || v == nil {
-			continue
-		}
+	for _, x := range capRuns(c.firstSeed(func(x *run) bool { return len(x.iou) > 0 }), "Mask IoU", notes) {
 		clients := 0
 		var tensors []string
 		idx := map[string]int{}
-		for i := range name.String {
-			clients = max(clients, int(a.Int64[i])+1, int(b.Int64[i])+1)
-			if _, ok := idx[name.String[i]]; !ok {
-				idx[name.String[i]] = len(tensors)
-				tensors = append(tensors, name.String[i])
+		for _, r := range x.iou {
+			clients = max(clients, r.ClientA+1, r.ClientB+1)
+			if _, ok := idx[r.Tensor]; !ok {
+				idx[r.Tensor] = len(tensors)
+				tensors = append(tensors, r.Tensor)
 			}
 		}
 		labels := make([]string, clients)
@@ -195,10 +188,10 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 			}
 			panels[t] = plot.Panel{Title: tn, Labels: labels, Values: m}
 		}
-		for i := range name.String {
-			p := panels[idx[name.String[i]]].Values
-			ca, cb := a.Int64[i], b.Int64[i]
-			p[ca][cb], p[cb][ca] = 100*v.Float64[i], 100*v.Float64[i]
+		for _, r := range x.iou {
+			p := panels[idx[r.Tensor]].Values
+			ca, cb := r.ClientA, r.ClientB
+			p[ca][cb], p[cb][ca] = 100*r.IoU, 100*r.IoU
 			p[ca][ca], p[cb][cb] = 100, 100
 		}
 		shown := panels
@@ -222,7 +215,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
 			SVG:  plot.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown}.SVG(),
-			Data: x.iou})
+			Data: dataTable(x.iou)})
 	}
 	return figs
 }
@@ -252,16 +245,14 @@ func (c *collected) selection(notes *[]string) []Figure {
 			a.total += s.Total
 		}
 		var series []plot.Series
-		var tTensor []string
-		var tRound []int64
-		var tFrac []float64
+		var data []layerFraction
 		for _, tn := range tensors {
 			s := plot.Series{Name: tn}
 			for _, r := range sortedKeys(per[tn]) {
 				a := per[tn][r]
 				f := 100 * float64(a.pers) / float64(max(a.total, 1))
 				s.X, s.Y = append(s.X, float64(r)), append(s.Y, f)
-				tTensor, tRound, tFrac = append(tTensor, tn), append(tRound, int64(r)), append(tFrac, f)
+				data = append(data, layerFraction{Tensor: tn, Round: r, Percent: f})
 			}
 			series = append(series, s)
 		}
@@ -273,9 +264,8 @@ func (c *collected) selection(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Personalized fraction per layer: " + label
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
-			SVG: plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("tensor", tTensor), table.Int64Col("round", tRound),
-				table.Float64Col("personalized_percent", tFrac)}}})
+			SVG:  plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
+			Data: dataTable(data)})
 	}
 	return figs
 }
@@ -313,8 +303,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 			}
 		}
 		var series []plot.Series
-		var tScore []string
-		var tQ, tAcc []float64
+		var data []scoreAccuracy
 		for _, sc := range scores {
 			s := plot.Series{Name: sc}
 			for _, q := range sortedKeys(qs) {
@@ -327,7 +316,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 					x = 1 - q
 				}
 				s.X, s.Y = append(s.X, x), append(s.Y, report.Mean(v))
-				tScore, tQ, tAcc = append(tScore, sc), append(tQ, q), append(tAcc, report.Mean(v))
+				data = append(data, scoreAccuracy{Score: sc, Q: q, Accuracy: report.Mean(v)})
 			}
 			series = append(series, s)
 		}
@@ -341,8 +330,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
 			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
-			Data: &table.Table{Columns: []table.Column{table.StringCol("score", tScore), table.Float64Col("q", tQ),
-				table.Float64Col("accuracy", tAcc)}}})
+			Data:    dataTable(data)})
 	}
 	return figs
 }
@@ -359,20 +347,19 @@ func (c *collected) shiftPoints() []*shiftPoint {
 	var out []*shiftPoint
 	at := map[string]*shiftPoint{}
 	for _, x := range c.runs {
-		t := x.shift
-		if t == nil || t.Col("shift") == nil || t.Col("level") == nil || t.Col("accuracy_client_mean") == nil || t.Col("accuracy_client_std") == nil {
+		if x.shift == nil {
 			continue
 		}
-		for i := 0; i < t.NumRows(); i++ {
-			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, t.Col("shift").String[i], t.Col("level").Float64[i])
+		for _, r := range x.shift.Rows {
+			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, r.Shift, r.Level)
 			p := at[k]
 			if p == nil {
-				p = &shiftPoint{row: x.row, col: x.col, shift: t.Col("shift").String[i], level: t.Col("level").Float64[i]}
+				p = &shiftPoint{row: x.row, col: x.col, shift: r.Shift, level: r.Level}
 				at[k] = p
 				out = append(out, p)
 			}
-			p.mean = append(p.mean, 100*t.Col("accuracy_client_mean").Float64[i])
-			p.std = append(p.std, 100*t.Col("accuracy_client_std").Float64[i])
+			p.mean = append(p.mean, 100*r.Mean)
+			p.std = append(p.std, 100*r.Std)
 		}
 	}
 	return out
@@ -392,14 +379,13 @@ func (c *collected) shifts() []Figure {
 	for _, col := range c.cols {
 		for _, kind := range kinds {
 			var series []plot.Series
-			var tRow []string
-			var tLevel, tMean, tStd []float64
+			var data []shiftAccuracy
 			for _, row := range c.rows {
 				s := plot.Series{Name: row}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
 						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
-						tRow, tLevel, tMean, tStd = append(tRow, row), append(tLevel, p.level), append(tMean, report.Mean(p.mean)), append(tStd, report.Mean(p.std))
+						data = append(data, shiftAccuracy{Method: row, Level: p.level, Mean: report.Mean(p.mean), Std: report.Mean(p.std)})
 					}
 				}
 				if len(s.X) > 0 {
@@ -418,9 +404,8 @@ func (c *collected) shifts() []Figure {
 			}
 			title = titleIn(title, col)
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
-				SVG: plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
-				Data: &table.Table{Columns: []table.Column{table.StringCol("method", tRow), table.Float64Col("level", tLevel),
-					table.Float64Col("accuracy_client_mean", tMean), table.Float64Col("accuracy_client_std", tStd)}}})
+				SVG:  plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
+				Data: dataTable(data)})
 		}
 	}
 	return figs

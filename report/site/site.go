@@ -7,10 +7,12 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
-	"github.com/fedpipe/fedpipe/stages/verify"
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // Site is a report ready to be written: the page in two formats, the figures and the
@@ -76,10 +78,10 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 		}
 	}
 	var sections []section
-	results, resTable := c.results(metric)
+	resGrid, resTable := c.results(metric)
 	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
 		"%s, in percent: mean ± std over seeds (n = seeds computed). Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`.",
-		capital(metricLabel(metric))), grids: []grid{results}})
+		capital(metricLabel(metric))), grids: []grid{resGrid}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
 	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
@@ -94,7 +96,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	if len(entries) > 0 {
 		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
-		s.Tables = append(s.Tables, NamedTable{"runs", report.Table(entries)})
+		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
@@ -162,7 +164,7 @@ func (s *Site) files() string {
 
 // primaryMetric is the metric of the manifest's first expectation with a published
 // value (the paper's own), else the final accuracy as a mean over clients (FedSelect's).
-func primaryMetric(m *pipeline.Manifest) string {
+func primaryMetric(m *manifest.Manifest) string {
 	for _, e := range m.Expect {
 		if e.Above == "" {
 			return e.Metric
@@ -217,9 +219,7 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 		}
 		g.head = append(g.head, col)
 	}
-	var tRow, tCol, tVerdict []string
-	var tSeeds []int64
-	var tMean, tStd, tPub []float64
+	var data []resultCell
 	for _, row := range c.rows {
 		line := []cell{{text: row}}
 		for _, col := range c.cols {
@@ -241,8 +241,7 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			}
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
-				tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, 0), append(tMean, 0), append(tStd, 0)
-				tPub, tVerdict = append(tPub, 0), append(tVerdict, verify.Missing)
+				data = append(data, resultCell{Method: row, Cell: col, Verdict: verify.Missing})
 				continue
 			}
 			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
@@ -275,15 +274,14 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				break
 			}
 			line = append(line, cell{text: text, class: class})
-			tRow, tCol, tSeeds, tMean, tStd = append(tRow, row), append(tCol, col), append(tSeeds, int64(len(vals))), append(tMean, report.Mean(vals)), append(tStd, report.Std(vals))
-			tPub, tVerdict = append(tPub, pub), append(tVerdict, verdict)
+			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: report.Mean(vals), Std: report.Std(vals),
+				Published: pub, Verdict: verdict})
 		}
 		g.rows = append(g.rows, line)
 	}
-	return g, &table.Table{Meta: map[string]string{"metric": metric}, Columns: []table.Column{
-		table.StringCol("method", tRow), table.StringCol("cell", tCol), table.Int64Col("seeds", tSeeds),
-		table.Float64Col("mean", tMean), table.Float64Col("std", tStd), table.Float64Col("published", tPub),
-		table.StringCol("verdict", tVerdict)}}
+	t := dataTable(data)
+	t.Meta = map[string]string{"metric": metric}
+	return g, t
 }
 
 func verdictClass(v string) string {
@@ -337,10 +335,7 @@ func (c *collected) shiftGrids() ([]grid, error) {
 		if x.shift == nil {
 			continue
 		}
-		e, err := report.ShiftEntryFromTable(x.shift)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", x.r.Label(), err)
-		}
+		e := *x.shift
 		e.Config = x.config
 		entries = append(entries, e)
 	}
@@ -535,4 +530,15 @@ func (s *Site) html(sections []section) string {
 	}
 	b.WriteString("</main>\n</body>\n</html>\n")
 	return b.String()
+}
+
+// dataTable lays rows of a results row type out as a table for tables/ and data/. Their
+// schemas are fixed and checked by the results package's tests, so an error here is a
+// bug.
+func dataTable[T any](rows []T) *table.Table {
+	t, err := results.ToTable(rows, nil)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

@@ -1,4 +1,4 @@
-package pipeline
+package manifest
 
 import (
 	"fmt"
@@ -83,40 +83,40 @@ func (m *Manifest) checkData(r *Run) error {
 	counts, known := info.variants[ds.Variant]
 	switch {
 	case ds.Variant != "" && info.variants == nil || ds.Variant != "" && len(info.variants) == 1 && !known:
-		return m.errAt("dataset.variant", "%s has no variants: remove dataset.variant", ds.Name)
+		return m.ErrAt("dataset.variant", "%s has no variants: remove dataset.variant", ds.Name)
 	case !known && ds.Variant == "" && info.needVariant:
-		return m.errAt("dataset.name", "%s needs dataset.variant: one of %s", ds.Name, sortedVariants(info.variants))
+		return m.ErrAt("dataset.name", "%s needs dataset.variant: one of %s", ds.Name, sortedVariants(info.variants))
 	case !known && info.variants != nil && ds.Name != "medmnist":
 		msg := fmt.Sprintf("unknown %s variant %q (known: %s)", ds.Name, ds.Variant, sortedVariants(info.variants))
-		return m.errAt("dataset.variant", "%s", msg)
+		return m.ErrAt("dataset.variant", "%s", msg)
 	}
 	if ds.Severity != 0 && ds.Name != "cifar10c" {
-		return m.errAt("dataset.severity", "severity applies to cifar10c only")
+		return m.ErrAt("dataset.severity", "severity applies to cifar10c only")
 	}
 	if ds.Severity > 5 {
-		return m.errAt("dataset.severity", "severity %d outside 1..5 (0: all five pooled)", ds.Severity)
+		return m.ErrAt("dataset.severity", "severity %d outside 1..5 (0: all five pooled)", ds.Severity)
 	}
 	if ds.ImageSize != 0 && !info.resize {
-		return m.errAt("dataset.image_size", "%s images have a fixed size; image_size applies to officehome and miniimagenet", ds.Name)
+		return m.ErrAt("dataset.image_size", "%s images have a fixed size; image_size applies to officehome and miniimagenet", ds.Name)
 	}
 	if ds.Normalize != "" && !info.image {
-		return m.errAt("dataset.normalize", "%s samples are not images: remove dataset.normalize", ds.Name)
+		return m.ErrAt("dataset.normalize", "%s samples are not images: remove dataset.normalize", ds.Name)
 	}
 	if !info.image && slices.Contains(imageArchs, r.Model.Arch) {
 		what := fmt.Sprintf("%d flat features", ds.Features)
 		if ds.Name == "har" {
 			what = "561 flat features"
 		}
-		return m.errAt("model.arch", "%s needs image data; %s has %s: use mlp or logreg", r.Model.Arch, ds.Name, what)
+		return m.ErrAt("model.arch", "%s needs image data; %s has %s: use mlp or logreg", r.Model.Arch, ds.Name, what)
 	}
 	if !info.image && len(r.Train.Augment) > 0 {
-		return m.errAt("train.augment", "crop and flip need image data; %s has flat features: remove train.augment", ds.Name)
+		return m.ErrAt("train.augment", "crop and flip need image data; %s has flat features: remove train.augment", ds.Name)
 	}
 	if !info.image && len(m.Shift.Corruptions) > 0 {
-		return m.errAt("shift.corruptions", "corruptions need image data; %s has flat features (use shift.degrees)", ds.Name)
+		return m.ErrAt("shift.corruptions", "corruptions need image data; %s has flat features (use shift.degrees)", ds.Name)
 	}
 	if len(m.Shift.CIFAR10C) > 0 && ds.Name != "cifar10" {
-		return m.errAt("shift.cifar10c", "the real CIFAR-10-C corruptions replace CIFAR-10 test images: they need dataset cifar10, not %s (use shift.corruptions for corruptions generated in Go)", ds.Name)
+		return m.ErrAt("shift.cifar10c", "the real CIFAR-10-C corruptions replace CIFAR-10 test images: they need dataset cifar10, not %s (use shift.corruptions for corruptions generated in Go)", ds.Name)
 	}
 	classes := counts[1]
 	if ds.Name == "synthetic" {
@@ -125,11 +125,11 @@ func (m *Manifest) checkData(r *Run) error {
 	switch p.Scheme {
 	case "natural":
 		if !info.natural {
-			return m.errAt("partition.scheme", "%s has no natural clients (natural: synthetic, femnist, har): use dirichlet, shards, iid or pathological", ds.Name)
+			return m.ErrAt("partition.scheme", "%s has no natural clients (natural: synthetic, femnist, har): use dirichlet, shards, iid or pathological", ds.Name)
 		}
 		if ds.Name == "synthetic" {
 			if _, set := m.Pos["partition.clients"]; set && p.Clients != ds.Devices {
-				return m.errAt("partition.clients", "natural partition of synthetic gives one client per device: clients (%d) must equal dataset.devices (%d)", p.Clients, ds.Devices)
+				return m.ErrAt("partition.clients", "natural partition of synthetic gives one client per device: clients (%d) must equal dataset.devices (%d)", p.Clients, ds.Devices)
 			}
 			p.Clients = ds.Devices
 		} else if _, set := m.Pos["partition.clients"]; !set {
@@ -137,18 +137,18 @@ func (m *Manifest) checkData(r *Run) error {
 		}
 	case "domain":
 		if info.domains == 0 {
-			return m.errAt("partition.scheme", "%s has no domains (domain: officehome)", ds.Name)
+			return m.ErrAt("partition.scheme", "%s has no domains (domain: officehome)", ds.Name)
 		}
 		if _, set := m.Pos["partition.clients"]; set && p.Clients != info.domains {
-			return m.errAt("partition.clients", "the domain partition gives one client per domain: clients (%d) must equal the %d domains of %s", p.Clients, info.domains, ds.Name)
+			return m.ErrAt("partition.clients", "the domain partition gives one client per domain: clients (%d) must equal the %d domains of %s", p.Clients, info.domains, ds.Name)
 		}
 		p.Clients = info.domains
 	case "pathological":
 		if classes > 0 && p.ClassesPerClient > classes {
-			return m.errAt("partition.classes_per_client", "%d classes per client, but %s has %d classes", p.ClassesPerClient, ds.Name, classes)
+			return m.ErrAt("partition.classes_per_client", "%d classes per client, but %s has %d classes", p.ClassesPerClient, ds.Name, classes)
 		}
 		if p.QuantitySkew > 0 && p.Clients < 2 {
-			return m.errAt("partition.quantity_skew", "quantity skew splits the clients into two groups: it needs at least 2 clients")
+			return m.ErrAt("partition.quantity_skew", "quantity skew splits the clients into two groups: it needs at least 2 clients")
 		}
 	}
 	n := counts[0]
@@ -165,13 +165,13 @@ func (m *Manifest) checkData(r *Run) error {
 		n = min(n, ds.MaxSamples)
 	}
 	if p.Clients > n/2 {
-		return m.errAt("partition.clients", "%d clients for %d samples: each client needs at least 2 (one train, one test)", p.Clients, n)
+		return m.ErrAt("partition.clients", "%d clients for %d samples: each client needs at least 2 (one train, one test)", p.Clients, n)
 	}
 	if p.Scheme == "dirichlet" && p.Clients*p.MinSamples > n {
-		return m.errAt("partition.min_samples", "%d clients × min_samples %d exceeds the %d samples", p.Clients, p.MinSamples, n)
+		return m.ErrAt("partition.min_samples", "%d clients × min_samples %d exceeds the %d samples", p.Clients, p.MinSamples, n)
 	}
 	if p.Scheme == "shards" && p.Clients*p.SamplesPerClient > n {
-		return m.errAt("partition.samples_per_client", "%d clients × %d samples exceeds the %d samples", p.Clients, p.SamplesPerClient, n)
+		return m.ErrAt("partition.samples_per_client", "%d clients × %d samples exceeds the %d samples", p.Clients, p.SamplesPerClient, n)
 	}
 	return nil
 }

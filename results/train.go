@@ -1,0 +1,79 @@
+package results
+
+// The tables of a train stage (stages/train writes them; stages/stages.go stores them
+// under the output names given below).
+
+// Metric is one row of a train stage's `metrics` table: one client's loss and accuracy
+// on one split at one evaluation round. The table's metadata holds the last round trained
+// ("round"), which a checkpoint resumes from.
+type Metric struct {
+	Round    int     `arrow:"round"`
+	Client   int     `arrow:"client"`
+	Split    string  `arrow:"split"` // "train" or "test"
+	Loss     float64 `arrow:"loss"`
+	Accuracy float64 `arrow:"accuracy"`
+	Samples  int     `arrow:"samples"`
+}
+
+// TestRow exposes a metric row to evaluate.BestOf: its round and result, and whether it
+// is a test-split evaluation.
+func (m Metric) TestRow() (int, Client, bool) {
+	return m.Round, Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == "test"
+}
+
+// Selection is one row of the `selection` table (FedOBP Fig. 5): how many entries of a
+// tensor a client personalizes at a round. The stored table adds a computed column,
+// fraction = personalized / max(total, 1).
+type Selection struct {
+	Round        int    `arrow:"round"`
+	Client       int    `arrow:"client"`
+	Tensor       string `arrow:"tensor"`
+	Personalized int    `arrow:"personalized"`
+	Total        int    `arrow:"total"`
+}
+
+// Fraction is the personalized share of the tensor's entries.
+func (s Selection) Fraction() float64 {
+	return float64(s.Personalized) / float64(max(s.Total, 1))
+}
+
+func (s Selection) computed() ([]string, []float64) {
+	return []string{"fraction"}, []float64{s.Fraction()}
+}
+
+// MaskIoU is one row of the `mask_iou` table (FedSelect Fig. 4): the intersection over
+// union of two clients' final masks on one tensor.
+type MaskIoU struct {
+	Tensor  string  `arrow:"tensor"`
+	ClientA int     `arrow:"client_a"`
+	ClientB int     `arrow:"client_b"`
+	IoU     float64 `arrow:"iou"`
+}
+
+// Comm is one row of the `comm` table: one client's communication in one round, counting
+// 4 bytes per float32 value and one bit per mask entry sent.
+type Comm struct {
+	Round  int   `arrow:"round"`
+	Client int   `arrow:"client"`
+	Down   int64 `arrow:"bytes_down"`
+	Up     int64 `arrow:"bytes_up"`
+}
+
+// Work is one row of the `work` table: one client's training computation in one round.
+type Work struct {
+	Round   int     `arrow:"round"`
+	Client  int     `arrow:"client"`
+	Samples int64   `arrow:"samples"`
+	FLOPs   float64 `arrow:"flops"`
+}
+
+// Cost is one row of the `cost` table: one client's total cost over a run (DM-PFL
+// Table 4).
+type Cost struct {
+	Client         int     `arrow:"client"`
+	MBDown         float64 `arrow:"mb_down"` // megabytes (10^6 bytes) received
+	MBUp           float64 `arrow:"mb_up"`   // megabytes sent
+	Samples        int64   `arrow:"samples"`
+	FLOPs          float64 `arrow:"flops"`
+	RoundsSelected int     `arrow:"rounds"`
+}

@@ -1,0 +1,45 @@
+package stages
+
+import (
+	"context"
+
+	"github.com/fedpipe/fedpipe/manifest"
+)
+
+// Outputs are a stage's named output blobs; the executor stores each by its digest.
+type Outputs = map[string][]byte
+
+// Func runs one stage. It must be a pure function of the context's run, data and inputs:
+// the executor caches its outputs under a key computed from exactly those.
+type Func func(ctx context.Context, sc Context) (Outputs, error)
+
+// Context is what a running stage sees of the executor: the run it belongs to, its
+// inputs' outputs, progress reporting and resume points. The executor's
+// pipeline.StageContext implements it; stages never see the graph or the store.
+type Context interface {
+	// Manifest is the manifest the stage's graph came from.
+	Manifest() *manifest.Manifest
+	// Run is the grid cell the stage belongs to (nil for the report stage).
+	Run() *manifest.Run
+	// Runs lists every run the report stage covers (nil for other stages).
+	Runs() []*manifest.Run
+	// Data describes the run's dataset as planned (nil for the report stage).
+	Data() *manifest.DataDesc
+	// CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned
+	// with ("" otherwise).
+	CIFAR10CDigest() string
+	// NumInputs is the number of input stages.
+	NumInputs() int
+	// Input returns output name of the stage's i-th input.
+	Input(i int, name string) ([]byte, error)
+	// Progress reports progress within the stage (e.g. rounds done of rounds total).
+	Progress(done, total int, note string)
+	// Logf prints a message about the stage without disturbing the progress display.
+	Logf(format string, args ...any)
+	// SaveCheckpoint stores a resume point after round.
+	SaveCheckpoint(round int, blobs map[string][]byte) error
+	// LoadCheckpoint returns the latest verified resume point of this stage, if any.
+	LoadCheckpoint() (round int, blobs map[string][]byte, ok bool)
+	// Resumed records that the stage continued from its checkpoint after round.
+	Resumed(round int)
+}
