@@ -196,7 +196,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 		if len(waiting) == 0 {
 			break // everything left is another shard's, or needs what is
 		}
-		if w := strings.Join(waiting, ", "); w != lastWaiting {
+		w := strings.Join(waiting[:min(len(waiting), 3)], ", ")
+		if len(waiting) > 3 {
+			w += fmt.Sprintf(" and %d more", len(waiting)-3)
+		}
+		if w != lastWaiting {
 			e.Progress.Logf("waiting for other workers: %s", w)
 			lastWaiting = w
 		}
