@@ -4,8 +4,11 @@ BIN     := bin/fedpipe
 FMNIST  := /usr/share/datasets/fashion-mnist
 # Fuzz targets run this long each under `make fuzz` (and in CI).
 FUZZTIME ?= 10s
+# The S3 server the remote's tests start on 127.0.0.1 (artifacts/remote/s3test), built from
+# the Go module proxy into bin/ (about 2 minutes on two cores, once).
+VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build run smoke test vet fmt-check data bench fuzz clean
+.PHONY: all build run smoke test vet fmt-check data versitygw bench fuzz clean
 
 all: build
 
@@ -29,8 +32,15 @@ data:
 		 (apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist)) ; \
 	else echo "note: Fashion-MNIST missing; tests that need it will skip (apt-get install dataset-fashion-mnist)"; fi
 
+## versitygw: the S3 server for the remote's tests, unless bin/versitygw is there already.
+versitygw:
+	@if [ -x bin/versitygw ]; then :; \
+	else echo "installing versitygw $(VERSITYGW_VERSION) into bin/ (S3 server for the remote tests)"; \
+		GOBIN=$(CURDIR)/bin $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION) || \
+		echo "note: versitygw did not install; the remote tests will skip (fail under CI=true)"; fi
+
 ## test: formatting, vet, and every test (FMNIST tests run when the data is installed).
-test: data fmt-check vet build
+test: data versitygw fmt-check vet build
 	$(GO) test -count=1 -timeout 25m ./...
 
 fmt-check:

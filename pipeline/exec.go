@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -127,74 +128,102 @@ type Executor struct {
 	Store    *artifacts.Store
 	Stages   map[string]StageFunc
 	Progress Progress
+	// Remote, if set, is consulted before a stage runs and receives what ran (remote.go).
+	Remote *remote.Remote
+	// Split, if set, shares the plan with other processes (worker.go).
+	Split *Split
 }
 
 // Execute runs the planned stages in order. Each stage's outputs are stored before its
 // action-cache entry is written, so an interrupted run never leaves a result that looks
 // complete. It stops at the first failure.
 func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]StageResult, error) {
+	if e.Split != nil {
+		return e.executeSplit(ctx, g, plan)
+	}
 	actions := map[*Node]artifacts.Action{}
 	results := make([]StageResult, 0, len(plan))
 	toRun := 0
 	for _, p := range plan {
-		if p.State == StateRun {
+		if p.State != StateCached {
 			toRun++
 		}
 	}
 	done := 0
 	for _, p := range plan {
 		n := p.Node
-		res := StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached}
 		if p.State == StateCached {
 			actions[n] = p.action
-			res.Outputs = digestStrings(p.action.Outputs)
-			results = append(results, res)
+			results = append(results, StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached,
+				Outputs: digestStrings(p.action.Outputs)})
 			continue
 		}
 		done++
 		if err := ctx.Err(); err != nil {
 			return results, err
 		}
-		fn, ok := e.Stages[n.Kind]
-		if !ok {
-			return results, fmt.Errorf("no implementation for stage kind %q", n.Kind)
-		}
-		sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
-			index: done, total: toRun}
-		e.Progress.StageStart(done, toRun, n.Name)
-		start := time.Now()
-		outs, err := fn(ctx, sc)
-		if err != nil {
-			e.Progress.StageEnd(n.Name, time.Since(start), err)
-			return results, fmt.Errorf("stage %s: %w", n.Name, err)
-		}
-		a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{
-			"kind": n.Kind, "name": n.Name, "seconds": fmt.Sprintf("%.3f", time.Since(start).Seconds()),
-			"created": time.Now().UTC().Format(time.RFC3339)}}
-		for _, name := range sortedKeys(outs) {
-			d, err := e.Store.Put(outs[name])
+		reason := p.Reason
+		if res, ok, err := e.fetch(ctx, n, actions, &reason); err != nil || ok {
 			if err != nil {
-				return results, fmt.Errorf("stage %s: storing output %s: %w", n.Name, name, err)
+				return results, err
 			}
-			a.Outputs[name] = d
+			results = append(results, res)
+			continue
 		}
-		if err := e.Store.PutAction(artifacts.Digest(n.Key), a); err != nil {
-			return results, fmt.Errorf("stage %s: recording result: %w", n.Name, err)
+		res, err := e.runStage(ctx, g, n, reason, actions, done, toRun)
+		if err != nil {
+			return results, err
 		}
-		// Remember this description so a later plan can say what changed.
-		if dd, err := e.Store.Put(n.desc); err == nil {
-			_ = e.Store.PutRef(lastRef(g, n), dd)
-		}
-		_ = e.Store.DeleteRef(checkpointRef(n))
-		_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
-		secs := time.Since(start)
-		e.Progress.StageEnd(n.Name, secs, nil)
-		actions[n] = a
-		res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, p.Reason, secs.Seconds(), sc.resumedFrom
-		res.Outputs = digestStrings(a.Outputs)
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// runStage runs node n, whose inputs' actions are in actions, stores its outputs and then
+// its action entry (and pushes both to the remote, if any), and adds its action to actions.
+func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason string, actions map[*Node]artifacts.Action, index, total int) (StageResult, error) {
+	res := StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String()}
+	fn, ok := e.Stages[n.Kind]
+	if !ok {
+		return res, fmt.Errorf("no implementation for stage kind %q", n.Kind)
+	}
+	sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
+		index: index, total: total, ctx: ctx, remote: e.Remote}
+	e.Progress.StageStart(index, total, n.Name)
+	start := time.Now()
+	outs, err := fn(ctx, sc)
+	if err != nil {
+		e.Progress.StageEnd(n.Name, time.Since(start), err)
+		return res, fmt.Errorf("stage %s: %w", n.Name, err)
+	}
+	a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{
+		"kind": n.Kind, "name": n.Name, "seconds": fmt.Sprintf("%.3f", time.Since(start).Seconds()),
+		"created": time.Now().UTC().Format(time.RFC3339)}}
+	for _, name := range sortedKeys(outs) {
+		d, err := e.Store.Put(outs[name])
+		if err != nil {
+			return res, fmt.Errorf("stage %s: storing output %s: %w", n.Name, name, err)
+		}
+		a.Outputs[name] = d
+	}
+	if err := e.Store.PutAction(artifacts.Digest(n.Key), a); err != nil {
+		return res, fmt.Errorf("stage %s: recording result: %w", n.Name, err)
+	}
+	// Remember this description so a later plan can say what changed.
+	if dd, err := e.Store.Put(n.desc); err == nil {
+		_ = e.Store.PutRef(lastRef(g, n), dd)
+	}
+	if err := e.push(ctx, n, a); err != nil {
+		return res, fmt.Errorf("stage %s: %w", n.Name, err)
+	}
+	_ = e.Store.DeleteRef(checkpointRef(n))
+	_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
+	secs := time.Since(start)
+	e.Progress.StageEnd(n.Name, secs, nil)
+	actions[n] = a
+	res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, reason, secs.Seconds(), sc.resumedFrom
+	res.Outputs = digestStrings(a.Outputs)
+	return res, nil
 }
 
 func digestStrings(m map[string]artifacts.Digest) map[string]string {
@@ -217,6 +246,9 @@ type StageContext struct {
 	total    int
 	// resumedFrom is the checkpoint round the stage continued from, if any.
 	resumedFrom int
+	// ctx and remote let checkpoints travel to and from the remote (nil: none).
+	ctx    context.Context
+	remote *remote.Remote
 }
 
 // Resumed records that the stage continued from its checkpoint after round.
@@ -311,12 +343,15 @@ func (sc *StageContext) SaveCheckpoint(round int, blobs map[string][]byte) error
 	if err != nil {
 		return err
 	}
-	return sc.store.PutRef(checkpointRef(sc.Node), d)
+	if err := sc.store.PutRef(checkpointRef(sc.Node), d); err != nil {
+		return err
+	}
+	return sc.pushCheckpoint(idx, d)
 }
 
-// LoadCheckpoint returns the latest resume point of this stage, if a previous run of the
-// same stage key left one whose blobs all verify.
-func (sc *StageContext) LoadCheckpoint() (round int, blobs map[string][]byte, ok bool) {
+// loadLocalCheckpoint returns the latest resume point of this stage in the local store,
+// if a previous run of the same stage key left one whose blobs all verify.
+func (sc *StageContext) loadLocalCheckpoint() (round int, blobs map[string][]byte, ok bool) {
 	d, found, err := sc.store.GetRef(checkpointRef(sc.Node))
 	if err != nil || !found {
 		return 0, nil, false

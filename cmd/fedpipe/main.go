@@ -46,6 +46,10 @@ Usage:
   fedpipe show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results
   fedpipe diff A B                  parameters and metrics side by side (manifests, cells, last run)
   fedpipe version                   version, commit, backend, key scheme
+  fedpipe push MANIFEST... --remote URL   upload cached results to a shared S3 remote
+  fedpipe pull MANIFEST... --remote URL   download a remote's results into the local store
+  fedpipe k8s MANIFEST --image IMG --remote URL --workers N   a Kubernetes Indexed Job of workers
+  fedpipe slurm MANIFEST --remote URL --workers N             an sbatch --array script of workers
   fedpipe help [COMMAND]            help for a command
 
 Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 verify
@@ -94,6 +98,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return diffCmd(rest, stdout, stderr)
 	case "version", "--version":
 		return versionCmd(rest, stdout, stderr)
+	case "push", "pull":
+		return pushPull(cmd, rest, stdout, stderr)
+	case "k8s", "slurm":
+		return launcher(cmd, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		// `help CMD` is `CMD --help`; anything else (help help, help -h, --help --help)
 		// is the overview. Never recurse into help itself.
@@ -120,6 +128,7 @@ type commonFlags struct {
 	dryRun      bool
 	lockTimeout time.Duration
 	set         []string
+	remote      remoteFlags
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
@@ -136,6 +145,9 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 	}
 	registerLimits(fs)
+	if cmd == "run" || cmd == "status" {
+		c.remote.register(fs, cmd)
+	}
 }
 
 func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
@@ -172,9 +184,21 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	m := g.Manifest
+	split, err := f.remote.split()
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+		return exitInvalid
+	}
 
 	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rem, err := f.remote.open(ctx, logs.Logf)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
+		return remoteExit(err)
+	}
 	dir := artifacts.DefaultDir(f.store)
 	// Store notices (a wait for another process's lock first of all) are printed at once.
 	logs.Next = func(s string) {
@@ -200,12 +224,16 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if cmd == "status" || f.dryRun {
+		if rem != nil {
+			if err := pipeline.MarkRemote(ctx, plan, rem); err != nil {
+				return fail(err)
+			}
+		}
 		return printPlan(cmd, m, dir, backend, plan, f.json, stdout)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})), Progress: progress}
+	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})),
+		Progress: progress, Remote: rem, Split: split}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
@@ -226,18 +254,37 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	ran := 0
+	ran, skipped, fetched := 0, 0, 0
 	for _, r := range results {
-		if r.State == pipeline.StateRan {
+		switch {
+		case r.State == pipeline.StateRan:
 			ran++
+		case r.State == pipeline.StateSkipped:
+			skipped++
+		case r.Reason == pipeline.ReasonFetched:
+			fetched++
 		}
 	}
 	if f.json {
-		return writeJSON(stdout, map[string]any{"manifest": path, "store": dir, "backend": model.BackendID(backend),
-			"seconds": time.Since(start).Seconds(), "stages": results, "report": reportMD})
+		out := map[string]any{"manifest": path, "store": dir, "backend": model.BackendID(backend),
+			"seconds": time.Since(start).Seconds(), "stages": results, "report": reportMD}
+		if rem != nil {
+			out["remote"], out["worker"] = rem.String(), rem.Holder()
+		}
+		return writeJSON(stdout, out)
 	}
-	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached (%s, store %s)\n", reportMD, ran, len(results),
-		len(results)-ran, fmtSeconds(time.Since(start)), dir)
+	where := "store " + dir
+	if rem != nil {
+		where += ", remote " + rem.String()
+	}
+	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached", reportMD, ran, len(results), len(results)-ran-skipped-fetched)
+	if fetched > 0 {
+		fmt.Fprintf(stdout, ", %d fetched from the remote", fetched)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(stdout, ", %d left to other shards", skipped)
+	}
+	fmt.Fprintf(stdout, " (%s, %s)\n", fmtSeconds(time.Since(start)), where)
 	return exitOK
 }
 
@@ -254,9 +301,12 @@ type planJSON struct {
 
 func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) int {
 	var rows []planJSON
-	stale := 0
+	stale, remote := 0, 0
 	for _, p := range plan {
 		state := p.State
+		if state == pipeline.StateRemote {
+			remote++
+		}
 		if state == pipeline.StateRun {
 			stale++
 			if cmd == "status" {
@@ -275,7 +325,11 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "%d of %d stages cached, %d would run (store %s)\n", len(plan)-stale, len(plan), stale, dir)
+	fmt.Fprintf(w, "%d of %d stages cached", len(plan)-stale-remote, len(plan))
+	if remote > 0 {
+		fmt.Fprintf(w, ", %d in the remote", remote)
+	}
+	fmt.Fprintf(w, ", %d would run (store %s)\n", stale, dir)
 	return exitOK
 }
 

@@ -1,0 +1,235 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+)
+
+// Leases let workers that share a remote split its stages without a coordinator.
+//
+// A claim on stage K is the object lease/K/<gen>, gen a zero-padded generation number,
+// created with a conditional PUT (If-None-Match: *), so of any number of workers creating
+// the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
+// heartbeat: the body counts beats, so its ETag changes). Another worker deems the lease
+// expired when it has watched the same generation and ETag for a whole TTL by its own
+// clock (so clocks need not agree), and takes the stage over by creating generation
+// gen+1, again conditionally: one taker wins. A holder whose heartbeat finds a later
+// generation, or that could not renew for a TTL, has lost the stage and is told so
+// through Lost. Release deletes the holder's generations after the stage's result is
+// pushed; the others check the result before claiming, so a deleted lease is never
+// mistaken for an unfinished stage.
+
+// A Lease is this process's claim on one stage. Create it with TryLease; call Release
+// exactly once, when the stage is finished or abandoned.
+type Lease struct {
+	r        *Remote
+	key      artifacts.Digest
+	gen      int
+	prev     string // the holder of the expired lease taken over ("" for a fresh claim)
+	lost     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	lostOnce sync.Once
+}
+
+// leaseRecord is the body of a lease object.
+type leaseRecord struct {
+	Holder string  `json:"holder"`
+	Beat   int     `json:"beat"`
+	TTL    float64 `json:"ttl_seconds"`
+}
+
+// sighting is another worker's lease as this process last saw it change.
+type sighting struct {
+	gen  int
+	etag string
+	at   time.Time
+}
+
+func leasePrefix(key artifacts.Digest) string { return "lease/" + key.String() + "/" }
+
+func leaseObject(key artifacts.Digest, gen int) string {
+	return leasePrefix(key) + fmt.Sprintf("%010d", gen)
+}
+
+// generations lists the stage's lease objects: generation → ETag.
+func (r *Remote) generations(ctx context.Context, key artifacts.Digest) (map[int]string, error) {
+	gens := map[int]string{}
+	prefix := r.object(leasePrefix(key))
+	for obj := range r.client.ListObjects(ctx, r.cfg.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			if notFound(obj.Err) {
+				break
+			}
+			return nil, obj.Err
+		}
+		g, err := strconv.Atoi(strings.TrimPrefix(obj.Key, prefix))
+		if err != nil {
+			continue
+		}
+		gens[g] = obj.ETag
+	}
+	return gens, nil
+}
+
+// preconditionFailed reports whether a conditional PUT lost: the object exists already.
+func preconditionFailed(err error) bool {
+	e := minio.ToErrorResponse(err)
+	return e.StatusCode == http.StatusPreconditionFailed || e.StatusCode == http.StatusConflict ||
+		e.Code == "PreconditionFailed" || e.Code == "ConditionalRequestConflict"
+}
+
+// TryLease tries to claim the stage with key. It returns the Lease when this process now
+// holds it, heartbeat running; or nil and the current holder's name when another live
+// worker holds it. A lease is taken over only after this process has watched it unchanged
+// for a whole TTL, so the first calls on a dead worker's lease return its holder.
+func (r *Remote) TryLease(ctx context.Context, key artifacts.Digest) (l *Lease, holder string, err error) {
+	gens, err := r.generations(ctx, key)
+	if err != nil {
+		return nil, "", r.scrub(fmt.Errorf("remote %s: list leases of %s: %w", r, key.Short(), err))
+	}
+	next, prev := 0, ""
+	if len(gens) > 0 {
+		top := -1
+		for g := range gens {
+			top = max(top, g)
+		}
+		holder = r.leaseHolder(ctx, key, top)
+		now := time.Now()
+		r.mu.Lock()
+		s, ok := r.seen[key]
+		if !ok || s.gen != top || s.etag != gens[top] {
+			r.seen[key] = sighting{gen: top, etag: gens[top], at: now}
+			r.mu.Unlock()
+			return nil, holder, nil
+		}
+		r.mu.Unlock()
+		if now.Sub(s.at) < r.ttl {
+			return nil, holder, nil
+		}
+		next, prev = top+1, holder
+	}
+	rec, _ := json.Marshal(leaseRecord{Holder: r.holder, TTL: r.ttl.Seconds()})
+	opts := minio.PutObjectOptions{ContentType: "application/json"}
+	opts.SetMatchETagExcept("*")
+	if _, err := r.put(ctx, r.object(leaseObject(key, next)), rec, opts); err != nil {
+		if preconditionFailed(err) {
+			return nil, r.leaseHolder(ctx, key, next), nil
+		}
+		return nil, "", r.scrub(fmt.Errorf("remote %s: claim %s: %w", r, key.Short(), err))
+	}
+	r.mu.Lock()
+	delete(r.seen, key)
+	r.mu.Unlock()
+	if prev != "" {
+		r.log("remote %s: the lease of %s held by %s expired (no heartbeat for %v); taking it over", r, key.Short(), prev, r.ttl)
+	}
+	l = &Lease{r: r, key: key, gen: next, prev: prev, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	go l.heartbeat()
+	return l, "", nil
+}
+
+// leaseHolder reads the holder named in a lease object ("another worker" if unreadable).
+func (r *Remote) leaseHolder(ctx context.Context, key artifacts.Digest, gen int) string {
+	raw, found, err := r.get(ctx, r.object(leaseObject(key, gen)))
+	var rec leaseRecord
+	if err != nil || !found || json.Unmarshal(raw, &rec) != nil || rec.Holder == "" {
+		return "another worker"
+	}
+	return rec.Holder
+}
+
+// TookOver returns the holder of the expired lease this one replaced, or "" for a claim
+// on a stage nobody held.
+func (l *Lease) TookOver() string { return l.prev }
+
+// Lost is closed when this process no longer holds the lease: another worker took it over
+// (this one was deemed dead), or heartbeats failed for a whole TTL. The stage should stop.
+func (l *Lease) Lost() <-chan struct{} { return l.lost }
+
+func (l *Lease) markLost(why string) {
+	l.lostOnce.Do(func() {
+		l.r.log("remote %s: lost the lease of %s: %s", l.r, l.key.Short(), why)
+		close(l.lost)
+	})
+}
+
+// heartbeat rewrites the lease every TTL/3 until Release, and watches for a later
+// generation.
+func (l *Lease) heartbeat() {
+	defer close(l.done)
+	r := l.r
+	period := r.ttl / 3
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	lastOK := time.Now()
+	for beat := 1; ; beat++ {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), period)
+		taken, err := r.exists(ctx, r.object(leaseObject(l.key, l.gen+1)))
+		if err == nil && taken {
+			cancel()
+			l.markLost("another worker took it over")
+			return
+		}
+		if err == nil {
+			rec, _ := json.Marshal(leaseRecord{Holder: r.holder, Beat: beat, TTL: r.ttl.Seconds()})
+			_, err = r.put(ctx, r.object(leaseObject(l.key, l.gen)), rec, minio.PutObjectOptions{ContentType: "application/json"})
+		}
+		cancel()
+		if err == nil {
+			lastOK = time.Now()
+			continue
+		}
+		if time.Since(lastOK) >= r.ttl {
+			l.markLost(fmt.Sprintf("no heartbeat reached the remote for %v (%v)", r.ttl, r.scrub(err)))
+			return
+		}
+	}
+}
+
+// Release stops the heartbeat and, unless the lease was lost, deletes this claim's lease
+// objects (generations up to its own). Call it after the stage's result is pushed, or
+// when abandoning the stage.
+func (l *Lease) Release(ctx context.Context) error {
+	close(l.stop)
+	<-l.done
+	select {
+	case <-l.lost:
+		return nil
+	default:
+	}
+	gens, err := l.r.generations(ctx, l.key)
+	if err != nil {
+		return l.r.scrub(fmt.Errorf("remote %s: release %s: %w", l.r, l.key.Short(), err))
+	}
+	var mine []int
+	for g := range gens {
+		if g <= l.gen {
+			mine = append(mine, g)
+		}
+	}
+	sort.Ints(mine) // its own generation last
+	for _, g := range mine {
+		err := l.r.client.RemoveObject(ctx, l.r.cfg.Bucket, l.r.object(leaseObject(l.key, g)), minio.RemoveObjectOptions{})
+		if err != nil && !notFound(err) {
+			return l.r.scrub(fmt.Errorf("remote %s: release %s: %w", l.r, l.key.Short(), err))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,514 @@
+// Package remote keeps a copy of fedpipe's content store and action cache in an
+// S3-compatible object store, so that machines can share results and split a sweep.
+//
+// Layout under the remote's prefix (s3://bucket/prefix):
+//
+//	cas/<digest>         a blob's bytes, named by their SHA-256 (as the local store's)
+//	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}}
+//	ckpt/<stage key>     the last resume point pushed for a running stage (Checkpoint)
+//	lease/<key>/<gen>    a worker's claim on a stage (see lease.go)
+//
+// The invariants are the local store's, across the network:
+//
+//   - Blobs are uploaded before the action entry that names them (PushAction), and before
+//     the checkpoint pointer that lists them (PushCheckpoint), so an entry never points at
+//     a blob that was never written.
+//   - Every downloaded blob is re-hashed before it is stored locally. A missing, truncated
+//     or corrupt object is logged and treated as a miss, never returned; the blob is
+//     remembered as bad, and the next push of it overwrites the object.
+//   - Credentials are read from the environment and AWS files (Resolve) and never appear
+//     in an error, a log line or String: every message leaving the package is scrubbed of
+//     them.
+//
+// A Remote is safe for concurrent use by multiple goroutines.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+)
+
+// DefaultLeaseTTL is how long a lease lives without a heartbeat when Options.LeaseTTL is
+// zero.
+const DefaultLeaseTTL = 60 * time.Second
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// Logf, if non-nil, receives notices: remote objects found missing or corrupt (and
+	// treated as misses), leases taken over or lost. Lines never hold credentials.
+	Logf func(format string, args ...any)
+	// LeaseTTL is how long a worker's lease outlives its last heartbeat (heartbeats come
+	// every LeaseTTL/3). Zero means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Holder names this process in leases and checkpoints; default "HOST/PID".
+	Holder string
+	// Env reads the environment (os.Getenv when nil); see Resolve.
+	Env func(string) string
+}
+
+// A Remote is an open connection to a remote store. It holds no resources beyond idle
+// HTTP connections; there is nothing to close.
+type Remote struct {
+	cfg     Config
+	client  *minio.Client
+	logf    func(string, ...any)
+	secrets []string
+	ttl     time.Duration
+	holder  string
+
+	mu      sync.Mutex
+	present map[artifacts.Digest]bool     // blobs known to be stored intact in the remote
+	bad     map[artifacts.Digest]bool     // blobs found corrupt there: the next push rewrites them
+	seen    map[artifacts.Digest]sighting // leases of other workers, as last observed
+}
+
+// Transfer counts what moved between the local store and the remote.
+type Transfer struct {
+	// Objects is the number of blobs copied; Bytes their total size.
+	Objects int
+	Bytes   int64
+}
+
+// Add adds o to t.
+func (t *Transfer) Add(o Transfer) { t.Objects += o.Objects; t.Bytes += o.Bytes }
+
+// Open resolves address (s3://bucket/prefix, see Resolve) and checks that the bucket
+// can be reached. Errors wrapping ErrInvalid are the user's to fix (a bad address or
+// setting); others say what the server answered.
+func Open(ctx context.Context, address string, opt Options) (*Remote, error) {
+	cfg, err := Resolve(address, opt.Env)
+	if err != nil {
+		return nil, err
+	}
+	lookup := minio.BucketLookupAuto
+	if cfg.PathStyle {
+		lookup = minio.BucketLookupPath
+	}
+	client, err := minio.New(cfg.Endpoint, &minio.Options{Creds: cfg.creds, Secure: cfg.Secure,
+		Region: cfg.Region, BucketLookup: lookup, MaxRetries: 3})
+	r := &Remote{cfg: cfg, client: client, logf: opt.Logf, secrets: cfg.secrets(), ttl: opt.LeaseTTL,
+		holder: opt.Holder, present: map[artifacts.Digest]bool{}, bad: map[artifacts.Digest]bool{},
+		seen: map[artifacts.Digest]sighting{}}
+	if err != nil {
+		return nil, r.scrub(fmt.Errorf("remote %s: %w", cfg, err))
+	}
+	if r.logf == nil {
+		r.logf = func(string, ...any) {}
+	}
+	if r.ttl <= 0 {
+		r.ttl = DefaultLeaseTTL
+	}
+	if r.holder == "" {
+		host, _ := os.Hostname()
+		r.holder = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	ok, err := client.BucketExists(ctx, cfg.Bucket)
+	if err != nil {
+		return nil, r.scrub(fmt.Errorf("remote %s at %s: %w (check the endpoint, the credentials and the network)", cfg, cfg.Endpoint, err))
+	}
+	if !ok {
+		return nil, r.scrub(fmt.Errorf("remote %s: bucket %q does not exist at %s: create it first", cfg, cfg.Bucket, cfg.Endpoint))
+	}
+	return r, nil
+}
+
+// String is the remote's address, s3://bucket/prefix (never credentials).
+func (r *Remote) String() string { return r.cfg.String() }
+
+// Holder is the name this process gives itself in leases and checkpoints.
+func (r *Remote) Holder() string { return r.holder }
+
+// scrub replaces every credential string in err's message; the result still unwraps to
+// err for errors.Is (context cancellation).
+func (r *Remote) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := r.scrubString(msg)
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
+}
+
+func (r *Remote) scrubString(s string) string {
+	for _, sec := range r.secrets {
+		s = strings.ReplaceAll(s, sec, "[REDACTED]")
+	}
+	return s
+}
+
+func (r *Remote) log(format string, args ...any) {
+	r.logf("%s", r.scrubString(fmt.Sprintf(format, args...)))
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+
+// Is lets errors.Is see context cancellation through a scrubbed error without exposing
+// the original message through Unwrap.
+func (e *scrubbed) Is(target error) bool {
+	return (target == context.Canceled || target == context.DeadlineExceeded) && errors.Is(e.err, target)
+}
+
+// object returns the object name of a path under the prefix.
+func (r *Remote) object(parts ...string) string {
+	p := strings.Join(parts, "/")
+	if r.cfg.Prefix == "" {
+		return p
+	}
+	return r.cfg.Prefix + "/" + p
+}
+
+func blobObject(d artifacts.Digest) string { return "cas/" + d.String() }
+
+// notFound reports whether err is the server saying the object does not exist.
+func notFound(err error) bool {
+	e := minio.ToErrorResponse(err)
+	return e.Code == "NoSuchKey" || e.StatusCode == http.StatusNotFound
+}
+
+// get downloads an object; found is false when it does not exist.
+func (r *Remote) get(ctx context.Context, name string) (data []byte, found bool, err error) {
+	obj, err := r.client.GetObject(ctx, r.cfg.Bucket, name, minio.GetObjectOptions{})
+	if err != nil {
+		if notFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	defer obj.Close()
+	data, err = io.ReadAll(obj)
+	if err != nil {
+		if notFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return data, true, nil
+}
+
+// put uploads an object.
+func (r *Remote) put(ctx context.Context, name string, data []byte, opts minio.PutObjectOptions) (minio.UploadInfo, error) {
+	if opts.ContentType == "" {
+		opts.ContentType = "application/octet-stream"
+	}
+	opts.DisableMultipart = true
+	return r.client.PutObject(ctx, r.cfg.Bucket, name, bytes.NewReader(data), int64(len(data)), opts)
+}
+
+// exists reports whether an object exists.
+func (r *Remote) exists(ctx context.Context, name string) (bool, error) {
+	_, err := r.client.StatObject(ctx, r.cfg.Bucket, name, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if notFound(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// HasBlob reports whether the remote has an object for blob d (its bytes are not read or
+// verified; GetBlob does that).
+func (r *Remote) HasBlob(ctx context.Context, d artifacts.Digest) (bool, error) {
+	r.mu.Lock()
+	known, bad := r.present[d], r.bad[d]
+	r.mu.Unlock()
+	if known {
+		return true, nil
+	}
+	if bad {
+		return false, nil
+	}
+	ok, err := r.exists(ctx, r.object(blobObject(d)))
+	if err != nil {
+		return false, r.scrub(fmt.Errorf("remote %s: blob %s: %w", r, d.Short(), err))
+	}
+	return ok, nil
+}
+
+// PutBlob uploads data as blob Sum(data) unless the remote already has it (and it was not
+// found corrupt). uploaded says whether bytes were sent.
+func (r *Remote) PutBlob(ctx context.Context, data []byte) (d artifacts.Digest, uploaded bool, err error) {
+	d = artifacts.Sum(data)
+	has, err := r.HasBlob(ctx, d)
+	if err != nil || has {
+		return d, false, err
+	}
+	if _, err := r.put(ctx, r.object(blobObject(d)), data, minio.PutObjectOptions{}); err != nil {
+		return d, false, r.scrub(fmt.Errorf("remote %s: upload blob %s: %w", r, d.Short(), err))
+	}
+	r.mu.Lock()
+	r.present[d] = true
+	delete(r.bad, d)
+	r.mu.Unlock()
+	return d, true, nil
+}
+
+// GetBlob downloads blob d and checks its SHA-256. A missing object, or one whose bytes
+// do not hash to d (logged, and remembered so that the next PutBlob of d rewrites it),
+// returns an error wrapping artifacts.ErrNotFound.
+func (r *Remote) GetBlob(ctx context.Context, d artifacts.Digest) ([]byte, error) {
+	data, found, err := r.get(ctx, r.object(blobObject(d)))
+	if err != nil {
+		return nil, r.scrub(fmt.Errorf("remote %s: download blob %s: %w", r, d.Short(), err))
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: blob %s is not in the remote %s", artifacts.ErrNotFound, d, r)
+	}
+	if artifacts.Sum(data) != d {
+		r.mu.Lock()
+		r.bad[d] = true
+		delete(r.present, d)
+		r.mu.Unlock()
+		r.log("remote %s: blob %s is corrupt (its %d bytes do not hash to its name); treating it as missing", r, d, len(data))
+		return nil, fmt.Errorf("%w: blob %s in the remote %s is corrupt", artifacts.ErrNotFound, d, r)
+	}
+	r.mu.Lock()
+	r.present[d] = true
+	r.mu.Unlock()
+	return data, nil
+}
+
+// pushBlobs uploads each blob of ds that the remote lacks, reading it from store.
+func (r *Remote) pushBlobs(ctx context.Context, store *artifacts.Store, ds []artifacts.Digest) (Transfer, error) {
+	var t Transfer
+	for _, d := range ds {
+		has, err := r.HasBlob(ctx, d)
+		if err != nil {
+			return t, err
+		}
+		if has {
+			continue
+		}
+		data, err := store.Get(d)
+		if err != nil {
+			return t, fmt.Errorf("remote %s: push blob %s: %w", r, d.Short(), err)
+		}
+		if _, up, err := r.PutBlob(ctx, data); err != nil {
+			return t, err
+		} else if up {
+			t.Objects++
+			t.Bytes += int64(len(data))
+		}
+	}
+	return t, nil
+}
+
+// fetchBlobs copies each blob of ds that store lacks (or holds corrupt) from the remote,
+// verified. An error wrapping artifacts.ErrNotFound means one is missing or corrupt there.
+func (r *Remote) fetchBlobs(ctx context.Context, store *artifacts.Store, ds []artifacts.Digest) (Transfer, error) {
+	var t Transfer
+	for _, d := range ds {
+		if store.Verify(d) == nil {
+			continue
+		}
+		data, err := r.GetBlob(ctx, d)
+		if err != nil {
+			return t, err
+		}
+		if _, err := store.Put(data); err != nil {
+			return t, err
+		}
+		t.Objects++
+		t.Bytes += int64(len(data))
+	}
+	return t, nil
+}
+
+// actionRecord is an action entry as stored in the remote.
+type actionRecord struct {
+	V       int                         `json:"v"`
+	Outputs map[string]artifacts.Digest `json:"outputs"`
+	Meta    map[string]string           `json:"meta,omitempty"`
+}
+
+const recordVersion = 1
+
+func actionObject(key artifacts.Digest) string { return "ac/" + key.String() }
+
+func outputDigests(outputs map[string]artifacts.Digest) []artifacts.Digest {
+	names := make([]string, 0, len(outputs))
+	for n := range outputs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ds := make([]artifacts.Digest, len(names))
+	for i, n := range names {
+		ds[i] = outputs[n]
+	}
+	return ds
+}
+
+// PushAction uploads the action a recorded under key in store: first every output blob
+// the remote lacks, then the entry, so the entry never names a blob the remote does not
+// have. The Transfer counts the blobs sent.
+func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest, a artifacts.Action) (Transfer, error) {
+	t, err := r.pushBlobs(ctx, store, outputDigests(a.Outputs))
+	if err != nil {
+		return t, err
+	}
+	rec, err := json.Marshal(actionRecord{V: recordVersion, Outputs: a.Outputs, Meta: a.Meta})
+	if err != nil {
+		return t, err
+	}
+	if _, err := r.put(ctx, r.object(actionObject(key)), rec, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+		return t, r.scrub(fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err))
+	}
+	return t, nil
+}
+
+// readAction returns the remote's entry for key; ok is false if it is absent. An
+// unreadable entry (logged) comes back with nil Outputs.
+func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRecord, bool, error) {
+	raw, found, err := r.get(ctx, r.object(actionObject(key)))
+	if err != nil {
+		return actionRecord{}, false, r.scrub(fmt.Errorf("remote %s: read result %s: %w", r, key.Short(), err))
+	}
+	if !found {
+		return actionRecord{}, false, nil
+	}
+	var rec actionRecord
+	if json.Unmarshal(raw, &rec) != nil || rec.V != recordVersion || rec.Outputs == nil {
+		r.log("remote %s: result %s has an unreadable entry; treating it as a miss", r, key)
+		return actionRecord{}, true, nil
+	}
+	return rec, true, nil
+}
+
+// FetchAction copies the remote's action entry for key, with every output blob, into
+// store (blobs first, verified, then the entry) and returns it. ok is false with a nil
+// error when the remote has no entry for key. An entry the remote cannot serve — an
+// unreadable record, an output missing or corrupt (logged) — is a miss too: ok is false
+// and err wraps artifacts.ErrNotFound, saying why. Other errors are failures to reach the
+// remote or the local store.
+func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest) (a artifacts.Action, ok bool, t Transfer, err error) {
+	rec, ok, err := r.readAction(ctx, key)
+	if err != nil || !ok {
+		return artifacts.Action{}, false, t, err
+	}
+	if rec.Outputs == nil {
+		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable", artifacts.ErrNotFound, key.Short())
+	}
+	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		r.log("remote %s: result %s (%s): %v; treating it as a miss", r, key.Short(), rec.Meta["name"], err)
+		return artifacts.Action{}, false, t, err
+	}
+	if err != nil {
+		return artifacts.Action{}, false, t, err
+	}
+	a = artifacts.Action{Outputs: rec.Outputs, Meta: rec.Meta}
+	if err := store.PutAction(key, a); err != nil {
+		return artifacts.Action{}, false, t, err
+	}
+	return a, true, t, nil
+}
+
+// HasAction reports whether the remote has an entry for key and an object for each of
+// its outputs. It reads no blob: a corrupt one is found only by FetchAction.
+func (r *Remote) HasAction(ctx context.Context, key artifacts.Digest) (bool, error) {
+	rec, ok, err := r.readAction(ctx, key)
+	if err != nil || !ok || rec.Outputs == nil {
+		return false, err
+	}
+	for _, d := range outputDigests(rec.Outputs) {
+		if has, err := r.HasBlob(ctx, d); err != nil || !has {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// A Checkpoint is a running stage's resume point as pushed to the remote.
+type Checkpoint struct {
+	// Round is the last round the checkpoint includes.
+	Round int `json:"round"`
+	// Index is the blob the stage reads back (its own format); Blobs are the blobs Index
+	// refers to, uploaded before the pointer.
+	Index artifacts.Digest   `json:"index"`
+	Blobs []artifacts.Digest `json:"blobs"`
+	// Holder is the worker that pushed it.
+	Holder string `json:"holder,omitempty"`
+}
+
+func checkpointObject(stage artifacts.Digest) string { return "ckpt/" + stage.String() }
+
+// PushCheckpoint uploads cp's blobs the remote lacks, its index, then the stage's
+// checkpoint pointer (replacing the previous one).
+func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, cp Checkpoint) (Transfer, error) {
+	if cp.Holder == "" {
+		cp.Holder = r.holder
+	}
+	t, err := r.pushBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index))
+	if err != nil {
+		return t, err
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return t, err
+	}
+	if _, err := r.put(ctx, r.object(checkpointObject(stage)), b, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+		return t, r.scrub(fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err))
+	}
+	return t, nil
+}
+
+// FetchCheckpoint copies the stage's remote checkpoint into store when it is later than
+// round after, and returns it. ok is false when there is none, it is not later, or any
+// of its blobs is missing or corrupt (logged).
+func (r *Remote) FetchCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, after int) (cp Checkpoint, ok bool, t Transfer, err error) {
+	raw, found, err := r.get(ctx, r.object(checkpointObject(stage)))
+	if err != nil {
+		return cp, false, t, r.scrub(fmt.Errorf("remote %s: read checkpoint of %s: %w", r, stage.Short(), err))
+	}
+	if !found {
+		return cp, false, t, nil
+	}
+	if json.Unmarshal(raw, &cp) != nil || cp.Index.IsZero() {
+		r.log("remote %s: the checkpoint of %s is unreadable; ignoring it", r, stage.Short())
+		return Checkpoint{}, false, t, nil
+	}
+	if cp.Round <= after {
+		return cp, false, t, nil
+	}
+	t, err = r.fetchBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		r.log("remote %s: the checkpoint of %s after round %d: %v; ignoring it", r, stage.Short(), cp.Round, err)
+		return Checkpoint{}, false, t, nil
+	}
+	if err != nil {
+		return Checkpoint{}, false, t, err
+	}
+	return cp, true, t, nil
+}
+
+// DeleteCheckpoint removes the stage's checkpoint pointer (its blobs stay: they are
+// content-addressed and may be shared). Deleting an absent pointer is not an error.
+func (r *Remote) DeleteCheckpoint(ctx context.Context, stage artifacts.Digest) error {
+	err := r.client.RemoveObject(ctx, r.cfg.Bucket, r.object(checkpointObject(stage)), minio.RemoveObjectOptions{})
+	if err != nil && !notFound(err) {
+		return r.scrub(fmt.Errorf("remote %s: delete checkpoint of %s: %w", r, stage.Short(), err))
+	}
+	return nil
+}

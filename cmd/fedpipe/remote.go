@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// remoteFlags are the flags of the commands that can use a remote.
+type remoteFlags struct {
+	address  string
+	worker   bool
+	shard    string
+	leaseTTL time.Duration
+}
+
+func (r *remoteFlags) register(fs *pflag.FlagSet, cmd string) {
+	fs.StringVar(&r.address, "remote", "", "shared store s3://BUCKET/PREFIX (default $"+remote.EnvRemote+"); endpoint, region and credentials from the AWS environment variables and files")
+	if cmd == "run" {
+		fs.BoolVar(&r.worker, "worker", false, "split the sweep with other workers on the same --remote: claim stages with leases, fetch the others' results, take over a dead worker's stage")
+		fs.StringVar(&r.shard, "shard", "", "static split I/N: run the train stages t (in plan order) with t mod N = I and their evaluations; fetch or skip the rest")
+		fs.DurationVar(&r.leaseTTL, "lease-ttl", remote.DefaultLeaseTTL, "--worker: a lease expires this long after its holder's last heartbeat")
+	}
+}
+
+// addr is the remote named by --remote, else $FEDPIPE_REMOTE ("" for none).
+func (r *remoteFlags) addr() string {
+	if r.address != "" {
+		return r.address
+	}
+	return os.Getenv(remote.EnvRemote)
+}
+
+// split returns the executor's Split for --worker / --shard (nil for neither).
+func (r *remoteFlags) split() (*pipeline.Split, error) {
+	if !r.worker && r.shard == "" {
+		return nil, nil
+	}
+	if r.addr() == "" {
+		return nil, fmt.Errorf("--worker and --shard need a remote: --remote s3://BUCKET/PREFIX or $%s", remote.EnvRemote)
+	}
+	if r.worker && r.shard != "" {
+		return nil, errors.New("use --worker (workers share the stages dynamically) or --shard I/N (a fixed split), not both")
+	}
+	if r.leaseTTL < time.Second {
+		return nil, fmt.Errorf("--lease-ttl %v: must be at least 1s", r.leaseTTL)
+	}
+	sp := &pipeline.Split{Worker: r.worker, Poll: min(max(r.leaseTTL/6, 200*time.Millisecond), 10*time.Second)}
+	if r.shard != "" {
+		i, n, err := pipeline.ParseShard(r.shard)
+		if err != nil {
+			return nil, err
+		}
+		sp.Shard, sp.Shards = i, n
+	}
+	return sp, nil
+}
+
+// open connects to the remote, or returns nil without one. An invalid address or setting
+// is reported as such (exit 2 for the caller).
+func (r *remoteFlags) open(ctx context.Context, logf func(string, ...any)) (*remote.Remote, error) {
+	addr := r.addr()
+	if addr == "" {
+		return nil, nil
+	}
+	return remote.Open(ctx, addr, remote.Options{Logf: logf, LeaseTTL: r.leaseTTL})
+}
+
+// remoteExit maps an error opening a remote to an exit code.
+func remoteExit(err error) int {
+	if errors.Is(err, remote.ErrInvalid) {
+		return exitInvalid
+	}
+	return exitFailure
+}
+
+// pushPull implements `fedpipe push` and `fedpipe pull`.
+func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var rf remoteFlags
+	rf.register(fs, cmd)
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
+	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
+	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	lockTimeout := fs.Duration("lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
+	fs.Usage = func() {
+		what := "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries)."
+		if cmd == "pull" {
+			what = "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest)."
+		}
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... --remote s3://BUCKET/PREFIX [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if code := checkFlagValues(fs, stderr); code != exitOK {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "fedpipe %s: name at least one MANIFEST\n", cmd)
+		fs.Usage()
+		return exitInvalid
+	}
+	if rf.addr() == "" {
+		fmt.Fprintf(stderr, "fedpipe %s: no remote: give --remote s3://BUCKET/PREFIX or set $%s\n", cmd, remote.EnvRemote)
+		return exitInvalid
+	}
+	var graphs []*pipeline.Graph
+	loader := &data.Loader{DataDir: *dataFlag}
+	for _, path := range fs.Args() {
+		g, _, err := loadGraph(path, loader, *backendFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+			return exitInvalid
+		}
+		graphs = append(graphs, g)
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	ctx := context.Background()
+	rem, err := rf.open(ctx, logf)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+		return remoteExit(err)
+	}
+	dir := artifacts.DefaultDir(*storeFlag)
+	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: *lockTimeout, Logf: logf})
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+		return exitFailure
+	}
+	defer store.Close()
+	start := time.Now()
+	sync := pipeline.Push
+	if cmd == "pull" {
+		sync = pipeline.Pull
+	}
+	rep, err := sync(ctx, graphs, store, rem, *checkpoints)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+		return exitFailure
+	}
+	if *asJSON {
+		return writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
+			"present": rep.Present, "missing": rep.Missing, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
+			"bytes": rep.Bytes, "seconds": time.Since(start).Seconds()})
+	}
+	verb, where, absent := "pushed", "the remote", "not in the local store"
+	if cmd == "pull" {
+		verb, where, absent = "pulled", "the local store", "not in the remote (or corrupt there)"
+	}
+	fmt.Fprintf(stdout, "%s %d results (%d blobs, %s)", verb, rep.Results, rep.Blobs, mib(rep.Bytes))
+	if *checkpoints {
+		fmt.Fprintf(stdout, " and %d checkpoints", rep.Checkpoints)
+	}
+	fmt.Fprintf(stdout, "; %d already in %s, %d %s (%s, remote %s, store %s)\n", rep.Present, where, rep.Missing, absent,
+		fmtSeconds(time.Since(start)), rem, dir)
+	return exitOK
+}

@@ -1,0 +1,264 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+)
+
+// ReasonFetched is the reason of a cached stage whose result came from the remote.
+const ReasonFetched = "fetched from the remote"
+
+// StateRemote marks a planned stage that the remote can serve (status and --dry-run):
+// a run fetches its result instead of computing it.
+const StateRemote = "remote"
+
+// MarkRemote turns every planned-to-run entry whose result the remote holds (an entry and
+// an object per output; the bytes are checked only when fetched) into StateRemote.
+func MarkRemote(ctx context.Context, plan []PlanEntry, r *remote.Remote) error {
+	for i := range plan {
+		if plan[i].State != StateRun {
+			continue
+		}
+		ok, err := r.HasAction(ctx, artifacts.Digest(plan[i].Node.Key))
+		if err != nil {
+			return err
+		}
+		if ok {
+			plan[i].State = StateRemote
+			plan[i].Reason = "in the remote " + r.String() + "; locally: " + plan[i].Reason
+		}
+	}
+	return nil
+}
+
+// fetch copies n's result from the remote into the local store when the remote has it
+// intact, and records it in actions. A corrupt or missing remote object is a miss (the
+// stage then runs), and *reason, if the stage runs, says so. ok is false without a remote.
+func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifacts.Action, reason *string) (StageResult, bool, error) {
+	if e.Remote == nil {
+		return StageResult{}, false, nil
+	}
+	a, ok, t, err := e.Remote.FetchAction(ctx, e.Store, artifacts.Digest(n.Key))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		*reason = "the remote's copy failed verification (" + err.Error() + ")"
+		return StageResult{}, false, nil
+	}
+	if err != nil || !ok {
+		return StageResult{}, false, err
+	}
+	actions[n] = a
+	e.Progress.Logf("fetched %s from %s (%d blobs, %s)", n.Name, e.Remote, t.Objects, byteCount(t.Bytes))
+	return StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached,
+		Reason: ReasonFetched, Outputs: digestStrings(a.Outputs)}, true, nil
+}
+
+// push uploads a stage's result (blobs, then the entry) and drops its remote checkpoint.
+func (e *Executor) push(ctx context.Context, n *Node, a artifacts.Action) error {
+	if e.Remote == nil {
+		return nil
+	}
+	if _, err := e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a); err != nil {
+		return fmt.Errorf("pushing the result to the remote: %w", err)
+	}
+	if err := e.Remote.DeleteCheckpoint(ctx, artifacts.Digest(n.Key)); err != nil {
+		e.Progress.Logf("%v", err)
+	}
+	return nil
+}
+
+// pushCheckpoint sends the checkpoint just saved locally (index idx, stored as blob d) to
+// the remote, so a worker taking the stage over resumes from it. A failed push is logged,
+// not fatal: the stage goes on, and only a takeover would start from an earlier round.
+func (sc *StageContext) pushCheckpoint(idx checkpointIndex, d artifacts.Digest) error {
+	if sc.remote == nil {
+		return nil
+	}
+	blobs := make([]artifacts.Digest, 0, len(idx.Outputs))
+	for _, name := range sortedKeys(idx.Outputs) {
+		blobs = append(blobs, idx.Outputs[name])
+	}
+	cp := remote.Checkpoint{Round: idx.Round, Index: d, Blobs: blobs}
+	if _, err := sc.remote.PushCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), cp); err != nil {
+		if sc.ctx.Err() != nil {
+			return sc.ctx.Err()
+		}
+		sc.Logf("%s: could not push the checkpoint after round %d: %v", sc.Node.Name, idx.Round, err)
+	}
+	return nil
+}
+
+// LoadCheckpoint returns the latest resume point of this stage, if a previous run of the
+// same stage key left one whose blobs all verify: in the local store, or, when it is
+// later, in the remote (a worker that died while running the stage pushed it).
+func (sc *StageContext) LoadCheckpoint() (round int, blobs map[string][]byte, ok bool) {
+	round, blobs, ok = sc.loadLocalCheckpoint()
+	if sc.remote == nil {
+		return round, blobs, ok
+	}
+	cp, got, t, err := sc.remote.FetchCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), round)
+	if err != nil {
+		sc.Logf("%s: could not read its checkpoint from the remote: %v", sc.Node.Name, err)
+	}
+	if !got {
+		return round, blobs, ok
+	}
+	if err := sc.store.PutRef(checkpointRef(sc.Node), cp.Index); err != nil {
+		return round, blobs, ok
+	}
+	sc.Logf("%s: fetched the checkpoint after round %d pushed by %s (%s)", sc.Node.Name, cp.Round, cp.Holder, byteCount(t.Bytes))
+	if r, b, found := sc.loadLocalCheckpoint(); found {
+		return r, b, true
+	}
+	return round, blobs, ok
+}
+
+// SyncReport counts what Push or Pull moved.
+type SyncReport struct {
+	// Results copied, results the destination had already, and results the source lacks.
+	Results, Present, Missing int
+	// Checkpoints copied (with --checkpoints).
+	Checkpoints int
+	// Blobs and Bytes sent or received.
+	Blobs int
+	Bytes int64
+}
+
+// Push uploads every stage result of the graphs that the local store holds and the
+// remote lacks (blobs, then entries); with checkpoints, also the resume points of
+// unfinished train stages.
+func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remote.Remote, checkpoints bool) (SyncReport, error) {
+	var rep SyncReport
+	for _, n := range uniqueNodes(graphs) {
+		key := artifacts.Digest(n.Key)
+		a, ok, err := store.GetAction(key)
+		if err != nil {
+			return rep, err
+		}
+		if !ok {
+			rep.Missing++
+			if checkpoints {
+				if err := pushLocalCheckpoint(ctx, n, store, r, &rep); err != nil {
+					return rep, err
+				}
+			}
+			continue
+		}
+		if has, err := r.HasAction(ctx, key); err != nil {
+			return rep, err
+		} else if has {
+			rep.Present++
+			continue
+		}
+		t, err := r.PushAction(ctx, store, key, a)
+		if err != nil {
+			return rep, err
+		}
+		rep.Results++
+		rep.Blobs += t.Objects
+		rep.Bytes += t.Bytes
+	}
+	return rep, nil
+}
+
+func pushLocalCheckpoint(ctx context.Context, n *Node, store *artifacts.Store, r *remote.Remote, rep *SyncReport) error {
+	d, found, err := store.GetRef(checkpointRef(n))
+	if err != nil || !found {
+		return err
+	}
+	b, err := store.Get(d)
+	if err != nil {
+		return nil // a corrupt checkpoint is no resume point
+	}
+	var idx checkpointIndex
+	if json.Unmarshal(b, &idx) != nil {
+		return nil
+	}
+	blobs := make([]artifacts.Digest, 0, len(idx.Outputs))
+	for _, name := range sortedKeys(idx.Outputs) {
+		blobs = append(blobs, idx.Outputs[name])
+	}
+	t, err := r.PushCheckpoint(ctx, store, artifacts.Digest(n.Key), remote.Checkpoint{Round: idx.Round, Index: d, Blobs: blobs})
+	if err != nil {
+		return err
+	}
+	rep.Checkpoints++
+	rep.Blobs += t.Objects
+	rep.Bytes += t.Bytes
+	return nil
+}
+
+// Pull downloads every stage result of the graphs that the remote holds intact and the
+// local store lacks; with checkpoints, also the remote resume points of unfinished stages
+// that are later than the local ones.
+func Pull(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remote.Remote, checkpoints bool) (SyncReport, error) {
+	var rep SyncReport
+	for _, n := range uniqueNodes(graphs) {
+		key := artifacts.Digest(n.Key)
+		if _, ok, err := store.GetAction(key); err != nil {
+			return rep, err
+		} else if ok {
+			rep.Present++
+			continue
+		}
+		_, ok, t, err := r.FetchAction(ctx, store, key)
+		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+			return rep, err
+		}
+		rep.Blobs += t.Objects
+		rep.Bytes += t.Bytes
+		if ok {
+			rep.Results++
+			continue
+		}
+		rep.Missing++
+		if !checkpoints {
+			continue
+		}
+		sc := &StageContext{Node: n, store: store, ctx: ctx}
+		round, _, _ := sc.loadLocalCheckpoint()
+		cp, got, t, err := r.FetchCheckpoint(ctx, store, key, round)
+		if err != nil {
+			return rep, err
+		}
+		rep.Blobs += t.Objects
+		rep.Bytes += t.Bytes
+		if got {
+			if err := store.PutRef(checkpointRef(n), cp.Index); err != nil {
+				return rep, err
+			}
+			rep.Checkpoints++
+		}
+	}
+	return rep, nil
+}
+
+// uniqueNodes lists the graphs' nodes, each key once.
+func uniqueNodes(graphs []*Graph) []*Node {
+	seen := map[Key]bool{}
+	var out []*Node
+	for _, g := range graphs {
+		for _, n := range g.Nodes {
+			if !seen[n.Key] {
+				seen[n.Key] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// byteCount formats a size for messages.
+func byteCount(b int64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
