@@ -13,7 +13,7 @@ import (
 )
 
 // Methods that carry state beyond the models (masks, weights, statistics, endpoints)
-// resume bit-identically from a checkpoint that went through encodeState and decodeState.
+// resume bit-identically from a checkpoint that went through encodeCheckpoint and decodeState.
 func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 	backend, err := model.ResolveBackend("")
 	if err != nil {
@@ -52,7 +52,7 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 }
 
 // resumeEqualsUninterrupted trains run r on ds with a checkpoint after every round, then
-// resumes from each checkpoint after a trip through encodeState and decodeState and checks
+// resumes from each checkpoint after a trip through encodeCheckpoint and decodeState and checks
 // that the final state encodes to the same bytes as the uninterrupted run's. It returns the
 // number of checkpoints.
 func resumeEqualsUninterrupted(t *testing.T, r *pipeline.Run, ds *data.Dataset, backend string) int {
@@ -64,7 +64,7 @@ func resumeEqualsUninterrupted(t *testing.T, r *pipeline.Run, ds *data.Dataset, 
 	var blobs []pipeline.Outputs
 	full, err := train.Run(context.Background(), train.Config{Run: r, Data: ds, Assign: a, Backend: backend,
 		Checkpoint: func(st *train.State) error {
-			b, err := encodeState(st)
+			b, err := encodeCheckpoint(st)
 			blobs = append(blobs, b)
 			return err
 		}})

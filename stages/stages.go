@@ -77,9 +77,18 @@ func (env *Env) assignment(sc *pipeline.StageContext, input int) (*partition.Ass
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
-// encodeState turns a training state into named blobs: a checkpoint, and the bulk of a
-// train stage's outputs. Per-client tensors a method has not set are left out.
+// encodeState turns a training state into named blobs: the bulk of a train stage's outputs
+// (checkpoints use encodeCheckpoint). Per-client tensors a method has not set are left out.
 func encodeState(st *train.State) (pipeline.Outputs, error) {
+	out := encodeModels(st)
+	if err := encodeTables(out, st); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// encodeModels encodes a state's tensors: the global model and the per-client ones.
+func encodeModels(st *train.State) pipeline.Outputs {
 	out := pipeline.Outputs{"global": tensor.Encode(st.Global)}
 	for c, p := range st.Personal {
 		if p != nil {
@@ -102,28 +111,44 @@ func encodeState(st *train.State) (pipeline.Outputs, error) {
 			}
 		}
 	}
+	return out
+}
+
+// encodeTables adds a state's per-round tables to out: metrics (with the round in its
+// metadata), selection, comm and work.
+func encodeTables(out pipeline.Outputs, st *train.State) error {
 	mt := train.MetricsTable(st.Metrics)
 	mt.Meta = map[string]string{"round": strconv.Itoa(st.Round)}
 	var err error
 	if out["metrics"], err = table.Encode(mt); err != nil {
-		return nil, err
+		return err
 	}
 	if out["selection"], err = table.Encode(train.SelectionTable(st.Selection)); err != nil {
-		return nil, err
+		return err
 	}
 	if out["comm"], err = table.Encode(train.CommTable(st.Comm)); err != nil {
-		return nil, err
+		return err
 	}
 	if out["work"], err = table.Encode(train.WorkTable(st.Work)); err != nil {
-		return nil, err
+		return err
 	}
-	return out, nil
+	return nil
 }
 
-// decodeState reverses encodeState for a run whose method is def.
+// decodeState reverses encodeState, and encodeCheckpoint, for a run whose method is def.
 func decodeState(blobs map[string][]byte, clients int, r *pipeline.Run) (*train.State, error) {
 	st := &train.State{}
 	var err error
+	if _, chunked := blobs[checkpointRoundBlob]; chunked {
+		whole := make(map[string][]byte, len(blobs))
+		for k, v := range blobs {
+			whole[k] = v
+		}
+		if _, err := joinChunks(whole); err != nil {
+			return nil, err
+		}
+		blobs = whole
+	}
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
 		return nil, err
 	}
@@ -207,7 +232,7 @@ func (env *Env) train(ctx context.Context, sc *pipeline.StageContext) (pipeline.
 	}
 	cfg := train.Config{Run: n.Run, Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
-			blobs, err := encodeState(st)
+			blobs, err := encodeCheckpoint(st)
 			if err != nil {
 				return err
 			}
