@@ -245,27 +245,40 @@ func backward(ls []layer, params []*Node, caches []layerCache, dLogits *Node) []
 }
 
 // crossEntropy returns the per-sample softmax cross-entropy [B] of logits [B, K] against
-// labels [B] (int32), and the gradient of the mean loss with respect to the logits.
-func crossEntropy(logits, labels *Node) (perSample, dLogits *Node) {
+// labels [B] (int32), the gradient of the mean loss with respect to the logits, and the
+// number of samples the mean is over (a scalar of the logits' dtype).
+//
+// A negative label marks a padding row (see Model.Step: a ragged batch is padded to the
+// compiled batch size): its loss and its row of dLogits are exactly zero and it is not
+// counted, so the mean and every gradient are those of the real samples alone. On fpfast
+// this is bit-identical to running the short batch: each real row is computed by the same
+// operations, and the zero rows only add exact zeros at the end of every reduction over the
+// batch (GEMM contractions and ReduceSum take their terms in order from a +0 start; see
+// packages gemm and fastcpu). With no padding rows count is B, computed exactly, and the
+// results equal the unmasked computation bit for bit.
+func crossEntropy(logits, labels *Node) (perSample, dLogits, count *Node) {
 	g, dtype := logits.Graph(), logits.DType()
 	dims := logits.Shape().Dimensions
 	b, k := dims[0], dims[1]
+	zero := ScalarZero(g, dtype)
+	valid := GreaterOrEqual(labels, ScalarZero(g, labels.DType()))
+	count = ReduceAllSum(ConvertDType(valid, dtype))
 	shifted := Sub(logits, Reshape(ReduceMax(logits, 1), b, 1))
 	lse := Log(ReduceSum(Exp(shifted), 1))
 	logp := Sub(shifted, Reshape(lse, b, 1))
 	classes := Iota(g, shapes.Make(dtypes.Int32, b, k), 1)
 	oneHot := ConvertDType(Equal(classes, BroadcastToDims(Reshape(labels, b, 1), b, k)), dtype)
-	perSample = Neg(ReduceSum(Mul(oneHot, logp), 1))
-	dLogits = Div(Sub(Exp(logp), oneHot), Scalar(g, dtype, float64(b)))
-	return perSample, dLogits
+	perSample = Where(valid, Neg(ReduceSum(Mul(oneHot, logp), 1)), zero)
+	validRows := BroadcastToDims(Reshape(valid, b, 1), b, k)
+	dLogits = Where(validRows, Div(Sub(Exp(logp), oneHot), count), zero)
+	return perSample, dLogits, count
 }
 
 // lossAndGrads is the training computation without the optimizer: mean loss and gradients.
 func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grads []*Node) {
 	logits, caches := forward(ls, params, x)
-	perSample, dLogits := crossEntropy(logits, labels)
-	b := labels.Shape().Dimensions[0]
-	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
 	return loss, backward(ls, params, caches, dLogits)
 }
 
@@ -337,12 +350,11 @@ func (ls seqNet) evalFeatures(params []*Node, x *Node) *Node {
 
 func (ls seqNet) featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node) {
 	n := ls.numParams()
-	b := x.Shape().Dimensions[0]
 	body, cl := ls[:len(ls)-1], ls[len(ls)-1]
 	feats, caches := ls.bodyForward(params, x)
 	logits, cc := fcForward(feats, params[n-2], params[n-1], cl)
-	perSample, dLogits := crossEntropy(logits, labels)
-	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
 	grads = make([]*Node, n)
 	var dFeats *Node
 	grads[n-2], grads[n-1], dFeats = fcBackward(dLogits, params[n-2], cl, cc, len(body) > 0)
@@ -468,12 +480,13 @@ func presentState(state []*Node) []*Node {
 }
 
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
-// per-sample cross-entropies and the number of correct argmax predictions (int32).
+// per-sample cross-entropies and the number of correct argmax predictions (int32). Rows
+// with a negative label (padding) count for neither.
 func evalGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
 	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
 	logits := net.evalLogits(params, x)
-	perSample, _ := crossEntropy(logits, labels)
+	perSample, _, _ := crossEntropy(logits, labels)
 	pred := ArgMax(logits, 1, dtypes.Int32)
 	correct := ReduceAllSum(ConvertDType(Equal(pred, labels), dtypes.Int32))
 	return []*Node{ReduceAllSum(perSample), correct}
