@@ -491,3 +491,15 @@ func evalGraph(net network, inputs []*Node) []*Node {
 	correct := ReduceAllSum(ConvertDType(Equal(pred, labels), dtypes.Int32))
 	return []*Node{ReduceAllSum(perSample), correct}
 }
+
+// evalRowsGraph is evalGraph without the sums over the batch: outputs = the per-sample
+// cross-entropies [B] and whether each argmax prediction is right ([B] int32, 0 or 1), both
+// zero on padding rows (negative labels). Model.Evaluate sums them.
+func evalRowsGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
+	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
+	logits := net.evalLogits(params, x)
+	perSample, _, _ := crossEntropy(logits, labels)
+	pred := ArgMax(logits, 1, dtypes.Int32)
+	return []*Node{perSample, ConvertDType(Equal(pred, labels), dtypes.Int32)}
+}

@@ -34,14 +34,13 @@ func TestPaddedBatchesAreExact(t *testing.T) {
 			sample := tensor.Size(spec.InputShape)
 			sizes := []int{16, 7, 16, 1, 13, 16, 3, 9}
 			run := func(pad bool) (params []tensor.List, losses []float32, evals []float64, m *Model) {
-				m, err := NewModel(CPUBackend, spec)
+				m, err := newModel(CPUBackend, spec, pad)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !m.PadsBatches() {
-					t.Fatalf("%s on %s does not pad", spec.Arch, CPUBackend)
+				if m.PadsBatches() != pad {
+					t.Fatalf("%s on %s: PadsBatches %v, want %v", spec.Arch, CPUBackend, m.PadsBatches(), pad)
 				}
-				m.padTrain, m.padEval = pad, pad
 				r := rand.New(rand.NewPCG(4, 4))
 				init := spec.Init(3)
 				mask := spec.Init(5)
@@ -125,10 +124,70 @@ func TestPaddedBatchesAreExact(t *testing.T) {
 			if u := um.Compilations()["train"]; u != 6 {
 				t.Errorf("unpadded model compiled %d train graphs, want one per distinct size (6)", u)
 			}
-			// Evaluation batches of 16 with last batches of 1, 4 and 5 rows: padded to 16
-			// (evalPadQuantum exceeds the batch), so one graph.
+			// Evaluation in batches of 16 (last batches of 1, 4 and 5 rows) runs in padded
+			// chunks of evalChunk rows: one graph.
 			if c["eval"] != 1 || c["logits"] != 1 {
 				t.Errorf("padding model compiled %d eval and %d logits graphs, want 1 each", c["eval"], c["logits"])
+			}
+		})
+	}
+}
+
+// TestPaddedEvaluationIsExact: for networks whose training is not padded (BatchNorm, tape
+// networks), evaluation still runs in padded chunks, and Evaluate, Logits and Features give
+// the same bits as one graph per batch size.
+func TestPaddedEvaluationIsExact(t *testing.T) {
+	for _, spec := range []ModelSpec{
+		{Arch: ArchFedAvgCNN, InputShape: []int{12, 12, 1}, NumClasses: 4},
+		{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 3, Width: 4},
+	} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			sample := tensor.Size(spec.InputShape)
+			params := spec.Init(2)
+			run := func(pad bool) ([]float64, map[string]int) {
+				m, err := newModel(CPUBackend, spec, pad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				if m.padEval != pad || m.PadsBatches() {
+					t.Fatalf("pad %v: padEval %v, PadsBatches %v", pad, m.padEval, m.PadsBatches())
+				}
+				r := rand.New(rand.NewPCG(6, 6))
+				var out []float64
+				for _, n := range []int{1, 9, 70} {
+					x, y := randomData(r, n, sample, spec.NumClasses)
+					sum, correct, err := m.Evaluate(params, x, y, 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, sum, float64(correct))
+					logits, err := m.Logits(params, x, 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					feats, err := m.Features(params, x, 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, v := range append(logits, feats...) {
+						out = append(out, float64(v))
+					}
+				}
+				return out, m.Compilations()
+			}
+			got, c := run(true)
+			want, _ := run(false)
+			if len(got) != len(want) {
+				t.Fatalf("%d values padded, %d unpadded", len(got), len(want))
+			}
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("value %d: %v padded, %v unpadded", i, got[i], want[i])
+				}
+			}
+			if c["eval"] != 1 || c["logits"] != 1 || c["features"] != 1 {
+				t.Errorf("padding model compiled %v, want one eval, logits and features graph", c)
 			}
 		})
 	}

@@ -49,8 +49,9 @@ type Model struct {
 	// is padded to it with masked rows (exact on fpfast for networks without BatchNorm).
 	padTrain   bool
 	trainBatch int
-	// padEval: the last, short batch of Evaluate and Logits is padded to a multiple of
-	// evalPadQuantum (at most the batch size) with masked rows.
+	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
+	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns
+	// per-sample values that are summed here in the graph's order (see evaluateChunked).
 	padEval bool
 	// padX and padY are the scratch buffers of padded batches.
 	padX []float32
@@ -59,14 +60,20 @@ type Model struct {
 	compiles map[string]int
 }
 
-// evalPadQuantum is the granularity of Evaluate's and Logits' padding of their last batch:
-// at most batch/evalPadQuantum graphs per evaluation batch size, and fewer than
-// evalPadQuantum padded rows per pass.
-const evalPadQuantum = 32
+// evalChunk is the number of rows the evaluation graphs run at once where the model pads
+// (padEval): one compiled graph serves every batch size, and a pass wastes fewer than
+// evalChunk padding rows.
+const evalChunk = 64
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
 // ResolveBackend; "" means the default resolution).
 func NewModel(backend string, spec ModelSpec) (*Model, error) {
+	return newModel(backend, spec, true)
+}
+
+// newModel is NewModel; with pad false the model never pads (one graph per batch size, as
+// on backends other than fpfast), which tests compare padding against.
+func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 	net, err := spec.network()
 	if err != nil {
 		return nil, err
@@ -84,7 +91,7 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 	// Padding is exact only where every reduction over the batch takes its terms in order
 	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
 	// in training, where no batch statistic (BatchNorm) sees the padding rows.
-	if b.Name() == fastcpu.Name {
+	if pad && b.Name() == fastcpu.Name {
 		m.padEval = true
 		_, seq := net.(seqNet)
 		m.padTrain = seq
@@ -96,9 +103,13 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	evalBuild := evalGraph
+	if m.padEval {
+		evalBuild = evalRowsGraph
+	}
 	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node {
 		m.compiles["eval"]++
-		return evalGraph(net, inputs)
+		return evalBuild(net, inputs)
 	})
 	if err != nil {
 		m.train.Finalize()
@@ -143,15 +154,6 @@ func (m *Model) padded(x []float32, y []int32, rows int) ([]float32, []int32) {
 		py[i] = -1
 	}
 	return px, py
-}
-
-// evalRows is the number of rows Evaluate and Logits run a batch of n samples with when
-// batches are at most batch.
-func (m *Model) evalRows(n, batch int) int {
-	if !m.padEval || n >= batch {
-		return n
-	}
-	return min(batch, (n+evalPadQuantum-1)/evalPadQuantum*evalPadQuantum)
 }
 
 // Close releases the compiled graphs. The Model must not be used afterwards.
@@ -466,9 +468,12 @@ func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) 
 		return 0, 0, err
 	}
 	defer finalize(ps...)
+	if m.padEval {
+		return m.evaluateChunked(ps, x, y, batch)
+	}
 	for start := 0; start < len(y); start += batch {
 		end := min(start+batch, len(y))
-		xt, yt, err := m.batchTensors(x[start*m.sample:end*m.sample], y[start:end], m.evalRows(end-start, batch))
+		xt, yt, err := m.batchTensors(x[start*m.sample:end*m.sample], y[start:end], end-start)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -485,6 +490,53 @@ func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) 
 		sumLoss += float64(tensors.ToScalar[float32](outs[0]))
 		correct += int(tensors.ToScalar[int32](outs[1]))
 		finalize(outs...)
+	}
+	return sumLoss, correct, nil
+}
+
+// evaluateChunked is Evaluate on a padding model: the samples run through the evaluation
+// graph evalChunk rows at a time whatever the batch (the last chunk padded), and each batch's
+// per-sample losses are summed in float32 in sample order from +0, as evalGraph's
+// ReduceAllSum does on fpfast, so the result is the same, bit for bit, as one graph per batch
+// size would give.
+func (m *Model) evaluateChunked(ps []*tensors.Tensor, x []float32, y []int32, batch int) (sumLoss float64, correct int, err error) {
+	losses := make([]float32, 0, len(y))
+	args := make([]any, 0, len(ps)+2)
+	for c := 0; c < len(y); c += evalChunk {
+		ce := min(c+evalChunk, len(y))
+		xt, yt, err := m.batchTensors(x[c*m.sample:ce*m.sample], y[c:ce], evalChunk)
+		if err != nil {
+			return 0, 0, err
+		}
+		args = args[:0]
+		for _, p := range ps {
+			args = append(args, p)
+		}
+		outs, err := m.eval.Exec(append(args, xt, yt)...)
+		finalize(xt, yt)
+		if err != nil {
+			return 0, 0, fmt.Errorf("evaluation: %w", err)
+		}
+		l, err := tensors.CopyFlatData[float32](outs[0])
+		var hits []int32
+		if err == nil {
+			hits, err = tensors.CopyFlatData[int32](outs[1])
+		}
+		finalize(outs...)
+		if err != nil {
+			return 0, 0, err
+		}
+		losses = append(losses, l[:ce-c]...)
+		for _, h := range hits[:ce-c] {
+			correct += int(h)
+		}
+	}
+	for start := 0; start < len(losses); start += batch {
+		var sum float32
+		for _, l := range losses[start:min(start+batch, len(losses))] {
+			sum += l
+		}
+		sumLoss += float64(sum)
 	}
 	return sumLoss, correct, nil
 }
