@@ -142,17 +142,16 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 	// ReLU: gradient flows where the pooled max is positive.
 	dMax := Where(GreaterThan(c.max, zero), dOut, zero)
 	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
-	var taken *Node
+	// rest is dMax where no earlier window element was maximal, else 0: one Where per
+	// element instead of a running mask (Not, And, Or), with the same values.
+	rest := dMax
 	dWin := make([]*Node, len(c.win))
 	for i, e := range c.win {
 		isMax := Equal(e, c.max)
-		if taken != nil {
-			isMax = LogicalAnd(isMax, LogicalNot(taken))
-			taken = LogicalOr(taken, isMax)
-		} else {
-			taken = isMax
+		dWin[i] = Reshape(Where(isMax, rest, zero), b, ph, 1, pw, 1, l.cout)
+		if i < len(c.win)-1 {
+			rest = Where(isMax, zero, rest)
 		}
-		dWin[i] = Reshape(Where(isMax, dMax, zero), b, ph, 1, pw, 1, l.cout)
 	}
 	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
 	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
