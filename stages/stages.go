@@ -356,14 +356,6 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, n.Run, ds, a, models, fin.global)
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]evaluate.Client, len(final))
-	for c, m := range final {
-		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
-	}
 	mb, err := sc.Input(0, "metrics")
 	if err != nil {
 		return nil, err
@@ -375,6 +367,17 @@ func (env *Env) evaluate(_ context.Context, sc *pipeline.StageContext) (pipeline
 	history, err := train.MetricsFromTable(mt)
 	if err != nil {
 		return nil, err
+	}
+	// The train stage's last evaluation already fine-tuned and scored the final models.
+	final, ok := train.FinalFromHistory(n.Run, history, a.Clients())
+	if !ok {
+		if final, err = train.EvaluateFinal(model, n.Run, ds, a, models, fin.global); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]evaluate.Client, len(final))
+	for c, m := range final {
+		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
