@@ -110,17 +110,25 @@ func col2imIndices(b, h, w, k int) *tensors.Tensor {
 func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	b := x.Shape().Dimensions[0]
 	oh, ow := l.h-l.k+1, l.w-l.k+1
-	ph, pw := oh/poolSize, ow/poolSize
 	cols := im2col(x, l.k, oh, ow)
 	z := DotGeneral(cols, []int{1}, nil, Reshape(weight, l.k*l.k*l.cin, l.cout), []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
-	z = Reshape(z, b, oh, ow, l.cout)
+	out, c := poolForward(Reshape(z, b, oh, ow, l.cout), l)
+	c.in = cols
+	return out, c
+}
+
+// poolForward runs maxpool2 → ReLU on a convolution's output z [B, oh, ow, cout] and
+// returns [B, ph, pw, cout] with the pooling part of the layer's cache.
+func poolForward(z *Node, l layer) (*Node, layerCache) {
+	b := z.Shape().Dimensions[0]
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	ph, pw := oh/poolSize, ow/poolSize
 	if oh != 2*ph || ow != 2*pw { // Pooling floors odd sizes: drop the last row/column.
 		z = Slice(z, AxisRange(), AxisRange(0, 2*ph), AxisRange(0, 2*pw), AxisRange())
 	}
 	z6 := Reshape(z, b, ph, poolSize, pw, poolSize, l.cout)
 	var c layerCache
-	c.in = cols
 	for di := range poolSize {
 		for dj := range poolSize {
 			e := Slice(z6, AxisRange(), AxisRange(), AxisElem(di), AxisRange(), AxisElem(dj), AxisRange())
@@ -128,12 +136,30 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 		}
 	}
 	c.max = Max(Max(c.win[0], c.win[1]), Max(c.win[2], c.win[3]))
-	return Max(c.max, ScalarZero(x.Graph(), x.DType())), c
+	return Max(c.max, ScalarZero(z.Graph(), z.DType())), c
 }
 
 // convBackward takes the gradient of convForward's output and returns the gradients of the
 // weight, the bias and (if needInput) the input.
 func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
+	g, dtype := dOut.Graph(), dOut.DType()
+	b := dOut.Shape().Dimensions[0]
+	dz := poolBackward(dOut, l, c)
+	kk := l.k * l.k * l.cin
+	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
+	dB = ReduceSum(dz, 0)
+	if needInput {
+		// One extra zero row of dz gives col2im the zero row it needs.
+		dzPad := Concatenate([]*Node{dz, zeros(g, dtype, 1, l.cout)}, 0)
+		dCols := DotGeneral(dzPad, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
+		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
+	}
+	return dW, dB, dX
+}
+
+// poolBackward takes the gradient of poolForward's output [B, ph, pw, cout] and returns the
+// gradient of the convolution's output, [B·oh·ow, cout].
+func poolBackward(dOut *Node, l layer, c layerCache) *Node {
 	g, dtype := dOut.Graph(), dOut.DType()
 	b := dOut.Shape().Dimensions[0]
 	oh, ow := l.h-l.k+1, l.w-l.k+1
@@ -162,17 +188,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 	if ow != 2*pw {
 		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh, ow-2*pw, l.cout)}, 2)
 	}
-	dz = Reshape(dz, b*oh*ow, l.cout)
-	kk := l.k * l.k * l.cin
-	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
-	dB = ReduceSum(dz, 0)
-	if needInput {
-		// One extra zero row of dz gives col2im the zero row it needs.
-		dzPad := Concatenate([]*Node{dz, zeros(g, dtype, 1, l.cout)}, 0)
-		dCols := DotGeneral(dzPad, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
-		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
-	}
-	return dW, dB, dX
+	return Reshape(dz, b*oh*ow, l.cout)
 }
 
 // fcForward runs x [B, in] · W + b, then ReLU if l.relu.
