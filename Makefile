@@ -5,7 +5,7 @@ FMNIST  := /usr/share/datasets/fashion-mnist
 # Fuzz targets run this long each under `make fuzz` (and in CI).
 FUZZTIME ?= 10s
 
-.PHONY: all build run smoke test vet fmt-check data bench fuzz clean
+.PHONY: all build run smoke test vet fmt-check data bench bench-round fuzz clean
 
 all: build
 
@@ -43,6 +43,12 @@ vet:
 ## bench: CNN4 samples/s on our backend next to PyTorch (needs python3-torch for the ratio).
 bench: build
 	./$(BIN) bench
+
+## bench-round: one FedOBP-FMNIST round and 100-client evaluations (with 5 fine-tuning epochs)
+## next to ../shared/bench/torch_round.py, the projected Table 6 cell and peak RSS (about 15
+## minutes on 2 idle cores; needs python3-torch for the ratios). Take figures on an idle machine.
+bench-round: build
+	./$(BIN) bench --round
 
 ## fuzz: each fuzz target for $(FUZZTIME).
 fuzz:
