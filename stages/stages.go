@@ -86,7 +86,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	}
 	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
-			blobs, err := train.EncodeState(st)
+			blobs, err := train.EncodeCheckpoint(st)
 			if err != nil {
 				return err
 			}
@@ -212,14 +212,6 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]evaluate.Client, len(final))
-	for c, m := range final {
-		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
-	}
 	mb, err := sc.Input(0, "metrics")
 	if err != nil {
 		return nil, err
@@ -227,6 +219,17 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	history, _, err := results.Decode[results.Metric](mb)
 	if err != nil {
 		return nil, err
+	}
+	// The train stage's last evaluation already fine-tuned and scored the final models.
+	final, ok := train.FinalFromHistory(sc.Run(), history, a.Clients())
+	if !ok {
+		if final, err = train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]evaluate.Client, len(final))
+	for c, m := range final {
+		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)

@@ -26,10 +26,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
 	batch := fs.Int("batch", 32, "training batch size")
 	steps := fs.Int("steps", 60, "training steps measured per shape")
-	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py if present)")
+	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py, with --round torch_round.py, if present)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
 	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+model.OracleBackend+") and print the speed-up over it")
+	round := fs.Bool("round", false, "time one FL round of the FedOBP-FMNIST setting and one evaluation of 100 clients beside ../shared/bench/torch_round.py")
+	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
+	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -43,6 +46,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 		return exitInvalid
+	}
+	if *round {
+		return benchRound(backend, *rounds, *ft, *torchScript, *python, *noTorch, stdout, stderr)
 	}
 	script := *torchScript
 	if script == "" {
