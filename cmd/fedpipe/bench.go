@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -118,25 +114,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// runTorch runs the PyTorch step reference (torch_cnn4.py) at one shape on 2 threads.
 func runTorch(python, script string, hw, channels, batch int, stderr io.Writer) (map[string]float64, error) {
-	abs, _ := filepath.Abs(script)
-	cmd := exec.Command(python, abs, "--threads", strconv.Itoa(2), "--hw", strconv.Itoa(hw),
-		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch))
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w (install with: apt-get install python3-torch)", python, abs, err)
-	}
-	res := map[string]float64{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 2 {
-			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
-				res[f[0]] = v
-			}
-		}
-	}
-	return res, nil
+	return runScript(python, script, []string{"--threads", "2", "--hw", strconv.Itoa(hw),
+		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch)}, stderr)
 }
