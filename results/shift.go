@@ -1,6 +1,6 @@
 package results
 
-// The shift stage's tables (stages/shiftstage.go). Shift is "degree", "label" (level α),
+// The shift stage's tables (stages/shift_kind.go). Shift is "degree", "label" (level α),
 // a corruption name (level: severity) or "cifar10c:<name>", a real CIFAR-10-C corruption
 // (level: severity). Tables of runs without CIFAR-10-C omit the two optional columns
 // (CIFAR10CColumns).
