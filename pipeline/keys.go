@@ -18,9 +18,9 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     3,
-	manifest.KindEvaluate:  3,
-	manifest.KindReport:    4,
+	manifest.KindTrain:     4,
+	manifest.KindEvaluate:  4,
+	manifest.KindReport:    5,
 	manifest.KindShift:     3,
 }
 

@@ -9,16 +9,26 @@ package results
 type Metric struct {
 	Round    int     `arrow:"round"`
 	Client   int     `arrow:"client"`
-	Split    string  `arrow:"split"` // "train" or "test"
+	Split    string  `arrow:"split"` // "train", "test" (before fine-tuning) or SplitTestFT
 	Loss     float64 `arrow:"loss"`
 	Accuracy float64 `arrow:"accuracy"`
 	Samples  int     `arrow:"samples"`
 }
 
+// SplitTestFT labels the metric rows of a test split evaluated after fine-tuning (only for
+// runs that fine-tune; "test" rows are always the model the method holds).
+const SplitTestFT = "test_ft"
+
 // TestRow exposes a metric row to evaluate.BestOf: its round and result, and whether it
-// is a test-split evaluation.
+// is a test-split evaluation before fine-tuning.
 func (m Metric) TestRow() (int, Client, bool) {
 	return m.Round, Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == "test"
+}
+
+// FTRow exposes a metric row to evaluate.BestOfFT: whether it is a test-split evaluation
+// after fine-tuning.
+func (m Metric) FTRow() (int, Client, bool) {
+	return m.Round, Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == SplitTestFT
 }
 
 // Selection is one row of the `selection` table (FedOBP Fig. 5): how many entries of a

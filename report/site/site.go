@@ -308,7 +308,7 @@ func verifyGrid(cells []verify.Cell) grid {
 }
 
 func runsGrid(entries []report.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round"}}
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round", "after fine-tuning: final / best pooled"}}
 	for _, r := range report.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}
