@@ -102,6 +102,34 @@ type PartitionSpec struct {
 	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1"`
 	// TestFraction of each client's samples goes to its test split.
 	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
+	// BalanceCap (dirichlet): "" or "true" zeroes, for each class, the share of clients
+	// that already hold N_total/N samples (FL-bench, after NIID-Bench); "false" draws the
+	// per-class proportions without it (DM-PFL A.1.3, which wants quantity skew).
+	BalanceCap string `yaml:"balance_cap" check:"oneof=|true|false"`
+	// ShardMode (shards): random (default) cuts the label-sorted samples into equal shards
+	// and deals random shards, so a client may hold two shards of one class and a shard may
+	// straddle two classes; class_pure cuts each class into the same number of shards, uses
+	// every class equally often and gives each client distinct classes (FedSelect's s = 2);
+	// official is class_pure as FedSelect's official code draws it (the class list repeated
+	// and shuffled, so a client may draw one class twice).
+	ShardMode string `yaml:"shard_mode" check:"oneof=|random|class_pure|official"`
+	// TestSource: split (default) holds out test_fraction of each client's samples;
+	// official (shards with shard_mode class_pure or official) deals only the official
+	// training split and draws each client's test set from the official test split, from
+	// the same classes as its shards (FedSelect's official code).
+	TestSource string `yaml:"test_source" check:"oneof=|split|official"`
+	// TestPerClient (test_source official): test samples per client, split evenly over its
+	// shards; 0 gives each client one share of each of its classes' official test samples.
+	TestPerClient int `yaml:"test_per_client" check:"ge0"`
+	// ClassDraw (pathological): cyclic (default) gives client c the shuffled classes
+	// (c·s + k) mod C, so only C/s class sets occur; random draws each client's s distinct
+	// classes at random (McMahan-style shards, DM-PFL A.1.3).
+	ClassDraw string `yaml:"class_draw" check:"oneof=|cyclic|random"`
+	// QuantityDraw (pathological with quantity_skew): equal (default) gives every client of
+	// a group the same share of its group's half; uniform draws each client's share
+	// uniformly, then scales it so each group still holds half (DM-PFL A.1.3: quantities
+	// "sampled using a uniform distribution").
+	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform"`
 }
 
 // ModelSpec chooses the network.

@@ -208,10 +208,16 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 	switch p.Scheme {
 	case "dirichlet":
 		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
+		setIf(m, "balance_cap", false, p.BalanceCap == "false")
 	case "shards":
 		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
+		setIf(m, "shard_mode", p.ShardMode, p.ShardMode != "" && p.ShardMode != "random")
+		setIf(m, "test_source", p.TestSource, p.TestSource == "official")
+		setIf(m, "test_per_client", p.TestPerClient, p.TestPerClient != 0)
 	case "pathological":
 		m["classes_per_client"], m["quantity_skew"] = p.ClassesPerClient, p.QuantitySkew
+		setIf(m, "class_draw", p.ClassDraw, p.ClassDraw == "random")
+		setIf(m, "quantity_draw", p.QuantityDraw, p.QuantityDraw == "uniform")
 	case "natural":
 		setIf(m, "min_samples", p.MinSamples, p.MinSamples != 10)
 	}
