@@ -63,10 +63,10 @@ var Methods = map[string]MethodDef{
 		Params: []ParamDef{
 			{Name: "variant", Choices: []string{"paper", "official", "v1"}, Doc: "paper: Alg. 1-3 (global growth every round, capped at alpha); official: the authors' code (per-layer growth of weight tensors every grow_every rounds, delta since the last growth, alpha checked before growing); v1: the workshop version (a GradLTN mask search with rewinding every round, then LocalAlt)"},
 			{Name: "alpha", Default: 0.5, Check: "unit", Doc: "personalization limit: the largest personalized fraction"},
-			{Name: "p", Default: 0.05, Check: "unit", Doc: "personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; the papers leave the default to an appendix, 0.05 is our choice"},
+			{Name: "p", Default: 0, Check: "unit", Doc: "personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; 0: the variant's default, 0.25 for official (the code's --prune_percent 25) and 0.05 otherwise (the papers leave it to an appendix: our choice)"},
 			{Name: "lr_personal", Default: 0, Check: "ge0", Doc: "gamma_v, the rate of the personalized pass (0: train.lr)"},
 			{Name: "lr_shared", Default: 0, Check: "ge0", Doc: "gamma_u, the rate of the shared pass (0: train.lr)"},
-			{Name: "grow_every", Default: 3, Check: "gt0", Doc: "official variant: grow every so many rounds"},
+			{Name: "grow_every", Default: 3, Check: "gt0", Doc: "official variant: grow in the rounds whose 0-based index is a positive multiple of this (1-based rounds 4, 7, 10, ... for 3), as the code's round % 3 == 0 and round != 0"},
 			{Name: "ltn_iterations", Default: 5, Check: "ge0", Doc: "v1: GradLTN pruning iterations L (5 in the workshop paper)"},
 			{Name: "ltn_epochs", Default: 5, Check: "gt0", Doc: "v1: local epochs per GradLTN iteration E (5 in the workshop paper)"},
 			{Name: "ltn_return", Choices: []string{"start", "final"}, Doc: "v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"},

@@ -21,10 +21,18 @@ import (
 // alpha; the new mask applies from the next round. While nothing is personalized the v
 // passes are empty, and the L shared passes run as one L-epoch training, exactly FedAvg's.
 //
-// variant "official" (the authors' code): growth only every grow_every rounds, per weight
-// tensor (biases stay shared), with Δ measured since the client's last growth (so it spans
-// aggregations); a tensor grows by p of its shared entries whenever its personalized
-// fraction is below alpha, checked before growing (so it may overshoot); one learning rate.
+// variant "official" (the authors' code): growth only in rounds whose 0-based index is a
+// positive multiple of grow_every (1-based rounds 4, 7, 10, … for 3), per tensor whose name
+// ends in "weight" (BatchNorm scales included, biases stay shared), with Δ measured since
+// the client's last growth (so it spans aggregations); a tensor grows by p (default 0.25,
+// the code's --prune_percent 25) of its shared entries whenever its personalized fraction
+// is below alpha, checked before growing (so it may overshoot); one learning rate. Each
+// client is evaluated with its model right after its local training, unmerged (see
+// officialEval), and the last round aggregates nothing.
+//
+// Both variants follow Alg. 1's broadcast: the shared entries of the mask the client
+// trained with take the aggregate, so an entry personalized this round starts from the
+// aggregated value (§4.2).
 //
 // With fixed_layers the mask is fixed from the start to whole tensors (by name prefix) and
 // never grows: a layer-wise split trained by LocalAlt (FedSelect Table 3's single-layer
@@ -40,6 +48,7 @@ type fedSelect struct {
 	lrV, lrU  float32
 	growEvery int
 	rule      string
+	rounds    int // the run's rounds, learnt in Train (official: no aggregation in the last)
 }
 
 func newFedSelect(p map[string]float64, o map[string]string) (Method, error) {
@@ -50,6 +59,9 @@ func newFedSelect(p map[string]float64, o map[string]string) (Method, error) {
 	}
 	if f.rule == "" {
 		f.rule = "largest"
+	}
+	if f.p == 0 {
+		f.p = defaultP(f.official)
 	}
 	for _, prefix := range strings.Split(o["fixed_layers"], ",") {
 		if prefix = strings.TrimSpace(prefix); prefix != "" {
@@ -85,11 +97,12 @@ func (f *fedSelect) Init(st *State, clients int) {
 		}
 	}
 	if f.official {
-		st.Aux = map[string][]tensor.List{"anchor": make([]tensor.List, clients)}
+		st.Aux = map[string][]tensor.List{"anchor": make([]tensor.List, clients), officialLocal: make([]tensor.List, clients)}
 	}
 }
 
 func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
+	f.rounds = l.Rounds()
 	mask := st.Masks[c]
 	theta := merge(st.Global, st.Personal[c], mask)
 	before := theta
@@ -124,7 +137,7 @@ func (f *fedSelect) Train(l *Local, st *State, c int) (Upload, error) {
 		if anchor == nil {
 			anchor = before
 		}
-		if l.round%f.growEvery == 0 {
+		if officialGrowth(l.round, f.growEvery) {
 			f.growPerLayer(next, theta, anchor, rnd)
 			anchor = theta
 		}
@@ -166,7 +179,7 @@ func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) 
 // chosen p fraction of its shared entries.
 func (f *fedSelect) growPerLayer(mask, after, anchor tensor.List, rnd *rand.Rand) {
 	for t, m := range mask {
-		if !isWeight(m) {
+		if !officialGrows(m) {
 			continue
 		}
 		ones, total := count(tensor.List{m})
@@ -191,6 +204,9 @@ func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }
 
 func (f *fedSelect) Finish(st *State, uploads map[int]Upload, _ map[int]int) error {
 	ids := sortedClients(uploads)
+	if f.official && f.keepLocal(st, uploads) {
+		return nil
+	}
 	models := make([]tensor.List, len(ids))
 	masks := make([]tensor.List, len(ids))
 	weights := make([]float64, len(ids))
@@ -203,7 +219,9 @@ func (f *fedSelect) Finish(st *State, uploads map[int]Upload, _ map[int]int) err
 	}
 	st.Global = g
 	for _, c := range ids {
-		st.Personal[c] = uploads[c].Params
+		// Alg. 1: θ_k ⊙ ¬m_k ← θ_g ⊙ ¬m_k with the mask the client trained with, before
+		// the new mask applies.
+		st.Personal[c] = merge(st.Global, uploads[c].Params, st.Masks[c])
 		st.Masks[c] = uploads[c].NextMask
 		st.Selection = append(st.Selection, selectionRows(st.Round+1, c, st.Masks[c])...)
 	}
@@ -211,6 +229,9 @@ func (f *fedSelect) Finish(st *State, uploads map[int]Upload, _ map[int]int) err
 }
 
 func (f *fedSelect) EvalModel(st *State, c int) tensor.List {
+	if m, ok := officialEval(f.official, st, c); ok {
+		return m
+	}
 	return merge(st.Global, st.Personal[c], st.Masks[c])
 }
 

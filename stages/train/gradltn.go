@@ -27,6 +27,9 @@ type fedSelectV1 struct {
 func newFedSelectV1(p map[string]float64, o map[string]string) (Method, error) {
 	f := &fedSelectV1{p: p["p"], iterations: int(p["ltn_iterations"]), epochs: int(p["ltn_epochs"]),
 		fromFinal: o["ltn_return"] == "final"}
+	if f.p == 0 {
+		f.p = defaultP(false)
+	}
 	return f, nil
 }
 
