@@ -14,8 +14,13 @@ import (
 //	obp:      (θ_c − θ_g)²
 //	obp_v1:   |(θ_c − θ_g)·θ_c|          (the authors' earlier release)
 //	gradient: |θ̃ − θ| of the client's last local training (FedSelect-style; 0 before it trained)
-//	fisher:   the mean over the client's training samples of the squared per-sample
-//	          gradient at θ_c (diagonal empirical Fisher information)
+//	fisher:   with fisher "full" (default; FedOBP Eq. 6), the square of the gradient of
+//	          the client's mean training loss at θ_c; with "empirical" (FedDPA's form), the
+//	          mean over its training samples of the squared per-sample gradient
+//
+// A client that never trained is scored with the initial model θ_init as θ_c and keeps
+// θ_init on its top entries (the official code). With ema, the raw scores are averaged
+// across participations and the average is normalized (the official code's order).
 //
 // normalized by min-max over all entries (global), per tensor (layer) or not at all
 // (none); optionally averaged across participations (ema); optionally restricted to the
@@ -37,11 +42,14 @@ type fedOBP struct {
 	clsOnly  bool
 	ema      float64
 	perLayer bool
+	// fisherFull squares the full-data gradient (Eq. 6) instead of averaging squared
+	// per-sample gradients (FedDPA's empirical Fisher).
+	fisherFull bool
 }
 
 func newFedOBP(p map[string]float64, o map[string]string) (Method, error) {
 	f := &fedOBP{q: p["q"], score: o["score"], norm: o["norm"], clsOnly: p["cls_only"] != 0, ema: p["ema"],
-		perLayer: o["threshold"] == "layer"}
+		perLayer: o["threshold"] == "layer", fisherFull: o["fisher"] != "empirical"}
 	if f.score == "" {
 		f.score = "obp"
 	}
@@ -54,7 +62,8 @@ func newFedOBP(p map[string]float64, o map[string]string) (Method, error) {
 func (f *fedOBP) Init(st *State, clients int) {
 	st.Personal = make([]tensor.List, clients)
 	st.Masks = make([]tensor.List, clients)
-	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients)}
+	st.Aux = map[string][]tensor.List{"delta": make([]tensor.List, clients), "score": make([]tensor.List, clients),
+		obpInit: {st.Global.Clone()}}
 }
 
 func newFedDPA(p map[string]float64) (Method, error) {
@@ -67,14 +76,18 @@ func (f *fedOBP) scores(st *State, c int, l *Local) (tensor.List, error) {
 	own := st.Personal[c]
 	out := zeroMask(st.Global)
 	if own == nil {
-		return out, nil // never trained: θ_c is the initial model; nothing to keep
+		if own = initialOf(st); own == nil {
+			return out, nil // a state without the initial model: nothing to keep
+		}
 	}
 	if f.score == "fisher" {
-		fi, err := l.Fisher(own)
+		fi, err := f.fisher(l, own)
 		if err != nil {
 			return nil, err
 		}
-		f.normalize(fi)
+		if f.ema == 0 {
+			f.normalize(fi)
+		}
 		return fi, nil
 	}
 	for t, s := range out {
@@ -97,7 +110,9 @@ func (f *fedOBP) scores(st *State, c int, l *Local) (tensor.List, error) {
 			}
 		}
 	}
-	f.normalize(out)
+	if f.ema == 0 {
+		f.normalize(out)
+	}
 	return out, nil
 }
 
@@ -179,7 +194,7 @@ func (f *fedOBP) selectMask(score tensor.List) tensor.List {
 // it also advances the client's score average. Without one (evaluation), the Fisher score
 // reuses the client's last mask.
 func (f *fedOBP) personalize(st *State, c int, l *Local) (tensor.List, tensor.List, error) {
-	if st.Personal[c] == nil {
+	if st.Personal[c] == nil && (initialOf(st) == nil || f.score == "gradient" || (l == nil && f.score == "fisher")) {
 		return st.Global, zeroMask(st.Global), nil
 	}
 	if l == nil && f.score == "fisher" {
@@ -200,8 +215,15 @@ func (f *fedOBP) personalize(st *State, c int, l *Local) (tensor.List, tensor.Li
 	if update && f.ema > 0 {
 		st.Aux["score"][c] = s.Clone()
 	}
+	if f.ema > 0 {
+		f.normalize(s)
+	}
 	mask := f.selectMask(s)
-	return merge(st.Global, st.Personal[c], mask), mask, nil
+	own := st.Personal[c]
+	if own == nil {
+		own = initialOf(st)
+	}
+	return merge(st.Global, own, mask), mask, nil
 }
 
 func (f *fedOBP) Train(l *Local, st *State, c int) (Upload, error) {
