@@ -170,7 +170,8 @@ var Methods = map[string]MethodDef{
 var dmpflParams = []ParamDef{
 	{Name: "sparsity", Default: 0.5, Check: "unit,lt1", Doc: "S: the fraction of weights inactive in every mask (ERK allocation over the weight tensors; biases dense); 0.5 in the paper"},
 	{Name: "alpha_s", Default: 0.01, Check: "unit", Doc: "readjustment ratio: the fraction of a client's active weights pruned and regrown (unstated in the paper; FedDST's 0.01)"},
-	{Name: "readjust_every", Default: 10, Check: "gt0", Doc: "rounds between mask readjustments (unstated in the paper; FedDST's 10)"},
+	{Name: "readjust_every", Default: 10, Check: "gt0", Doc: "a client readjusts its mask at every so many of its phase-1 participations (Alg. 1 readjusts inside the client loop; the interval is unstated in the paper: FedDST's 10)"},
+	{Name: "readjust_by_round", Default: 0, Check: "unit", Doc: "1: readjust in the rounds whose number is a multiple of readjust_every instead (fedpipe's earlier schedule)"},
 	{Name: "iterations", Default: 1, Check: "ge0", Doc: "iterations of the two phases: T is cut into 2n equal blocks alternating phase 1 and phase 2 (Fig. 5e-f); 0 = phase 1 only; 1 is our default"},
 	{Name: "share_threshold", Default: 0.3, Check: "unit", Doc: "the global mask ignores positions active in no more than this fraction of the sampled clients' masks (30% in the paper)"},
 }

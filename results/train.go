@@ -32,14 +32,20 @@ func (m Metric) FTRow() (int, Client, bool) {
 }
 
 // Selection is one row of the `selection` table (FedOBP Fig. 5): how many entries of a
-// tensor a client personalizes at a round. The stored table adds a computed column,
-// fraction = personalized / max(total, 1).
+// tensor a client personalizes at a round. The stored table adds computed columns,
+// fraction = personalized / max(total, 1) and overlap_fraction = mask_overlap /
+// max(mask_active, 1).
 type Selection struct {
 	Round        int    `arrow:"round"`
 	Client       int    `arrow:"client"`
 	Tensor       string `arrow:"tensor"`
 	Personalized int    `arrow:"personalized"`
 	Total        int    `arrow:"total"`
+	// Active and Overlap, for methods with a personal and a global mask (DM-PFL), are
+	// |m_c| and |m_c ∩ m_g| on the tensor (0 elsewhere; tables written before them lack
+	// the columns).
+	Active  int `arrow:"mask_active,optional"`
+	Overlap int `arrow:"mask_overlap,optional"`
 }
 
 // Fraction is the personalized share of the tensor's entries.
@@ -47,8 +53,13 @@ func (s Selection) Fraction() float64 {
 	return float64(s.Personalized) / float64(max(s.Total, 1))
 }
 
+// OverlapFraction is |m_c ∩ m_g| / |m_c| (0 where the method has no such masks).
+func (s Selection) OverlapFraction() float64 {
+	return float64(s.Overlap) / float64(max(s.Active, 1))
+}
+
 func (s Selection) computed() ([]string, []float64) {
-	return []string{"fraction"}, []float64{s.Fraction()}
+	return []string{"fraction", "overlap_fraction"}, []float64{s.Fraction(), s.OverlapFraction()}
 }
 
 // MaskIoU is one row of the `mask_iou` table (FedSelect Fig. 4): the intersection over

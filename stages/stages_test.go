@@ -14,7 +14,7 @@ func TestStateRoundTrip(t *testing.T) {
 	v := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{0, 0, 1, 1}}}
 	st := &train.State{Round: 7, Global: w, Personal: []tensor.List{w, v},
 		Masks:     []tensor.List{v, nil},
-		Aux:       map[string][]tensor.List{"anchor": {nil, w}},
+		Aux:       map[string][]tensor.List{"anchor": {nil, w}, "local": {v, nil}},
 		Metrics:   []train.Metric{{Round: 5, Client: 1, Split: "test", Loss: 0.25, Accuracy: 0.5, Samples: 4}},
 		Selection: []train.Selection{{Round: 7, Client: 0, Tensor: "fc.weight", Personalized: 2, Total: 4}},
 		Comm:      []train.Comm{{Round: 7, Client: 1, Down: 16, Up: 9}},

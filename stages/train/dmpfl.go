@@ -19,7 +19,9 @@ import (
 // only ("iter = 0").
 //
 //   - Phase 1 (Alg. 1): a sampled client copies w_g into m_g ∩ m_c, trains w_c under m_c
-//     for E epochs, and every readjust_every rounds prunes the alpha_s fraction of its
+//     for E epochs, and at every readjust_every-th phase-1 participation of that client
+//     (Alg. 1 readjusts inside its client loop; readjust_by_round keeps the earlier
+//     schedule, rounds divisible by readjust_every) prunes the alpha_s fraction of its
 //     active weights with the smallest magnitude and regrows as many by the largest
 //     magnitude of the mean gradient over its training data, per tensor (a pruned entry
 //     may regrow in the same round and then keeps its value; other regrown entries start
@@ -42,7 +44,8 @@ type dmpfl struct {
 	every      int
 	iterations int
 	share      float64
-	total      int // T, learned from the first Local
+	total      int  // T, learned from the first Local
+	byRound    bool // readjust_by_round: by the global round number, not the client's participations
 	// plus selects DM-PFL+'s adaptive inference (Alg. 4) for every evaluation, with base
 	// entropies on each client's training data (or its test split with baseOnTest).
 	plus, baseOnTest bool
@@ -58,7 +61,7 @@ func (d *dmpfl) evaluator(m *model.Model, st *State, prepared []tensor.List, dat
 
 func newDMPFL(params map[string]float64) *dmpfl {
 	return &dmpfl{sparsity: params["sparsity"], alphaS: params["alpha_s"], every: max(int(params["readjust_every"]), 1),
-		iterations: int(params["iterations"]), share: params["share_threshold"]}
+		iterations: int(params["iterations"]), share: params["share_threshold"], byRound: params["readjust_by_round"] != 0}
 }
 
 // phase returns 1 or 2, the phase of round t (1-based) of T, whether t is the last round
@@ -81,7 +84,7 @@ const globalMaskAux = "global_mask"
 
 // Init leaves the masks unset: they need the run's seed, which the first Train has.
 func (d *dmpfl) Init(st *State, clients int) {
-	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}}
+	st.Aux = map[string][]tensor.List{globalMaskAux: {nil}, participationsAux: make([]tensor.List, clients)}
 	st.Masks = make([]tensor.List, clients)
 	st.Personal = make([]tensor.List, clients)
 }
@@ -145,7 +148,7 @@ func (d *dmpfl) Train(l *Local, st *State, c int) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	if l.Round()%d.every == 0 && d.alphaS > 0 {
+	if d.readjust(st, c, l.Round()) && d.alphaS > 0 {
 		g, err := l.Gradient(theta)
 		if err != nil {
 			return Upload{}, err
@@ -191,7 +194,7 @@ func (d *dmpfl) Finish(st *State, uploads map[int]Upload, sizes map[int]int) err
 	}
 	st.Aux[globalMaskAux][0] = topMagnitudeMask(g, ERKCounts(g, 1-d.sparsity), votes)
 	for _, c := range ids {
-		st.Selection = append(st.Selection, selectionRows(t, c, andNot(st.Masks[c], d.globalMask(st)))...)
+		st.Selection = append(st.Selection, overlapRows(t, c, st.Masks[c], d.globalMask(st))...)
 	}
 	return nil
 }
