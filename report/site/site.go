@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html"
+	"math"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -231,7 +232,9 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 					total++
 					checks = x.checks
 					if x.summary != nil {
-						vals = append(vals, value(*x.summary, metric))
+						if v := value(*x.summary, metric); !math.IsNaN(v) { // NaN: an _ft metric of a run without fine-tuning
+							vals = append(vals, v)
+						}
 					}
 				}
 			}
