@@ -212,14 +212,18 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
+	final, finalFT, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]evaluate.Client, len(final))
-	for c, m := range final {
-		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+	clientRows := func(final []train.Metric) []evaluate.Client {
+		rows := make([]evaluate.Client, len(final))
+		for c, m := range final {
+			rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+		}
+		return rows
 	}
+	rows := clientRows(final)
 	mb, err := sc.Input(0, "metrics")
 	if err != nil {
 		return nil, err
@@ -230,6 +234,10 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
+	if finalFT != nil {
+		best, _ := evaluate.BestOfFT(history)
+		evaluate.WithFT(&s, clientRows(finalFT), best)
+	}
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
 		costs, _, err := results.Decode[results.Cost](cb)
@@ -243,7 +251,11 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	summary, err := results.Encode([]results.Summary{s}, meta)
+	var omit []string // a run without fine-tuning stores no after-fine-tuning columns
+	if finalFT == nil {
+		omit = results.FinetunedColumns
+	}
+	summary, err := results.Encode([]results.Summary{s}, meta, omit...)
 	if err != nil {
 		return nil, err
 	}
