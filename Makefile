@@ -8,7 +8,7 @@ FUZZTIME ?= 10s
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build run smoke test vet fmt-check data versitygw bench fuzz clean
+.PHONY: all build run smoke test vet fmt-check data versitygw bench bench-round fuzz clean
 
 all: build
 
@@ -53,6 +53,12 @@ vet:
 ## bench: CNN4 samples/s on our backend next to PyTorch (needs python3-torch for the ratio).
 bench: build
 	./$(BIN) bench
+
+## bench-round: one FedOBP-FMNIST round and 100-client evaluations (with 5 fine-tuning epochs)
+## next to ../shared/bench/torch_round.py, the projected Table 6 cell and peak RSS (about 15
+## minutes on 2 idle cores; needs python3-torch for the ratios). Take figures on an idle machine.
+bench-round: build
+	./$(BIN) bench --round
 
 ## fuzz: each fuzz target for $(FUZZTIME).
 fuzz:

@@ -108,7 +108,7 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 		return nil, 0, nil, err
 	}
 	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y)
+	xt, yt, err := m.batchTensors(x, y, len(y))
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -156,7 +156,10 @@ func (m *Model) lazyAux(name string, build func(featureNetwork, []*Node) []*Node
 	if !ok {
 		return fmt.Errorf("model %s: penultimate features are not available", m.spec.Arch)
 	}
-	e, err := NewExec(m.backend, func(inputs []*Node) []*Node { return build(fn, inputs) })
+	e, err := NewExec(m.backend, func(inputs []*Node) []*Node {
+		m.compiles[name]++
+		return build(fn, inputs)
+	})
 	if err != nil {
 		return err
 	}

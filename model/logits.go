@@ -45,6 +45,8 @@ func (m *Model) checkBatches(x []float32, batch int) error {
 
 // batched runs exec (inputs: params, x) on the samples x, batch at a time, and returns its
 // first output for every sample, width values each, row-major; what names it in errors.
+// exec must compute each row from that row's input alone: on a padding model the samples
+// run evalChunk at a time, the last chunk padded, and the padding rows' outputs are dropped.
 func (m *Model) batched(exec *graph.Exec, params tensor.List, x []float32, batch, width int, what string) ([]float32, error) {
 	ps, err := m.toTensors(params)
 	if err != nil {
@@ -53,10 +55,18 @@ func (m *Model) batched(exec *graph.Exec, params tensor.List, x []float32, batch
 	defer finalize(ps...)
 	n := len(x) / m.sample
 	out := make([]float32, 0, n*width)
+	if m.padEval {
+		batch = evalChunk
+	}
 	for start := 0; start < n; start += batch {
 		end := min(start+batch, n)
-		dims := append([]int{end - start}, m.spec.InputShape...)
-		xt := tensors.FromFlatDataAndDimensions(x[start*m.sample:end*m.sample], dims...)
+		xb, rows := x[start*m.sample:end*m.sample], end-start
+		if m.padEval && rows < batch {
+			rows = batch
+			xb, _ = m.padded(xb, nil, rows)
+		}
+		dims := append([]int{rows}, m.spec.InputShape...)
+		xt := tensors.FromFlatDataAndDimensions(xb, dims...)
 		args := make([]any, 0, len(ps)+1)
 		for _, p := range ps {
 			args = append(args, p)
@@ -71,7 +81,7 @@ func (m *Model) batched(exec *graph.Exec, params tensor.List, x []float32, batch
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, data...)
+		out = append(out, data[:(end-start)*width]...)
 	}
 	return out, nil
 }

@@ -110,17 +110,25 @@ func col2imIndices(b, h, w, k int) *tensors.Tensor {
 func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	b := x.Shape().Dimensions[0]
 	oh, ow := l.h-l.k+1, l.w-l.k+1
-	ph, pw := oh/poolSize, ow/poolSize
 	cols := im2col(x, l.k, oh, ow)
 	z := DotGeneral(cols, []int{1}, nil, Reshape(weight, l.k*l.k*l.cin, l.cout), []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
-	z = Reshape(z, b, oh, ow, l.cout)
+	out, c := poolForward(Reshape(z, b, oh, ow, l.cout), l)
+	c.in = cols
+	return out, c
+}
+
+// poolForward runs maxpool2 → ReLU on a convolution's output z [B, oh, ow, cout] and
+// returns [B, ph, pw, cout] with the pooling part of the layer's cache.
+func poolForward(z *Node, l layer) (*Node, layerCache) {
+	b := z.Shape().Dimensions[0]
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	ph, pw := oh/poolSize, ow/poolSize
 	if oh != 2*ph || ow != 2*pw { // Pooling floors odd sizes: drop the last row/column.
 		z = Slice(z, AxisRange(), AxisRange(0, 2*ph), AxisRange(0, 2*pw), AxisRange())
 	}
 	z6 := Reshape(z, b, ph, poolSize, pw, poolSize, l.cout)
 	var c layerCache
-	c.in = cols
 	for di := range poolSize {
 		for dj := range poolSize {
 			e := Slice(z6, AxisRange(), AxisRange(), AxisElem(di), AxisRange(), AxisElem(dj), AxisRange())
@@ -128,7 +136,7 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 		}
 	}
 	c.max = Max(Max(c.win[0], c.win[1]), Max(c.win[2], c.win[3]))
-	return Max(c.max, ScalarZero(x.Graph(), x.DType())), c
+	return Max(c.max, ScalarZero(z.Graph(), z.DType())), c
 }
 
 // convBackward takes the gradient of convForward's output and returns the gradients of the
@@ -136,34 +144,7 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
 	g, dtype := dOut.Graph(), dOut.DType()
 	b := dOut.Shape().Dimensions[0]
-	oh, ow := l.h-l.k+1, l.w-l.k+1
-	ph, pw := oh/poolSize, ow/poolSize
-	zero := ScalarZero(g, dtype)
-	// ReLU: gradient flows where the pooled max is positive.
-	dMax := Where(GreaterThan(c.max, zero), dOut, zero)
-	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
-	var taken *Node
-	dWin := make([]*Node, len(c.win))
-	for i, e := range c.win {
-		isMax := Equal(e, c.max)
-		if taken != nil {
-			isMax = LogicalAnd(isMax, LogicalNot(taken))
-			taken = LogicalOr(taken, isMax)
-		} else {
-			taken = isMax
-		}
-		dWin[i] = Reshape(Where(isMax, dMax, zero), b, ph, 1, pw, 1, l.cout)
-	}
-	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
-	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
-	dz := Reshape(Concatenate([]*Node{row0, row1}, 2), b, 2*ph, 2*pw, l.cout)
-	if oh != 2*ph {
-		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh-2*ph, 2*pw, l.cout)}, 1)
-	}
-	if ow != 2*pw {
-		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh, ow-2*pw, l.cout)}, 2)
-	}
-	dz = Reshape(dz, b*oh*ow, l.cout)
+	dz := poolBackward(dOut, l, c)
 	kk := l.k * l.k * l.cin
 	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
 	dB = ReduceSum(dz, 0)
@@ -174,6 +155,40 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
 	}
 	return dW, dB, dX
+}
+
+// poolBackward takes the gradient of poolForward's output [B, ph, pw, cout] and returns the
+// gradient of the convolution's output, [B·oh·ow, cout].
+func poolBackward(dOut *Node, l layer, c layerCache) *Node {
+	g, dtype := dOut.Graph(), dOut.DType()
+	b := dOut.Shape().Dimensions[0]
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	ph, pw := oh/poolSize, ow/poolSize
+	zero := ScalarZero(g, dtype)
+	// ReLU: gradient flows where the pooled max is positive.
+	dMax := Where(GreaterThan(c.max, zero), dOut, zero)
+	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
+	// rest is dMax where no earlier window element was maximal, else 0: one Where per
+	// element instead of a running mask (Not, And, Or), with the same values.
+	rest := dMax
+	dWin := make([]*Node, len(c.win))
+	for i, e := range c.win {
+		isMax := Equal(e, c.max)
+		dWin[i] = Reshape(Where(isMax, rest, zero), b, ph, 1, pw, 1, l.cout)
+		if i < len(c.win)-1 {
+			rest = Where(isMax, zero, rest)
+		}
+	}
+	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
+	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
+	dz := Reshape(Concatenate([]*Node{row0, row1}, 2), b, 2*ph, 2*pw, l.cout)
+	if oh != 2*ph {
+		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh-2*ph, 2*pw, l.cout)}, 1)
+	}
+	if ow != 2*pw {
+		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh, ow-2*pw, l.cout)}, 2)
+	}
+	return Reshape(dz, b*oh*ow, l.cout)
 }
 
 // fcForward runs x [B, in] · W + b, then ReLU if l.relu.
@@ -245,27 +260,40 @@ func backward(ls []layer, params []*Node, caches []layerCache, dLogits *Node) []
 }
 
 // crossEntropy returns the per-sample softmax cross-entropy [B] of logits [B, K] against
-// labels [B] (int32), and the gradient of the mean loss with respect to the logits.
-func crossEntropy(logits, labels *Node) (perSample, dLogits *Node) {
+// labels [B] (int32), the gradient of the mean loss with respect to the logits, and the
+// number of samples the mean is over (a scalar of the logits' dtype).
+//
+// A negative label marks a padding row (see Model.Step: a ragged batch is padded to the
+// compiled batch size): its loss and its row of dLogits are exactly zero and it is not
+// counted, so the mean and every gradient are those of the real samples alone. On fpfast
+// this is bit-identical to running the short batch: each real row is computed by the same
+// operations, and the zero rows only add exact zeros at the end of every reduction over the
+// batch (GEMM contractions and ReduceSum take their terms in order from a +0 start; see
+// packages gemm and fastcpu). With no padding rows count is B, computed exactly, and the
+// results equal the unmasked computation bit for bit.
+func crossEntropy(logits, labels *Node) (perSample, dLogits, count *Node) {
 	g, dtype := logits.Graph(), logits.DType()
 	dims := logits.Shape().Dimensions
 	b, k := dims[0], dims[1]
+	zero := ScalarZero(g, dtype)
+	valid := GreaterOrEqual(labels, ScalarZero(g, labels.DType()))
+	count = ReduceAllSum(ConvertDType(valid, dtype))
 	shifted := Sub(logits, Reshape(ReduceMax(logits, 1), b, 1))
 	lse := Log(ReduceSum(Exp(shifted), 1))
 	logp := Sub(shifted, Reshape(lse, b, 1))
 	classes := Iota(g, shapes.Make(dtypes.Int32, b, k), 1)
 	oneHot := ConvertDType(Equal(classes, BroadcastToDims(Reshape(labels, b, 1), b, k)), dtype)
-	perSample = Neg(ReduceSum(Mul(oneHot, logp), 1))
-	dLogits = Div(Sub(Exp(logp), oneHot), Scalar(g, dtype, float64(b)))
-	return perSample, dLogits
+	perSample = Where(valid, Neg(ReduceSum(Mul(oneHot, logp), 1)), zero)
+	validRows := BroadcastToDims(Reshape(valid, b, 1), b, k)
+	dLogits = Where(validRows, Div(Sub(Exp(logp), oneHot), count), zero)
+	return perSample, dLogits, count
 }
 
 // lossAndGrads is the training computation without the optimizer: mean loss and gradients.
 func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grads []*Node) {
 	logits, caches := forward(ls, params, x)
-	perSample, dLogits := crossEntropy(logits, labels)
-	b := labels.Shape().Dimensions[0]
-	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
 	return loss, backward(ls, params, caches, dLogits)
 }
 
@@ -337,12 +365,11 @@ func (ls seqNet) evalFeatures(params []*Node, x *Node) *Node {
 
 func (ls seqNet) featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node) {
 	n := ls.numParams()
-	b := x.Shape().Dimensions[0]
 	body, cl := ls[:len(ls)-1], ls[len(ls)-1]
 	feats, caches := ls.bodyForward(params, x)
 	logits, cc := fcForward(feats, params[n-2], params[n-1], cl)
-	perSample, dLogits := crossEntropy(logits, labels)
-	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
 	grads = make([]*Node, n)
 	var dFeats *Node
 	grads[n-2], grads[n-1], dFeats = fcBackward(dLogits, params[n-2], cl, cc, len(body) > 0)
@@ -468,13 +495,26 @@ func presentState(state []*Node) []*Node {
 }
 
 // evalGraph builds the evaluation: inputs = params (n), x, labels; outputs = the sum of
-// per-sample cross-entropies and the number of correct argmax predictions (int32).
+// per-sample cross-entropies and the number of correct argmax predictions (int32). Rows
+// with a negative label (padding) count for neither.
 func evalGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
 	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
 	logits := net.evalLogits(params, x)
-	perSample, _ := crossEntropy(logits, labels)
+	perSample, _, _ := crossEntropy(logits, labels)
 	pred := ArgMax(logits, 1, dtypes.Int32)
 	correct := ReduceAllSum(ConvertDType(Equal(pred, labels), dtypes.Int32))
 	return []*Node{ReduceAllSum(perSample), correct}
+}
+
+// evalRowsGraph is evalGraph without the sums over the batch: outputs = the per-sample
+// cross-entropies [B] and whether each argmax prediction is right ([B] int32, 0 or 1), both
+// zero on padding rows (negative labels). Model.Evaluate sums them.
+func evalRowsGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
+	params, x, labels := inputs[:n], inputs[n], inputs[n+1]
+	logits := net.evalLogits(params, x)
+	perSample, _, _ := crossEntropy(logits, labels)
+	pred := ArgMax(logits, 1, dtypes.Int32)
+	return []*Node{perSample, ConvertDType(Equal(pred, labels), dtypes.Int32)}
 }

@@ -272,9 +272,8 @@ func (t tapeNetwork) trainPass(params []*Node, x, labels *Node) (loss *Node, gra
 func (t tapeNetwork) featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node) {
 	f, fv := t.net.run(params, x, t.inputShape, true)
 	logits := f.head(fv)
-	perSample, dLogits := crossEntropy(logits.n, labels)
-	b := labels.Shape().Dimensions[0]
-	loss = Div(ReduceAllSum(perSample), Scalar(x.Graph(), x.DType(), float64(b)))
+	perSample, dLogits, count := crossEntropy(logits.n, labels)
+	loss = Div(ReduceAllSum(perSample), count)
 	if pen != nil {
 		value, dFeats := pen(fv.n)
 		loss = Add(loss, value)

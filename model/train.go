@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model/fastcpu"
 )
 
 // SGD holds the hyper-parameters of stochastic gradient descent with PyTorch's semantics
@@ -21,7 +22,9 @@ import (
 type SGD struct{ LR, Momentum, WeightDecay float32 }
 
 // Model holds the compiled training and evaluation graphs of one ModelSpec on one backend.
-// Graphs are compiled lazily, once per distinct batch size.
+// Graphs are compiled lazily, once per distinct batch size. On fpfast, ragged batches are
+// padded and masked rather than compiled for (see Session.Step and Evaluate), so a federated
+// run compiles one training graph per batch size however many client sizes it sees.
 //
 // A Model and its Sessions are not safe for concurrent use: use them from one goroutine at a
 // time (the backend already spreads each op over GOMAXPROCS threads). Close releases the
@@ -42,11 +45,35 @@ type Model struct {
 	logits  *graph.Exec            // compiled on first use of Logits (logits.go)
 	// batchStats holds the running statistics of the last gradient call (BatchStats).
 	batchStats tensor.List
+	// padTrain: a training batch smaller than trainBatch, the largest one compiled so far,
+	// is padded to it with masked rows (exact on fpfast for networks without BatchNorm).
+	padTrain   bool
+	trainBatch int
+	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
+	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns
+	// per-sample values that are summed here in the graph's order (see evaluateChunked).
+	padEval bool
+	// padX and padY are the scratch buffers of padded batches.
+	padX []float32
+	padY []int32
+	// compiles counts, per graph name, the graphs compiled (one per distinct input shape).
+	compiles map[string]int
 }
+
+// evalChunk is the number of rows the evaluation graphs run at once where the model pads
+// (padEval): one compiled graph serves every batch size, and a pass wastes fewer than
+// evalChunk padding rows.
+const evalChunk = 64
 
 // NewModel prepares spec on the named backend (a configuration as accepted by
 // ResolveBackend; "" means the default resolution).
 func NewModel(backend string, spec ModelSpec) (*Model, error) {
+	return newModel(backend, spec, true)
+}
+
+// newModel is NewModel; with pad false the model never pads (one graph per batch size, as
+// on backends other than fpfast), which tests compare padding against.
+func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 	net, err := spec.network()
 	if err != nil {
 		return nil, err
@@ -59,17 +86,36 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape)}
-	m.train, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return trainStepGraph(net, inputs) })
+	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape),
+		compiles: map[string]int{}}
+	// Padding is exact only where every reduction over the batch takes its terms in order
+	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
+	// in training, where no batch statistic (BatchNorm) sees the padding rows.
+	if pad && b.Name() == fastcpu.Name {
+		m.padEval = true
+		_, seq := net.(seqNet)
+		m.padTrain = seq
+	}
+	m.train, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node {
+		m.compiles["train"]++
+		return trainStepGraph(net, inputs)
+	})
 	if err != nil {
 		return nil, err
 	}
-	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node { return evalGraph(net, inputs) })
+	evalBuild := evalGraph
+	if m.padEval {
+		evalBuild = evalRowsGraph
+	}
+	m.eval, err = graph.NewExec(b, func(inputs []*graph.Node) []*graph.Node {
+		m.compiles["eval"]++
+		return evalBuild(net, inputs)
+	})
 	if err != nil {
 		m.train.Finalize()
 		return nil, err
 	}
-	// One compiled graph per batch size; a federated run sees few distinct sizes.
+	// One compiled graph per batch size (see padTrain, padEval).
 	m.train.SetMaxCache(-1).WithName("fedpipe-train-" + spec.Arch)
 	m.eval.SetMaxCache(-1).WithName("fedpipe-eval-" + spec.Arch)
 	return m, nil
@@ -77,6 +123,38 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 
 // Spec returns the model's specification.
 func (m *Model) Spec() ModelSpec { return m.spec }
+
+// Compilations returns how many graphs the model has compiled, by graph name ("train",
+// "eval", "train-masked", "grad", ...): one per distinct input shape each graph was run with.
+func (m *Model) Compilations() map[string]int {
+	out := make(map[string]int, len(m.compiles))
+	for k, v := range m.compiles {
+		out[k] = v
+	}
+	return out
+}
+
+// PadsBatches reports whether ragged training batches are padded to the compiled batch size
+// rather than compiled for (fpfast, networks without BatchNorm).
+func (m *Model) PadsBatches() bool { return m.padTrain }
+
+// padded returns x and y padded to rows samples: zero inputs and label −1, the padding mark
+// crossEntropy masks out. The slices are the model's scratch buffers, valid until the next
+// call.
+func (m *Model) padded(x []float32, y []int32, rows int) ([]float32, []int32) {
+	if cap(m.padX) < rows*m.sample {
+		m.padX = make([]float32, rows*m.sample)
+	}
+	if cap(m.padY) < rows {
+		m.padY = make([]int32, rows)
+	}
+	px, py := m.padX[:rows*m.sample], m.padY[:rows]
+	clear(px[copy(px, x):])
+	for i := copy(py, y); i < rows; i++ {
+		py[i] = -1
+	}
+	return px, py
+}
 
 // Close releases the compiled graphs. The Model must not be used afterwards.
 func (m *Model) Close() {
@@ -115,8 +193,9 @@ func (m *Model) toTensors(params tensor.List) ([]*tensors.Tensor, error) {
 	return out, nil
 }
 
-// batchTensors validates one batch and converts it to tensors.
-func (m *Model) batchTensors(x []float32, y []int32) (*tensors.Tensor, *tensors.Tensor, error) {
+// batchTensors validates one batch and converts it to tensors, padded to rows samples (see
+// padded) when rows exceeds the batch.
+func (m *Model) batchTensors(x []float32, y []int32, rows int) (*tensors.Tensor, *tensors.Tensor, error) {
 	b := len(y)
 	if b == 0 {
 		return nil, nil, errors.New("empty batch")
@@ -129,6 +208,10 @@ func (m *Model) batchTensors(x []float32, y []int32) (*tensors.Tensor, *tensors.
 		if label < 0 || int(label) >= m.spec.NumClasses {
 			return nil, nil, fmt.Errorf("label %d of sample %d outside [0, %d)", label, i, m.spec.NumClasses)
 		}
+	}
+	if rows > b {
+		x, y = m.padded(x, y, rows)
+		b = rows
 	}
 	dims := append([]int{b}, m.spec.InputShape...)
 	return tensors.FromFlatDataAndDimensions(x, dims...), tensors.FromFlatDataAndDimensions(y, b), nil
@@ -256,7 +339,9 @@ func (s *Session) SetLR(lr float32) {
 
 // Step runs one SGD step on a mini-batch and returns the mean cross-entropy of the batch
 // before the update. x holds len(y) samples, each laid out as InputShape (NHWC for images),
-// flattened row-major. Any batch size is accepted (each new size compiles a graph once).
+// flattened row-major. Any batch size is accepted. Each new size compiles a graph once,
+// except where the model pads (PadsBatches): a batch smaller than the largest one compiled so
+// far runs in that graph, padded with masked rows, with the same results bit for bit.
 // After an error the Session must not be used further.
 func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 	if s.params == nil {
@@ -265,7 +350,14 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 	if s.m.train == nil {
 		return 0, errors.New("model is closed")
 	}
-	xt, yt, err := s.m.batchTensors(x, y)
+	rows := len(y)
+	if s.m.padTrain {
+		if rows > s.m.trainBatch {
+			s.m.trainBatch = rows
+		}
+		rows = s.m.trainBatch
+	}
+	xt, yt, err := s.m.batchTensors(x, y, rows)
 	if err != nil {
 		return 0, err
 	}
@@ -376,9 +468,12 @@ func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) 
 		return 0, 0, err
 	}
 	defer finalize(ps...)
+	if m.padEval {
+		return m.evaluateChunked(ps, x, y, batch)
+	}
 	for start := 0; start < len(y); start += batch {
 		end := min(start+batch, len(y))
-		xt, yt, err := m.batchTensors(x[start*m.sample:end*m.sample], y[start:end])
+		xt, yt, err := m.batchTensors(x[start*m.sample:end*m.sample], y[start:end], end-start)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -399,6 +494,53 @@ func (m *Model) Evaluate(params tensor.List, x []float32, y []int32, batch int) 
 	return sumLoss, correct, nil
 }
 
+// evaluateChunked is Evaluate on a padding model: the samples run through the evaluation
+// graph evalChunk rows at a time whatever the batch (the last chunk padded), and each batch's
+// per-sample losses are summed in float32 in sample order from +0, as evalGraph's
+// ReduceAllSum does on fpfast, so the result is the same, bit for bit, as one graph per batch
+// size would give.
+func (m *Model) evaluateChunked(ps []*tensors.Tensor, x []float32, y []int32, batch int) (sumLoss float64, correct int, err error) {
+	losses := make([]float32, 0, len(y))
+	args := make([]any, 0, len(ps)+2)
+	for c := 0; c < len(y); c += evalChunk {
+		ce := min(c+evalChunk, len(y))
+		xt, yt, err := m.batchTensors(x[c*m.sample:ce*m.sample], y[c:ce], evalChunk)
+		if err != nil {
+			return 0, 0, err
+		}
+		args = args[:0]
+		for _, p := range ps {
+			args = append(args, p)
+		}
+		outs, err := m.eval.Exec(append(args, xt, yt)...)
+		finalize(xt, yt)
+		if err != nil {
+			return 0, 0, fmt.Errorf("evaluation: %w", err)
+		}
+		l, err := tensors.CopyFlatData[float32](outs[0])
+		var hits []int32
+		if err == nil {
+			hits, err = tensors.CopyFlatData[int32](outs[1])
+		}
+		finalize(outs...)
+		if err != nil {
+			return 0, 0, err
+		}
+		losses = append(losses, l[:ce-c]...)
+		for _, h := range hits[:ce-c] {
+			correct += int(h)
+		}
+	}
+	for start := 0; start < len(losses); start += batch {
+		var sum float32
+		for _, l := range losses[start:min(start+batch, len(losses))] {
+			sum += l
+		}
+		sumLoss += float64(sum)
+	}
+	return sumLoss, correct, nil
+}
+
 // Gradient returns the gradient of the mean cross-entropy over the batch (x, y) with
 // respect to every parameter, at params (matched by name), in canonical order. With a
 // batch of one it is a per-sample gradient (Fisher-information scores square those).
@@ -414,7 +556,7 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 		return nil, err
 	}
 	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y)
+	xt, yt, err := m.batchTensors(x, y, len(y))
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +620,10 @@ func (m *Model) lazyExec(slot **graph.Exec, name string, build func(network, []*
 		return nil
 	}
 	net := m.net
-	e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node { return build(net, inputs) })
+	e, err := graph.NewExec(m.backend, func(inputs []*graph.Node) []*graph.Node {
+		m.compiles[name]++
+		return build(net, inputs)
+	})
 	if err != nil {
 		return err
 	}

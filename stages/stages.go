@@ -86,7 +86,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	}
 	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
-			blobs, err := train.EncodeState(st)
+			blobs, err := train.EncodeCheckpoint(st)
 			if err != nil {
 				return err
 			}
@@ -212,9 +212,21 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	final, finalFT, err := train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global)
+	mb, err := sc.Input(0, "metrics")
 	if err != nil {
 		return nil, err
+	}
+	history, _, err := results.Decode[results.Metric](mb)
+	if err != nil {
+		return nil, err
+	}
+	// The train stage's last evaluation already scored the final models, before and after
+	// fine-tuning.
+	final, finalFT, ok := train.FinalFromHistory(sc.Run(), history, a.Clients())
+	if !ok {
+		if final, finalFT, err = train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global); err != nil {
+			return nil, err
+		}
 	}
 	clientRows := func(final []train.Metric) []evaluate.Client {
 		rows := make([]evaluate.Client, len(final))
@@ -224,14 +236,6 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 		return rows
 	}
 	rows := clientRows(final)
-	mb, err := sc.Input(0, "metrics")
-	if err != nil {
-		return nil, err
-	}
-	history, _, err := results.Decode[results.Metric](mb)
-	if err != nil {
-		return nil, err
-	}
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
 	if finalFT != nil {

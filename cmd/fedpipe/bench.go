@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -26,10 +22,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
 	batch := fs.Int("batch", 32, "training batch size")
 	steps := fs.Int("steps", 60, "training steps measured per shape")
-	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py if present)")
+	torchScript := fs.String("torch", "", "PyTorch reference script (default ../shared/bench/torch_cnn4.py, with --round torch_round.py, if present)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
 	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+model.OracleBackend+") and print the speed-up over it")
+	round := fs.Bool("round", false, "time one FL round of the FedOBP-FMNIST setting and one evaluation of 100 clients beside ../shared/bench/torch_round.py")
+	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
+	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -43,6 +42,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 		return exitInvalid
+	}
+	if *round {
+		return benchRound(backend, *rounds, *ft, *torchScript, *python, *noTorch, stdout, stderr)
 	}
 	script := *torchScript
 	if script == "" {
@@ -112,25 +114,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// runTorch runs the PyTorch step reference (torch_cnn4.py) at one shape on 2 threads.
 func runTorch(python, script string, hw, channels, batch int, stderr io.Writer) (map[string]float64, error) {
-	abs, _ := filepath.Abs(script)
-	cmd := exec.Command(python, abs, "--threads", strconv.Itoa(2), "--hw", strconv.Itoa(hw),
-		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch))
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w (install with: apt-get install python3-torch)", python, abs, err)
-	}
-	res := map[string]float64{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 2 {
-			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
-				res[f[0]] = v
-			}
-		}
-	}
-	return res, nil
+	return runScript(python, script, []string{"--threads", "2", "--hw", strconv.Itoa(hw),
+		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch)}, stderr)
 }

@@ -11,6 +11,7 @@
 package gemm
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,15 @@ func Sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	nChunks := (nPanels + chunk - 1) / chunk
 	items := mBlocks * nChunks
 	p := &problem{m: m, n: n, k: k, a: a, b: b, c: c, cOff: cOffset, ldc: ldc, rb: rb, chunk: chunk * nr, nChunks: nChunks}
+	if mBlocks > 1 && prepackB {
+		// Several row blocks would each pack the same columns of B: pack B once for all.
+		p.nPad = nPanels * nr
+		p.packedB = getPacked(k * p.nPad)
+		for p0 := 0; p0 < k; p0 += kc {
+			packB(p.packedB[p0*p.nPad:], b, p0, 0, min(kc, k-p0), n)
+		}
+		defer putPacked(p.packedB)
+	}
 	if workers == 1 || items == 1 || m*n*k < minParallelFlops {
 		w := getWorkspace()
 		for it := range items {
@@ -135,6 +145,35 @@ type problem struct {
 	rb        int // Rows per work item (a multiple of mr, at most mc).
 	chunk     int // Columns per work item.
 	nChunks   int
+	// packedB, when set, holds all of B packed (each KC block as nr-column panels over all
+	// nPad columns, from offset p0·nPad), shared by the work items instead of each packing
+	// its own columns.
+	packedB []float32
+	nPad    int
+}
+
+// prepackB enables packing B once per product when several row blocks share it (a variable
+// so tests can compare both paths; packing only copies, so results do not depend on it).
+var prepackB = true
+
+// packedPools recycle the buffers of pre-packed B operands across products (and steps),
+// by size class: pool i holds buffers of 2^i values.
+var packedPools [48]sync.Pool
+
+// getPacked returns a buffer of n values (at least 1) from its size class.
+func getPacked(n int) []float32 {
+	class := bits.Len(uint(n - 1))
+	if v, ok := packedPools[class].Get().(*[]float32); ok {
+		return (*v)[:n]
+	}
+	return make([]float32, n, 1<<class)
+}
+
+// putPacked returns a buffer obtained from getPacked.
+func putPacked(b []float32) {
+	class := bits.Len(uint(cap(b) - 1))
+	b = b[:cap(b)]
+	packedPools[class].Put(&b)
 }
 
 // split chooses the rows per work item (a multiple of mr, at most mc) and the nr-column
@@ -187,11 +226,16 @@ func (p *problem) run(it int, w *workspace) {
 	nb := min(p.chunk, p.n-j0)
 	for p0 := 0; p0 < p.k; p0 += kc {
 		kb := min(kc, p.k-p0)
-		packB(w.pb, p.b, p0, j0, kb, nb)
+		pb := w.pb
+		if p.packedB != nil {
+			pb = p.packedB[p0*p.nPad+(j0/nr)*kb*nr:]
+		} else {
+			packB(pb, p.b, p0, j0, kb, nb)
+		}
 		packA(w.pa, p.a, i0, p0, mb, kb)
 		accumulate := p0 > 0
 		for jr := 0; jr < nb; jr += nr {
-			bp := w.pb[(jr/nr)*kb*nr:]
+			bp := pb[(jr/nr)*kb*nr:]
 			nn := min(nr, nb-jr)
 			for ir := 0; ir < mb; ir += mr {
 				ap := w.pa[(ir/mr)*kb*mr:]

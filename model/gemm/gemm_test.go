@@ -133,6 +133,24 @@ func TestSgemmDeterministic(t *testing.T) {
 	}
 }
 
+// TestSgemmPrepackedB checks that packing B once per product (shared by the row blocks)
+// gives the same bits as packing it in every work item.
+func TestSgemmPrepackedB(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range append(testCases(r), gemmCase{m: 2048, n: 64, k: 800}, gemmCase{m: 800, n: 64, k: 2048, transA: true}) {
+		a, b, _, _ := tc.operands(r)
+		prepackB = false
+		ref := tc.run(a, b, 2)
+		prepackB = true
+		got := tc.run(a, b, 2)
+		for i := range ref {
+			if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+				t.Fatalf("%+v: pre-packed B differs at %d: %v vs %v", tc, i, got[i], ref[i])
+			}
+		}
+	}
+}
+
 func TestSgemmZeroK(t *testing.T) {
 	c := []float32{1, 2, 3, 4}
 	Sgemm(2, 2, 0, Matrix{}, Matrix{}, c, 0, 2, 1)

@@ -108,10 +108,15 @@ func EncodeState(st *State) (map[string][]byte, error) {
 	return out, nil
 }
 
-// DecodeState reverses EncodeState for a run whose method is def.
+// DecodeState reverses EncodeState (and EncodeCheckpoint) for a run whose method is def.
 func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State, error) {
 	st := &State{}
 	var err error
+	if _, chunked := blobs[checkpointRoundBlob]; chunked {
+		if blobs, err = joinChunks(blobs); err != nil {
+			return nil, err
+		}
+	}
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 }
 
 // resumeEqualsUninterrupted trains run r on ds with a checkpoint after every round, then
-// resumes from each checkpoint after a trip through EncodeState and DecodeState and checks
+// resumes from each checkpoint after a trip through EncodeCheckpoint and DecodeState and checks
 // that the final state encodes to the same bytes as the uninterrupted run's. It returns the
 // number of checkpoints.
 func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, backend string) int {
@@ -176,7 +176,7 @@ func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, 
 	var blobs []map[string][]byte
 	full, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend,
 		Checkpoint: func(st *State) error {
-			b, err := EncodeState(st)
+			b, err := EncodeCheckpoint(st)
 			blobs = append(blobs, b)
 			return err
 		}})

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fedpipe/fedpipe/model"
+)
+
+// Table 6 of FedOBP: 400 rounds, an evaluation (before and after fine-tuning) every 100.
+const (
+	cellRounds    = 400
+	cellEvalEvery = 100
+)
+
+// benchRound times one federated round of the FedOBP-FMNIST setting and one evaluation of
+// every client, with and without fine-tuning (model.BenchRound), then runs the PyTorch
+// reference script on the same work in the same invocation, and prints both, their ratios,
+// the projected wall time of a Table 6 cell and fedpipe's peak RSS.
+func benchRound(backend string, rounds int, ft bool, script, python string, noTorch bool, stdout, stderr io.Writer) int {
+	cfg := model.DefaultRoundConfig()
+	cfg.Rounds = rounds
+	if !ft {
+		cfg.FinetuneEpochs = 0
+	}
+	fmt.Fprintf(stdout, "FedOBP-FMNIST round: cnn4 28x28x1, %d of %d clients (%d training samples in all), %d local epochs, batch %d, SGD lr %g momentum %g; backend %s\n",
+		cfg.Participants, cfg.Clients, cfg.TrainSamples, cfg.Epochs, cfg.Batch, cfg.Opt.LR, cfg.Opt.Momentum, model.BackendID(backend))
+	fmt.Fprintf(stdout, "load before: %s\n", loadAvg())
+	start := time.Now()
+	res, err := model.BenchRound(backend, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
+		return exitFailure
+	}
+	ours := time.Since(start)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // Maxrss in KiB on Linux; children excluded
+	if script == "" {
+		for _, p := range []string{"../shared/bench/torch_round.py", "shared/bench/torch_round.py"} {
+			if _, err := os.Stat(p); err == nil {
+				script = p
+				break
+			}
+		}
+	}
+	var ref map[string]float64
+	if !noTorch && script != "" {
+		args := []string{"--threads", "2", "--rounds", strconv.Itoa(rounds)}
+		if ft {
+			args = append(args, "--ft")
+		}
+		if ref, err = runScript(python, script, args, stderr); err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench --round: PyTorch reference unavailable: %v\n", err)
+		}
+	}
+	fmt.Fprintf(stdout, "%-34s %12s %12s %10s\n", "", "fedpipe", "pytorch", "speed-up")
+	row := func(name string, ours float64, key string, higherBetter bool) {
+		theirs, ratio := "-", "-"
+		if v, ok := ref[key]; ok && v > 0 && ours > 0 {
+			theirs = fmt.Sprintf("%.2f", v)
+			if higherBetter {
+				ratio = fmt.Sprintf("%.2fx", ours/v)
+			} else {
+				ratio = fmt.Sprintf("%.2fx", v/ours)
+			}
+		}
+		fmt.Fprintf(stdout, "%-34s %12.2f %12s %10s\n", name, ours, theirs, ratio)
+	}
+	row("s/round", res.RoundSeconds, "torch_round_seconds", false)
+	row("training samples/s", res.TrainSamplesPerSec(), "torch_round_train_samples_per_s", true)
+	row("s/eval (100 clients)", res.EvalSeconds, "torch_eval_seconds", false)
+	if ft {
+		row(fmt.Sprintf("s/eval after %d fine-tuning epochs", cfg.FinetuneEpochs), res.EvalFTSeconds, "torch_eval_ft_seconds", false)
+	}
+	cell := model.CellSeconds(res.RoundSeconds, res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
+	line := fmt.Sprintf("projected Table 6 cell (%d rounds, eval every %d%s): fedpipe %.2f h", cellRounds, cellEvalEvery,
+		map[bool]string{true: " before and after fine-tuning", false: ", no fine-tuning"}[ft], cell/3600)
+	if r, ok := ref["torch_round_seconds"]; ok {
+		tc := model.CellSeconds(r, ref["torch_eval_seconds"], ref["torch_eval_ft_seconds"], cellRounds, cellEvalEvery)
+		line += fmt.Sprintf(", pytorch %.2f h", tc/3600)
+	}
+	fmt.Fprintln(stdout, line)
+	fmt.Fprintf(stdout, "fedpipe peak RSS %.0f MiB (getrusage maxrss; fedpipe's part took %.0f s)\n", float64(ru.Maxrss)/1024, ours.Seconds())
+	fmt.Fprintf(stdout, "graphs compiled: %s\n", compilations(res.Compilations))
+	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
+	return exitOK
+}
+
+// compilations formats Model.Compilations in a fixed order.
+func compilations(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, c[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadAvg returns the 1-, 5- and 15-minute load averages, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// runScript runs a reference script and parses its "name value" lines.
+func runScript(python, script string, args []string, stderr io.Writer) (map[string]float64, error) {
+	abs, _ := filepath.Abs(script)
+	cmd := exec.Command(python, append([]string{abs}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w (install with: apt-get install python3-torch)", python, abs, err)
+	}
+	res := map[string]float64{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				res[f[0]] = v
+			}
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,253 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// RoundConfig describes the federated round BenchRound times. DefaultRoundConfig is the
+// FedOBP-FMNIST setting of ../shared/bench/torch_round.py.
+type RoundConfig struct {
+	// Clients is the number of clients and TrainSamples their training samples in all;
+	// sizes are uneven (Gamma(0.7)-distributed shares, at least 10 each) and each client
+	// holds a third of its training size as test samples (at least 3).
+	Clients, TrainSamples int
+	// Participants train each round: the clients whose sizes are closest to the mean.
+	Participants int
+	// Epochs of local training per round, FinetuneEpochs before the fine-tuned evaluation
+	// (0: that evaluation is skipped).
+	Epochs, FinetuneEpochs int
+	// Batch is the training batch (the last batch of an epoch is ragged), EvalBatch the
+	// evaluation batch.
+	Batch, EvalBatch int
+	// Rounds are timed after one warm-up round; their mean is reported.
+	Rounds int
+	// Opt is the local optimizer (reset at every round, as FL-bench does).
+	Opt SGD
+	// Seed fixes sizes, data and sample orders.
+	Seed uint64
+}
+
+// DefaultRoundConfig is one round of FedOBP's Table 6 FMNIST setting: 100 clients holding
+// 52,500 training samples, 10 participants, 5 local epochs, batch 32, SGD lr 0.01 with
+// momentum 0.7, evaluation of all clients with and without 5 fine-tuning epochs.
+func DefaultRoundConfig() RoundConfig {
+	return RoundConfig{Clients: 100, TrainSamples: 52500, Participants: 10, Epochs: 5, FinetuneEpochs: 5,
+		Batch: 32, EvalBatch: 256, Rounds: 2, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 0}
+}
+
+// RoundResult is what BenchRound measured.
+type RoundResult struct {
+	// RoundSeconds is the mean wall time of one round: every participant's local training
+	// from the global model, then the size-weighted average of their models.
+	RoundSeconds float64
+	// RoundSamples is the number of training samples one round processes.
+	RoundSamples int
+	// EvalSeconds is the time to evaluate the global model on every client's test set;
+	// EvalFTSeconds the time to fine-tune a copy for each client and evaluate it (0 if
+	// FinetuneEpochs is 0).
+	EvalSeconds, EvalFTSeconds float64
+	// Compilations counts the graphs compiled, by graph (see Model.Compilations).
+	Compilations map[string]int
+}
+
+// TrainSamplesPerSec is the training throughput within a round.
+func (r RoundResult) TrainSamplesPerSec() float64 {
+	return float64(r.RoundSamples) / r.RoundSeconds
+}
+
+// CellSeconds projects the wall time of a run of rounds rounds that evaluates every
+// evalEvery rounds, before and after fine-tuning (FedOBP Table 6: 400 and 100).
+func CellSeconds(round, eval, evalFT float64, rounds, evalEvery int) float64 {
+	return float64(rounds)*round + float64(rounds/evalEvery)*(eval+evalFT)
+}
+
+// roundClient is one client of BenchRound.
+type roundClient struct {
+	trainX, testX []float32
+	trainY, testY []int32
+}
+
+// gammaSample draws from Gamma(shape, 1) (Marsaglia and Tsang; shape < 1 boosted).
+func gammaSample(r *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		return gammaSample(r, shape+1) * math.Pow(r.Float64(), 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v
+		}
+	}
+}
+
+// roundClients builds the clients of a RoundConfig with random inputs and labels.
+func roundClients(cfg RoundConfig, spec ModelSpec) []roundClient {
+	r := rand.New(rand.NewPCG(cfg.Seed, 0x726f756e64)) // "round"
+	w := make([]float64, cfg.Clients)
+	sum := 0.0
+	for i := range w {
+		w[i] = gammaSample(r, 0.7)
+		sum += w[i]
+	}
+	sample := tensor.Size(spec.InputShape)
+	data := func(n int) ([]float32, []int32) {
+		x := make([]float32, n*sample)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		y := make([]int32, n)
+		for i := range y {
+			y[i] = int32(r.IntN(spec.NumClasses))
+		}
+		return x, y
+	}
+	out := make([]roundClient, cfg.Clients)
+	for c := range out {
+		n := max(10, int(w[c]/sum*float64(cfg.TrainSamples)))
+		out[c].trainX, out[c].trainY = data(n)
+		out[c].testX, out[c].testY = data(max(3, n/3))
+	}
+	return out
+}
+
+// localTrain runs epochs of SGD from params over the client's training data, in a fresh
+// order each epoch, and returns the trained parameters.
+func localTrain(m *Model, params tensor.List, opt SGD, cl roundClient, epochs, batch int, r *rand.Rand) (tensor.List, error) {
+	s, err := m.NewSession(params, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	n := len(cl.trainY)
+	sample := m.sample
+	bx := make([]float32, 0, batch*sample)
+	by := make([]int32, 0, batch)
+	for range epochs {
+		perm := r.Perm(n)
+		for start := 0; start < n; start += batch {
+			bx, by = bx[:0], by[:0]
+			for _, i := range perm[start:min(start+batch, n)] {
+				bx = append(bx, cl.trainX[i*sample:(i+1)*sample]...)
+				by = append(by, cl.trainY[i])
+			}
+			if _, err := s.Step(bx, by); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.Params()
+}
+
+// BenchRound times one federated round of cfg with the cnn4 model on 28×28×1 inputs (10
+// classes) on the backend, as ../shared/bench/torch_round.py does in PyTorch: the same client
+// size distribution (drawn with Go's generators, so not the same sizes), random data, the
+// same work per round and per evaluation.
+func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
+	if cfg.Clients <= 0 || cfg.Participants <= 0 || cfg.Participants > cfg.Clients || cfg.Batch <= 0 ||
+		cfg.EvalBatch <= 0 || cfg.Rounds <= 0 || cfg.Epochs <= 0 {
+		return RoundResult{}, fmt.Errorf("BenchRound: invalid configuration %+v", cfg)
+	}
+	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
+	m, err := NewModel(backend, spec)
+	if err != nil {
+		return RoundResult{}, err
+	}
+	defer m.Close()
+	clients := roundClients(cfg, spec)
+	mean := float64(cfg.TrainSamples) / float64(cfg.Clients)
+	order := make([]int, cfg.Clients)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		da, db := math.Abs(float64(len(clients[a].trainY))-mean), math.Abs(float64(len(clients[b].trainY))-mean)
+		switch {
+		case da < db:
+			return -1
+		case da > db:
+			return 1
+		}
+		return 0
+	})
+	sel := order[:cfg.Participants]
+	r := rand.New(rand.NewPCG(cfg.Seed, 0x6f72646572)) // "order"
+	global := spec.Init(cfg.Seed)
+	var res RoundResult
+	for _, c := range sel {
+		res.RoundSamples += cfg.Epochs * len(clients[c].trainY)
+	}
+	round := func() error {
+		sum := make([][]float64, len(global))
+		for i, t := range global {
+			sum[i] = make([]float64, len(t.Data))
+		}
+		total := 0.0
+		for _, c := range sel {
+			p, err := localTrain(m, global, cfg.Opt, clients[c], cfg.Epochs, cfg.Batch, r)
+			if err != nil {
+				return err
+			}
+			w := float64(len(clients[c].trainY))
+			total += w
+			for i, t := range p {
+				for j, v := range t.Data {
+					sum[i][j] += w * float64(v)
+				}
+			}
+		}
+		next := global.Clone()
+		for i := range next {
+			for j := range next[i].Data {
+				next[i].Data[j] = float32(sum[i][j] / total)
+			}
+		}
+		global = next
+		return nil
+	}
+	if err := round(); err != nil { // warm-up: compiles the graphs
+		return res, err
+	}
+	start := time.Now()
+	for range cfg.Rounds {
+		if err := round(); err != nil {
+			return res, err
+		}
+	}
+	res.RoundSeconds = time.Since(start).Seconds() / float64(cfg.Rounds)
+	start = time.Now()
+	for _, cl := range clients {
+		if _, _, err := m.Evaluate(global, cl.testX, cl.testY, cfg.EvalBatch); err != nil {
+			return res, err
+		}
+	}
+	res.EvalSeconds = time.Since(start).Seconds()
+	if cfg.FinetuneEpochs > 0 {
+		start = time.Now()
+		for _, cl := range clients {
+			p, err := localTrain(m, global, cfg.Opt, cl, cfg.FinetuneEpochs, cfg.Batch, r)
+			if err != nil {
+				return res, err
+			}
+			if _, _, err := m.Evaluate(p, cl.testX, cl.testY, cfg.EvalBatch); err != nil {
+				return res, err
+			}
+		}
+		res.EvalFTSeconds = time.Since(start).Seconds()
+	}
+	res.Compilations = m.Compilations()
+	return res, nil
+}
