@@ -291,6 +291,9 @@ func (m *Manifest) checkRun(r *Run, mi int) error {
 	if p.Scheme == "shards" && p.SamplesPerClient > 0 && p.SamplesPerClient < p.Shards {
 		return m.ErrAt("partition.samples_per_client", "%d samples cannot fill %d shards", p.SamplesPerClient, p.Shards)
 	}
+	if p.TestSource == "official" && (p.Scheme != "shards" || (p.ShardMode != "class_pure" && p.ShardMode != "official")) {
+		return m.ErrAt("partition.test_source", "test_source official draws test sets by shard class: it needs scheme shards with shard_mode class_pure or official")
+	}
 	return nil
 }
 

@@ -4,7 +4,14 @@ package manifest
 // rounds (DM-PFL's phase blocks cut T; FedDST's readjustment rate is annealed over T).
 var totalRoundsMethods = map[string]bool{"dmpfl": true, "dmpfl_plus": true, "feddst": true}
 
-// Extendable says whether a run of method with more rounds continues a shorter one
-// exactly (the first R rounds of a longer run are those of an R-round run), so that
-// raising train.rounds may resume from the cached shorter run.
-func Extendable(method string) bool { return !totalRoundsMethods[method] }
+// Extendable says whether a run continues a shorter one exactly when train.rounds is
+// raised (the first R rounds of a longer run are those of an R-round run), so that it may
+// resume from the cached shorter run. Not for the methods whose schedule depends on the
+// total rounds, nor for FedSelect's official variant, whose last round aggregates nothing
+// (issue 16).
+func Extendable(r *Run) bool {
+	if totalRoundsMethods[r.Method] {
+		return false
+	}
+	return !(r.Method == "fedselect" && r.Options["variant"] == "official")
+}

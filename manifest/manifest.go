@@ -109,6 +109,34 @@ type PartitionSpec struct {
 	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1"`
 	// TestFraction of each client's samples goes to its test split.
 	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
+	// BalanceCap (dirichlet): "" or "true" zeroes, for each class, the share of clients
+	// that already hold N_total/N samples (FL-bench, after NIID-Bench); "false" draws the
+	// per-class proportions without it (DM-PFL A.1.3, which wants quantity skew).
+	BalanceCap string `yaml:"balance_cap" check:"oneof=|true|false"`
+	// ShardMode (shards): random (default) cuts the label-sorted samples into equal shards
+	// and deals random shards, so a client may hold two shards of one class and a shard may
+	// straddle two classes; class_pure cuts each class into the same number of shards, uses
+	// every class equally often and gives each client distinct classes (FedSelect's s = 2);
+	// official is class_pure as FedSelect's official code draws it (the class list repeated
+	// and shuffled, so a client may draw one class twice).
+	ShardMode string `yaml:"shard_mode" check:"oneof=|random|class_pure|official"`
+	// TestSource: split (default) holds out test_fraction of each client's samples;
+	// official (shards with shard_mode class_pure or official) deals only the official
+	// training split and draws each client's test set from the official test split, from
+	// the same classes as its shards (FedSelect's official code).
+	TestSource string `yaml:"test_source" check:"oneof=|split|official"`
+	// TestPerClient (test_source official): test samples per client, split evenly over its
+	// shards; 0 gives each client one share of each of its classes' official test samples.
+	TestPerClient int `yaml:"test_per_client" check:"ge0"`
+	// ClassDraw (pathological): cyclic (default) gives client c the shuffled classes
+	// (c·s + k) mod C, so only C/s class sets occur; random draws each client's s distinct
+	// classes at random (McMahan-style shards, DM-PFL A.1.3).
+	ClassDraw string `yaml:"class_draw" check:"oneof=|cyclic|random"`
+	// QuantityDraw (pathological with quantity_skew): equal (default) gives every client of
+	// a group the same share of its group's half; uniform draws each client's share
+	// uniformly, then scales it so each group still holds half (DM-PFL A.1.3: quantities
+	// "sampled using a uniform distribution").
+	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform"`
 }
 
 // ModelSpec chooses the network.
@@ -225,15 +253,21 @@ type Expectation struct {
 	// the best of the evaluation rounds, as the mean over clients or pooled over all test
 	// samples; or a run's cost per client, mean over clients (DM-PFL Table 4): comm_mb (MB
 	// up plus down over the run), mb_up, mb_down, flops_1e12 (training FLOPs / 10^12).
-	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|comm_mb|mb_up|mb_down|flops_1e12"`
+	// The accuracy metrics are before fine-tuning (the model the method holds); the same
+	// names ending in "_ft" are after fine-tuning a copy for train.finetune_epochs (or the
+	// method's own fine-tuning), as FL-bench logs both.
+	Metric    string  `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|final_client_mean_ft|final_pooled_ft|best_client_mean_ft|best_pooled_ft|comm_mb|mb_up|mb_down|flops_1e12"`
 	Published float64 `yaml:"published" check:"ge0"`
 	// Above, instead of a published value, names another method that this one must beat
 	// by more than Tolerance points on the same cell (a paper's qualitative claim).
-	Above     string  `yaml:"above"`
-	Std       float64 `yaml:"std" check:"ge0"`
-	Tolerance float64 `yaml:"tolerance" check:"ge0"`
-	Source    string  `yaml:"source"`
-	Note      string  `yaml:"note"`
+	Above string `yaml:"above"`
+	// AboveMetric, when set, is the metric of the Above method (default: Metric), e.g.
+	// final_client_mean_ft for a FedAvg+FT baseline whose own figure is after fine-tuning.
+	AboveMetric string  `yaml:"above_metric" check:"oneof=|final_client_mean|final_pooled|best_client_mean|best_pooled|final_client_mean_ft|final_pooled_ft|best_client_mean_ft|best_pooled_ft"`
+	Std         float64 `yaml:"std" check:"ge0"`
+	Tolerance   float64 `yaml:"tolerance" check:"ge0"`
+	Source      string  `yaml:"source"`
+	Note        string  `yaml:"note"`
 	// Shift, when set, compares with the shift stage's summary instead of the evaluate
 	// stage's: the row of that kind ("degree", "label", a corruption name, or
 	// "cifar10c:<name>" for a real CIFAR-10-C corruption) at Level (the

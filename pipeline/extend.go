@@ -126,7 +126,7 @@ type extension struct {
 // n's method cannot extend.
 func extensions(store *artifacts.Store, n *Node) []extension {
 	ek, ok := extensionKey(n)
-	if !ok || !manifest.Extendable(n.Run.Method) {
+	if !ok || !manifest.Extendable(n.Run) {
 		return nil
 	}
 	own, _ := trainRounds(n)

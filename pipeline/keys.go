@@ -18,9 +18,9 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     4, // 4: mask IoU of two empty masks is NaN; no empty selection table
-	manifest.KindEvaluate:  3,
-	manifest.KindReport:    4,
+	manifest.KindTrain:     5, // 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning)
+	manifest.KindEvaluate:  4, // 4: figures before and after fine-tuning
+	manifest.KindReport:    5, // 5: before/after fine-tuning metrics
 	manifest.KindShift:     3,
 }
 
@@ -208,10 +208,16 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 	switch p.Scheme {
 	case "dirichlet":
 		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
+		setIf(m, "balance_cap", false, p.BalanceCap == "false")
 	case "shards":
 		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
+		setIf(m, "shard_mode", p.ShardMode, p.ShardMode != "" && p.ShardMode != "random")
+		setIf(m, "test_source", p.TestSource, p.TestSource == "official")
+		setIf(m, "test_per_client", p.TestPerClient, p.TestPerClient != 0)
 	case "pathological":
 		m["classes_per_client"], m["quantity_skew"] = p.ClassesPerClient, p.QuantitySkew
+		setIf(m, "class_draw", p.ClassDraw, p.ClassDraw == "random")
+		setIf(m, "quantity_draw", p.QuantityDraw, p.QuantityDraw == "uniform")
 	case "natural":
 		setIf(m, "min_samples", p.MinSamples, p.MinSamples != 10)
 	}

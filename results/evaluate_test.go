@@ -15,7 +15,17 @@ func TestSummaryCodec(t *testing.T) {
 	meta := map[string]string{"run": "fedavg seed=0", "config": "fedavg", "method": "fedavg", "seed": "0", "flops": "1e+12"}
 	checkCodec(t, []Summary{s}, meta, ref(meta, i64("clients", 10), i64("test_samples", 250),
 		f64("accuracy_client_mean", 0.8), f64("accuracy_client_std", 0.1), f64("accuracy_pooled", 0.82), f64("loss_pooled", 0.6),
-		f64("best_accuracy_client_mean", 0.85), i64("best_round_client_mean", 4), f64("best_accuracy_pooled", 0.86), i64("best_round_pooled", 6)))
+		f64("best_accuracy_client_mean", 0.85), i64("best_round_client_mean", 4), f64("best_accuracy_pooled", 0.86), i64("best_round_pooled", 6)),
+		FinetunedColumns...)
+	// A run that fine-tunes stores the after-fine-tuning figures in columns of their own.
+	ft := s
+	ft.FT = Finetuned{Has: 1, Mean: 0.9, Std: 0.05, Pooled: 0.91, MeanLoss: 0.3, BestMean: 0.95, BestMeanRound: 2, BestPooled: 0.96, BestPooledRound: 3}
+	checkCodec(t, []Summary{ft}, meta, ref(meta, i64("clients", 10), i64("test_samples", 250),
+		f64("accuracy_client_mean", 0.8), f64("accuracy_client_std", 0.1), f64("accuracy_pooled", 0.82), f64("loss_pooled", 0.6),
+		f64("best_accuracy_client_mean", 0.85), i64("best_round_client_mean", 4), f64("best_accuracy_pooled", 0.86), i64("best_round_pooled", 6),
+		i64("finetuned", 1), f64("accuracy_client_mean_ft", 0.9), f64("accuracy_client_std_ft", 0.05), f64("accuracy_pooled_ft", 0.91),
+		f64("loss_pooled_ft", 0.3), f64("best_accuracy_client_mean_ft", 0.95), i64("best_round_client_mean_ft", 2),
+		f64("best_accuracy_pooled_ft", 0.96), i64("best_round_pooled_ft", 3)))
 	b, err := Encode([]Summary{s}, meta)
 	if err != nil {
 		t.Fatal(err)

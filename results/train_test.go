@@ -20,10 +20,11 @@ func TestMetricCodec(t *testing.T) {
 // The selection table stores the personalized fraction beside the counts; decoding
 // ignores it (it follows from them).
 func TestSelectionCodec(t *testing.T) {
-	rows := []Selection{{Round: 1, Client: 3, Tensor: "fc.weight", Personalized: 1, Total: 4},
+	rows := []Selection{{Round: 1, Client: 3, Tensor: "fc.weight", Personalized: 1, Total: 4, Active: 4, Overlap: 3},
 		{Round: 1, Client: 3, Tensor: "empty", Personalized: 0, Total: 0}}
 	checkCodec(t, rows, nil, ref(nil, i64("round", 1, 1), i64("client", 3, 3), str("tensor", "fc.weight", "empty"),
-		i64("personalized", 1, 0), i64("total", 4, 0), f64("fraction", 0.25, 0)))
+		i64("personalized", 1, 0), i64("total", 4, 0), i64("mask_active", 4, 0), i64("mask_overlap", 3, 0),
+		f64("fraction", 0.25, 0), f64("overlap_fraction", 0.75, 0)))
 	if f := rows[0].Fraction(); f != 0.25 {
 		t.Errorf("Fraction = %v", f)
 	}

@@ -9,8 +9,8 @@
 //     and `personal/NNNNN`, masks, `selection` and `mask_iou` (methods that select), `comm`,
 //     `work`, `cost`. A longer run of a cached train stage continues from it (extend.go).
 //   - evaluate (manifest.KindEvaluate): every client's final test accuracy and the run's
-//     summary, final and best, client mean and pooled (stages/evaluate). Outputs:
-//     `clients`, `summary`.
+//     summary, final and best, client mean and pooled, before fine-tuning and (for runs
+//     that fine-tune) after (stages/evaluate). Outputs: `clients`, `summary`.
 //   - shift (manifest.KindShift): the final models evaluated under the manifest's shift
 //     block — degrees, label shift, corruptions, real CIFAR-10-C (stages/shift). Outputs:
 //     `clients`, `summary`.

@@ -12,7 +12,7 @@ import (
 // the total rounds (manifest.Extendable) never extend.
 func extension(sc Context, clients int) (*train.State, bool) {
 	r := sc.Run()
-	if !manifest.Extendable(r.Method) {
+	if !manifest.Extendable(r) {
 		return nil, false
 	}
 	rounds, blobs, ok := sc.LoadExtension()

@@ -220,19 +220,28 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The train stage's last evaluation already fine-tuned and scored the final models.
-	final, ok := train.FinalFromHistory(sc.Run(), history, a.Clients())
+	// The train stage's last evaluation already scored the final models, before and after
+	// fine-tuning.
+	final, finalFT, ok := train.FinalFromHistory(sc.Run(), history, a.Clients())
 	if !ok {
-		if final, err = train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global); err != nil {
+		if final, finalFT, err = train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global); err != nil {
 			return nil, err
 		}
 	}
-	rows := make([]evaluate.Client, len(final))
-	for c, m := range final {
-		rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+	clientRows := func(final []train.Metric) []evaluate.Client {
+		rows := make([]evaluate.Client, len(final))
+		for c, m := range final {
+			rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+		}
+		return rows
 	}
+	rows := clientRows(final)
 	s := evaluate.Summarize(rows)
 	s.Best = evaluate.BestOf(history)
+	if finalFT != nil {
+		best, _ := evaluate.BestOfFT(history)
+		evaluate.WithFT(&s, clientRows(finalFT), best)
+	}
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
 		costs, _, err := results.Decode[results.Cost](cb)
@@ -246,7 +255,11 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	summary, err := results.Encode([]results.Summary{s}, meta)
+	var omit []string // a run without fine-tuning stores no after-fine-tuning columns
+	if finalFT == nil {
+		omit = results.FinetunedColumns
+	}
+	summary, err := results.Encode([]results.Summary{s}, meta, omit...)
 	if err != nil {
 		return nil, err
 	}

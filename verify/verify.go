@@ -48,7 +48,15 @@ type Cell struct {
 }
 
 // Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
+// A metric ending in "_ft" reads the after-fine-tuning figures, NaN when the run did not
+// fine-tune.
 func Value(s results.Summary, metric string) float64 {
+	if base, ok := strings.CutSuffix(metric, "_ft"); ok {
+		if s.FT.Has == 0 {
+			return math.NaN()
+		}
+		return Value(s.FT.AsSummary(), base)
+	}
 	switch metric {
 	case "final_client_mean":
 		return 100 * s.Mean
@@ -144,7 +152,12 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			c.values = append(c.values, v)
 			continue
 		}
-		c.values = append(c.values, Value(s, metric))
+		v := Value(s, metric)
+		if math.IsNaN(v) { // an after-fine-tuning figure of a run that does not fine-tune
+			c.missing = true
+			continue
+		}
+		c.values = append(c.values, v)
 	}
 	return out, order, nil
 }
@@ -160,7 +173,11 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 		}
 		var other map[string]*measured
 		if e.Above != "" {
-			if other, _, err = measure(g, store, e, e.Above); err != nil {
+			oe := e
+			if e.AboveMetric != "" {
+				oe.Metric = e.AboveMetric
+			}
+			if other, _, err = measure(g, store, oe, e.Above); err != nil {
 				return nil, err
 			}
 		}

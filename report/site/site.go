@@ -282,7 +282,9 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 					total++
 					checks = x.checks
 					if x.summary != nil {
-						vals = append(vals, value(*x.summary, metric))
+						if v := value(*x.summary, metric); !math.IsNaN(v) { // NaN: an _ft metric of a run without fine-tuning
+							vals = append(vals, v)
+						}
 					}
 				}
 			}
@@ -360,7 +362,7 @@ func verifyGrid(cells []verify.Cell) grid {
 }
 
 func runsGrid(entries []report.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round"}}
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round", "after fine-tuning: final / best pooled"}}
 	for _, r := range report.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}

@@ -1,6 +1,9 @@
 // Package evaluate measures the final models on each client's test split and summarizes
 // them two ways, always labelled: the mean ± std over clients of per-client accuracy, and
-// the pooled accuracy over all clients' test samples (weighted by test size).
+// the pooled accuracy over all clients' test samples (weighted by test size). When a run
+// fine-tunes before evaluating (train.finetune_epochs, or a method's own fine-tuning),
+// every figure exists twice, as FL-bench logs it: before fine-tuning (the model the method
+// holds) and after (Summary.FT; metric names end in "_ft").
 package evaluate
 
 import (
@@ -25,13 +28,43 @@ type TestRower interface {
 	TestRow() (round int, c Client, ok bool)
 }
 
+// FTRower is a row of a training history that may be a test-split evaluation after
+// fine-tuning.
+type FTRower interface {
+	FTRow() (round int, c Client, ok bool)
+}
+
 // BestOf returns the best client-mean and pooled test accuracy over the rounds of a
-// training history (rows with Split "test"); earlier rounds win ties.
+// training history (rows with Split "test", before fine-tuning); earlier rounds win ties.
 func BestOf[M TestRower](history []M) Best {
+	return bestOf(len(history), func(i int) (int, Client, bool) { return history[i].TestRow() })
+}
+
+// BestOfFT is BestOf over the after-fine-tuning rows (Split "test_ft"); ok is false when
+// the history has none.
+func BestOfFT[M FTRower](history []M) (b Best, ok bool) {
+	for _, h := range history {
+		if _, _, is := h.FTRow(); is {
+			ok = true
+			break
+		}
+	}
+	return bestOf(len(history), func(i int) (int, Client, bool) { return history[i].FTRow() }), ok
+}
+
+// WithFT sets the after-fine-tuning figures of s from the final fine-tuned client results
+// and the best of the history's after-fine-tuning evaluations.
+func WithFT(s *Summary, rows []Client, best Best) {
+	f := Summarize(rows)
+	s.FT = results.Finetuned{Has: 1, Mean: f.Mean, Std: f.Std, Pooled: f.Pooled, MeanLoss: f.MeanLoss,
+		BestMean: best.Mean, BestMeanRound: best.MeanRound, BestPooled: best.Pooled, BestPooledRound: best.PooledRound}
+}
+
+func bestOf(n int, row func(i int) (int, Client, bool)) Best {
 	byRound := map[int][]Client{}
 	var rounds []int
-	for _, h := range history {
-		r, c, ok := h.TestRow()
+	for i := 0; i < n; i++ {
+		r, c, ok := row(i)
 		if !ok {
 			continue
 		}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
@@ -28,6 +29,9 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 		}
 		pool = keep
 	}
+	if p.Scheme == "shards" && p.TestSource == "official" {
+		return classShardsOfficial(ds, pool, p, seed)
+	}
 	labels := make([]int32, len(pool))
 	for i, s := range pool {
 		labels[i] = ds.Y[s]
@@ -36,13 +40,25 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 	var err error
 	switch p.Scheme {
 	case "dirichlet":
-		parts, err = Dirichlet(labels, ds.Classes, p.Clients, p.Alpha, p.MinSamples, seed)
+		if p.BalanceCap == "false" {
+			parts, err = DirichletUncapped(labels, ds.Classes, p.Clients, p.Alpha, p.MinSamples, seed)
+		} else {
+			parts, err = Dirichlet(labels, ds.Classes, p.Clients, p.Alpha, p.MinSamples, seed)
+		}
 	case "shards":
-		parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
+		if p.ShardMode == "class_pure" || p.ShardMode == "official" {
+			parts, _, err = ClassShards(labels, ds.Classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
+		} else {
+			parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
+		}
 	case "iid":
 		parts = IID(len(pool), p.Clients, seed)
 	case "pathological":
-		parts, err = Pathological(labels, ds.Classes, p.Clients, p.ClassesPerClient, p.QuantitySkew, seed)
+		if p.ClassDraw == "random" || p.QuantityDraw == "uniform" {
+			parts, err = PathologicalRandom(labels, ds.Classes, p.Clients, p.ClassesPerClient, p.QuantitySkew, p.ClassDraw == "random", p.QuantityDraw == "uniform", seed)
+		} else {
+			parts, err = Pathological(labels, ds.Classes, p.Clients, p.ClassesPerClient, p.QuantitySkew, seed)
+		}
 	case "natural":
 		if ds.Groups == nil {
 			return nil, fmt.Errorf("dataset %s has no natural clients", ds.Name)
@@ -68,6 +84,54 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 			part[i] = pool[part[i]]
 		}
 		a.Train[c], a.Test[c] = Split(part, p.TestFraction, seed, c)
+	}
+	return a, nil
+}
+
+// classShardsOfficial deals class-pure shards of the pool's official training samples and
+// draws each client's test set from the pool's official test samples of the same classes
+// (partition.test_source: official; FedSelect's official code).
+func classShardsOfficial(ds *data.Dataset, pool []int, p manifest.PartitionSpec, seed int64) (*Assignment, error) {
+	if ds.TestStart <= 0 {
+		return nil, fmt.Errorf("partition.test_source official needs a dataset with an official test split; %s records none", ds.Name)
+	}
+	if p.ShardMode != "class_pure" && p.ShardMode != "official" {
+		return nil, fmt.Errorf("partition.test_source official needs shard_mode class_pure or official, got %q", p.ShardMode)
+	}
+	var trainPool, testPool []int
+	for _, s := range pool {
+		if s < ds.TestStart {
+			trainPool = append(trainPool, s)
+		} else {
+			testPool = append(testPool, s)
+		}
+	}
+	trainY, testY := make([]int32, len(trainPool)), make([]int32, len(testPool))
+	for i, s := range trainPool {
+		trainY[i] = ds.Y[s]
+	}
+	for i, s := range testPool {
+		testY[i] = ds.Y[s]
+	}
+	parts, draw, err := ClassShards(trainY, ds.Classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
+	if err != nil {
+		return nil, err
+	}
+	tests, err := ClassTest(testY, ds.Classes, draw, p.TestPerClient/p.Shards)
+	if err != nil {
+		return nil, err
+	}
+	a := &Assignment{Train: make([][]int, len(parts)), Test: make([][]int, len(parts))}
+	for c := range parts {
+		for i := range parts[c] {
+			parts[c][i] = trainPool[parts[c][i]]
+		}
+		for i := range tests[c] {
+			tests[c][i] = testPool[tests[c][i]]
+		}
+		sort.Ints(parts[c])
+		sort.Ints(tests[c])
+		a.Train[c], a.Test[c] = parts[c], tests[c]
 	}
 	return a, nil
 }

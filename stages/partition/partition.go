@@ -21,6 +21,17 @@ const MaxDirichletDraws = 10000
 // samples at the cumulative proportions; redraw everything until every client has at least
 // minSamples samples. Returns each client's sample positions (indices into labels).
 func Dirichlet(labels []int32, classes, clients int, alpha float64, minSamples int, seed int64) ([][]int, error) {
+	return dirichlet(labels, classes, clients, alpha, minSamples, seed, true)
+}
+
+// DirichletUncapped is Dirichlet without the balance cap: every class is cut at its raw
+// Dir(α) proportions, so clients differ in quantity as well as in labels (DM-PFL A.1.3;
+// partition.balance_cap: false).
+func DirichletUncapped(labels []int32, classes, clients int, alpha float64, minSamples int, seed int64) ([][]int, error) {
+	return dirichlet(labels, classes, clients, alpha, minSamples, seed, false)
+}
+
+func dirichlet(labels []int32, classes, clients int, alpha float64, minSamples int, seed int64, capped bool) ([][]int, error) {
 	byClass := make([][]int, classes)
 	for i, y := range labels {
 		byClass[y] = append(byClass[y], i)
@@ -35,7 +46,7 @@ func Dirichlet(labels []int32, classes, clients int, alpha float64, minSamples i
 			p := rng.Dirichlet(r, alpha, clients)
 			sum := 0.0
 			for j := range p {
-				if float64(len(out[j])) >= limit {
+				if capped && float64(len(out[j])) >= limit {
 					p[j] = 0
 				}
 				sum += p[j]

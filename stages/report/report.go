@@ -27,15 +27,23 @@ type Row struct {
 	Mean, Std, Pooled, PooledStd, Best float64
 	// BestRounds lists each seed's round of its best pooled accuracy.
 	BestRounds []int
+	// FT says whether the runs fine-tune before evaluating; FTPooled and FTBest are then
+	// the final and best pooled accuracy after fine-tuning (the figures above are before).
+	FT               bool
+	FTPooled, FTBest float64
 }
 
 // Rows folds entries by configuration, in order of first appearance.
 func Rows(entries []Entry) []Row {
 	var out []Row
 	for _, g := range groups(entries) {
-		var mean, std, pooled, best []float64
+		var mean, std, pooled, best, ftPooled, ftBest []float64
 		var rounds []int
 		for _, e := range g {
+			if e.FT.Has != 0 {
+				ftPooled = append(ftPooled, e.FT.Pooled)
+				ftBest = append(ftBest, e.FT.BestPooled)
+			}
 			mean = append(mean, e.Mean)
 			std = append(std, e.Std)
 			pooled = append(pooled, e.Pooled)
@@ -44,13 +52,18 @@ func Rows(entries []Entry) []Row {
 		}
 		out = append(out, Row{Config: g[0].Config, Seeds: len(g), Clients: g[0].Clients, Mean: Mean(mean), Std: Mean(std),
 			Pooled: Mean(pooled), PooledStd: Std(pooled), Best: Mean(best), BestRounds: rounds})
+		if len(ftPooled) == len(g) {
+			r := &out[len(out)-1]
+			r.FT, r.FTPooled, r.FTBest = true, Mean(ftPooled), Mean(ftBest)
+		}
 	}
 	return out
 }
 
 // Cells formats a row for a table, in percent: configuration, seeds, clients, final mean ±
 // std over clients, final pooled (± std over seeds when there are several), best pooled @
-// rounds.
+// rounds, all before fine-tuning; then final and best pooled after fine-tuning ("—" for
+// runs that do not fine-tune).
 func (r Row) Cells() []string {
 	pooled := fmt.Sprintf("%.2f", 100*r.Pooled)
 	if r.Seeds > 1 {
@@ -60,21 +73,26 @@ func (r Row) Cells() []string {
 	for i, x := range r.BestRounds {
 		rounds[i] = fmt.Sprint(x)
 	}
+	ft := "—"
+	if r.FT {
+		ft = fmt.Sprintf("%.2f / %.2f", 100*r.FTPooled, 100*r.FTBest)
+	}
 	return []string{r.Config, fmt.Sprint(r.Seeds), fmt.Sprint(r.Clients), fmt.Sprintf("%.2f ± %.2f", 100*r.Mean, 100*r.Std),
-		pooled, fmt.Sprintf("%.2f @ %s", 100*r.Best, strings.Join(rounds, ","))}
+		pooled, fmt.Sprintf("%.2f @ %s", 100*r.Best, strings.Join(rounds, ",")), ft}
 }
 
 // Markdown renders one row per configuration (seeds folded together, see Rows): final
 // accuracy as the mean ± std over clients and pooled over all test samples, and the best
-// pooled accuracy seen at the evaluation rounds during training with its round.
+// pooled accuracy seen at the evaluation rounds during training with its round, before
+// fine-tuning; then, for runs that fine-tune, the final and best pooled accuracy after.
 func Markdown(title, description string, entries []Entry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", title)
 	if description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(description))
 	}
-	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round | after fine-tuning: final / best pooled (%) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range Rows(entries) {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.Cells(), " | "))
 	}

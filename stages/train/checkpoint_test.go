@@ -19,6 +19,7 @@ func TestStateRoundTrip(t *testing.T) {
 	st := initState(t, run, w, 2)
 	st.Round, st.Personal, st.Masks = 7, []tensor.List{w, v}, []tensor.List{v, nil}
 	slot(t, st, "anchor").Set(1, w)
+	slot(t, st, "local").Set(0, v)
 	st.Metrics = []Metric{{Round: 5, Client: 1, Split: "test", Loss: 0.25, Accuracy: 0.5, Samples: 4}}
 	st.Selection = []Selection{{Round: 7, Client: 0, Tensor: "fc.weight", Personalized: 2, Total: 4}}
 	st.Comm = []Comm{{Round: 7, Client: 1, Down: 16, Up: 9}}
@@ -29,6 +30,9 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if _, ok := blobs["aux/anchor/00001"]; !ok {
 		t.Errorf("no blob aux/anchor/00001 among %v", keys(blobs))
+	}
+	if _, ok := blobs["aux/local/00000"]; !ok {
+		t.Errorf("no blob aux/local/00000 among %v", keys(blobs))
 	}
 	if _, ok := blobs["aux/anchor/00000"]; ok {
 		t.Error("client 0's unset anchor was stored")

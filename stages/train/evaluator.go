@@ -51,13 +51,19 @@ func (p plain) Evaluate(c int, x []float32, y []int32) (Metric, error) {
 	return Evaluate(p.m, p.models[c], x, y)
 }
 
-// FinalEvaluator returns the evaluator of a run's final models (see PrepareFinal); global
-// is the run's global model (EvalGlobal), needed when NeedsGlobal(r).
+// FinalEvaluator returns the evaluator of a run's final models after fine-tuning when the
+// run fine-tunes (see PrepareFinal; the shift stage's protocol); global is the run's
+// global model (EvalGlobal), needed when NeedsGlobal(r).
 func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
-	prepared, err := PrepareFinal(m, r, ds, a, models)
+	prepared, _, err := PrepareFinal(m, r, ds, a, models)
 	if err != nil {
 		return nil, err
 	}
+	return evaluatorOf(m, r, ds, a, prepared, global)
+}
+
+// evaluatorOf returns the evaluator of the given client models as they are.
+func evaluatorOf(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, prepared []tensor.List, global tensor.List) (Evaluator, error) {
 	if !NeedsGlobal(r) {
 		return PlainEvaluator(m, prepared), nil
 	}

@@ -9,8 +9,9 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// The evaluate stage's final figures equal the training loop's last evaluation, with and
-// without fine-tuning, and fine-tuning changes them.
+// The evaluate stage's final figures equal the training loop's last evaluation, before and
+// after fine-tuning; before fine-tuning equals a plain evaluation (the run without
+// fine-tuning), and fine-tuning changes the after figures.
 func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 	var first []Metric
 	for _, ft := range []int{0, 1} {
@@ -35,23 +36,36 @@ func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		final, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
+		final, after, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var last []Metric
+		var last, lastFT []Metric
 		for _, row := range st.Metrics {
 			if row.Round == r.Train.Rounds && row.Split == "test" {
 				last = append(last, row)
+			}
+			if row.Round == r.Train.Rounds && row.Split == SplitTestFT {
+				row.Split = "test"
+				lastFT = append(lastFT, row)
 			}
 		}
 		if !reflect.DeepEqual(last, final) {
 			t.Errorf("finetune %d: evaluate stage %+v\ntraining's last round %+v", ft, final, last)
 		}
-		if ft == 0 {
+		if !reflect.DeepEqual(lastFT, after) {
+			t.Errorf("finetune %d: evaluate stage after fine-tuning %+v\ntraining's last round %+v", ft, after, lastFT)
+		}
+		switch {
+		case ft == 0 && after != nil:
+			t.Error("figures after fine-tuning of a run that does not fine-tune")
+		case ft == 0:
 			first = final
-		} else if reflect.DeepEqual(first, final) {
+		case !reflect.DeepEqual(first, final):
+			// Before fine-tuning is a plain evaluation of the model the method holds.
+			t.Errorf("before fine-tuning %+v differs from the run without fine-tuning %+v", final, first)
+		case reflect.DeepEqual(first, after):
 			t.Error("fine-tuning changed nothing")
 		}
 	}

@@ -21,7 +21,7 @@ func TestFinalFromHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		clients := cfg.Assign.Clients()
-		got, ok := FinalFromHistory(r, st.Metrics, clients)
+		got, gotFT, ok := FinalFromHistory(r, st.Metrics, clients)
 		if !ok {
 			t.Fatalf("%s: no final rows in the history", method)
 		}
@@ -33,7 +33,7 @@ func TestFinalFromHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
+		want, wantFT, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -41,12 +41,15 @@ func TestFinalFromHistory(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: history %+v\nEvaluateFinal %+v", method, got, want)
 		}
-		if _, ok := FinalFromHistory(r, st.Metrics[:len(st.Metrics)-1], clients); ok {
+		if gotFT == nil || !reflect.DeepEqual(gotFT, wantFT) {
+			t.Errorf("%s: after fine-tuning, history %+v\nEvaluateFinal %+v", method, gotFT, wantFT)
+		}
+		if _, _, ok := FinalFromHistory(r, st.Metrics[:len(st.Metrics)-1], clients); ok {
 			t.Errorf("%s: answered with a client's row missing", method)
 		}
 	}
 	r, _ := methodRun(t, "dmpfl_plus")
-	if _, ok := FinalFromHistory(r, []Metric{{Round: r.Train.Rounds, Split: "test"}}, 1); ok {
+	if _, _, ok := FinalFromHistory(r, []Metric{{Round: r.Train.Rounds, Split: "test"}}, 1); ok {
 		t.Error("answered for DM-PFL+, whose final evaluation differs from training's")
 	}
 }

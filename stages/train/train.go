@@ -22,6 +22,10 @@ import (
 // Metric is one row of the per-round metrics table (stored as results.Metric).
 type Metric = results.Metric
 
+// SplitTestFT labels the metric rows of a test split evaluated after fine-tuning (only for
+// runs that fine-tune; "test" rows are always the model the method holds).
+const SplitTestFT = results.SplitTestFT
+
 // State is everything a federated run carries from one round to the next. Together with
 // the run's seed it determines the rest of the run, so it is what a checkpoint stores.
 type State struct {
@@ -201,6 +205,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			}
 			st.Metrics = append(st.Metrics, rows...)
 			note = fmt.Sprintf("test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
+			if ft := MeanAccuracy(rows, SplitTestFT); ft > 0 {
+				note += fmt.Sprintf(", %.1f%% after fine-tuning", 100*ft)
+			}
 		}
 		if cfg.Progress != nil {
 			cfg.Progress(round, t.Rounds, note)
@@ -357,6 +364,39 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 	return out, nil
 }
 
+// FullGradientSquared returns the square, entry by entry, of the gradient of the client's
+// mean training loss at params (computed over batches of EvalBatch samples, each weighted
+// by its size): FedOBP's Fisher score (Eq. 6).
+func (l *Local) FullGradientSquared(params tensor.List) (tensor.List, error) {
+	out := ZeroMask(params)
+	n := len(l.data.trainY)
+	if n == 0 {
+		return out, nil
+	}
+	size := len(l.data.trainX) / n
+	for start := 0; start < n; start += EvalBatch {
+		end := min(start+EvalBatch, n)
+		g, err := l.model.Gradient(params, l.data.trainX[start*size:end*size], l.data.trainY[start:end])
+		if err != nil {
+			return nil, err
+		}
+		l.Count(int64(end-start), nil)
+		w := float32(end-start) / float32(n)
+		for t := range g {
+			o := out[out.Find(g[t].Name)].Data
+			for j, v := range g[t].Data {
+				o[j] += w * v
+			}
+		}
+	}
+	for _, t := range out {
+		for j, v := range t.Data {
+			t.Data[j] = v * v
+		}
+	}
+	return out, nil
+}
+
 // Train runs epochs of mini-batch SGD from params on the client's training data at
 // learning rate lr, updating only the entries where mask is 1 (nil: all). Momentum starts
 // at zero. The sample order of epoch e comes from the stream (seed, round, client,
@@ -422,10 +462,11 @@ func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
 }
 
-// prepare returns the model client c is evaluated with after round: its evaluation model,
-// fine-tuned for the configured epochs on its training data (stream "finetune") when
-// asked. Fine-tuning never changes the state.
-func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round, c int) (tensor.List, error) {
+// prepare returns the model client c is evaluated with after fine-tuning: its evaluation
+// model fine-tuned for the configured epochs on its training data (stream "finetune"),
+// and false when the run does not fine-tune (then p itself). Fine-tuning never changes
+// the state.
+func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round, c int) (tensor.List, bool, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
 	if f, ok := optional[Finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
@@ -433,46 +474,69 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round
 		}
 	}
 	if epochs == 0 {
-		return p, nil
+		return p, false, nil
 	}
 	l := &Local{model: m, opt: o.opt, data: cd, epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c, aug: o.aug}
-	return l.Train(p, mask, o.opt.LR, epochs, "finetune")
+	ft, err := l.Train(p, mask, o.opt.LR, epochs, "finetune")
+	return ft, true, err
 }
 
+// evaluateAll evaluates every client after round on its train and test splits with the
+// model the method holds ("train", "test") and, for runs that fine-tune, its test split
+// again with a fine-tuned copy (SplitTestFT), as FL-bench does at every evaluation.
 func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
+	held := make([]tensor.List, len(cd))
 	prepared := make([]tensor.List, len(cd))
+	finetuned := false
 	for c := range cd {
 		var err error
-		if prepared[c], err = o.prepare(m, method.EvalModel(st, c), cd[c], round, c); err != nil {
+		held[c] = method.EvalModel(st, c)
+		var ft bool
+		if prepared[c], ft, err = o.prepare(m, held[c], cd[c], round, c); err != nil {
 			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
+		finetuned = finetuned || ft
 	}
-	var ev Evaluator = PlainEvaluator(m, prepared)
-	if mm, ok := optional[MultiModel](method); ok {
-		var err error
+	evaluator := func(models []tensor.List) (Evaluator, error) {
+		mm, ok := optional[MultiModel](method)
+		if !ok {
+			return PlainEvaluator(m, models), nil
+		}
 		global := func() tensor.List {
 			if g, ok := optional[GlobalEvaluator](method); ok {
 				return g.EvalGlobal(st)
 			}
 			return st.Global
 		}
-		if ev, err = mm.MultiEvaluator(m, global, prepared, func(c int, test bool) []float32 {
+		return mm.MultiEvaluator(m, global, models, func(c int, test bool) []float32 {
 			if test {
 				return cd[c].testX
 			}
 			return cd[c].trainX
-		}); err != nil {
+		})
+	}
+	ev, err := evaluator(held)
+	if err != nil {
+		return nil, err
+	}
+	var evFT Evaluator
+	if finetuned {
+		if evFT, err = evaluator(prepared); err != nil {
 			return nil, err
 		}
 	}
 	for c := range cd {
 		for _, split := range []struct {
 			name string
+			ev   Evaluator
 			x    []float32
 			y    []int32
-		}{{"train", cd[c].trainX, cd[c].trainY}, {"test", cd[c].testX, cd[c].testY}} {
-			row, err := ev.Evaluate(c, split.x, split.y)
+		}{{"train", ev, cd[c].trainX, cd[c].trainY}, {"test", ev, cd[c].testX, cd[c].testY}, {SplitTestFT, evFT, cd[c].testX, cd[c].testY}} {
+			if split.ev == nil {
+				continue
+			}
+			row, err := split.ev.Evaluate(c, split.x, split.y)
 			if err != nil {
 				return nil, fmt.Errorf("evaluating client %d: %w", c, err)
 			}
@@ -483,46 +547,61 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 	return rows, nil
 }
 
-// PrepareFinal returns the models the clients are finally evaluated with: the final
-// models, fine-tuned first as the run asks (with the same streams as the last round's
-// evaluation in training).
-func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, error) {
+// PrepareFinal returns the models the clients are finally evaluated with after
+// fine-tuning (with the same streams as the last round's evaluation in training), and
+// false, with the final models themselves, when the run does not fine-tune.
+func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, bool, error) {
 	cd := gather(ds, a)
 	method, err := NewRunMethod(r)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	o := evalOpts(r, model.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
 	if o.aug, err = newAugmenter(r.Train, ds); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := make([]tensor.List, len(cd))
+	finetuned := false
 	for c := range cd {
-		if out[c], err = o.prepare(m, models[c], cd[c], r.Train.Rounds, c); err != nil {
-			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
+		var ft bool
+		if out[c], ft, err = o.prepare(m, models[c], cd[c], r.Train.Rounds, c); err != nil {
+			return nil, false, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
+		finetuned = finetuned || ft
 	}
-	return out, nil
+	return out, finetuned, nil
 }
 
-// EvaluateFinal evaluates the final models (see FinalEvaluator; global only for methods
-// that need it) on each client's test split.
-func EvaluateFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) ([]Metric, error) {
-	ev, err := FinalEvaluator(m, r, ds, a, models, global)
+// EvaluateFinal evaluates the final models on each client's test split: before
+// fine-tuning (the models as they are), and after (nil when the run does not fine-tune).
+// See FinalEvaluator; global only for methods that need it.
+func EvaluateFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (before, after []Metric, err error) {
+	prepared, finetuned, err := PrepareFinal(m, r, ds, a, models)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rows := make([]Metric, len(models))
-	for c := range models {
-		x, y := ds.Gather(a.Test[c])
-		row, err := ev.Evaluate(c, x, y)
+	score := func(models []tensor.List) ([]Metric, error) {
+		ev, err := evaluatorOf(m, r, ds, a, models, global)
 		if err != nil {
 			return nil, err
 		}
-		row.Round, row.Client, row.Split = r.Train.Rounds, c, "test"
-		rows[c] = row
+		rows := make([]Metric, len(models))
+		for c := range models {
+			x, y := ds.Gather(a.Test[c])
+			row, err := ev.Evaluate(c, x, y)
+			if err != nil {
+				return nil, err
+			}
+			row.Round, row.Client, row.Split = r.Train.Rounds, c, "test"
+			rows[c] = row
+		}
+		return rows, nil
 	}
-	return rows, nil
+	if before, err = score(models); err != nil || !finetuned {
+		return before, nil, err
+	}
+	after, err = score(prepared)
+	return before, after, err
 }
 
 // Evaluate computes the mean loss and accuracy of params on (x, y).

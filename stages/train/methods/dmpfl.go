@@ -11,11 +11,12 @@ import (
 
 // DMPFLParams are dmpfl's parameters.
 type DMPFLParams struct {
-	Sparsity       float64 `param:"sparsity" default:"0.5" check:"unit,lt1" doc:"S: the fraction of weights inactive in every mask (ERK allocation over the weight tensors; biases dense); 0.5 in the paper"`
-	AlphaS         float64 `param:"alpha_s" default:"0.01" check:"unit" doc:"readjustment ratio: the fraction of a client's active weights pruned and regrown (unstated in the paper; FedDST's 0.01)"`
-	ReadjustEvery  int     `param:"readjust_every" default:"10" check:"gt0" doc:"rounds between mask readjustments (unstated in the paper; FedDST's 10)"`
-	Iterations     int     `param:"iterations" default:"1" check:"ge0" doc:"iterations of the two phases: T is cut into 2n equal blocks alternating phase 1 and phase 2 (Fig. 5e-f); 0 = phase 1 only; 1 is our default"`
-	ShareThreshold float64 `param:"share_threshold" default:"0.3" check:"unit" doc:"the global mask ignores positions active in no more than this fraction of the sampled clients' masks (30% in the paper)"`
+	Sparsity        float64 `param:"sparsity" default:"0.5" check:"unit,lt1" doc:"S: the fraction of weights inactive in every mask (ERK allocation over the weight tensors; biases dense); 0.5 in the paper"`
+	AlphaS          float64 `param:"alpha_s" default:"0.01" check:"unit" doc:"readjustment ratio: the fraction of a client's active weights pruned and regrown (unstated in the paper; FedDST's 0.01)"`
+	ReadjustEvery   int     `param:"readjust_every" default:"10" check:"gt0" doc:"a client readjusts its mask at every so many of its phase-1 participations (Alg. 1 readjusts inside the client loop; the interval is unstated in the paper: FedDST's 10)"`
+	ReadjustByRound bool    `param:"readjust_by_round" default:"0" check:"unit" doc:"1: readjust in the rounds whose number is a multiple of readjust_every instead (fedpipe's earlier schedule)"`
+	Iterations      int     `param:"iterations" default:"1" check:"ge0" doc:"iterations of the two phases: T is cut into 2n equal blocks alternating phase 1 and phase 2 (Fig. 5e-f); 0 = phase 1 only; 1 is our default"`
+	ShareThreshold  float64 `param:"share_threshold" default:"0.3" check:"unit" doc:"the global mask ignores positions active in no more than this fraction of the sampled clients' masks (30% in the paper)"`
 }
 
 func init() {
@@ -34,7 +35,9 @@ func init() {
 // only ("iter = 0").
 //
 //   - Phase 1 (Alg. 1): a sampled client copies w_g into m_g ∩ m_c, trains w_c under m_c
-//     for E epochs, and every readjust_every rounds prunes the alpha_s fraction of its
+//     for E epochs, and at every readjust_every-th phase-1 participation of that client
+//     (Alg. 1 readjusts inside its client loop; readjust_by_round keeps the earlier
+//     schedule, rounds divisible by readjust_every) prunes the alpha_s fraction of its
 //     active weights with the smallest magnitude and regrows as many by the largest
 //     magnitude of the mean gradient over its training data, per tensor (a pruned entry
 //     may regrow in the same round and then keeps its value; other regrown entries start
@@ -57,7 +60,8 @@ type dmpfl struct {
 	every      int
 	iterations int
 	share      float64
-	total      int // T, learned from the first train.Local
+	total      int  // T, learned from the first train.Local
+	byRound    bool // readjust_by_round: by the global round number, not the client's participations
 	// plus selects DM-PFL+'s adaptive inference (Alg. 4) for every evaluation, with base
 	// entropies on each client's training data (or its test split with baseOnTest).
 	plus, baseOnTest bool
@@ -73,7 +77,7 @@ func (d *dmpfl) MultiEvaluator(m *model.Model, global func() tensor.List, prepar
 
 func newDMPFL(p *DMPFLParams) *dmpfl {
 	return &dmpfl{sparsity: p.Sparsity, alphaS: p.AlphaS, every: max(p.ReadjustEvery, 1),
-		iterations: p.Iterations, share: p.ShareThreshold}
+		iterations: p.Iterations, share: p.ShareThreshold, byRound: p.ReadjustByRound}
 }
 
 // phase returns 1 or 2, the phase of round t (1-based) of T, whether t is the last round
@@ -93,17 +97,26 @@ func (d *dmpfl) phase(t, T int) (phase int, last bool) {
 }
 
 // sparseState holds DM-PFL's and FedDST's global mask m_g (nil until the first Train
-// draws it).
-type sparseState struct{ GlobalMask tensor.List }
+// draws it) and, for DM-PFL, each client's count of phase-1 participations (nil for
+// FedDST; see readjust).
+type sparseState struct {
+	GlobalMask     tensor.List
+	Participations []int
+}
 
-// Slots stores m_g in the slot "global_mask".
+// Slots stores m_g in the slot "global_mask" and, for DM-PFL, the participation counts in
+// the slot "participations" (see participationsSlot).
 func (s *sparseState) Slots() []train.Slot {
-	return []train.Slot{train.ListSlot("global_mask", &s.GlobalMask)}
+	slots := []train.Slot{train.ListSlot("global_mask", &s.GlobalMask)}
+	if s.Participations != nil {
+		slots = append(slots, participationsSlot(s.Participations))
+	}
+	return slots
 }
 
 // Init leaves the masks unset: they need the run's seed, which the first Train has.
 func (d *dmpfl) Init(st *train.State, clients int) {
-	st.Method = &sparseState{}
+	st.Method = &sparseState{Participations: make([]int, clients)}
 	st.Masks = make([]tensor.List, clients)
 	st.Personal = make([]tensor.List, clients)
 }
@@ -167,7 +180,7 @@ func (d *dmpfl) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 	if err != nil {
 		return train.Upload{}, err
 	}
-	if l.Round()%d.every == 0 && d.alphaS > 0 {
+	if d.readjust(st, c, l.Round()) && d.alphaS > 0 {
 		g, err := l.Gradient(theta)
 		if err != nil {
 			return train.Upload{}, err
@@ -213,7 +226,7 @@ func (d *dmpfl) Finish(st *train.State, uploads map[int]train.Upload, sizes map[
 	}
 	st.Method.(*sparseState).GlobalMask = topMagnitudeMask(g, ERKCounts(g, 1-d.sparsity), votes)
 	for _, c := range ids {
-		st.Selection = append(st.Selection, selectionRows(t, c, andNot(st.Masks[c], d.globalMask(st)))...)
+		st.Selection = append(st.Selection, overlapRows(t, c, st.Masks[c], d.globalMask(st))...)
 	}
 	return nil
 }

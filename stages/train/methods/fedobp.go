@@ -16,7 +16,8 @@ type FedOBPParams struct {
 	Threshold string  `param:"threshold" choices:"global|layer" doc:"one quantile over all eligible entries, or one per tensor"`
 	Norm      string  `param:"norm" choices:"global|layer|none" doc:"min-max normalization of the scores over all entries, per tensor, or none"`
 	ClsOnly   bool    `param:"cls_only" default:"0" check:"unit" doc:"1: select only within the classifier layer"`
-	EMA       float64 `param:"ema" default:"0" check:"unit,lt1" doc:"exponential moving average of a client's scores across its participations (0: off)"`
+	EMA       float64 `param:"ema" default:"0" check:"unit,lt1" doc:"exponential moving average of a client's raw scores across its participations, normalized after averaging as the official code does (0: off)"`
+	Fisher    string  `param:"fisher" choices:"full|empirical" doc:"the fisher score: full squares the gradient of the mean training loss (FedOBP Eq. 6); empirical averages squared per-sample gradients (FedDPA's form)"`
 }
 
 func init() {
@@ -32,8 +33,13 @@ func init() {
 //	obp:      (θ_c − θ_g)²
 //	obp_v1:   |(θ_c − θ_g)·θ_c|          (the authors' earlier release)
 //	gradient: |θ̃ − θ| of the client's last local training (FedSelect-style; 0 before it trained)
-//	fisher:   the mean over the client's training samples of the squared per-sample
-//	          gradient at θ_c (diagonal empirical Fisher information)
+//	fisher:   with fisher "full" (default; FedOBP Eq. 6), the square of the gradient of
+//	          the client's mean training loss at θ_c; with "empirical" (FedDPA's form), the
+//	          mean over its training samples of the squared per-sample gradient
+//
+// A client that never trained is scored with the initial model θ_init as θ_c and keeps
+// θ_init on its top entries (the official code). With ema, the raw scores are averaged
+// across participations and the average is normalized (the official code's order).
 //
 // normalized by min-max over all entries (global), per tensor (layer) or not at all
 // (none); optionally averaged across participations (ema); optionally restricted to the
@@ -55,11 +61,14 @@ type fedOBP struct {
 	clsOnly  bool
 	ema      float64
 	perLayer bool
+	// fisherFull squares the full-data gradient (Eq. 6) instead of averaging squared
+	// per-sample gradients (FedDPA's empirical Fisher).
+	fisherFull bool
 }
 
 func newFedOBP(p *FedOBPParams) train.Method {
 	f := &fedOBP{q: p.Q, score: p.Score, norm: p.Norm, clsOnly: p.ClsOnly, ema: p.EMA,
-		perLayer: p.Threshold == "layer"}
+		perLayer: p.Threshold == "layer", fisherFull: p.Fisher != "empirical"}
 	if f.score == "" {
 		f.score = "obp"
 	}
@@ -72,16 +81,22 @@ func newFedOBP(p *FedOBPParams) train.Method {
 func (f *fedOBP) Init(st *train.State, clients int) {
 	st.Personal = make([]tensor.List, clients)
 	st.Masks = make([]tensor.List, clients)
-	st.Method = &fedOBPState{Delta: make([]tensor.List, clients), Score: make([]tensor.List, clients)}
+	st.Method = &fedOBPState{Delta: make([]tensor.List, clients), Score: make([]tensor.List, clients),
+		Init: st.Global.Clone()}
 }
 
 // fedOBPState holds, per client, the change of its last local training (Delta, for the
-// gradient score) and its score average (Score, with ema); nil until it applies.
-type fedOBPState struct{ Delta, Score []tensor.List }
+// gradient score) and its score average (Score, with ema; raw, normalized after
+// averaging), nil until it applies; and the run's initial model (Init: the θ_c of a
+// client that never trained).
+type fedOBPState struct {
+	Delta, Score []tensor.List
+	Init         tensor.List
+}
 
-// Slots stores them in the slots "delta" and "score".
+// Slots stores them in the slots "delta", "score" and "init".
 func (s *fedOBPState) Slots() []train.Slot {
-	return []train.Slot{train.ListsSlot("delta", s.Delta), train.ListsSlot("score", s.Score)}
+	return []train.Slot{train.ListsSlot("delta", s.Delta), train.ListsSlot("score", s.Score), train.ListSlot("init", &s.Init)}
 }
 
 func newFedDPA(p *FedDPAParams) train.Method {
@@ -94,14 +109,18 @@ func (f *fedOBP) scores(st *train.State, c int, l *train.Local) (tensor.List, er
 	own := st.Personal[c]
 	out := train.ZeroMask(st.Global)
 	if own == nil {
-		return out, nil // never trained: θ_c is the initial model; nothing to keep
+		if own = initialOf(st); own == nil {
+			return out, nil // a state without the initial model: nothing to keep
+		}
 	}
 	if f.score == "fisher" {
-		fi, err := l.Fisher(own)
+		fi, err := f.fisher(l, own)
 		if err != nil {
 			return nil, err
 		}
-		f.normalize(fi)
+		if f.ema == 0 {
+			f.normalize(fi)
+		}
 		return fi, nil
 	}
 	for t, s := range out {
@@ -124,7 +143,9 @@ func (f *fedOBP) scores(st *train.State, c int, l *train.Local) (tensor.List, er
 			}
 		}
 	}
-	f.normalize(out)
+	if f.ema == 0 {
+		f.normalize(out)
+	}
 	return out, nil
 }
 
@@ -206,7 +227,7 @@ func (f *fedOBP) selectMask(score tensor.List) tensor.List {
 // it also advances the client's score average. Without one (evaluation), the Fisher score
 // reuses the client's last mask.
 func (f *fedOBP) personalize(st *train.State, c int, l *train.Local) (tensor.List, tensor.List, error) {
-	if st.Personal[c] == nil {
+	if st.Personal[c] == nil && (initialOf(st) == nil || f.score == "gradient" || (l == nil && f.score == "fisher")) {
 		return st.Global, train.ZeroMask(st.Global), nil
 	}
 	if l == nil && f.score == "fisher" {
@@ -227,8 +248,15 @@ func (f *fedOBP) personalize(st *train.State, c int, l *train.Local) (tensor.Lis
 	if update && f.ema > 0 {
 		st.Method.(*fedOBPState).Score[c] = s.Clone()
 	}
+	if f.ema > 0 {
+		f.normalize(s)
+	}
 	mask := f.selectMask(s)
-	return merge(st.Global, st.Personal[c], mask), mask, nil
+	own := st.Personal[c]
+	if own == nil {
+		own = initialOf(st)
+	}
+	return merge(st.Global, own, mask), mask, nil
 }
 
 func (f *fedOBP) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {

@@ -17,10 +17,10 @@ import (
 type FedSelectParams struct {
 	Variant       string  `param:"variant" choices:"paper|official|v1" doc:"paper: Alg. 1-3 (global growth every round, capped at alpha); official: the authors' code (per-layer growth of weight tensors every grow_every rounds, delta since the last growth, alpha checked before growing); v1: the workshop version (a GradLTN mask search with rewinding every round, then LocalAlt)"`
 	Alpha         float64 `param:"alpha" default:"0.5" check:"unit" doc:"personalization limit: the largest personalized fraction"`
-	P             float64 `param:"p" default:"0.05" check:"unit" doc:"personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; the papers leave the default to an appendix, 0.05 is our choice"`
+	P             float64 `param:"p" default:"0" check:"unit" doc:"personalization rate: the fraction of shared entries (per layer in the official variant) added per growth; 0: the variant's default, 0.25 for official (the code's --prune_percent 25) and 0.05 otherwise (the papers leave it to an appendix: our choice)"`
 	LRPersonal    float32 `param:"lr_personal" default:"0" check:"ge0" doc:"gamma_v, the rate of the personalized pass (0: train.lr)"`
 	LRShared      float32 `param:"lr_shared" default:"0" check:"ge0" doc:"gamma_u, the rate of the shared pass (0: train.lr)"`
-	GrowEvery     int     `param:"grow_every" default:"3" check:"gt0" doc:"official variant: grow every so many rounds"`
+	GrowEvery     int     `param:"grow_every" default:"3" check:"gt0" doc:"official variant: grow in the rounds whose 0-based index is a positive multiple of this (1-based rounds 4, 7, 10, ... for 3), as the code's round % 3 == 0 and round != 0"`
 	LTNIterations int     `param:"ltn_iterations" default:"5" check:"ge0" doc:"v1: GradLTN pruning iterations L (5 in the workshop paper)"`
 	LTNEpochs     int     `param:"ltn_epochs" default:"5" check:"gt0" doc:"v1: local epochs per GradLTN iteration E (5 in the workshop paper)"`
 	LTNReturn     string  `param:"ltn_return" choices:"start|final" doc:"v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"`
@@ -49,10 +49,18 @@ func init() {
 // alpha; the new mask applies from the next round. While nothing is personalized the v
 // passes are empty, and the L shared passes run as one L-epoch training, exactly FedAvg's.
 //
-// variant "official" (the authors' code): growth only every grow_every rounds, per weight
-// tensor (biases stay shared), with Δ measured since the client's last growth (so it spans
-// aggregations); a tensor grows by p of its shared entries whenever its personalized
-// fraction is below alpha, checked before growing (so it may overshoot); one learning rate.
+// variant "official" (the authors' code): growth only in rounds whose 0-based index is a
+// positive multiple of grow_every (1-based rounds 4, 7, 10, … for 3), per tensor whose name
+// ends in "weight" (BatchNorm scales included, biases stay shared), with Δ measured since
+// the client's last growth (so it spans aggregations); a tensor grows by p (default 0.25,
+// the code's --prune_percent 25) of its shared entries whenever its personalized fraction
+// is below alpha, checked before growing (so it may overshoot); one learning rate. Each
+// client is evaluated with its model right after its local training, unmerged (see
+// officialEval), and the last round aggregates nothing.
+//
+// Both variants follow Alg. 1's broadcast: the shared entries of the mask the client
+// trained with take the aggregate, so an entry personalized this round starts from the
+// aggregated value (§4.2).
 //
 // With fixed_layers the mask is fixed from the start to whole tensors (by name prefix) and
 // never grows: a layer-wise split trained by LocalAlt (FedSelect Table 3's single-layer
@@ -68,6 +76,7 @@ type fedSelect struct {
 	lrV, lrU  float32
 	growEvery int
 	rule      string
+	rounds    int // the run's rounds, learnt in Train (official: no aggregation in the last)
 }
 
 func newFedSelect(p *FedSelectParams) *fedSelect {
@@ -78,6 +87,9 @@ func newFedSelect(p *FedSelectParams) *fedSelect {
 	}
 	if f.rule == "" {
 		f.rule = "largest"
+	}
+	if f.p == 0 {
+		f.p = defaultP(f.official)
 	}
 	for _, prefix := range strings.Split(p.FixedLayers, ",") {
 		if prefix = strings.TrimSpace(prefix); prefix != "" {
@@ -113,20 +125,22 @@ func (f *fedSelect) Init(st *train.State, clients int) {
 		}
 	}
 	if f.official {
-		st.Method = &fedSelectState{Anchor: make([]tensor.List, clients)}
+		st.Method = &fedSelectState{Anchor: make([]tensor.List, clients), Local: make([]tensor.List, clients)}
 	}
 }
 
-// fedSelectState holds the official variant's growth anchors: each client's model at its
-// last growth (nil before its first).
-type fedSelectState struct{ Anchor []tensor.List }
+// fedSelectState holds the official variant's growth anchors (each client's model at its
+// last growth) and each client's model as its last local training left it, before
+// aggregation and broadcast (Local, evaluated unmerged); nil before the client's first.
+type fedSelectState struct{ Anchor, Local []tensor.List }
 
-// Slots stores the anchors in the slot "anchor".
+// Slots stores them in the slots "anchor" and "local".
 func (s *fedSelectState) Slots() []train.Slot {
-	return []train.Slot{train.ListsSlot("anchor", s.Anchor)}
+	return []train.Slot{train.ListsSlot("anchor", s.Anchor), train.ListsSlot("local", s.Local)}
 }
 
 func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	f.rounds = l.Rounds()
 	mask := st.Masks[c]
 	theta := merge(st.Global, st.Personal[c], mask)
 	before := theta
@@ -161,7 +175,7 @@ func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload,
 		if anchor == nil {
 			anchor = before
 		}
-		if l.Round()%f.growEvery == 0 {
+		if officialGrowth(l.Round(), f.growEvery) {
 			f.growPerLayer(next, theta, anchor, rnd)
 			anchor = theta
 		}
@@ -203,7 +217,7 @@ func (f *fedSelect) growGlobal(mask, after, before tensor.List, rnd *rand.Rand) 
 // chosen p fraction of its shared entries.
 func (f *fedSelect) growPerLayer(mask, after, anchor tensor.List, rnd *rand.Rand) {
 	for t, m := range mask {
-		if !isWeight(m) {
+		if !officialGrows(m) {
 			continue
 		}
 		ones, total := count(tensor.List{m})
@@ -228,6 +242,9 @@ func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }
 
 func (f *fedSelect) Finish(st *train.State, uploads map[int]train.Upload, _ map[int]int) error {
 	ids := sortedClients(uploads)
+	if f.official && f.keepLocal(st, uploads) {
+		return nil
+	}
 	models := make([]tensor.List, len(ids))
 	masks := make([]tensor.List, len(ids))
 	weights := make([]float64, len(ids))
@@ -240,7 +257,9 @@ func (f *fedSelect) Finish(st *train.State, uploads map[int]train.Upload, _ map[
 	}
 	st.Global = g
 	for _, c := range ids {
-		st.Personal[c] = uploads[c].Params
+		// Alg. 1: θ_k ⊙ ¬m_k ← θ_g ⊙ ¬m_k with the mask the client trained with, before
+		// the new mask applies.
+		st.Personal[c] = merge(st.Global, uploads[c].Params, st.Masks[c])
 		st.Masks[c] = uploads[c].NextMask
 		st.Selection = append(st.Selection, selectionRows(st.Round+1, c, st.Masks[c])...)
 	}
@@ -248,6 +267,9 @@ func (f *fedSelect) Finish(st *train.State, uploads map[int]train.Upload, _ map[
 }
 
 func (f *fedSelect) EvalModel(st *train.State, c int) tensor.List {
+	if m, ok := officialEval(f.official, st, c); ok {
+		return m
+	}
 	return merge(st.Global, st.Personal[c], st.Masks[c])
 }
 

@@ -63,7 +63,7 @@ func TestFedSelectMasksGrowAndRespectAlpha(t *testing.T) {
 				}
 			case "official":
 				for _, tn := range m {
-					if o, _ := count(tensor.List{tn}); !isWeight(tn) && o != 0 {
+					if o, _ := count(tensor.List{tn}); !officialGrows(tn) && o != 0 {
 						t.Errorf("official: bias %s personalized", tn.Name)
 					}
 				}

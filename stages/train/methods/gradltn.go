@@ -26,8 +26,12 @@ type fedSelectV1 struct {
 }
 
 func newFedSelectV1(p *FedSelectParams) *fedSelectV1 {
-	return &fedSelectV1{p: p.P, iterations: p.LTNIterations, epochs: p.LTNEpochs,
+	f := &fedSelectV1{p: p.P, iterations: p.LTNIterations, epochs: p.LTNEpochs,
 		fromFinal: p.LTNReturn == "final"}
+	if f.p == 0 {
+		f.p = defaultP(false)
+	}
+	return f
 }
 
 func (f *fedSelectV1) Init(st *train.State, clients int) {

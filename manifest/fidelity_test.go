@@ -1,0 +1,91 @@
+package manifest
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The FedOBP manifests expect FL-bench's before-fine-tuning best pooled accuracy (the
+// figure FedOBP's tables print) and say so, and train FedRep as FL-bench does: the head
+// E − 1 = 4 epochs, then the body 1.
+func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "manifests", "fedobp-*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no FedOBP manifests: %v", err)
+	}
+	for _, f := range files {
+		m, err := LoadManifest(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range m.Expect {
+			if e.Published != 0 && (e.Metric != "best_pooled" || !strings.Contains(e.Note, "before fine-tuning")) {
+				t.Errorf("%s: expect[%d] %s %q: want best_pooled, noted as before fine-tuning", f, i, e.Metric, e.Note)
+			}
+		}
+		runs, err := m.Expand()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.Method == "fedrep" && (r.Params["head_epochs"] != 4 || r.Train.LocalEpochs != 1) {
+				t.Errorf("%s: FedRep trains the head %v and the body %d epochs, want 4 and 1", f, r.Params["head_epochs"], r.Train.LocalEpochs)
+			}
+		}
+	}
+}
+
+// fidelity-fmnist-r100 is Table 6's FMNIST Dir(0.1) setting cut to 100 rounds: one seed,
+// one evaluation at round 100 before and after fine-tuning, every Table 6 method.
+func TestFidelityFMNISTR100(t *testing.T) {
+	full, err := LoadManifest(filepath.Join("..", "manifests", "fedobp-table6-fmnist-dir01.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := LoadManifest(filepath.Join("..", "manifests", "fidelity-fmnist-r100.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullRuns, err := full.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutRuns, err := cut.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, r := range fullRuns {
+		if r.Seed == 0 {
+			want = append(want, r.MethodName)
+		}
+	}
+	for _, r := range cutRuns {
+		got = append(got, r.MethodName)
+		if r.Train.Rounds != 100 || r.Train.EvalEvery != 100 || r.Train.FinetuneEpochs != 5 || r.Seed != 0 {
+			t.Errorf("%s: rounds %d, eval_every %d, finetune %d, seed %d", r.MethodName, r.Train.Rounds, r.Train.EvalEvery, r.Train.FinetuneEpochs, r.Seed)
+		}
+		if r.Partition != fullRuns[0].Partition || r.Dataset.Name != "fmnist" {
+			t.Errorf("%s: partition %+v, want Table 6's %+v", r.MethodName, r.Partition, fullRuns[0].Partition)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("methods %v, want Table 6's %v", got, want)
+	}
+}
+
+// FedSelect's official variant ends its run with a round that aggregates nothing, so a
+// longer run does not continue a shorter one: it never extends; its paper variant does.
+func TestFedSelectOfficialDoesNotExtend(t *testing.T) {
+	for variant, want := range map[string]bool{"official": false, "paper": true, "": true} {
+		r := &Run{Method: "fedselect", Options: map[string]string{"variant": variant}}
+		if got := Extendable(r); got != want {
+			t.Errorf("fedselect variant %q extendable: %v, want %v", variant, got, want)
+		}
+	}
+	if Extendable(&Run{Method: "dmpfl"}) {
+		t.Error("dmpfl extends")
+	}
+}
