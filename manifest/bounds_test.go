@@ -32,7 +32,7 @@ func TestMillionCellsRefusedFast(t *testing.T) {
 	lim.MaxCells = 2000000
 	lim.MaxRounds = 10
 	// Raised limits let it through the count; the per-run checks still apply (rounds 20 > 10).
-	_, err = ParseManifestLimits("m.yaml", []byte(src+"train: {rounds: 20}\n"), lim)
+	_, err = ParseManifestOptions("m.yaml", []byte(src+"train: {rounds: 20}\n"), Options{Limits: lim})
 	if err == nil || !strings.Contains(err.Error(), "train.rounds: 20 rounds exceed the limit of 10") {
 		t.Fatalf("got %v", err)
 	}
@@ -90,7 +90,7 @@ func TestBounds(t *testing.T) {
 	} {
 		lim := DefaultLimits
 		lim.MemoryBytes = 64 << 30
-		_, err := ParseManifestLimits("m.yaml", []byte(head+c.src), lim)
+		_, err := ParseManifestOptions("m.yaml", []byte(head+c.src), Options{Limits: lim})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
 		}
@@ -111,7 +111,7 @@ func TestMemoryEstimateRefusesWithTheEstimate(t *testing.T) {
 	lim := DefaultLimits
 	lim.MemoryBytes = 1 << 30
 	src := "name: t\ndataset: {name: cifar10}\nmodel: {arch: resnet18}\ntrain: {batch_size: 50000}\nmethods: [{name: fedavg}]\n"
-	_, err := ParseManifestLimits("m.yaml", []byte(src), lim)
+	_, err := ParseManifestOptions("m.yaml", []byte(src), Options{Limits: lim})
 	if err == nil || !strings.Contains(err.Error(), "m.yaml:4:") || !strings.Contains(err.Error(), "more than this machine's 1.0 GiB") {
 		t.Fatalf("got %v", err)
 	}

@@ -307,11 +307,6 @@ func LoadManifest(path string) (*Manifest, error) {
 	return LoadManifestOptions(path, Options{Limits: DefaultLimits})
 }
 
-// LoadManifestLimits reads, decodes and validates the manifest at path under lim.
-func LoadManifestLimits(path string, lim Limits) (*Manifest, error) {
-	return LoadManifestOptions(path, Options{Limits: lim})
-}
-
 // LoadManifestOptions reads, decodes and validates the manifest at path. Only a regular
 // file is read ("-" reads standard input), so a FIFO or a device cannot block.
 func LoadManifestOptions(path string, opt Options) (*Manifest, error) {
@@ -326,17 +321,6 @@ func LoadManifestOptions(path string, opt Options) (*Manifest, error) {
 // source in errors.
 func ParseManifest(file string, b []byte) (*Manifest, error) {
 	return ParseManifestOptions(file, b, Options{Limits: DefaultLimits})
-}
-
-// ParseManifestWith is ParseManifest with overrides applied to the YAML tree before it is
-// decoded; an error in an override names it.
-func ParseManifestWith(file string, b []byte, overrides []string) (*Manifest, error) {
-	return ParseManifestOptions(file, b, Options{Overrides: overrides, Limits: DefaultLimits})
-}
-
-// ParseManifestLimits decodes and validates manifest bytes under lim.
-func ParseManifestLimits(file string, b []byte, lim Limits) (*Manifest, error) {
-	return ParseManifestOptions(file, b, Options{Limits: lim})
 }
 
 // ParseManifestOptions decodes and validates manifest bytes; file names the source in

@@ -15,12 +15,6 @@ import (
 // -(i+1) for the i-th override, which errors turn back into the override's text: an error
 // in an override names the override, not a line of the file.
 
-// LoadManifestWith reads a manifest file, applies overrides ("path=value", see
-// ApplyOverride) and decodes and validates the result under DefaultLimits.
-func LoadManifestWith(path string, overrides []string) (*Manifest, error) {
-	return LoadManifestOptions(path, Options{Overrides: overrides, Limits: DefaultLimits})
-}
-
 func unwrap(err error) error {
 	if u, ok := err.(interface{ Unwrap() error }); ok && u.Unwrap() != nil {
 		return u.Unwrap()

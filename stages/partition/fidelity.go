@@ -186,28 +186,5 @@ func PathologicalRandom(labels []int32, classes, clients, classesPerClient int, 
 			}
 		}
 	}
-	byClass := classPositions(labels, classes)
-	out := make([][]int, clients)
-	for cls, idx := range byClass {
-		hs := holders[cls]
-		if len(hs) == 0 {
-			continue
-		}
-		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-		sum := 0.0
-		for _, c := range hs {
-			sum += weight[c]
-		}
-		cum, start := 0.0, 0
-		for j, c := range hs {
-			cum += weight[c]
-			end := int(math.Round(cum / sum * float64(len(idx))))
-			if j == len(hs)-1 {
-				end = len(idx)
-			}
-			out[c] = append(out[c], idx[start:end]...)
-			start = end
-		}
-	}
-	return out, nil
+	return cutAmongHolders(classPositions(labels, classes), holders, weight, clients, r), nil
 }

@@ -7,6 +7,7 @@ package partition
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/fedpipe/fedpipe/stages/rng"
@@ -32,10 +33,7 @@ func DirichletUncapped(labels []int32, classes, clients int, alpha float64, minS
 }
 
 func dirichlet(labels []int32, classes, clients int, alpha float64, minSamples int, seed int64, capped bool) ([][]int, error) {
-	byClass := make([][]int, classes)
-	for i, y := range labels {
-		byClass[y] = append(byClass[y], i)
-	}
+	byClass := classPositions(labels, classes)
 	limit := float64(len(labels)) / float64(clients)
 	for attempt := 0; attempt < MaxDirichletDraws; attempt++ {
 		r := rng.New(seed, attempt, rng.Global, "partition/dirichlet")
@@ -216,33 +214,7 @@ func Pathological(labels []int32, classes, clients, classesPerClient int, skew f
 			}
 		}
 	}
-	byClass := make([][]int, classes)
-	for i, y := range labels {
-		byClass[y] = append(byClass[y], i)
-	}
-	out := make([][]int, clients)
-	for cls, idx := range byClass {
-		hs := holders[cls]
-		if len(hs) == 0 {
-			continue
-		}
-		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-		sum := 0.0
-		for _, c := range hs {
-			sum += weight[c]
-		}
-		cum, start := 0.0, 0
-		for j, c := range hs {
-			cum += weight[c]
-			end := int(math.Round(cum / sum * float64(len(idx))))
-			if j == len(hs)-1 {
-				end = len(idx)
-			}
-			out[c] = append(out[c], idx[start:end]...)
-			start = end
-		}
-	}
-	return out, nil
+	return cutAmongHolders(classPositions(labels, classes), holders, weight, clients, r), nil
 }
 
 // Split shuffles one client's samples and cuts them into train and test parts, the test
@@ -284,5 +256,33 @@ func subset(n, k int, seed int64, purpose string) []int {
 	}
 	out := rng.New(seed, rng.Global, rng.Global, purpose).Perm(n)[:k]
 	sort.Ints(out)
+	return out
+}
+
+// cutAmongHolders shuffles each class's samples (in class order, from r) and cuts them among
+// the class's holders in proportion to their weights, the last holder taking the rest.
+func cutAmongHolders(byClass [][]int, holders [][]int, weight []float64, clients int, r *rand.Rand) [][]int {
+	out := make([][]int, clients)
+	for cls, idx := range byClass {
+		hs := holders[cls]
+		if len(hs) == 0 {
+			continue
+		}
+		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		sum := 0.0
+		for _, c := range hs {
+			sum += weight[c]
+		}
+		cum, start := 0.0, 0
+		for j, c := range hs {
+			cum += weight[c]
+			end := int(math.Round(cum / sum * float64(len(idx))))
+			if j == len(hs)-1 {
+				end = len(idx)
+			}
+			out[c] = append(out[c], idx[start:end]...)
+			start = end
+		}
+	}
 	return out
 }

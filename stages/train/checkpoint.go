@@ -112,11 +112,6 @@ func EncodeState(st *State) (map[string][]byte, error) {
 func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State, error) {
 	st := &State{}
 	var err error
-	if _, chunked := blobs[checkpointRoundBlob]; chunked {
-		if blobs, err = joinChunks(blobs); err != nil {
-			return nil, err
-		}
-	}
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
 		return nil, err
 	}
@@ -159,25 +154,39 @@ func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State,
 			}
 		}
 	}
-	var meta map[string]string
-	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
+	if _, chunked := blobs[checkpointRoundBlob]; chunked {
+		err = readChunks(blobs, st)
+	} else {
+		err = decodeTables(blobs, st)
+	}
+	if err != nil {
 		return nil, err
 	}
+	return st, nil
+}
+
+// decodeTables reads the whole per-round tables EncodeState wrote, and the round.
+func decodeTables(blobs map[string][]byte, st *State) error {
+	var meta map[string]string
+	var err error
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
+		return err
+	}
 	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
-		return nil, fmt.Errorf("checkpoint has no round")
+		return fmt.Errorf("checkpoint has no round")
 	}
 	if b, ok := blobs["selection"]; ok {
 		if st.Selection, _, err = results.Decode[results.Selection](b); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
-		return nil, err
+		return err
 	}
 	if b, ok := blobs["work"]; ok {
 		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return st, nil
+	return nil
 }

@@ -32,7 +32,7 @@ func chunkName(k int) string { return fmt.Sprintf("rows/%06d", k) }
 // EncodeCheckpoint is EncodeState for a resume point: the same blobs, except the per-round
 // tables, which are cut into chunks of checkpointChunkRounds rounds (see there). The rows of
 // every table must come in non-decreasing round order, as Run appends them; otherwise the
-// tables are stored whole, as EncodeState does. DecodeState reads both layouts.
+// tables are stored whole, as EncodeState does. DecodeState reads both layouts (readChunks).
 func EncodeCheckpoint(st *State) (map[string][]byte, error) {
 	chunk := func(round int) int { return max(round-1, 0) / checkpointChunkRounds }
 	last := chunk(st.Round)
@@ -113,24 +113,22 @@ func appendRows[R any](dst *[]R, b []byte) error {
 	return nil
 }
 
-// joinChunks returns blobs with the chunks of a chunked checkpoint turned back into
-// EncodeState's whole tables (blobs "metrics", "selection", "comm", "work"); blobs itself
-// is not changed.
-func joinChunks(blobs map[string][]byte) (map[string][]byte, error) {
+// readChunks reads a chunked checkpoint's round and per-round rows into st.
+func readChunks(blobs map[string][]byte, st *State) error {
 	round, err := strconv.Atoi(string(blobs[checkpointRoundBlob]))
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint round: %w", err)
+		return fmt.Errorf("checkpoint round: %w", err)
 	}
-	st := State{Round: round}
+	st.Round = round
 	for k := 0; ; k++ {
 		b, ok := blobs[chunkName(k)]
 		if !ok {
-			break
+			return nil
 		}
 		for _, name := range tableNames {
 			n, w := binary.Uvarint(b)
 			if w <= 0 || uint64(len(b)-w) < n {
-				return nil, fmt.Errorf("checkpoint chunk %d is truncated", k)
+				return fmt.Errorf("checkpoint chunk %d is truncated", k)
 			}
 			tb := b[w : w+int(n)]
 			b = b[w+int(n):]
@@ -148,22 +146,8 @@ func joinChunks(blobs map[string][]byte) (map[string][]byte, error) {
 				err = appendRows(&st.Work, tb)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("checkpoint chunk %d, %s: %w", k, name, err)
+				return fmt.Errorf("checkpoint chunk %d, %s: %w", k, name, err)
 			}
 		}
 	}
-	tables, err := EncodeState(&st)
-	if err != nil {
-		return nil, err
-	}
-	whole := make(map[string][]byte, len(blobs)+len(tableNames))
-	for k, v := range blobs {
-		whole[k] = v
-	}
-	for _, name := range tableNames {
-		if b, ok := tables[name]; ok {
-			whole[name] = b
-		}
-	}
-	return whole, nil
 }
