@@ -91,7 +91,9 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 	var reportRuns []*manifest.Run
 	for i := range runs {
 		r := &runs[i]
-		dk := fmt.Sprintf("%s|%s|%s|%d|%d|%s", r.Dataset.Name, r.Dataset.Path, r.Dataset.Variant, r.Dataset.Severity, r.Dataset.ImageSize, r.Dataset.Normalize)
+		// Every field of the spec: a synthetic dataset's alpha, beta and devices change
+		// the data, and so its digest, as much as a file variant does.
+		dk := fmt.Sprintf("%#v", r.Dataset)
 		d, ok := descs[dk]
 		if !ok {
 			if d, err = opt.Describe(r.Dataset); err != nil {
