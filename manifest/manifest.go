@@ -174,6 +174,11 @@ type TrainSpec struct {
 	// FinetuneEpochs fine-tunes each client's model for so many local epochs before every
 	// evaluation (FedOBP's logs use 5); the fine-tuned model is not kept.
 	FinetuneEpochs int `yaml:"finetune_epochs" check:"ge0"`
+	// EvalTrainSplit also evaluates every client's training split at each evaluation
+	// (rows with split "train" in the metrics table, for training curves). No summary,
+	// verdict or figure reads them, so it is off by default: it costs a full pass over
+	// the training data per evaluation.
+	EvalTrainSplit bool `yaml:"eval_train_split"`
 	// Augment lists training augmentations applied per (seed, round, client, epoch):
 	// crop (random crop after zero padding by crop_padding pixels) and flip (random
 	// horizontal flip). Evaluation never augments.

@@ -18,7 +18,7 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     5, // 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning)
+	manifest.KindTrain:     6, // 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning); 6: no training-split evaluation unless train.eval_train_split; official FedSelect's accuracy is a mean over test batches
 	manifest.KindEvaluate:  4, // 4: figures before and after fine-tuning
 	manifest.KindReport:    5, // 5: before/after fine-tuning metrics
 	manifest.KindShift:     3,
@@ -246,6 +246,7 @@ func trainKey(t manifest.TrainSpec) map[string]any {
 		m["augment"] = t.Augment
 		setIf(m, "crop_padding", t.CropPadding, slices.Contains(t.Augment, "crop"))
 	}
+	setIf(m, "eval_train_split", true, t.EvalTrainSplit)
 	return m
 }
 

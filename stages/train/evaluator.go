@@ -38,6 +38,51 @@ func NeedsGlobal(r *manifest.Run) bool {
 	return def.NeedsGlobal
 }
 
+// PerBatchEvaluator scores a client by the unweighted mean of ev's accuracies on
+// consecutive batches of batch samples (the last may be short); loss is the per-sample
+// mean over all of them, and samples their count. With batch ≤ 0 it is ev.
+func PerBatchEvaluator(ev Evaluator, batch int) Evaluator {
+	if batch <= 0 {
+		return ev
+	}
+	return batchMean{ev, batch}
+}
+
+// batchMean is PerBatchEvaluator's evaluator.
+type batchMean struct {
+	ev    Evaluator
+	batch int
+}
+
+func (b batchMean) Evaluate(c int, x []float32, y []int32) (Metric, error) {
+	n := len(y)
+	if n == 0 {
+		return b.ev.Evaluate(c, x, y)
+	}
+	per := len(x) / n
+	var acc, loss float64
+	batches := 0
+	for i := 0; i < n; i += b.batch {
+		j := min(i+b.batch, n)
+		r, err := b.ev.Evaluate(c, x[i*per:j*per], y[i:j])
+		if err != nil {
+			return Metric{}, err
+		}
+		acc += r.Accuracy
+		loss += r.Loss * float64(j-i)
+		batches++
+	}
+	return Metric{Loss: loss / float64(n), Accuracy: acc / float64(batches), Samples: n}, nil
+}
+
+// scoring wraps ev in PerBatchEvaluator when method scores a run per batch.
+func scoring(method Method, ev Evaluator, batch int) Evaluator {
+	if b, ok := optional[BatchMeanAccuracy](method); ok && b.PerBatchAccuracy() {
+		return PerBatchEvaluator(ev, batch)
+	}
+	return ev
+}
+
 // PlainEvaluator scores each client c with models[c].
 func PlainEvaluator(m *model.Model, models []tensor.List) Evaluator { return plain{m, models} }
 
@@ -64,15 +109,15 @@ func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partit
 
 // evaluatorOf returns the evaluator of the given client models as they are.
 func evaluatorOf(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, prepared []tensor.List, global tensor.List) (Evaluator, error) {
-	if !NeedsGlobal(r) {
-		return PlainEvaluator(m, prepared), nil
-	}
-	if global == nil {
-		return nil, fmt.Errorf("%s needs the global model, which the train stage did not store", r.Method)
-	}
 	method, err := NewRunMethod(r)
 	if err != nil {
 		return nil, err
+	}
+	if !NeedsGlobal(r) {
+		return scoring(method, PlainEvaluator(m, prepared), r.Train.BatchSize), nil
+	}
+	if global == nil {
+		return nil, fmt.Errorf("%s needs the global model, which the train stage did not store", r.Method)
 	}
 	mm, ok := optional[MultiModel](method)
 	if !ok {

@@ -70,3 +70,41 @@ func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 		}
 	}
 }
+
+// countEvaluator scores a sample correct when its label is 1; its loss is the label.
+type countEvaluator struct{ calls [][]int32 }
+
+func (e *countEvaluator) Evaluate(c int, x []float32, y []int32) (Metric, error) {
+	e.calls = append(e.calls, y)
+	correct, loss := 0, 0.0
+	for _, v := range y {
+		if v == 1 {
+			correct++
+		}
+		loss += float64(v)
+	}
+	return Metric{Loss: loss / float64(len(y)), Accuracy: float64(correct) / float64(len(y)), Samples: len(y)}, nil
+}
+
+func TestPerBatchEvaluatorAveragesBatches(t *testing.T) {
+	y := []int32{1, 1, 0, 1, 0} // batches of 2: {1,1} {0,1} {0}
+	x := make([]float32, 2*len(y))
+	inner := &countEvaluator{}
+	got, err := PerBatchEvaluator(inner, 2).Evaluate(0, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (1.0 + 0.5 + 0.0) / 3; got.Accuracy != want {
+		t.Errorf("accuracy %v, want the mean of the batches' %v", got.Accuracy, want)
+	}
+	if got.Loss != 0.6 || got.Samples != 5 {
+		t.Errorf("loss %v over %d samples, want the per-sample mean 0.6 over 5", got.Loss, got.Samples)
+	}
+	if len(inner.calls) != 3 || len(inner.calls[2]) != 1 {
+		t.Errorf("batches %v, want sizes 2, 2, 1 in order", inner.calls)
+	}
+	plain, _ := PerBatchEvaluator(inner, 0).Evaluate(0, x, y)
+	if plain.Accuracy != 0.6 {
+		t.Errorf("batch 0: accuracy %v, want the per-sample 0.6", plain.Accuracy)
+	}
+}

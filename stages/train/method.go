@@ -35,6 +35,15 @@ type GlobalEvaluator interface {
 	EvalGlobal(st *State) tensor.List
 }
 
+// BatchMeanAccuracy is implemented by methods that may score a client, as their authors'
+// code does, by the unweighted mean of the accuracies of its test batches of
+// train.batch_size samples in order, the last possibly short (FedSelect's official code),
+// instead of the fraction of its test samples classified correctly. PerBatchAccuracy says
+// whether this run does; the loss stays the per-sample mean.
+type BatchMeanAccuracy interface {
+	PerBatchAccuracy() bool
+}
+
 // MultiModel is implemented by methods whose evaluation may use more than one model per
 // client: global returns the global model they infer with (EvalGlobal), prepared holds
 // each client's own, and data(c, test) is client c's unshifted training (or test) inputs.

@@ -450,16 +450,17 @@ const EvalBatch = 256
 
 // evalOptions say how clients are evaluated.
 type evalOptions struct {
-	method   Method
-	finetune int // local epochs of fine-tuning before evaluating (not kept)
-	batch    int
-	opt      model.SGD
-	seed     int64
-	aug      *augmenter // fine-tuning augments like training
+	method     Method
+	finetune   int // local epochs of fine-tuning before evaluating (not kept)
+	batch      int
+	opt        model.SGD
+	seed       int64
+	aug        *augmenter // fine-tuning augments like training
+	trainSplit bool       // also evaluate the training split (train.eval_train_split)
 }
 
 func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
-	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed}
+	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed, trainSplit: r.Train.EvalTrainSplit}
 }
 
 // prepare returns the model client c is evaluated with after fine-tuning: its evaluation
@@ -481,9 +482,10 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round
 	return ft, true, err
 }
 
-// evaluateAll evaluates every client after round on its train and test splits with the
-// model the method holds ("train", "test") and, for runs that fine-tune, its test split
-// again with a fine-tuned copy (SplitTestFT), as FL-bench does at every evaluation.
+// evaluateAll evaluates every client after round on its test split with the model the
+// method holds ("test") and, for runs that fine-tune, on its test split again with a
+// fine-tuned copy (SplitTestFT), as FL-bench does at every evaluation. The training split
+// ("train") is evaluated too only with train.eval_train_split: nothing downstream reads it.
 func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
 	held := make([]tensor.List, len(cd))
@@ -501,7 +503,7 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 	evaluator := func(models []tensor.List) (Evaluator, error) {
 		mm, ok := optional[MultiModel](method)
 		if !ok {
-			return PlainEvaluator(m, models), nil
+			return scoring(method, PlainEvaluator(m, models), o.batch), nil
 		}
 		global := func() tensor.List {
 			if g, ok := optional[GlobalEvaluator](method); ok {
@@ -533,7 +535,7 @@ func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, roun
 			x    []float32
 			y    []int32
 		}{{"train", ev, cd[c].trainX, cd[c].trainY}, {"test", ev, cd[c].testX, cd[c].testY}, {SplitTestFT, evFT, cd[c].testX, cd[c].testY}} {
-			if split.ev == nil {
+			if split.ev == nil || (split.name == "train" && !o.trainSplit) {
 				continue
 			}
 			row, err := split.ev.Evaluate(c, split.x, split.y)

@@ -71,6 +71,7 @@ func TestFedAvgLearnsSynthetic(t *testing.T) {
 	backend, _ := model.ResolveBackend("")
 	r, ds, a := tinyRun("fedavg")
 	r.Train.Rounds = 10
+	r.Train.EvalTrainSplit = true
 	st, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend})
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +88,46 @@ func TestFedAvgLearnsSynthetic(t *testing.T) {
 	if MeanAccuracy(last, "train") <= MeanAccuracy(first, "train") {
 		t.Errorf("train accuracy did not improve: %.3f after round 2, %.3f after round 10",
 			MeanAccuracy(first, "train"), MeanAccuracy(last, "train"))
+	}
+}
+
+// TestTrainSplitOnlyOnRequest: without train.eval_train_split no "train" rows are written,
+// and every other row is what a run that also evaluates the training split records.
+func TestTrainSplitOnlyOnRequest(t *testing.T) {
+	backend, _ := model.ResolveBackend("")
+	r, ds, a := tinyRun("fedavg")
+	r.Train.Rounds = 3
+	r.Train.FinetuneEpochs = 1
+	without, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Train.EvalTrainSplit = true
+	with, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []Metric
+	trainRows := 0
+	for _, m := range with.Metrics {
+		if m.Split == "train" {
+			trainRows++
+			continue
+		}
+		rest = append(rest, m)
+	}
+	if trainRows == 0 {
+		t.Fatal("eval_train_split recorded no train rows")
+	}
+	for _, m := range without.Metrics {
+		if m.Split == "train" {
+			t.Fatalf("train row recorded without eval_train_split: %+v", m)
+		}
+	}
+	if !reflect.DeepEqual(rest, without.Metrics) {
+		t.Errorf("test rows differ when the training split is also evaluated:\n%v\n%v", rest, without.Metrics)
+	}
+	if !reflect.DeepEqual(with.Global, without.Global) {
+		t.Error("evaluating the training split changed the trained model")
 	}
 }

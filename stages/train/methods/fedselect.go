@@ -26,6 +26,7 @@ type FedSelectParams struct {
 	LTNReturn     string  `param:"ltn_return" choices:"start|final" doc:"v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"`
 	FixedLayers   string  `param:"fixed_layers" doc:"comma-separated parameter-name prefixes (e.g. classifier, conv1) personalized from the start, with no growth: FedSelect Table 3's single-layer ablations, and FedAlt's fixed split"`
 	Selection     string  `param:"selection" choices:"largest|least|random" doc:"which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"`
+	Accuracy      string  `param:"accuracy" choices:"auto|per_sample|per_batch" doc:"a client's accuracy: the fraction of its test samples classified correctly (per_sample), or the mean of the accuracies of its test batches of train.batch_size in order (per_batch, the official code's evaluate); auto: per_batch for the official variant, per_sample otherwise"`
 }
 
 func init() {
@@ -77,6 +78,7 @@ type fedSelect struct {
 	growEvery int
 	rule      string
 	rounds    int // the run's rounds, learnt in Train (official: no aggregation in the last)
+	perBatch  bool
 }
 
 func newFedSelect(p *FedSelectParams) *fedSelect {
@@ -88,6 +90,7 @@ func newFedSelect(p *FedSelectParams) *fedSelect {
 	if f.rule == "" {
 		f.rule = "largest"
 	}
+	f.perBatch = p.Accuracy == "per_batch" || (p.Accuracy == "auto" && f.official)
 	if f.p == 0 {
 		f.p = defaultP(f.official)
 	}
@@ -280,3 +283,8 @@ func (f *fedSelect) Comm(st *train.State, c int, u train.Upload) (int64, int64) 
 	shared := 4 * int64(total-ones)
 	return shared, shared + int64((total+7)/8)
 }
+
+// PerBatchAccuracy implements train.BatchMeanAccuracy: the official variant scores a client
+// by its mean per-batch accuracy, as the authors' evaluate does, unless accuracy says
+// otherwise.
+func (f *fedSelect) PerBatchAccuracy() bool { return f.perBatch }

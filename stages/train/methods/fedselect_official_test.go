@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"testing"
 
@@ -48,8 +49,23 @@ func TestFedSelectNewPersonalEntryStartsFromAggregate(t *testing.T) {
 // The official variant's last round aggregates nothing, and its evaluated accuracy is the
 // unmerged local model's.
 func TestFedSelectOfficialEvaluatesUnmergedLocalModel(t *testing.T) {
-	r, cfg := methodRun(t, "fedselect", map[string]float64{"alpha": 0.5, "grow_every": 1}, map[string]string{"variant": "official"})
+	for _, accuracy := range []string{"", "per_sample"} {
+		t.Run("accuracy="+accuracy, func(t *testing.T) { officialUnmerged(t, accuracy) })
+	}
+}
+
+// officialUnmerged checks the official variant's evaluation with the accuracy parameter
+// ("" for its default, the official code's mean over test batches of train.batch_size).
+// Per batch, the loss is the mean of the batches' sums, equal to the per-sample mean up to
+// float32 summation order.
+func officialUnmerged(t *testing.T, accuracy string) {
+	opts := map[string]string{"variant": "official"}
+	if accuracy != "" {
+		opts["accuracy"] = accuracy
+	}
+	r, cfg := methodRun(t, "fedselect", map[string]float64{"alpha": 0.5, "grow_every": 1}, opts)
 	r.Train.Rounds, r.Train.Participation = 3, 1
+	r.Train.BatchSize = 3 // several test batches per client, some with a short last one
 	var beforeLast tensor.List
 	cfg.Run.Train.CheckpointEvery = 1
 	cfg.Checkpoint = func(st *train.State) error {
@@ -68,6 +84,7 @@ func TestFedSelectOfficialEvaluatesUnmergedLocalModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	differs := false
 	for _, row := range st.Metrics {
 		if row.Round != 3 || row.Split != "test" {
 			continue
@@ -81,9 +98,28 @@ func TestFedSelectOfficialEvaluatesUnmergedLocalModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want.Accuracy != row.Accuracy || want.Loss != row.Loss {
-			t.Errorf("client %d: evaluated %v, the unmerged local model scores %v", row.Client, row.Accuracy, want.Accuracy)
+		perSample := want.Accuracy
+		if accuracy == "" { // the official evaluate: the mean of the batches' accuracies
+			per, b := len(testX)/len(testY), r.Train.BatchSize
+			sum, batches := 0.0, 0
+			for i := 0; i < len(testY); i += b {
+				j := min(i+b, len(testY))
+				got, err := train.Evaluate(m, local, testX[i*per:j*per], testY[i:j])
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum += got.Accuracy
+				batches++
+			}
+			want.Accuracy = sum / float64(batches)
 		}
+		differs = differs || want.Accuracy != perSample
+		if want.Accuracy != row.Accuracy || math.Abs(want.Loss-row.Loss) > 1e-6*math.Max(1, want.Loss) {
+			t.Errorf("client %d: evaluated %v (loss %v), the unmerged local model scores %v (loss %v)", row.Client, row.Accuracy, row.Loss, want.Accuracy, want.Loss)
+		}
+	}
+	if accuracy == "" && !differs {
+		t.Error("no client's per-batch accuracy differs from its per-sample one: the test does not tell them apart")
 	}
 }
 
