@@ -47,7 +47,7 @@ expect:
 		t.Errorf("export: exit %d\n%s%s", code, out, errs)
 	}
 	for _, label := range []string{"x", "y"} {
-		if _, err := os.Stat(filepath.Join(dir, "out", "evaluate_"+label+"_seed=0", "summary.csv")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "out", "evaluate_"+label+"_seed-0", "summary.csv")); err != nil {
 			t.Errorf("export lacks %s's evaluation: %v", label, err)
 		}
 	}

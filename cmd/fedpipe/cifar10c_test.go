@@ -88,7 +88,7 @@ expect:
 	if code, _, errs := fedpipe(t, "export", m, "--store", store, "--data", data, "-o", out, "--format", "arrow"); code != 0 {
 		t.Fatal(errs)
 	}
-	asg, err := table.ReadFile(filepath.Join(out, "partition_seed=0", "assignment.arrow"))
+	asg, err := table.ReadFile(filepath.Join(out, "partition_seed-0", "assignment.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ expect:
 			}
 		}
 	}
-	cl, err := table.ReadFile(filepath.Join(out, "shift_fedavg_seed=0", "clients.arrow"))
+	cl, err := table.ReadFile(filepath.Join(out, "shift_fedavg_seed-0", "clients.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ expect:
 	if rows != 2*2*3 {
 		t.Errorf("%d CIFAR-10-C rows, want 2 corruptions × 2 severities × 3 clients", rows)
 	}
-	sum, _ := table.ReadFile(filepath.Join(out, "shift_fedavg_seed=0", "summary.arrow"))
+	sum, _ := table.ReadFile(filepath.Join(out, "shift_fedavg_seed-0", "summary.arrow"))
 	if sum == nil || !strings.HasPrefix(sum.Meta["cifar10c_digest"], "sha256:") || !strings.Contains(sum.Meta["cifar10c"], "same class") {
 		t.Errorf("summary metadata %v", sum)
 	}

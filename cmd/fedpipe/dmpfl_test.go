@@ -94,11 +94,11 @@ func TestDMPFLPlusEvaluatesAlikeInBothStages(t *testing.T) {
 	if code, _, errs := fedpipe(t, "export", m, "--store", store, "-o", out, "--format", "arrow"); code != 0 {
 		t.Fatal(errs)
 	}
-	ev, err := table.ReadFile(filepath.Join(out, "evaluate_dmpfl_plus_seed=0", "summary.arrow"))
+	ev, err := table.ReadFile(filepath.Join(out, "evaluate_dmpfl_plus_seed-0", "summary.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := table.ReadFile(filepath.Join(out, "shift_dmpfl_plus_seed=0", "summary.arrow"))
+	sh, err := table.ReadFile(filepath.Join(out, "shift_dmpfl_plus_seed-0", "summary.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestDMPFLPlusEvaluatesAlikeInBothStages(t *testing.T) {
 	if len(cells) != 3 || cells[0].Verdict != "pass" || cells[1].Verdict != "pass" || cells[2].Verdict != "fail" {
 		t.Errorf("cost claims: %+v", cells)
 	}
-	cost, err := table.ReadFile(filepath.Join(out, "train_dmpfl_plus_seed=0", "cost.arrow"))
+	cost, err := table.ReadFile(filepath.Join(out, "train_dmpfl_plus_seed-0", "cost.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
 	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md; a stage's folder is its name with \" \" as \"_\"\nand \"=\" as \"-\" (train_fedavg_lr-0.1_seed-0), so that no reader takes it for a hive partition:\nevery table carries its run's identity as columns. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -70,9 +70,11 @@ func export(args []string, stdout, stderr io.Writer) int {
 }
 
 // exportTables writes every cached table of g's stages under out as
-// <stage>/<output>.<format>, and the report stage's report.md as out/report.md. Stages not
-// run yet are listed on skippedLog and counted.
+// <folder>/<output>.<format>, the stage's folder named by stageFolders
+// (train_fedavg_lr-0.1_seed-0), and the report stage's report.md as out/report.md.
+// Stages not run yet are listed on skippedLog and counted.
 func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats []string, skippedLog io.Writer) (files, skipped int, err error) {
+	folders := stageFolders(g)
 	for _, n := range g.Nodes {
 		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 		if err != nil {
@@ -86,7 +88,7 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 		// A stage shared by identical method labels is exported under each label.
 		var dirs []string
 		for _, name := range append([]string{n.Name}, aliasNames(n)...) {
-			dirs = append(dirs, filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(name)))
+			dirs = append(dirs, filepath.Join(out, folders[name]))
 		}
 		for name, d := range a.Outputs {
 			if tensorOutput(name) {

@@ -66,11 +66,12 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 }
 
 // exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
-// personal/NNNNN, mask/NNNNN, aux/…) as <stage>/<output>.safetensors (the output's "/" as
-// "-"), masks as float32 0/1 tensors of the masked tensor's name and shape, for PyTorch
+// personal/NNNNN, mask/NNNNN, aux/…) as <folder>/<output>.safetensors in the stage's folder
+// (stageFolders; the output's "/" as "-"), masks as float32 0/1 tensors of the masked tensor's name and shape, for PyTorch
 // (safetensors.torch.load_file) and NumPy. It returns how many files it wrote.
 func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, error) {
 	files := 0
+	folders := stageFolders(g)
 	for _, n := range g.Nodes {
 		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 		if err != nil || !ok {
@@ -79,7 +80,7 @@ func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, 
 			}
 			continue
 		}
-		dir := filepath.Join(out, strings.NewReplacer(" ", "_", "/", "-").Replace(n.Name))
+		dir := filepath.Join(out, folders[n.Name])
 		for name, d := range a.Outputs {
 			if !tensorOutput(name) {
 				continue

@@ -21,7 +21,7 @@ func TestExportedTablesCarryRunIdentity(t *testing.T) {
 	if code, _, errs := fedpipe(t, append([]string{"export", m, "--store", store, "-o", out}, grid...)...); code != exitOK {
 		t.Fatalf("export: %d %s", code, errs)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "train_fedavg_lr=0.5_seed=0", "metrics.csv"))
+	b, err := os.ReadFile(filepath.Join(out, "train_fedavg_lr-0.5_seed-0", "metrics.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestExportedTablesCarryRunIdentity(t *testing.T) {
 	if !strings.HasSuffix(lines[1], ",tiny,train,fedavg lr=0.5 seed=0,fedavg,0,0.5") {
 		t.Errorf("row %q", lines[1])
 	}
-	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr=0.05_seed=0", "summary.arrow"))
+	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr-0.05_seed-0", "summary.arrow"))
 	if err != nil || sum.Col("train_lr") == nil || sum.Col("train_lr").Float64[0] != 0.05 || sum.Col("method").String[0] != "local" {
 		t.Errorf("summary.arrow identity (%v)", err)
 	}
@@ -47,11 +47,11 @@ func TestExportModelsAsSafetensors(t *testing.T) {
 	if code, _, errs := fedpipe(t, "export", m, "--store", store, "-o", out, "--models", "--format", "csv"); code != exitOK {
 		t.Fatalf("export --models: %d %s", code, errs)
 	}
-	g, err := safetensors.ReadFile(filepath.Join(out, "train_fedavg_seed=0", "global.safetensors"))
+	g, err := safetensors.ReadFile(filepath.Join(out, "train_fedavg_seed-0", "global.safetensors"))
 	if err != nil || len(g) == 0 || g[0].Name != "classifier.bias" && g[0].Name != "classifier.weight" {
 		t.Errorf("global.safetensors: %v %v", err, g)
 	}
-	mask, err := safetensors.ReadFile(filepath.Join(out, "train_fedobp_seed=0", "mask-00000.safetensors"))
+	mask, err := safetensors.ReadFile(filepath.Join(out, "train_fedobp_seed-0", "mask-00000.safetensors"))
 	if err != nil || len(mask) == 0 {
 		t.Fatalf("mask-00000.safetensors: %v", err)
 	}

@@ -61,17 +61,17 @@ func TestExportWritesArrowParquetCSV(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, f := range []string{"report.md", "train_fedavg_seed=0/metrics.parquet", "train_fedavg_seed=0/comm.csv",
-		"evaluate_local_seed=0/summary.arrow", "partition_seed=0/assignment.csv", "report/runs.parquet"} {
+	for _, f := range []string{"report.md", "train_fedavg_seed-0/metrics.parquet", "train_fedavg_seed-0/comm.csv",
+		"evaluate_local_seed-0/summary.arrow", "partition_seed-0/assignment.csv", "report/runs.parquet"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s (%s)", f, stdout)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(out, "train_local_seed=0", "metrics.csv"))
+	b, _ := os.ReadFile(filepath.Join(out, "train_local_seed-0", "metrics.csv"))
 	if !strings.HasPrefix(string(b), "round,client,split,loss,accuracy,samples,manifest,stage,run,method,seed\n") {
 		t.Errorf("metrics.csv starts %q", string(b[:min(60, len(b))]))
 	}
-	if t2, err := table.ReadFile(filepath.Join(out, "evaluate_local_seed=0", "summary.arrow")); err != nil || t2.Col("accuracy_pooled") == nil {
+	if t2, err := table.ReadFile(filepath.Join(out, "evaluate_local_seed-0", "summary.arrow")); err != nil || t2.Col("accuracy_pooled") == nil {
 		t.Errorf("summary.arrow: %v", err)
 	}
 }

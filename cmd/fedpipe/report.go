@@ -23,7 +23,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -94,10 +94,16 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
 	// as `fedpipe export` writes them.
+	// With several manifests, one folder each, named like a stage's (folderNames).
+	var manifests []string
+	for _, g := range graphs {
+		manifests = append(manifests, g.Manifest.Name)
+	}
+	mfolders := folderNames(manifests)
 	for _, g := range graphs {
 		dir := filepath.Join(*out, "data")
 		if len(graphs) > 1 {
-			dir = filepath.Join(dir, g.Manifest.Name)
+			dir = filepath.Join(dir, mfolders[g.Manifest.Name])
 		}
 		k, _, err := exportTables(g, store, dir, formats, io.Discard)
 		files += k

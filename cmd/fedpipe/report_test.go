@@ -33,8 +33,8 @@ func TestReportCommand(t *testing.T) {
 	for _, f := range []string{"index.html", "report.md", "figures/accuracy-rounds.svg", "figures/score-quantile.svg",
 		"figures/selection-fedselect.svg", "figures/mask-iou-fedselect.svg", "figures/shift-degree.svg",
 		"tables/results.csv", "tables/runs.parquet", "tables/accuracy-rounds.csv", "tables/accuracy-rounds.parquet",
-		"data/train_fedselect_seed=0/mask_iou.parquet", "data/train_fedselect_seed=0/selection.csv",
-		"data/shift_fedavg_seed=1/summary.parquet", "data/report.md"} {
+		"data/train_fedselect_seed-0/mask_iou.parquet", "data/train_fedselect_seed-0/selection.csv",
+		"data/shift_fedavg_seed-1/summary.parquet", "data/report.md"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -91,7 +91,7 @@ func TestReportOfSeveralManifests(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(md), "# tbl\n") || !strings.Contains(string(md), "| method | a | b |") {
 		t.Errorf("report.md (%v):\n%s", err, md)
 	}
-	for _, f := range []string{"data/tbl-a/train_fedavg_seed=0/metrics.csv", "data/tbl-b/train_local_seed=0/metrics.parquet"} {
+	for _, f := range []string{"data/tbl-a/train_fedavg_seed-0/metrics.csv", "data/tbl-b/train_local_seed-0/metrics.parquet"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

@@ -70,11 +70,11 @@ func TestShiftDegreeZeroIsUnshifted(t *testing.T) {
 		t.Fatal(errs)
 	}
 	for _, method := range []string{"fedavg", "local"} {
-		ev, err := table.ReadFile(filepath.Join(out, "evaluate_"+method+"_seed=0", "summary.arrow"))
+		ev, err := table.ReadFile(filepath.Join(out, "evaluate_"+method+"_seed-0", "summary.arrow"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sh, err := table.ReadFile(filepath.Join(out, "shift_"+method+"_seed=0", "summary.arrow"))
+		sh, err := table.ReadFile(filepath.Join(out, "shift_"+method+"_seed-0", "summary.arrow"))
 		if err != nil {
 			t.Fatal(err)
 		}
