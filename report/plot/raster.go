@@ -270,6 +270,12 @@ func (r *raster) canvas(a []xml.Attr) error {
 	if err != nil {
 		return err
 	}
+	// The drawing is in the image's own pixels: a viewBox may only restate them.
+	if vb := attrValue(a, "viewBox"); vb != "" {
+		if n, err := numbers(vb); err != nil || len(n) != 4 || n[0] != 0 || n[1] != 0 || n[2] != v[0] || n[3] != v[1] {
+			return fmt.Errorf("viewBox %q differs from the size %v×%v", vb, v[0], v[1])
+		}
+	}
 	w, h := int(math.Round(v[0]*r.scale)), int(math.Round(v[1]*r.scale))
 	if w <= 0 || h <= 0 || w*h > 1<<28 {
 		return fmt.Errorf("image of %d×%d pixels", w, h)

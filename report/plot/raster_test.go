@@ -221,6 +221,7 @@ func TestRasterizeRejectsWhatItCannotDraw(t *testing.T) {
 		doc(`<text transform="rotate(45)">x</text>`),
 		`<g><rect width="5" height="5"/></g>`,
 		doc(`<rect width="5"`),
+		`<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10" viewBox="0 0 40 20"></svg>`,
 	} {
 		if _, err := PNG(bad, 1); err == nil {
 			t.Errorf("no error for %s", bad)
