@@ -14,7 +14,7 @@ import (
 )
 
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, one SVG
-// per figure and the figures' and tables' numbers as Parquet and CSV.
+// and one PNG per figure and the figures' and tables' numbers as Parquet and CSV.
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -23,7 +23,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own, and as *.png (twice the size) for slides\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -68,6 +68,15 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	formats := []string{"parquet", "csv"}
 	for _, fig := range s.Figures {
 		if err := write(filepath.Join("figures", fig.Name+".svg"), []byte(fig.SVG)); err != nil {
+			return fail(err)
+		}
+		// The same figure as a bitmap for slides, written (like every file here) whole or
+		// not at all.
+		bitmap, err := fig.PNG()
+		if err == nil {
+			err = write(filepath.Join("figures", fig.Name+".png"), bitmap)
+		}
+		if err != nil {
 			return fail(err)
 		}
 		k, err := writeTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)

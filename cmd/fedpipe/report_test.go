@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +43,21 @@ func TestReportCommand(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// Every figure's SVG has a PNG beside it, twice its size, for slides; no file is left
+	// half-written (a .tmp) anywhere.
+	svgs, _ := filepath.Glob(filepath.Join(out, "figures", "*.svg"))
+	if len(svgs) != 13 {
+		t.Errorf("%d SVGs, want 13", len(svgs))
+	}
+	for _, svg := range svgs {
+		checkPNG(t, svg)
+	}
+	filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if strings.HasSuffix(path, ".tmp") {
+			t.Errorf("%s left behind", path)
+		}
+		return err
+	})
 	// The Parquet and CSV files are readable tables: export's encoders, same rows.
 	csv, err := os.ReadFile(filepath.Join(out, "tables", "accuracy-rounds.csv"))
 	if err != nil {
@@ -95,5 +114,33 @@ func TestReportOfSeveralManifests(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// checkPNG checks that the PNG beside an SVG figure decodes and is twice the SVG's size.
+func checkPNG(t *testing.T, svgPath string) {
+	t.Helper()
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		Width  int `xml:"width,attr"`
+		Height int `xml:"height,attr"`
+	}
+	if err := xml.Unmarshal(svg, &root); err != nil {
+		t.Fatalf("%s: %v", svgPath, err)
+	}
+	pngPath := strings.TrimSuffix(svgPath, ".svg") + ".png"
+	b, err := os.ReadFile(pngPath)
+	if err != nil {
+		t.Fatalf("no PNG beside %s: %v", svgPath, err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", pngPath, err)
+	}
+	if got := img.Bounds().Size(); got.X != 2*root.Width || got.Y != 2*root.Height {
+		t.Errorf("%s is %v, want twice the SVG's %d×%d", pngPath, got, root.Width, root.Height)
 	}
 }

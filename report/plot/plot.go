@@ -3,7 +3,8 @@
 // palettes that stay distinguishable under the common colour-vision deficiencies
 // (Okabe–Ito for series, viridis for heatmaps), and series also differ by marker shape,
 // so a figure survives grey-scale printing. The output is plain SVG 1.1 with no scripts
-// or external references, readable when pasted into a paper or an HTML page.
+// or external references, readable when pasted into a paper or an HTML page. The same
+// SVG, rasterized (PNG), gives a bitmap of the figure for slides.
 package plot
 
 import (

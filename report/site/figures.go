@@ -22,6 +22,17 @@ type Figure struct {
 	Data    *table.Table
 }
 
+// PNG renders the figure as a PNG image for slides, at plot.DefaultScale times the SVG's
+// size. It rasterizes SVG, so the two show the same; it is drawn on demand (not kept in
+// the Site) because a large report's bitmaps would otherwise all sit in memory at once.
+func (f Figure) PNG() ([]byte, error) {
+	b, err := plot.PNG(f.SVG, plot.DefaultScale)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", f.Name, err)
+	}
+	return b, nil
+}
+
 // fileName makes a label safe as part of a file name.
 func fileName(s string) string {
 	var b strings.Builder

@@ -451,7 +451,7 @@ func (s *Site) markdown(sections []section) string {
 			fmt.Fprintf(&b, "%s\n\n", n)
 		}
 		for _, f := range s.Figures {
-			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name)
+			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`. [PNG](figures/%s.png) for slides.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name, f.Name)
 		}
 	}
 	return b.String()
@@ -480,6 +480,7 @@ figure { margin: 10px 0 22px; flex: 0 1 calc(50% - 14px); min-width: 480px; }
 figure.wide { flex-basis: 100%; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e1e4e8; }
 figcaption { font-size: 13px; color: #444444; margin-top: 4px; }
+figcaption a.png { color: #0072B2; margin-left: 6px; font-size: 12px; }
 nav { font-size: 13px; margin: 8px 0 0; }
 nav a { color: #0072B2; margin-right: 14px; text-decoration: none; }
 code { font-size: 13px; background: #f0f2f4; padding: 1px 4px; border-radius: 3px; }
@@ -577,8 +578,9 @@ func (s *Site) html(sections []section) string {
 			if strings.HasPrefix(f.Name, "mask-iou") {
 				class = ` class="wide"`
 			}
-			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>, <code>figures/%s.svg</code>.</figcaption>\n</figure>\n",
-				html.EscapeString(f.Name), class, html.EscapeString(f.Title), f.SVG, html.EscapeString(f.Caption), html.EscapeString(f.Name), html.EscapeString(f.Name))
+			name := html.EscapeString(f.Name)
+			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>, <code>figures/%s.svg</code>. <a class=\"png\" href=\"figures/%s.png\">PNG</a></figcaption>\n</figure>\n",
+				name, class, html.EscapeString(f.Title), f.SVG, html.EscapeString(f.Caption), name, name, name)
 		}
 		b.WriteString("</div>\n")
 	}
