@@ -1,7 +1,9 @@
 package fastcpu
 
 import (
+	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -78,46 +80,45 @@ func execWhere(engine *simplego.Backend, node *simplego.Node, inputs []*simplego
 		return simplegoWhere(engine, node, inputs, inputsOwned)
 	}
 	dst := float32Data(engine, out)
-	elementwise(n, func(lo, hi int) {
-		switch {
-		case len(onTrue) == n && len(onFalse) == n:
-			for i := lo; i < hi; i++ {
-				if cond[i] {
-					dst[i] = onTrue[i]
-				} else {
-					dst[i] = onFalse[i]
-				}
-			}
-		case len(onTrue) == n:
-			v := onFalse[0]
-			for i := lo; i < hi; i++ {
-				if cond[i] {
-					dst[i] = onTrue[i]
-				} else {
-					dst[i] = v
-				}
-			}
-		case len(onFalse) == n:
-			v := onTrue[0]
-			for i := lo; i < hi; i++ {
-				if cond[i] {
-					dst[i] = v
-				} else {
-					dst[i] = onFalse[i]
-				}
-			}
-		default:
-			t, f := onTrue[0], onFalse[0]
-			for i := lo; i < hi; i++ {
-				if cond[i] {
-					dst[i] = t
-				} else {
-					dst[i] = f
-				}
-			}
-		}
-	})
+	elementwise(n, func(lo, hi int) { selectFloat32(dst, cond, onTrue, onFalse, lo, hi) })
 	return out, nil
+}
+
+// selectFloat32 sets dst[i] = onTrue[i] where cond[i], else onFalse[i], for i in [lo, hi);
+// a value slice of length 1 is a scalar. It selects bits with a mask instead of branching:
+// ReLU and max-pool masks are close to random, and a branch per element mispredicted about
+// half the time (5× slower on 692k random conditions). The bits stored are the selected
+// value's, exactly.
+func selectFloat32(dst []float32, cond []bool, onTrue, onFalse []float32, lo, hi int) {
+	c := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(cond))), len(cond))[lo:hi]
+	d := dst[lo:hi]
+	bits := func(v float32) uint32 { return math.Float32bits(v) }
+	switch {
+	case len(onTrue) != 1 && len(onFalse) != 1:
+		t, f := onTrue[lo:hi], onFalse[lo:hi]
+		for i := range d {
+			m := -uint32(c[i] & 1)
+			d[i] = math.Float32frombits(bits(t[i])&m | bits(f[i])&^m)
+		}
+	case len(onTrue) != 1:
+		t, f := onTrue[lo:hi], bits(onFalse[0])
+		for i := range d {
+			m := -uint32(c[i] & 1)
+			d[i] = math.Float32frombits(bits(t[i])&m | f&^m)
+		}
+	case len(onFalse) != 1:
+		t, f := bits(onTrue[0]), onFalse[lo:hi]
+		for i := range d {
+			m := -uint32(c[i] & 1)
+			d[i] = math.Float32frombits(t&m | bits(f[i])&^m)
+		}
+	default:
+		t, f := bits(onTrue[0]), bits(onFalse[0])
+		for i := range d {
+			m := -uint32(c[i] & 1)
+			d[i] = math.Float32frombits(t&m | f&^m)
+		}
+	}
 }
 
 // sameShape reports whether buf has the given shape.
