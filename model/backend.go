@@ -27,7 +27,7 @@ const OracleBackend = cpubackend.Name
 // CodeVersion is bumped whenever a change in this package (graph construction, backend
 // lowering, initialization) may change numeric results. It is part of BackendID, so cached
 // results computed by an older version are never reused.
-const CodeVersion = "fpgraph-2"
+const CodeVersion = "fpgraph-3" // 3: col2im is one ScatterSum (each pixel adds its contributions in patch order)
 
 // gomlxVersionFallback is used by BackendID when the binary carries no module build info
 // (for instance in some test binaries).

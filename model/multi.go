@@ -21,22 +21,6 @@ import (
 // pads (PadsBatches: fpfast, a network without BatchNorm). It is not yet used by the
 // federated loop.
 
-// multiCol2imIndices is col2imIndices for clients stacked on a leading axis: client ci's
-// rows of the reshaped input start at ci·(b·oh·ow + 1)·k·k, and its own zero row ends its
-// block.
-func multiCol2imIndices(clients, b, h, w, k int) *tensors.Tensor {
-	one := col2imIndices(b, h, w, k).Value().([][]int32)
-	oh, ow, kk := h-k+1, w-k+1, k*k
-	block := int32((b*oh*ow + 1) * kk)
-	idx := make([]int32, 0, clients*len(one))
-	for ci := range clients {
-		for _, r := range one {
-			idx = append(idx, r[0]+int32(ci)*block)
-		}
-	}
-	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
-}
-
 // multiForward is forward with a client axis: params [C, shape...], x [C, B, input...].
 // It returns the logits [C·B, classes] and the caches (conv caches hold [C, B·oh·ow, kk]
 // columns; fc caches [C, B, in] inputs and [C, B, out] pre-activations).
@@ -90,11 +74,10 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 			grads[2*i] = Reshape(DotGeneral(c.in, []int{1}, []int{0}, dz, []int{1}, []int{0}), clients, l.k, l.k, l.cin, l.cout)
 			grads[2*i+1] = ReduceSum(dz, 1)
 			if i > 0 {
-				dzPad := Concatenate([]*Node{dz, zeros(g, dtype, clients, 1, l.cout)}, 1)
-				dCols := DotGeneral(dzPad, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{2}, []int{0})
-				rows := Reshape(dCols, clients*(b*oh*ow+1)*l.k*l.k, l.cin)
-				parts := Gather(rows, Const(g, multiCol2imIndices(clients, b, l.h, l.w, l.k)))
-				d = ReduceSum(Reshape(parts, cb, l.h, l.w, l.k*l.k, l.cin), 3)
+				// The clients' samples are one batch of C·B to col2im: each pixel's
+				// contributions, and their order, are its own Session's.
+				dCols := DotGeneral(dz, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{2}, []int{0})
+				d = col2im(dCols, cb, l.h, l.w, l.cin, l.k)
 			}
 		case layerFC:
 			dz := Reshape(d, clients, b, l.out)

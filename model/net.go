@@ -11,7 +11,7 @@ import (
 // networks described by ModelSpec. Writing the backward pass explicitly (rather than with
 // graph.Gradient) keeps every op one that GoMLX's pure-Go engine runs well: convolutions are
 // im2col (one Gather of pixel rows) and one DotGeneral; their input gradient is one
-// DotGeneral followed by col2im (one Gather and one ReduceSum); max-pooling works on the four
+// DotGeneral followed by col2im (one ScatterSum); max-pooling works on the four
 // strided window elements; dense layers and all weight gradients are single DotGenerals
 // (GoMLX's DotGeneral gradient would materialize a [batch, in, out] product).
 //
@@ -67,41 +67,16 @@ func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
 }
 
 // col2im is the adjoint of im2col: it returns [B, h, w, c], where each pixel is the sum of
-// the patch entries of cols that im2col took from it. cols is [B·oh·ow + 1, k·k·c]: im2col's
-// layout plus one final row of zeros. Each pixel's k·k contributions (in kernel row, then
-// kernel column order; the zero row where the patch would lie outside the output) are
-// gathered as c-element rows in one Gather and summed with one ReduceSum.
+// the patch entries of cols [B·oh·ow, k·k·c] (im2col's layout) that im2col took from it.
+// It is one ScatterSum of cols' c-element rows into zeros at im2col's own indices, so each
+// pixel adds its contributions in the order of the rows of cols (by patch, then kernel
+// row and column), reading cols once: the Gather of every pixel's k·k rows plus a
+// ReduceSum it replaces wrote and read k·k times the image.
 func col2im(cols *Node, b, h, w, c, k int) *Node {
 	oh, ow := h-k+1, w-k+1
-	rows := Reshape(cols, (b*oh*ow+1)*k*k, c)
-	parts := Gather(rows, Const(cols.Graph(), col2imIndices(b, h, w, k)))
-	return ReduceSum(Reshape(parts, b, h, w, k*k, c), 3)
-}
-
-// col2imIndices returns, for every pixel (sample, row, col) and kernel offset (i, j), the
-// row of col2im's reshaped input holding that pixel's entry of the patch at (row−i, col−j),
-// or the first zero row if that patch does not exist: [b·h·w·k·k, 1] int32.
-func col2imIndices(b, h, w, k int) *tensors.Tensor {
-	oh, ow, kk := h-k+1, w-k+1, k*k
-	zero := int32(b * oh * ow * kk)
-	idx := make([]int32, 0, b*h*w*kk)
-	for s := range b {
-		for y := range h {
-			for x := range w {
-				for i := range k {
-					for j := range k {
-						r, col := y-i, x-j
-						if r < 0 || r >= oh || col < 0 || col >= ow {
-							idx = append(idx, zero)
-						} else {
-							idx = append(idx, int32(((s*oh+r)*ow+col)*kk+i*k+j))
-						}
-					}
-				}
-			}
-		}
-	}
-	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
+	rows := Reshape(cols, b*oh*ow*k*k, c)
+	sum := ScatterSum(Zeros(cols.Graph(), shapes.Make(cols.DType(), b*h*w, c)), Const(cols.Graph(), im2colIndices(b, h, w, k, oh, ow)), rows, false, false)
+	return Reshape(sum, b, h, w, c)
 }
 
 // convForward runs conv (valid, stride 1, bias) → maxpool2 → ReLU on x [B, h, w, cin],
@@ -142,16 +117,13 @@ func poolForward(z *Node, l layer) (*Node, layerCache) {
 // convBackward takes the gradient of convForward's output and returns the gradients of the
 // weight, the bias and (if needInput) the input.
 func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
-	g, dtype := dOut.Graph(), dOut.DType()
 	b := dOut.Shape().Dimensions[0]
 	dz := poolBackward(dOut, l, c)
 	kk := l.k * l.k * l.cin
 	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
 	dB = ReduceSum(dz, 0)
 	if needInput {
-		// One extra zero row of dz gives col2im the zero row it needs.
-		dzPad := Concatenate([]*Node{dz, zeros(g, dtype, 1, l.cout)}, 0)
-		dCols := DotGeneral(dzPad, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
+		dCols := DotGeneral(dz, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
 		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
 	}
 	return dW, dB, dX

@@ -274,3 +274,74 @@ func rowGather(engine *simplego.Backend, node *simplego.Node, inputs []*simplego
 	return slices.Equal(v[0], []int{1}) && slices.Equal(v[1], []int{0}) && slices.Equal(v[2], []int{0}) &&
 		slices.Equal(v[3], []int{1, opShape.Dimensions[1]})
 }
+
+// execScatterSum replaces simplego's ScatterSum for the row scatter col2im uses: operand
+// [R, c] float32, indices [M, 1] int32, updates [M, c], output[indices[m]] += updates[m].
+// Like simplego it starts from the operand (reusing it when owned) and adds the updates in
+// increasing m, so each output element's sum is simplego's, bit for bit; workers split the
+// output rows, each scanning all updates in order and adding those that land in its rows.
+// Other scatters, and any index outside [0, R), go to simplego.
+func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	operand := float32Data(engine, inputs[0])
+	idx := dataOf[int32](engine, inputs[1])
+	updates := float32Data(engine, inputs[2])
+	if lookup(engine) == nil || operand == nil || idx == nil || updates == nil || !rowScatter(engine, node, inputs) {
+		return simplegoScatterSum(engine, node, inputs, inputsOwned)
+	}
+	outShape := nodeShape(node)
+	c := outShape.Dimensions[1]
+	rows := len(operand) / c
+	for _, r := range idx {
+		if r < 0 || int(r) >= rows {
+			return simplegoScatterSum(engine, node, inputs, inputsOwned)
+		}
+	}
+	var out *simplego.Buffer
+	if inputsOwned[0] && sameShape(engine, inputs[0], outShape) {
+		out, inputs[0] = inputs[0], nil
+	} else if out = engine.NewBuffer(outShape); out == nil {
+		return nil, fmt.Errorf("%s ScatterSum: backend is finalized", Name)
+	}
+	dst := float32Data(engine, out)
+	if len(dst) > 0 && &dst[0] != &operand[0] {
+		copy(dst, operand)
+	}
+	parallelFor(rows, len(updates), func(lo, hi int) {
+		for m, r := range idx {
+			if int(r) < lo || int(r) >= hi {
+				continue
+			}
+			d, s := dst[int(r)*c:(int(r)+1)*c], updates[m*c:(m+1)*c]
+			for j, v := range s {
+				d[j] += v
+			}
+		}
+	})
+	return out, nil
+}
+
+// rowScatter reports whether a ScatterSum node is the row scatter execScatterSum
+// implements.
+func rowScatter(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer) bool {
+	opShape, err1 := engine.BufferShape(inputs[0])
+	idxShape, err2 := engine.BufferShape(inputs[1])
+	updShape, err3 := engine.BufferShape(inputs[2])
+	outShape := nodeShape(node)
+	if err1 != nil || err2 != nil || err3 != nil || opShape.Rank() != 2 || idxShape.Rank() != 2 ||
+		updShape.Rank() != 2 || !outShape.Equal(opShape) || idxShape.Dimensions[1] != 1 ||
+		opShape.Dimensions[1] == 0 || updShape.Dimensions[0] != idxShape.Dimensions[0] ||
+		updShape.Dimensions[1] != opShape.Dimensions[1] {
+		return false
+	}
+	data := nodeData(node)
+	v, err := intSlices(data, "updateWindowAxes", "insertedWindowAxes", "scatterAxesToOperandAxes")
+	if err != nil {
+		return false
+	}
+	axis := private(data.Elem(), "indexVectorAxis")
+	if !axis.IsValid() || axis.Kind() != reflect.Int || axis.Int() != 1 {
+		return false
+	}
+	return slices.Equal(v[0], []int{1}) && slices.Equal(v[1], []int{0}) && slices.Equal(v[2], []int{0})
+}

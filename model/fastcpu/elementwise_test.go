@@ -131,3 +131,39 @@ func TestGatherMatchesOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterSumMatchesOracle compares col2im's row ScatterSum (operand owned or not, many
+// updates per row, so the order of the additions shows) and a scatter that falls back to
+// simplego, exactly, on one and several workers.
+func TestScatterSumMatchesOracle(t *testing.T) {
+	fast, oracle := backendsPair(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, c := range [][3]int{{5, 1, 7}, {9, 3, 40}, {300, 1, 90000}, {100, 16, 9000}, {1, 2, 3}, {144, 32, 3600}} {
+			rows, cols, m := c[0], c[1], c[2]
+			idx := make([]int32, m)
+			for i := range idx {
+				idx[i] = int32(r.IntN(rows))
+			}
+			x := randTensor(r, rows, cols)
+			upd := randTensor(r, m, cols)
+			it := tensors.FromFlatDataAndDimensions(idx, m, 1)
+			for name, fn := range map[string]func(in []*Node) *Node{
+				"rows":  func(in []*Node) *Node { return ScatterSum(in[0], in[1], Const(in[0].Graph(), upd), false, false) },
+				"owned": func(in []*Node) *Node { return ScatterSum(Neg(in[0]), in[1], Const(in[0].Graph(), upd), false, false) },
+				"fallback": func(in []*Node) *Node {
+					return ScatterSum(Reshape(in[0], rows, cols, 1), in[1], Reshape(Const(in[0].Graph(), upd), m, cols, 1), false, false)
+				},
+			} {
+				got, want, dims := runBoth(t, fast, oracle, fn, x, it)
+				for j := range want {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("ScatterSum %s %v (GOMAXPROCS %d) → %v: out[%d] = %v, oracle %v", name, c, procs, dims, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}

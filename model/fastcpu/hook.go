@@ -31,6 +31,7 @@ var (
 	simplegoWhere, simplegoMax, simplegoGreaterThan, simplegoEqual executor
 	simplegoLogicalAnd, simplegoLogicalOr, simplegoLogicalNot      executor
 	simplegoReduceSum, simplegoReduceMax, simplegoGather           executor
+	simplegoScatterSum                                             executor
 	hookInstalled                                                  bool
 	hookError                                                      string
 )
@@ -52,6 +53,7 @@ func init() {
 		{backends.OpTypeSub, &simplegoSub, binaryExec(opSub, &simplegoSub)},
 		{backends.OpTypeMul, &simplegoMul, binaryExec(opMul, &simplegoMul)},
 		{backends.OpTypeGather, &simplegoGather, execGather},
+		{backends.OpTypeScatterSum, &simplegoScatterSum, execScatterSum},
 		{backends.OpTypeWhere, &simplegoWhere, execWhere},
 		{backends.OpTypeMax, &simplegoMax, execMax},
 		{backends.OpTypeGreaterThan, &simplegoGreaterThan, compareExec(true, &simplegoGreaterThan)},
