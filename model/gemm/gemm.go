@@ -152,6 +152,16 @@ type problem struct {
 	nPad    int
 }
 
+// directA reports whether the kernel reads A's full mr-row panels in place: A is stored by
+// rows (ColStride 1) or by columns (RowStride 1) and the kernel in use can (hasRowsKernel).
+// Packing A only copies, so the results are the same either way.
+func (p *problem) directA() bool {
+	return (p.a.ColStride == 1 || p.a.RowStride == 1) && inPlaceA && hasRowsKernel()
+}
+
+// inPlaceA enables reading A in place (a variable so tests can compare both paths).
+var inPlaceA = true
+
 // prepackB enables packing B once per product when several row blocks share it (a variable
 // so tests can compare both paths; packing only copies, so results do not depend on it).
 var prepackB = true
@@ -232,21 +242,39 @@ func (p *problem) run(it int, w *workspace) {
 		} else {
 			packB(pb, p.b, p0, j0, kb, nb)
 		}
-		packA(w.pa, p.a, i0, p0, mb, kb)
+		// A stored by rows or by columns feeds the kernel in place (when it can read it so),
+		// with only a ragged last panel packed; otherwise A is packed.
+		direct := p.directA()
+		if !direct {
+			packA(w.pa, p.a, i0, p0, mb, kb)
+		} else if rem := mb % mr; rem != 0 {
+			packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
+		}
 		accumulate := p0 > 0
 		for jr := 0; jr < nb; jr += nr {
 			bp := pb[(jr/nr)*kb*nr:]
 			nn := min(nr, nb-jr)
 			for ir := 0; ir < mb; ir += mr {
-				ap := w.pa[(ir/mr)*kb*mr:]
 				mm := min(mr, mb-ir)
 				cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
+				micro := func(c []float32, ldc int, acc bool) {
+					switch {
+					case direct && mm == mr && p.a.ColStride == 1:
+						kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
+					case direct && mm == mr:
+						kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
+					case direct:
+						kernel(kb, w.pa, bp, c, ldc, acc)
+					default:
+						kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
+					}
+				}
 				if mm == mr && nn == nr {
-					kernel(kb, ap, bp, p.c[cIdx:], p.ldc, accumulate)
+					micro(p.c[cIdx:], p.ldc, accumulate)
 					continue
 				}
 				// Ragged edge: same kernel into a scratch tile, then copy the valid part.
-				kernel(kb, ap, bp, w.tile[:], nr, false)
+				micro(w.tile[:], nr, false)
 				for i := range mm {
 					row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
 					t := w.tile[i*nr : i*nr+nn]

@@ -151,6 +151,31 @@ func TestSgemmPrepackedB(t *testing.T) {
 	}
 }
 
+// TestSgemmInPlaceA checks that reading row-major A in place gives the same bits as packing
+// it, on one and several workers, ragged panels and offsets included.
+func TestSgemmInPlaceA(t *testing.T) {
+	if !hasRowsKernel() {
+		t.Skip("no in-place kernel on this CPU")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	defer func() { inPlaceA = true }()
+	for _, tc := range append(testCases(r), gemmCase{m: 2048, n: 64, k: 800}, gemmCase{m: 2048, n: 800, k: 64, pad: 1}, gemmCase{m: 18431, n: 32, k: 25}) {
+		a, b, want, mag := tc.operands(r)
+		for _, w := range []int{1, 3} {
+			inPlaceA = false
+			ref := tc.run(a, b, w)
+			inPlaceA = true
+			got := tc.run(a, b, w)
+			for i := range ref {
+				if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%+v workers=%d: A in place differs from packed A at %d: %v vs %v", tc, w, i, got[i], ref[i])
+				}
+			}
+			tc.check(t, got, want, mag)
+		}
+	}
+}
+
 func TestSgemmZeroK(t *testing.T) {
 	c := []float32{1, 2, 3, 4}
 	Sgemm(2, 2, 0, Matrix{}, Matrix{}, c, 0, 2, 1)
