@@ -11,20 +11,15 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("FEDPIPE_GEMM_GENER
 
 var kernelName = map[bool]string{true: "avx2fma", false: "generic"}[useAVX2]
 
-// kernel6x16AVX2 is the assembly micro-kernel (see kernelGeneric for its semantics, with
-// fused multiply-adds); ldc is in elements.
-//
-//go:noescape
-func kernel6x16AVX2(k int, a, b, c *float32, ldc int, accumulate bool)
-
-// kernel6x16AVX2Rows is kernel6x16AVX2 reading A in place, a[i*lda+p]; lda and ldc are in
-// elements.
+// kernel6x16AVX2Rows is kernel6x16AVX2Cols reading A by rows, a[i*lda+p]; lda and ldc are
+// in elements.
 //
 //go:noescape
 func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 
-// kernel6x16AVX2Cols is kernel6x16AVX2 reading A in place from column-major storage,
-// a[p*lda+i]; lda and ldc are in elements.
+// kernel6x16AVX2Cols is the assembly micro-kernel (see kernelGeneric for its semantics,
+// with fused multiply-adds) reading A's column p at a[p*lda:] (lda = mr: a packed panel);
+// lda and ldc are in elements.
 //
 //go:noescape
 func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
@@ -56,7 +51,7 @@ func kernel(k int, a, b, c []float32, ldc int, accumulate bool) {
 		_ = a[k*mr-1]
 		_ = b[k*nr-1]
 		_ = c[(mr-1)*ldc+nr-1]
-		kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, accumulate)
+		kernel6x16AVX2Cols(k, &a[0], mr, &b[0], &c[0], ldc, accumulate)
 		return
 	}
 	kernelGeneric(k, a, b, c, ldc, accumulate)

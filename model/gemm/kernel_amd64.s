@@ -2,121 +2,79 @@
 
 #include "textflag.h"
 
-// func kernel6x16AVX2(k int, a, b, c *float32, ldc int, accumulate bool)
-//
-// acc[i][j] = Σ_p a[p*6+i]·b[p*16+j] with one FMA per term, in order of p from zero; then
-// c[i*ldc+j] = acc[i][j], or c[i*ldc+j] += acc[i][j] when accumulate is set.
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-41
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
+// ZERO_TILE clears the 6×16 accumulator tile Y0–Y11.
+#define ZERO_TILE \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11
-	TESTQ CX, CX
-	JLE done
 
-loop:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFMADD231PS Y12, Y14, Y0
-	VFMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y15
-	VFMADD231PS Y12, Y15, Y2
-	VFMADD231PS Y13, Y15, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y15
-	VFMADD231PS Y12, Y15, Y6
-	VFMADD231PS Y13, Y15, Y7
-	VBROADCASTSS 16(SI), Y14
-	VFMADD231PS Y12, Y14, Y8
-	VFMADD231PS Y13, Y14, Y9
-	VBROADCASTSS 20(SI), Y15
-	VFMADD231PS Y12, Y15, Y10
-	VFMADD231PS Y13, Y15, Y11
-	ADDQ $24, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ loop
+// The 6×16 accumulator tile Y0–Y11 written to C (DX, row stride R8 bytes): added to what C
+// holds, or stored over it. Each row ends with DX advanced to the next.
+#define ADD_STORE_TILE \
+	VADDPS (DX), Y0, Y0; \
+	VADDPS 32(DX), Y1, Y1; \
+	VMOVUPS Y0, (DX); \
+	VMOVUPS Y1, 32(DX); \
+	ADDQ R8, DX; \
+	VADDPS (DX), Y2, Y2; \
+	VADDPS 32(DX), Y3, Y3; \
+	VMOVUPS Y2, (DX); \
+	VMOVUPS Y3, 32(DX); \
+	ADDQ R8, DX; \
+	VADDPS (DX), Y4, Y4; \
+	VADDPS 32(DX), Y5, Y5; \
+	VMOVUPS Y4, (DX); \
+	VMOVUPS Y5, 32(DX); \
+	ADDQ R8, DX; \
+	VADDPS (DX), Y6, Y6; \
+	VADDPS 32(DX), Y7, Y7; \
+	VMOVUPS Y6, (DX); \
+	VMOVUPS Y7, 32(DX); \
+	ADDQ R8, DX; \
+	VADDPS (DX), Y8, Y8; \
+	VADDPS 32(DX), Y9, Y9; \
+	VMOVUPS Y8, (DX); \
+	VMOVUPS Y9, 32(DX); \
+	ADDQ R8, DX; \
+	VADDPS (DX), Y10, Y10; \
+	VADDPS 32(DX), Y11, Y11; \
+	VMOVUPS Y10, (DX); \
+	VMOVUPS Y11, 32(DX); \
+	ADDQ R8, DX
 
-done:
-	MOVBLZX accumulate+40(FP), AX
-	TESTQ AX, AX
-	JZ overwrite
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
+#define STORE_TILE \
+	VMOVUPS Y0, (DX); \
+	VMOVUPS Y1, 32(DX); \
+	ADDQ R8, DX; \
+	VMOVUPS Y2, (DX); \
+	VMOVUPS Y3, 32(DX); \
+	ADDQ R8, DX; \
+	VMOVUPS Y4, (DX); \
+	VMOVUPS Y5, 32(DX); \
+	ADDQ R8, DX; \
+	VMOVUPS Y6, (DX); \
+	VMOVUPS Y7, 32(DX); \
+	ADDQ R8, DX; \
+	VMOVUPS Y8, (DX); \
+	VMOVUPS Y9, 32(DX); \
+	ADDQ R8, DX; \
+	VMOVUPS Y10, (DX); \
+	VMOVUPS Y11, 32(DX); \
 	ADDQ R8, DX
-	VADDPS (DX), Y2, Y2
-	VADDPS 32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y4, Y4
-	VADDPS 32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y6, Y6
-	VADDPS 32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y8, Y8
-	VADDPS 32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y10, Y10
-	VADDPS 32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
-	VZEROUPPER
-	RET
-
-overwrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
-	VZEROUPPER
-	RET
 
 // func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
-// kernel6x16AVX2 with A read in place: a[i*lda+p] instead of the packed a[p*6+i]. The FMAs,
-// and their order, are kernel6x16AVX2's, so the results are the same bits.
+// kernel6x16AVX2Cols with A read by rows, a[i*lda+p] instead of a[p*lda+i]: the same FMAs in
+// the same order, so the same bits as packing A.
 TEXT ·kernel6x16AVX2Rows(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -128,18 +86,7 @@ TEXT ·kernel6x16AVX2Rows(SB), NOSPLIT, $0-49
 	MOVQ c+32(FP), DX
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO_TILE
 	TESTQ CX, CX
 	JLE rdone
 
@@ -174,66 +121,20 @@ rdone:
 	MOVBLZX accumulate+48(FP), AX
 	TESTQ AX, AX
 	JZ roverwrite
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y2, Y2
-	VADDPS 32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y4, Y4
-	VADDPS 32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y6, Y6
-	VADDPS 32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y8, Y8
-	VADDPS 32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y10, Y10
-	VADDPS 32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
+	ADD_STORE_TILE
 	VZEROUPPER
 	RET
 
 roverwrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
+	STORE_TILE
 	VZEROUPPER
 	RET
 
 // func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
-// kernel6x16AVX2 with A read in place from column-major storage: a[p*lda+i] instead of the
-// packed a[p*6+i]. The FMAs, and their order, are kernel6x16AVX2's, so the results are the
-// same bits.
+// acc[i][j] = Σ_p a[p*lda+i]·b[p*16+j] with one FMA per term, in order of p from zero; then
+// c[i*ldc+j] = acc[i][j], or c[i*ldc+j] += acc[i][j] when accumulate is set. lda = 6 reads a
+// packed micro-panel; a larger lda reads column-major A in place.
 TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -243,18 +144,7 @@ TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	MOVQ c+32(FP), DX
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO_TILE
 	TESTQ CX, CX
 	JLE cdone
 
@@ -288,57 +178,11 @@ cdone:
 	MOVBLZX accumulate+48(FP), AX
 	TESTQ AX, AX
 	JZ coverwrite
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y2, Y2
-	VADDPS 32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y4, Y4
-	VADDPS 32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y6, Y6
-	VADDPS 32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y8, Y8
-	VADDPS 32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y10, Y10
-	VADDPS 32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
+	ADD_STORE_TILE
 	VZEROUPPER
 	RET
 
 coverwrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	ADDQ R8, DX
+	STORE_TILE
 	VZEROUPPER
 	RET
