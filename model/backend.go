@@ -192,3 +192,23 @@ func newBackend(config string) (b backends.Backend, err error) {
 	}()
 	return backends.NewWithConfig(config)
 }
+
+// SingleThreaded returns the configuration of backend (as ResolveBackend returns it) with
+// each op on one goroutine, for models that run side by side, one per core; false for a
+// backend that cannot (only fpfast can). Its results are backend's, bit for bit.
+func SingleThreaded(backend string) (string, bool) {
+	name, opts, _ := strings.Cut(backend, ":")
+	if name == "" {
+		name = CPUBackend
+	}
+	if name != fastcpu.Name {
+		return "", false
+	}
+	var keep []string
+	for _, o := range strings.Split(opts, ",") {
+		if o != "" && !strings.HasPrefix(o, "threads=") {
+			keep = append(keep, o)
+		}
+	}
+	return name + ":" + strings.Join(append(keep, "threads=1"), ","), true
+}

@@ -84,3 +84,23 @@ func TestBackendID(t *testing.T) {
 		t.Errorf("different backends share the ID %q", id)
 	}
 }
+
+func TestSingleThreaded(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           "fpfast:threads=1",
+		"fpfast":                     "fpfast:threads=1",
+		"fpfast:workers=4":           "fpfast:workers=4,threads=1",
+		"fpfast:threads=3,workers=2": "fpfast:workers=2,threads=1",
+	} {
+		got, ok := SingleThreaded(in)
+		if !ok || got != want {
+			t.Errorf("SingleThreaded(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+		if _, err := ResolveBackend(got); err != nil {
+			t.Errorf("SingleThreaded(%q) = %q, which does not resolve: %v", in, got, err)
+		}
+	}
+	if got, ok := SingleThreaded(OracleBackend); ok {
+		t.Errorf("SingleThreaded(%q) = %q, true; fpcpu has no single-threaded mode", OracleBackend, got)
+	}
+}

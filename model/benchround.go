@@ -1,10 +1,14 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -31,6 +35,10 @@ type RoundConfig struct {
 	Opt SGD
 	// Seed fixes sizes, data and sample orders.
 	Seed uint64
+	// Workers is how many clients train (and are evaluated) at the same time, each on its
+	// own single-threaded model, as the train stage does for methods that allow it (see
+	// SingleThreaded); 0: GOMAXPROCS; 1: one after another, each op on every core.
+	Workers int
 }
 
 // DefaultRoundConfig is one round of FedOBP's Table 6 FMNIST setting: 100 clients holding
@@ -52,8 +60,11 @@ type RoundResult struct {
 	// EvalFTSeconds the time to fine-tune a copy for each client and evaluate it (0 if
 	// FinetuneEpochs is 0).
 	EvalSeconds, EvalFTSeconds float64
-	// Compilations counts the graphs compiled, by graph (see Model.Compilations).
+	// Compilations counts the graphs compiled, by graph (see Model.Compilations), over all
+	// the models the clients ran on.
 	Compilations map[string]int
+	// Workers is how many clients ran side by side.
+	Workers int
 }
 
 // TrainSamplesPerSec is the training throughput within a round.
@@ -184,26 +195,68 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		return 0
 	})
 	sel := order[:cfg.Participants]
-	r := rand.New(rand.NewPCG(cfg.Seed, 0x6f72646572)) // "order"
 	global := spec.Init(cfg.Seed)
 	var res RoundResult
 	for _, c := range sel {
 		res.RoundSamples += cfg.Epochs * len(clients[c].trainY)
 	}
+	// Models the clients run on: m alone, or one single-threaded model per worker.
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nets := []*Model{m}
+	if single, ok := SingleThreaded(backend); ok && workers > 1 {
+		nets = nets[:0]
+		for range workers {
+			w, err := NewModel(single, spec)
+			if err != nil {
+				return RoundResult{}, err
+			}
+			defer w.Close()
+			nets = append(nets, w)
+		}
+	}
+	// each calls fn(i, model) for i in [0, n), on the models side by side.
+	each := func(n int, fn func(i int, m *Model) error) error {
+		errs := make([]error, n)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, w := range nets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					errs[i] = fn(i, w)
+				}
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	// Each client's sample order comes from its own stream (seed, pass, client).
+	pass := uint64(0)
+	stream := func(c int) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, pass<<32|uint64(c))) }
 	round := func() error {
+		pass++
+		trained := make([]tensor.List, len(sel))
+		err := each(len(sel), func(i int, w *Model) error {
+			var err error
+			trained[i], err = localTrain(w, global, cfg.Opt, clients[sel[i]], cfg.Epochs, cfg.Batch, stream(sel[i]))
+			return err
+		})
+		if err != nil {
+			return err
+		}
 		sum := make([][]float64, len(global))
 		for i, t := range global {
 			sum[i] = make([]float64, len(t.Data))
 		}
 		total := 0.0
-		for _, c := range sel {
-			p, err := localTrain(m, global, cfg.Opt, clients[c], cfg.Epochs, cfg.Batch, r)
-			if err != nil {
-				return err
-			}
+		for k, c := range sel {
 			w := float64(len(clients[c].trainY))
 			total += w
-			for i, t := range p {
+			for i, t := range trained[k] {
 				for j, v := range t.Data {
 					sum[i][j] += w * float64(v)
 				}
@@ -229,25 +282,35 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	}
 	res.RoundSeconds = time.Since(start).Seconds() / float64(cfg.Rounds)
 	start = time.Now()
-	for _, cl := range clients {
-		if _, _, err := m.Evaluate(global, cl.testX, cl.testY, cfg.EvalBatch); err != nil {
-			return res, err
-		}
+	err = each(len(clients), func(i int, w *Model) error {
+		_, _, err := w.Evaluate(global, clients[i].testX, clients[i].testY, cfg.EvalBatch)
+		return err
+	})
+	if err != nil {
+		return res, err
 	}
 	res.EvalSeconds = time.Since(start).Seconds()
 	if cfg.FinetuneEpochs > 0 {
+		pass++
 		start = time.Now()
-		for _, cl := range clients {
-			p, err := localTrain(m, global, cfg.Opt, cl, cfg.FinetuneEpochs, cfg.Batch, r)
-			if err != nil {
-				return res, err
+		err = each(len(clients), func(i int, w *Model) error {
+			p, err := localTrain(w, global, cfg.Opt, clients[i], cfg.FinetuneEpochs, cfg.Batch, stream(i))
+			if err == nil {
+				_, _, err = w.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch)
 			}
-			if _, _, err := m.Evaluate(p, cl.testX, cl.testY, cfg.EvalBatch); err != nil {
-				return res, err
-			}
+			return err
+		})
+		if err != nil {
+			return res, err
 		}
 		res.EvalFTSeconds = time.Since(start).Seconds()
 	}
-	res.Compilations = m.Compilations()
+	res.Workers = len(nets)
+	res.Compilations = map[string]int{}
+	for _, w := range nets {
+		for k, v := range w.Compilations() {
+			res.Compilations[k] += v
+		}
+	}
 	return res, nil
 }

@@ -28,6 +28,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+model.OracleBackend+") and print the speed-up over it")
 	round := fs.Bool("round", false, "time one FL round of the FedOBP-FMNIST setting and one evaluation of 100 clients beside ../shared/bench/torch_round.py")
 	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
+	workers := fs.Int("clients-at-once", 0, "with --round: clients trained (and evaluated) side by side, each on one core (0: GOMAXPROCS; 1: one after another, each op on every core)")
 	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
@@ -44,7 +45,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	if *round {
-		return benchRound(backend, *rounds, *ft, *torchScript, *python, *noTorch, stdout, stderr)
+		return benchRound(backend, *rounds, *workers, *ft, *torchScript, *python, *noTorch, stdout, stderr)
 	}
 	script := *torchScript
 	if script == "" {

@@ -27,9 +27,9 @@ const (
 // every client, with and without fine-tuning (model.BenchRound), then runs the PyTorch
 // reference script on the same work in the same invocation, and prints both, their ratios,
 // the projected wall time of a Table 6 cell and fedpipe's peak RSS.
-func benchRound(backend string, rounds int, ft bool, script, python string, noTorch bool, stdout, stderr io.Writer) int {
+func benchRound(backend string, rounds, workers int, ft bool, script, python string, noTorch bool, stdout, stderr io.Writer) int {
 	cfg := model.DefaultRoundConfig()
-	cfg.Rounds = rounds
+	cfg.Rounds, cfg.Workers = rounds, workers
 	if !ft {
 		cfg.FinetuneEpochs = 0
 	}
@@ -91,7 +91,7 @@ func benchRound(backend string, rounds int, ft bool, script, python string, noTo
 	}
 	fmt.Fprintln(stdout, line)
 	fmt.Fprintf(stdout, "fedpipe peak RSS %.0f MiB (getrusage maxrss; fedpipe's part took %.0f s)\n", float64(ru.Maxrss)/1024, ours.Seconds())
-	fmt.Fprintf(stdout, "graphs compiled: %s\n", compilations(res.Compilations))
+	fmt.Fprintf(stdout, "clients side by side: %d; graphs compiled: %s\n", res.Workers, compilations(res.Compilations))
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
 	return exitOK
 }

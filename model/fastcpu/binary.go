@@ -133,19 +133,19 @@ func binaryExec(op binaryOp, original *executor) executor {
 		}
 		switch {
 		case len(x) == 1 && len(y) != 1:
-			elementwise(n, func(lo, hi int) { op.applyScalarLeft(dst[lo:hi], x[0], y[lo:hi]) })
+			elementwise(threadsOf(engine), n, func(lo, hi int) { op.applyScalarLeft(dst[lo:hi], x[0], y[lo:hi]) })
 		case len(y) == 1:
-			elementwise(n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y) })
+			elementwise(threadsOf(engine), n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y) })
 		case block == n:
-			elementwise(n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y[lo:hi]) })
+			elementwise(threadsOf(engine), n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y[lo:hi]) })
 		case len(x) == n: // y repeats every block elements.
-			parallelFor(n/block, n, func(lo, hi int) {
+			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
 				for o := lo * block; o < hi*block; o += block {
 					op.apply(dst[o:o+block], x[o:o+block], y)
 				}
 			})
 		default: // x repeats.
-			parallelFor(n/block, n, func(lo, hi int) {
+			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
 				for o := lo * block; o < hi*block; o += block {
 					d := dst[o : o+block]
 					switch op {

@@ -42,13 +42,13 @@ func execSlice(engine *simplego.Backend, node *simplego.Node, inputs []*simplego
 	if out == nil {
 		return nil, fmt.Errorf("%s Slice: backend is finalized", Name)
 	}
-	sliceFloat32(float32Data(engine, out), src, inShape.Dimensions, outShape.Dimensions, v[0], v[2])
+	sliceFloat32(threadsOf(engine), float32Data(engine, out), src, inShape.Dimensions, outShape.Dimensions, v[0], v[2])
 	return out, nil
 }
 
 // sliceFloat32 copies the strided slice of src (row-major, dims inDims) starting at starts
 // with strides (nil means all 1) into dst (dims outDims).
-func sliceFloat32(dst, src []float32, inDims, outDims, starts, strides []int) {
+func sliceFloat32(threads int, dst, src []float32, inDims, outDims, starts, strides []int) {
 	rank := len(inDims)
 	if rank == 0 {
 		copy(dst, src[:1])
@@ -83,7 +83,7 @@ func sliceFloat32(dst, src []float32, inDims, outDims, starts, strides []int) {
 	for i := range inner {
 		outer *= outDims[i]
 	}
-	parallelFor(outer, outer*run, func(lo, hi int) {
+	parallelFor(threads, outer, outer*run, func(lo, hi int) {
 		// Position the odometer at outer index lo.
 		idx := make([]int, inner)
 		srcOff := base
@@ -144,14 +144,14 @@ func execConcatenate(engine *simplego.Backend, node *simplego.Node, inputs []*si
 	if out == nil {
 		return nil, fmt.Errorf("%s Concatenate: backend is finalized", Name)
 	}
-	concatFloat32(float32Data(engine, out), srcs, blocks)
+	concatFloat32(threadsOf(engine), float32Data(engine, out), srcs, blocks)
 	return out, nil
 }
 
 // concatFloat32 writes, for each outer index o, blocks[i] elements of each srcs[i] in turn.
 // Large outputs are split over outer indices between goroutines (a pure copy: the result
 // does not depend on the split).
-func concatFloat32(dst []float32, srcs [][]float32, blocks []int) {
+func concatFloat32(threads int, dst []float32, srcs [][]float32, blocks []int) {
 	total := 0
 	for _, b := range blocks {
 		total += b
@@ -159,7 +159,7 @@ func concatFloat32(dst []float32, srcs [][]float32, blocks []int) {
 	if total == 0 {
 		return
 	}
-	parallelFor(len(dst)/total, len(dst), func(lo, hi int) {
+	parallelFor(threads, len(dst)/total, len(dst), func(lo, hi int) {
 		off := 0
 		for i, s := range srcs {
 			b := blocks[i]
@@ -191,9 +191,13 @@ func concatFloat32(dst []float32, srcs [][]float32, blocks []int) {
 const minParallelElems = 1 << 16
 
 // parallelFor calls fn over a split of [0, n) into contiguous ranges, concurrently on up to
-// GOMAXPROCS goroutines when elems (the work's size in elements) is large enough.
-func parallelFor(n, elems int, fn func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+// threads goroutines (≤ 0: GOMAXPROCS) when elems (the work's size in elements) is large
+// enough.
+func parallelFor(threads, n, elems int, fn func(lo, hi int)) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	workers := min(threads, n)
 	if workers <= 1 || elems < minParallelElems {
 		fn(0, n)
 		return
@@ -228,7 +232,7 @@ func execGather(engine *simplego.Backend, node *simplego.Node, inputs []*simpleg
 		return nil, fmt.Errorf("%s Gather: backend is finalized", Name)
 	}
 	dst := float32Data(engine, out)
-	parallelFor(len(idx), len(dst), func(lo, hi int) {
+	parallelFor(threadsOf(engine), len(idx), len(dst), func(lo, hi int) {
 		switch {
 		case c == 1:
 			for m := lo; m < hi; m++ {
@@ -307,7 +311,7 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 	if len(dst) > 0 && &dst[0] != &operand[0] {
 		copy(dst, operand)
 	}
-	parallelFor(rows, len(updates), func(lo, hi int) {
+	parallelFor(threadsOf(engine), rows, len(updates), func(lo, hi int) {
 		for m, r := range idx {
 			if int(r) < lo || int(r) >= hi {
 				continue

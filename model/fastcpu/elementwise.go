@@ -47,8 +47,8 @@ func dataOf[T any](engine *simplego.Backend, buf *simplego.Buffer) []T {
 	return f
 }
 
-// elementwise runs fn over [0, n) split between goroutines.
-func elementwise(n int, fn func(lo, hi int)) { parallelFor(n, n, fn) }
+// elementwise runs fn over [0, n) split between up to threads goroutines (≤ 0: GOMAXPROCS).
+func elementwise(threads, n int, fn func(lo, hi int)) { parallelFor(threads, n, n, fn) }
 
 // execWhere replaces simplego's Where for float32 values on fpfast backends (condition and
 // values each either full-size or scalar).
@@ -80,7 +80,7 @@ func execWhere(engine *simplego.Backend, node *simplego.Node, inputs []*simplego
 		return simplegoWhere(engine, node, inputs, inputsOwned)
 	}
 	dst := float32Data(engine, out)
-	elementwise(n, func(lo, hi int) { selectFloat32(dst, cond, onTrue, onFalse, lo, hi) })
+	elementwise(threadsOf(engine), n, func(lo, hi int) { selectFloat32(dst, cond, onTrue, onFalse, lo, hi) })
 	return out, nil
 }
 
@@ -169,7 +169,7 @@ func execMax(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.B
 		return simplegoMax(engine, node, inputs, inputsOwned)
 	}
 	dst := float32Data(engine, out)
-	elementwise(n, func(lo, hi int) {
+	elementwise(threadsOf(engine), n, func(lo, hi int) {
 		if len(y) == 1 {
 			c := y[0]
 			for i := lo; i < hi; i++ {
@@ -203,7 +203,7 @@ func compareExec(greater bool, original *executor) executor {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
 		dst := dataOf[bool](engine, out)
-		elementwise(n, func(lo, hi int) {
+		elementwise(threadsOf(engine), n, func(lo, hi int) {
 			switch {
 			case len(y) == 1 && greater:
 				c := y[0]
@@ -259,7 +259,7 @@ func logicalExec(and bool, original *executor) executor {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
 		dst := dataOf[bool](engine, out)
-		elementwise(n, func(lo, hi int) {
+		elementwise(threadsOf(engine), n, func(lo, hi int) {
 			if and {
 				for i := lo; i < hi; i++ {
 					dst[i] = x[i] && y[i]
@@ -292,7 +292,7 @@ func execLogicalNot(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 		return simplegoLogicalNot(engine, node, inputs, inputsOwned)
 	}
 	dst := dataOf[bool](engine, out)
-	elementwise(len(x), func(lo, hi int) {
+	elementwise(threadsOf(engine), len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst[i] = !x[i]
 		}
@@ -324,7 +324,7 @@ func reduceExec(op backends.OpType, original *executor) executor {
 		if out == nil {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
-		reduceFloat32(float32Data(engine, out), src, outer, red, inner, isMax)
+		reduceFloat32(threadsOf(engine), float32Data(engine, out), src, outer, red, inner, isMax)
 		return out, nil
 	}
 }
@@ -361,7 +361,7 @@ func reduceLayout(dims, axes []int) (outer, red, inner int, ok bool) {
 // output starting at simplego's initial value (0, or -Inf for max) and taking its inputs in
 // increasing r. Work is split between output elements (over o, or over i when outer is 1),
 // so the order of every output's operations is fixed.
-func reduceFloat32(dst, src []float32, outer, red, inner int, isMax bool) {
+func reduceFloat32(threads int, dst, src []float32, outer, red, inner int, isMax bool) {
 	init := float32(0)
 	if isMax {
 		init = dtypes.Float32.LowestValue().(float32)
@@ -389,8 +389,8 @@ func reduceFloat32(dst, src []float32, outer, red, inner int, isMax bool) {
 	}
 	total := outer * red * inner
 	if outer == 1 {
-		parallelFor(inner, total, func(lo, hi int) { run(0, 1, lo, hi) })
+		parallelFor(threads, inner, total, func(lo, hi int) { run(0, 1, lo, hi) })
 		return
 	}
-	parallelFor(outer, total, func(lo, hi int) { run(lo, hi, 0, inner) })
+	parallelFor(threads, outer, total, func(lo, hi int) { run(lo, hi, 0, inner) })
 }

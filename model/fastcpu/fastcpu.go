@@ -15,6 +15,8 @@ package fastcpu
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -40,13 +42,38 @@ func init() {
 	backends.Register(Name, New)
 }
 
-// ParseConfig parses a configuration string; the options are those of cpubackend.ParseConfig
-// ("workers=N").
-func ParseConfig(config string) (cpubackend.Config, error) {
-	c, err := cpubackend.ParseConfig(config)
+// Config is the parsed configuration of an fpfast backend.
+type Config struct {
+	cpubackend.Config
+	// Threads bounds the goroutines each of fpfast's own ops (matrix products, elementwise
+	// ops, copies, reductions, scatters) runs on; 0: Workers, else GOMAXPROCS. With
+	// threads=1 several models can run side by side, one per core, each op on the goroutine
+	// that runs the graph. Results never depend on it.
+	Threads int
+}
+
+// ParseConfig parses a configuration string: comma-separated options, "threads=N" (N ≥ 1;
+// see Config) and those of cpubackend.ParseConfig ("workers=N").
+func ParseConfig(config string) (Config, error) {
+	var c Config
+	var rest []string
+	for _, part := range strings.Split(config, ",") {
+		key, value, _ := strings.Cut(part, "=")
+		if key != "threads" {
+			rest = append(rest, part)
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("%s: threads needs an integer ≥ 1, got %q", Name, value)
+		}
+		c.Threads = n
+	}
+	inner, err := cpubackend.ParseConfig(strings.Join(rest, ","))
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", Name, err)
 	}
+	c.Config = inner
 	return c, nil
 }
 
@@ -70,7 +97,7 @@ func New(config string) (backends.Backend, error) {
 	if !hookInstalled {
 		return nil, fmt.Errorf("%s: %s", Name, hookError)
 	}
-	inner, err := cpubackend.New(config)
+	inner, err := cpubackend.New(cpuConfig(c.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +109,11 @@ func New(config string) (backends.Backend, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: unexpected engine %T", Name, cb.Backend)
 	}
-	b := &Backend{Backend: cb, engine: engine, workers: c.Workers}
+	threads := c.Threads
+	if threads == 0 {
+		threads = c.Workers
+	}
+	b := &Backend{Backend: cb, engine: engine, threads: threads}
 	registry.Store(engine, b)
 	return b, nil
 }
@@ -92,7 +123,23 @@ func New(config string) (backends.Backend, error) {
 type Backend struct {
 	*cpubackend.Backend
 	engine  *simplego.Backend
-	workers int // 0: GOMAXPROCS at each call.
+	threads int // goroutines per op; 0: GOMAXPROCS at each call.
+}
+
+// threadsOf returns the goroutines an op of engine may use (0: GOMAXPROCS).
+func threadsOf(engine *simplego.Backend) int {
+	if b := lookup(engine); b != nil {
+		return b.threads
+	}
+	return 0
+}
+
+// cpuConfig is the cpubackend configuration string of c.
+func cpuConfig(c cpubackend.Config) string {
+	if c.Workers == 0 {
+		return ""
+	}
+	return "workers=" + strconv.Itoa(c.Workers)
 }
 
 // Name implements backends.Backend.

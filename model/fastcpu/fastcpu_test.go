@@ -219,3 +219,15 @@ func TestBinaryOpsMatchOracle(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfigThreads(t *testing.T) {
+	c, err := ParseConfig("threads=1,workers=3")
+	if err != nil || c.Threads != 1 || c.Workers != 3 {
+		t.Fatalf("ParseConfig: %+v, %v", c, err)
+	}
+	for _, bad := range []string{"threads=0", "threads=x", "bogus=1"} {
+		if _, err := ParseConfig(bad); err == nil {
+			t.Errorf("ParseConfig(%q) accepted", bad)
+		}
+	}
+}

@@ -190,6 +190,6 @@ func execDotGeneral(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 	if err != nil {
 		return nil, err
 	}
-	dotGeneral(lhs, rhs, outFlat.([]float32), b.workers)
+	dotGeneral(lhs, rhs, outFlat.([]float32), b.threads)
 	return out, nil
 }

@@ -35,6 +35,15 @@ type GlobalEvaluator interface {
 	EvalGlobal(st *State) tensor.List
 }
 
+// ConcurrentClients is implemented by methods whose Train for client c reads the state only
+// as the previous round's Finish left it and writes nothing but client c's own slots (and
+// its Local), so that a round's clients may train at the same time, each on its own
+// compiled model, with the results of training them one after another. Methods that do not
+// implement it (or return false) train their clients one at a time.
+type ConcurrentClients interface {
+	ConcurrentClients() bool
+}
+
 // BatchMeanAccuracy is implemented by methods that may score a client, as their authors'
 // code does, by the unweighted mean of the accuracies of its test batches of
 // train.batch_size samples in order, the last possibly short (FedSelect's official code),

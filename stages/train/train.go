@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -116,6 +118,10 @@ type Config struct {
 	Checkpoint func(*State) error
 	// Progress, when set, is called after every round.
 	Progress func(round, rounds int, note string)
+	// ClientWorkers, when > 0, bounds how many clients train at the same time (1: one
+	// after another); 0: GOMAXPROCS for methods that allow it (ConcurrentClients). Results
+	// do not depend on it.
+	ClientWorkers int
 }
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
@@ -159,28 +165,46 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	t := r.Train
 	opt := model.SGD{LR: float32(t.LR), Momentum: float32(t.Momentum), WeightDecay: float32(t.WeightDecay)}
 	perRound := max(1, int(t.Participation*float64(clients)+1e-9))
+	workers := runtime.GOMAXPROCS(0)
+	if cfg.ClientWorkers > 0 {
+		workers = min(workers, cfg.ClientWorkers)
+	}
+	pool := newClientPool(cfg.Backend, spec, workers) // fine-tuning for evaluation, always
+	defer pool.Close()
+	trainPool := pool // training, for methods that allow it
+	if !concurrent(method) {
+		trainPool = nil
+	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
 		sort.Ints(sampled)
 		uploads := map[int]Upload{}
 		sizes := map[int]int{}
-		for _, c := range sampled {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			l := &Local{model: net, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
+		trained := make([]Upload, len(sampled))
+		work := make([]Work, len(sampled))
+		err := trainPool.run(ctx, net, len(sampled), func(i int, m *model.Model) error {
+			c := sampled[i]
+			l := &Local{model: m, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
 			u, err := method.Train(l, st, c)
 			if err != nil {
-				return nil, fmt.Errorf("round %d, client %d: %w", round, c, err)
+				return fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
+			trained[i], work[i] = u, l.TakeWork(round)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range sampled {
+			u := trained[i]
 			uploads[c], sizes[c] = u, len(cd[c].trainY)
 			down, up := ModelBytes(st.Global), ModelBytes(u.Params)
 			if cm, ok := optional[Communicator](method); ok {
 				down, up = cm.Comm(st, c, u)
 			}
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
-			st.Work = append(st.Work, l.TakeWork(round))
+			st.Work = append(st.Work, work[i])
 		}
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
@@ -198,8 +222,8 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		note := ""
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
 			o := evalOpts(r, opt, method)
-			o.aug = aug
-			rows, err := evaluateAll(net, method, st, cd, round, o)
+			o.aug, o.pool = aug, pool
+			rows, err := evaluateAll(ctx, net, method, st, cd, round, o)
 			if err != nil {
 				return nil, err
 			}
@@ -455,8 +479,9 @@ type evalOptions struct {
 	batch      int
 	opt        model.SGD
 	seed       int64
-	aug        *augmenter // fine-tuning augments like training
-	trainSplit bool       // also evaluate the training split (train.eval_train_split)
+	aug        *augmenter  // fine-tuning augments like training
+	trainSplit bool        // also evaluate the training split (train.eval_train_split)
+	pool       *clientPool // fine-tunes clients side by side (nil: one after another)
 }
 
 func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
@@ -486,20 +511,26 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cd clientData, round
 // method holds ("test") and, for runs that fine-tune, on its test split again with a
 // fine-tuned copy (SplitTestFT), as FL-bench does at every evaluation. The training split
 // ("train") is evaluated too only with train.eval_train_split: nothing downstream reads it.
-func evaluateAll(m *model.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
+func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, cd []clientData, round int, o evalOptions) ([]Metric, error) {
 	var rows []Metric
 	held := make([]tensor.List, len(cd))
 	prepared := make([]tensor.List, len(cd))
-	finetuned := false
+	ft := make([]bool, len(cd))
 	for c := range cd {
-		var err error
 		held[c] = method.EvalModel(st, c)
-		var ft bool
-		if prepared[c], ft, err = o.prepare(m, held[c], cd[c], round, c); err != nil {
-			return nil, fmt.Errorf("fine-tuning client %d: %w", c, err)
-		}
-		finetuned = finetuned || ft
 	}
+	// Fine-tuning a copy reads nothing but the client's model and data, whatever the method.
+	err := o.pool.run(ctx, m, len(cd), func(c int, m *model.Model) error {
+		var err error
+		if prepared[c], ft[c], err = o.prepare(m, held[c], cd[c], round, c); err != nil {
+			return fmt.Errorf("fine-tuning client %d: %w", c, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	finetuned := slices.Contains(ft, true)
 	evaluator := func(models []tensor.List) (Evaluator, error) {
 		mm, ok := optional[MultiModel](method)
 		if !ok {

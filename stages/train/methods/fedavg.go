@@ -72,3 +72,7 @@ func sortedClients(uploads map[int]train.Upload) []int {
 	sort.Ints(ids)
 	return ids
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the state as Finish left
+// it and writes only client c's slots, so a round's clients may train at the same time.
+func (fedAvg) ConcurrentClients() bool { return true }

@@ -299,3 +299,7 @@ func (f *fedOBP) EvalModel(st *train.State, c int) tensor.List {
 	}
 	return m
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the state as Finish left
+// it and writes only client c's slots, so a round's clients may train at the same time.
+func (*fedOBP) ConcurrentClients() bool { return true }

@@ -39,3 +39,7 @@ func (local) EvalModel(st *train.State, c int) tensor.List { return st.Personal[
 
 // Comm: train.Local exchanges nothing.
 func (local) Comm(*train.State, int, train.Upload) (int64, int64) { return 0, 0 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the state as Finish left
+// it and writes only client c's slots, so a round's clients may train at the same time.
+func (local) ConcurrentClients() bool { return true }

@@ -110,3 +110,7 @@ func (s *split) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
 	ones, total := count(u.NextMask)
 	return 4 * int64(total-ones), 4 * int64(total-ones)
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the state as Finish left
+// it and writes only client c's slots, so a round's clients may train at the same time.
+func (*split) ConcurrentClients() bool { return true }
