@@ -31,23 +31,12 @@ func BenchModel(backend string, spec ModelSpec, batch, steps int) (trainSamplesP
 	defer m.Close()
 	params := spec.Init(0)
 	r := rand.New(rand.NewPCG(0, 1))
-	randomBatch := func(n int) ([]float32, []int32) {
-		x := make([]float32, n*sample)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		y := make([]int32, n)
-		for i := range y {
-			y[i] = int32(r.IntN(spec.NumClasses))
-		}
-		return x, y
-	}
 	s, err := m.NewSession(params, SGD{LR: 0.01, Momentum: 0.7})
 	if err != nil {
 		return 0, 0, err
 	}
 	defer s.Close()
-	x, y := randomBatch(batch)
+	x, y := randomData(r, batch, sample, spec.NumClasses)
 	warmup := min(5, steps)
 	if spec.Arch != ArchCNN4 {
 		warmup = 1 // compiling is the slow part of the first step
@@ -66,7 +55,7 @@ func BenchModel(backend string, spec ModelSpec, batch, steps int) (trainSamplesP
 	trainSamplesPerSec = float64(steps*batch) / time.Since(start).Seconds()
 
 	const inferBatch = 256
-	xi, yi := randomBatch(inferBatch)
+	xi, yi := randomData(r, inferBatch, sample, spec.NumClasses)
 	if _, _, err := m.Evaluate(params, xi, yi, inferBatch); err != nil { // Warm-up and compile.
 		return 0, 0, err
 	}
@@ -79,4 +68,18 @@ func BenchModel(backend string, spec ModelSpec, batch, steps int) (trainSamplesP
 	}
 	inferSamplesPerSec = float64(inferRounds*inferBatch) / time.Since(start).Seconds()
 	return trainSamplesPerSec, inferSamplesPerSec, nil
+}
+
+// randomData returns n samples of size standard-normal inputs and uniform labels in
+// [0, classes), drawn from r (inputs first, then labels).
+func randomData(r *rand.Rand, n, size, classes int) ([]float32, []int32) {
+	x := make([]float32, n*size)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32(r.IntN(classes))
+	}
+	return x, y
 }

@@ -1,14 +1,12 @@
 package model
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -115,22 +113,11 @@ func roundClients(cfg RoundConfig, spec ModelSpec) []roundClient {
 		sum += w[i]
 	}
 	sample := tensor.Size(spec.InputShape)
-	data := func(n int) ([]float32, []int32) {
-		x := make([]float32, n*sample)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		y := make([]int32, n)
-		for i := range y {
-			y[i] = int32(r.IntN(spec.NumClasses))
-		}
-		return x, y
-	}
 	out := make([]roundClient, cfg.Clients)
 	for c := range out {
 		n := max(10, int(w[c]/sum*float64(cfg.TrainSamples)))
-		out[c].trainX, out[c].trainY = data(n)
-		out[c].testX, out[c].testY = data(max(3, n/3))
+		out[c].trainX, out[c].trainY = randomData(r, n, sample, spec.NumClasses)
+		out[c].testX, out[c].testY = randomData(r, max(3, n/3), sample, spec.NumClasses)
 	}
 	return out
 }
@@ -217,22 +204,8 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 			nets = append(nets, w)
 		}
 	}
-	// each calls fn(i, model) for i in [0, n), on the models side by side.
 	each := func(n int, fn func(i int, m *Model) error) error {
-		errs := make([]error, n)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for _, w := range nets {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-					errs[i] = fn(i, w)
-				}
-			}()
-		}
-		wg.Wait()
-		return errors.Join(errs...)
+		return SideBySide(context.Background(), nets, n, fn)
 	}
 	// Each client's sample order comes from its own stream (seed, pass, client).
 	pass := uint64(0)

@@ -10,19 +10,6 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
 
-// randomData returns n samples of the given size with normal values and uniform labels.
-func randomData(r *rand.Rand, n, size, classes int) ([]float32, []int32) {
-	x := make([]float32, n*size)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	y := make([]int32, n)
-	for i := range y {
-		y[i] = int32(r.IntN(classes))
-	}
-	return x, y
-}
-
 // refLogReg computes, in float64, the per-sample losses, predictions and gradients of
 // logistic regression (W [in, k], b [k]) on a batch.
 func refLogReg(w, b []float32, in, k int, x []float32, y []int32) (losses []float64, preds []int, gw, gb []float64) {

@@ -36,9 +36,6 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	backend, err := model.ResolveBackend(*backendFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)

@@ -31,9 +31,6 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if fs.NArg() != 1 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
 		return exitInvalid

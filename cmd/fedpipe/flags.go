@@ -15,13 +15,15 @@ import (
 // which writes to fs.Output()) on stdout and ends the command with exit 0; a flag error
 // (an unknown flag, a value that does not parse, a missing value) is printed on stderr with
 // a pointer to --help — and as a JSON object on stdout when --json was given — and ends it
-// with exit 2. ok is true when the command should go on.
+// with exit 2, as does a value no command can mean (checkFlagValues). ok is true when the
+// command should go on.
 func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(stdout)
 	err := fs.Parse(args)
 	fs.SetOutput(stderr)
 	if err == nil {
-		return exitOK, true
+		code := checkFlagValues(fs, stderr)
+		return code, code == exitOK
 	}
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK, false

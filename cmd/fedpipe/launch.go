@@ -92,9 +92,6 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "fedpipe %s: "+format+"\n", append([]any{cmd}, a...)...)
 		return exitInvalid

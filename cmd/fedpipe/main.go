@@ -165,9 +165,6 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
 		fs.Usage()

@@ -24,9 +24,6 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if *repair && *salvage {
 		fmt.Fprintln(stderr, "fedpipe fsck: --repair and --salvage exclude each other (--salvage also drops what is corrupt)")
 		return exitInvalid
@@ -71,9 +68,6 @@ func gc(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
 		return code
 	}
 	if fs.NArg() == 0 && *recent <= 0 {

@@ -106,9 +106,6 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "fedpipe %s: name at least one MANIFEST\n", cmd)
 		fs.Usage()

@@ -28,9 +28,6 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid

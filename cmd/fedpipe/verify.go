@@ -27,9 +27,6 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if code := checkFlagValues(fs, stderr); code != exitOK {
-		return code
-	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
 		return exitInvalid

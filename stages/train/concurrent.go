@@ -2,9 +2,6 @@ package train
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/fedpipe/fedpipe/model"
 )
@@ -63,59 +60,15 @@ func (p *clientPool) Close() {
 	p.nets = nil
 }
 
-// run calls fn(i, m) for every i in [0, n): on the pool's workers, each with its own model m,
-// or, without a pool (p nil or empty), one after another with def. It returns the error of the lowest i that
-// failed (a panic in fn becomes an error), or ctx's error if it was cancelled; fn is not
-// started for any i after cancellation.
+// run calls fn(i, m) for every i in [0, n) (model.SideBySide): on the pool's workers, each
+// with its own model m, or, without a pool (p nil or empty), one after another with def.
 func (p *clientPool) run(ctx context.Context, def *model.Model, n int, fn func(i int, m *model.Model) error) error {
-	errs := make([]error, n)
-	call := func(i int, m *model.Model) {
-		defer func() {
-			if r := recover(); r != nil {
-				errs[i] = fmt.Errorf("panic: %v", r)
-			}
-		}()
-		errs[i] = fn(i, m)
-	}
 	if p == nil || p.backend == "" || n < 2 {
-		for i := range n {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			call(i, def)
-			if errs[i] != nil {
-				return errs[i]
-			}
-		}
-		return nil
+		return model.SideBySide(ctx, []*model.Model{def}, n, fn)
 	}
 	nets, err := p.models(n)
 	if err != nil {
 		return err
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for _, m := range nets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				call(i, m)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return model.SideBySide(ctx, nets, n, fn)
 }

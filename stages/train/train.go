@@ -519,8 +519,13 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 	for c := range cd {
 		held[c] = method.EvalModel(st, c)
 	}
-	// Fine-tuning a copy reads nothing but the client's model and data, whatever the method.
-	err := o.pool.run(ctx, m, len(cd), func(c int, m *model.Model) error {
+	// Fine-tuning a copy reads nothing but the client's model and data, whatever the method;
+	// without fine-tuning there is nothing to spread over the pool.
+	pool := o.pool
+	if _, own := optional[Finetuner](method); o.finetune == 0 && !own {
+		pool = nil
+	}
+	err := pool.run(ctx, m, len(cd), func(c int, m *model.Model) error {
 		var err error
 		if prepared[c], ft[c], err = o.prepare(m, held[c], cd[c], round, c); err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
