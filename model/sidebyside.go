@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -14,6 +16,18 @@ import (
 // i that failed (a panic in fn becomes an error) or ctx's error if it was cancelled; no call
 // starts after cancellation.
 func SideBySide(ctx context.Context, models []*Model, n int, fn func(i int, m *Model) error) error {
+	return SideBySideOrder(ctx, models, n, nil, fn)
+}
+
+// SideBySideOrder is SideBySide with the calls started, when they run side by side, in the
+// order order gives (a permutation of [0, n); nil: 0, 1, …). What each call computes does
+// not depend on the order, only how well the goroutines share the work: LargestFirst's
+// order ends a set of uneven clients sooner than their index order. One after another the
+// calls still run in index order.
+func SideBySideOrder(ctx context.Context, models []*Model, n int, order []int, fn func(i int, m *Model) error) error {
+	if order != nil && len(order) != n {
+		return fmt.Errorf("SideBySideOrder: %d calls but an order of %d", n, len(order))
+	}
 	errs := make([]error, n)
 	call := func(i int, m *Model) {
 		defer func() {
@@ -41,9 +55,13 @@ func SideBySide(ctx context.Context, models []*Model, n int, fn func(i int, m *M
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
+				k := int(next.Add(1) - 1)
+				if k >= n {
 					return
+				}
+				i := k
+				if order != nil {
+					i = order[k]
 				}
 				call(i, m)
 			}
@@ -59,4 +77,19 @@ func SideBySide(ctx context.Context, models []*Model, n int, fn func(i int, m *M
 		}
 	}
 	return nil
+}
+
+// LargestFirst returns [0, n) ordered by decreasing size(i), ties by increasing i: the
+// longest-processing-time-first order, under which a few workers taking the next call as
+// they free up finish uneven work close to its even share. For 2 workers and 10 of 100
+// very uneven clients a round, TestLargestFirstBalances has the index order's last call end
+// 10.8% past the even share over 400 rounds, and this order's 1.4%.
+func LargestFirst(n int, size func(i int) int) []int {
+	order := make([]int, n)
+	sizes := make([]int, n)
+	for i := range order {
+		order[i], sizes[i] = i, size(i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
+	return order
 }

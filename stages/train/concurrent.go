@@ -60,9 +60,10 @@ func (p *clientPool) Close() {
 	p.nets = nil
 }
 
-// run calls fn(i, m) for every i in [0, n) (model.SideBySide): on the pool's workers, each
-// with its own model m, or, without a pool (p nil or empty), one after another with def.
-func (p *clientPool) run(ctx context.Context, def *model.Model, n int, fn func(i int, m *model.Model) error) error {
+// run calls fn(i, m) for every i in [0, n) (model.SideBySideOrder): on the pool's workers,
+// each with its own model m, largest size(i) first (size estimates a call's work; nil: index
+// order), or, without a pool (p nil or empty), one after another with def.
+func (p *clientPool) run(ctx context.Context, def *model.Model, n int, size func(i int) int, fn func(i int, m *model.Model) error) error {
 	if p == nil || p.backend == "" || n < 2 {
 		return model.SideBySide(ctx, []*model.Model{def}, n, fn)
 	}
@@ -70,5 +71,9 @@ func (p *clientPool) run(ctx context.Context, def *model.Model, n int, fn func(i
 	if err != nil {
 		return err
 	}
-	return model.SideBySide(ctx, nets, n, fn)
+	var order []int
+	if size != nil {
+		order = model.LargestFirst(n, size)
+	}
+	return model.SideBySideOrder(ctx, nets, n, order, fn)
 }

@@ -25,7 +25,7 @@ func TestClientPool(t *testing.T) {
 	// Two clients run at the same time: each waits until both have started.
 	var started sync.WaitGroup
 	started.Add(2)
-	err := p.run(context.Background(), nil, 2, func(i int, m *model.Model) error {
+	err := p.run(context.Background(), nil, 2, nil, func(i int, m *model.Model) error {
 		if m == nil {
 			return errors.New("no model")
 		}
@@ -44,7 +44,7 @@ func TestClientPool(t *testing.T) {
 	}
 
 	// The lowest failing client's error wins; a panic becomes an error.
-	err = p.run(context.Background(), nil, 5, func(i int, m *model.Model) error {
+	err = p.run(context.Background(), nil, 5, func(i int) int { return i % 3 }, func(i int, m *model.Model) error {
 		switch i {
 		case 1:
 			panic("boom")
@@ -61,7 +61,7 @@ func TestClientPool(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := 0
-	if err := p.run(ctx, nil, 4, func(int, *model.Model) error { calls++; return nil }); !errors.Is(err, context.Canceled) || calls != 0 {
+	if err := p.run(ctx, nil, 4, nil, func(int, *model.Model) error { calls++; return nil }); !errors.Is(err, context.Canceled) || calls != 0 {
 		t.Errorf("cancelled: %v after %d calls", err, calls)
 	}
 }

@@ -182,7 +182,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		sizes := map[int]int{}
 		trained := make([]Upload, len(sampled))
 		work := make([]Work, len(sampled))
-		err := trainPool.run(ctx, net, len(sampled), func(i int, m *model.Model) error {
+		// Clients' work grows with their training sets: the largest start first.
+		size := func(i int) int { return len(cd[sampled[i]].trainY) }
+		err := trainPool.run(ctx, net, len(sampled), size, func(i int, m *model.Model) error {
 			c := sampled[i]
 			l := &Local{model: m, opt: opt, data: cd[c], epochs: t.LocalEpochs, batch: t.BatchSize,
 				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
@@ -525,7 +527,7 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 	if _, own := optional[Finetuner](method); o.finetune == 0 && !own {
 		pool = nil
 	}
-	err := pool.run(ctx, m, len(cd), func(c int, m *model.Model) error {
+	err := pool.run(ctx, m, len(cd), func(c int) int { return len(cd[c].trainY) }, func(c int, m *model.Model) error {
 		var err error
 		if prepared[c], ft[c], err = o.prepare(m, held[c], cd[c], round, c); err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
