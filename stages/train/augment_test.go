@@ -15,14 +15,14 @@ import (
 // pixel 0) or mirror images; without augment the batches are the data themselves.
 func TestAugmentations(t *testing.T) {
 	ds, a := tinyImages(12, 5, 1)
-	cd := gather(ds, a)
+	cd := clientSet{d: ds, a: a}
 	train := manifest.TrainSpec{Augment: []string{"crop", "flip"}, CropPadding: 2}
 	batches := func(seed int64, tr manifest.TrainSpec) [][]float32 {
 		aug, err := newAugmenter(tr, ds)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &Local{data: cd[0], batch: 4, seed: seed, round: 3, client: 0, aug: aug}
+		l := &Local{data: cd.all(0), batch: 4, seed: seed, round: 3, client: 0, aug: aug}
 		var out [][]float32
 		if err := l.Batches(2, "train", func(e int, x []float32, y []int32) error {
 			out = append(out, slices.Clone(x))

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -129,5 +130,42 @@ func TestTrainSplitOnlyOnRequest(t *testing.T) {
 	}
 	if !reflect.DeepEqual(with.Global, without.Global) {
 		t.Error("evaluating the training split changed the trained model")
+	}
+}
+
+// TestClientSetGathers: each client's splits are the dataset's samples at its partition
+// indices, in order, gathered anew on every call (callers may keep or modify them).
+func TestClientSetGathers(t *testing.T) {
+	ds, a := tinyImages(30, 4, 3)
+	cs := clientSet{d: ds, a: a}
+	if cs.n() != a.Clients() {
+		t.Fatalf("n = %d, want %d", cs.n(), a.Clients())
+	}
+	for c := range cs.n() {
+		all := cs.all(c)
+		if cs.trainSize(c) != len(a.Train[c]) || len(all.trainY) != len(a.Train[c]) || len(all.testY) != len(a.Test[c]) {
+			t.Fatalf("client %d: sizes %d/%d/%d, partition %d/%d", c, cs.trainSize(c), len(all.trainY), len(all.testY), len(a.Train[c]), len(a.Test[c]))
+		}
+		s := ds.SampleSize()
+		for k, i := range a.Train[c] {
+			if all.trainY[k] != ds.Y[i] || !slices.Equal(all.trainX[k*s:(k+1)*s], ds.Sample(i)) {
+				t.Fatalf("client %d, training sample %d is not dataset sample %d", c, k, i)
+			}
+		}
+		for k, i := range a.Test[c] {
+			if all.testY[k] != ds.Y[i] || !slices.Equal(all.testX[k*s:(k+1)*s], ds.Sample(i)) {
+				t.Fatalf("client %d, test sample %d is not dataset sample %d", c, k, i)
+			}
+		}
+		tr := cs.train(c)
+		if tr.testX != nil || !slices.Equal(tr.trainX, all.trainX) {
+			t.Fatalf("client %d: train() differs from all()'s training split or carries a test split", c)
+		}
+		if len(tr.trainX) > 0 {
+			tr.trainX[0]++
+			if again := cs.train(c); again.trainX[0] == tr.trainX[0] {
+				t.Fatalf("client %d: train() returned shared memory", c)
+			}
+		}
 	}
 }
