@@ -74,6 +74,55 @@ func Sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	if swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)) {
+		sgemmSwapped(m, n, k, a, b, c, cOffset, ldc, workers)
+		return
+	}
+	sgemm(m, n, k, a, b, c, cOffset, ldc, workers)
+}
+
+// sgemmSwapped computes Cᵀ = Bᵀ·Aᵀ into a scratch n×m matrix and transposes it into C. Each
+// element is the same sequence of fused multiply-adds over the same KC blocks (a·b = b·a
+// exactly), so the result is sgemm's bit for bit.
+func sgemmSwapped(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
+	t := getPacked(n * m)
+	sgemm(n, m, k, b.T(), a.T(), t, 0, m, workers)
+	for i := range m {
+		row := c[cOffset+i*ldc : cOffset+i*ldc+n]
+		for j := range row {
+			row[j] = t[j*m+i]
+		}
+	}
+	putPacked(t)
+}
+
+// swapOperands enables computing a product as Cᵀ = Bᵀ·Aᵀ where that copies less (see
+// swapPays; a variable so tests can compare both ways).
+var swapOperands = true
+
+// alwaysSwap makes every product take the swapped path (for tests).
+var alwaysSwap = false
+
+// swapPays reports whether Cᵀ = Bᵀ·Aᵀ copies fewer values than C = A·B. B is always packed
+// (k·n values) and A too unless the kernel reads it in place; swapped, Aᵀ is packed (k·m) and
+// Bᵀ read in place where it can be, plus the m·n values of transposing the result. A dense
+// layer's forward and input-gradient products at a small batch (m = 32 rows against a
+// 1024×512 weight) pack the whole weight the first way and only the batch the second.
+func swapPays(m, n, k int, a, b Matrix) bool {
+	direct := func(x Matrix) bool { return (x.ColStride == 1 || x.RowStride == 1) && inPlaceA && hasRowsKernel() }
+	plain := k * n
+	if !direct(a) {
+		plain += k * m
+	}
+	swapped := k*m + m*n
+	if !direct(b.T()) {
+		swapped += k * n
+	}
+	return 4*swapped < 3*plain
+}
+
+// sgemm is Sgemm with workers resolved and the operands in the order given.
+func sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	// Work items: row blocks of mc rows × column chunks of at most nc, narrowed until there
 	// are enough items to keep every worker busy. Each item packs its rows of A and its
 	// columns of B over all of K, so narrowing columns repacks A: when A has fewer row blocks

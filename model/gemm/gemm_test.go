@@ -176,6 +176,40 @@ func TestSgemmInPlaceA(t *testing.T) {
 	}
 }
 
+// TestSgemmSwapped: computing Cᵀ = Bᵀ·Aᵀ and transposing gives C bit for bit, for the
+// products where Sgemm does so (the dense layer's at batch 32) and for others.
+func TestSgemmSwapped(t *testing.T) {
+	if !hasRowsKernel() {
+		t.Skip("no in-place kernel on this CPU: nothing is swapped")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	defer func() { swapOperands, alwaysSwap = true, false }()
+	swappedCases := []gemmCase{{m: 32, n: 512, k: 1024}, {m: 32, n: 1024, k: 512, transB: true, pad: 2}, {m: 7, n: 301, k: 300}}
+	for _, tc := range swappedCases {
+		a, b, _, _ := tc.operands(r)
+		if !swapPays(tc.m, tc.n, tc.k, a, b) {
+			t.Errorf("%+v: not swapped", tc)
+		}
+	}
+	cases := append(testCases(r), gemmCase{m: 25, n: 32, k: 2000, transA: true, pad: 1})
+	for _, tc := range append(cases, swappedCases...) {
+		a, b, want, mag := tc.operands(r)
+		for _, w := range []int{1, 3} {
+			swapOperands = false
+			ref := tc.run(a, b, w)
+			swapOperands, alwaysSwap = true, true
+			got := tc.run(a, b, w)
+			alwaysSwap = false
+			for i := range ref {
+				if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%+v workers=%d: swapped differs at %d: %v vs %v", tc, w, i, got[i], ref[i])
+				}
+			}
+			tc.check(t, got, want, mag)
+		}
+	}
+}
+
 func TestSgemmZeroK(t *testing.T) {
 	c := []float32{1, 2, 3, 4}
 	Sgemm(2, 2, 0, Matrix{}, Matrix{}, c, 0, 2, 1)

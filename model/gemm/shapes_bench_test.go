@@ -5,7 +5,7 @@ import "testing"
 // BenchmarkCNN4Shapes times, on one worker, the GEMMs of one cnn4 training step on 28×28×1
 // at batch 32, one by one (forward, weight gradient and input gradient of each layer, with
 // the operands transposed as the step has them), to see which shapes run far below the
-// kernel's peak: go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
+// kernel's peak (products that Sgemm swaps also run unswapped): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
 func BenchmarkCNN4Shapes(b *testing.B) {
 	type shape struct {
 		name    string
@@ -39,11 +39,19 @@ func BenchmarkCNN4Shapes(b *testing.B) {
 		if s.bT {
 			bm = RowMajor(bb, 0, s.k).T()
 		}
-		b.Run(s.name, func(b *testing.B) {
-			for range b.N {
-				Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
-			}
-			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		run := func(name string, swap bool) {
+			b.Run(name, func(b *testing.B) {
+				defer func(was bool) { swapOperands = was }(swapOperands)
+				swapOperands = swap
+				for range b.N {
+					Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		run(s.name, true)
+		if swapPays(s.m, s.n, s.k, am, bm) { // the same product without swapping, to compare
+			run(s.name+"-unswapped", false)
+		}
 	}
 }
