@@ -359,7 +359,7 @@ func (ls seqNet) featurePass(params []*Node, x, labels *Node, pen penalty) (loss
 }
 
 // trainStepGraph builds one SGD step. inputs = params (n), momentum buffers (n), x, labels,
-// hyper = [lr, momentum, weight decay]; outputs = new params (n), new momentum (n), loss.
+// hyper = [lr, momentum, weight decay] (no weight decay: [lr, momentum]); outputs = new params (n), new momentum (n), loss.
 // PyTorch SGD semantics: d = g + wd·θ; buf = m·buf + d; θ = θ − lr·buf (no dampening, not
 // Nesterov; a zero initial buffer gives PyTorch's first step buf = d). Running statistics
 // take their new values from the forward pass; their momentum buffers stay as they are.
@@ -381,14 +381,14 @@ func maskedTrainStepGraph(net network, inputs []*Node) []*Node {
 
 // proxTrainStepGraph is maskedTrainStepGraph plus a proximal term μ/2·‖θ − ref‖², whose
 // gradient μ·(θ − ref) joins the loss gradient (FedProx, Ditto): inputs = params (n),
-// momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ].
+// momentum (n), masks (n), refs (n), x, labels, hyper [lr, momentum, weight decay, μ] (no weight decay: [lr, momentum, μ]).
 func proxTrainStepGraph(net network, inputs []*Node) []*Node {
 	return sgdStepGraph(net, inputs, true, true)
 }
 
 // sgdStepGraph builds the three step variants above from one description, so their
 // arithmetic cannot drift apart: with masked, inputs hold n masks after the momentum
-// buffers; with prox, n reference tensors after the masks and μ as hyper[3].
+// buffers; with prox, n reference tensors after the masks and μ as hyper's last entry.
 func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 	n := net.numParams()
 	params, moms := inputs[:n], inputs[n:2*n]
@@ -402,12 +402,20 @@ func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 	}
 	x, labels, hyper := rest[0], rest[1], rest[2]
 	loss, grads, state := net.trainPass(params, x, labels)
+	// hyper is [lr, momentum, weight decay (, μ)], or without the weight decay when it is 0
+	// (see Session.hyperTensor): then the graph leaves out its two passes over every
+	// parameter, with the same results bit for bit (g + 0·θ differs from g only in the sign
+	// of a zero, which the momentum buffer, never −0, absorbs).
+	hyperLen := hyper.Shape().Dimensions[0]
+	decay := (!prox && hyperLen == 3) || (prox && hyperLen == 4)
 	lr := Reshape(Slice(hyper, AxisElem(0)))
 	mom := Reshape(Slice(hyper, AxisElem(1)))
-	wd := Reshape(Slice(hyper, AxisElem(2)))
-	var mu *Node
+	var wd, mu *Node
+	if decay {
+		wd = Reshape(Slice(hyper, AxisElem(2)))
+	}
 	if prox {
-		mu = Reshape(Slice(hyper, AxisElem(3)))
+		mu = Reshape(Slice(hyper, AxisElem(hyperLen-1)))
 	}
 	outs := make([]*Node, 0, 2*n+1)
 	newMoms := make([]*Node, n)
@@ -417,7 +425,10 @@ func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 			newMoms[i] = moms[i]
 			continue
 		}
-		d := Add(grads[i], Mul(wd, p))
+		d := grads[i]
+		if decay {
+			d = Add(d, Mul(wd, p))
+		}
 		if prox {
 			d = Add(d, Mul(mu, Sub(p, refs[i])))
 		}

@@ -238,6 +238,9 @@ type Session struct {
 	mu     float32
 	hyper  *tensors.Tensor
 	opt    SGD
+	// decayTerm keeps the weight decay in the hyper input even when it is 0 (tests compare
+	// the step graph with and without its decay term).
+	decayTerm bool
 }
 
 // NewSession starts training from params (matched by name; copied) with the given
@@ -254,8 +257,23 @@ func (m *Model) NewSession(params tensor.List, opt SGD) (*Session, error) {
 	for i, shape := range m.shapes {
 		moms[i] = tensors.FromFlatDataAndDimensions(make([]float32, tensor.Size(shape)), shape...)
 	}
-	hyper := tensors.FromFlatDataAndDimensions([]float32{opt.LR, opt.Momentum, opt.WeightDecay}, 3)
-	return &Session{m: m, params: ps, moms: moms, hyper: hyper, opt: opt}, nil
+	s := &Session{m: m, params: ps, moms: moms, opt: opt}
+	s.hyper = s.hyperTensor(false)
+	return s, nil
+}
+
+// hyperTensor returns the step graphs' hyper-parameter input: [lr, momentum, weight decay],
+// then μ when prox. Without weight decay the entry is left out, and the graph compiled for
+// that shape skips the decay term (see sgdStepGraph).
+func (s *Session) hyperTensor(prox bool) *tensors.Tensor {
+	h := []float32{s.opt.LR, s.opt.Momentum}
+	if s.opt.WeightDecay != 0 || s.decayTerm {
+		h = append(h, s.opt.WeightDecay)
+	}
+	if prox {
+		h = append(h, s.mu)
+	}
+	return tensors.FromFlatDataAndDimensions(h, len(h))
 }
 
 // SetMask restricts the following steps to the entries where mask is 1: every other entry
@@ -334,7 +352,7 @@ func (s *Session) SetProx(mu float32, ref tensor.List) error {
 func (s *Session) SetLR(lr float32) {
 	finalize(s.hyper)
 	s.opt.LR = lr
-	s.hyper = tensors.FromFlatDataAndDimensions([]float32{s.opt.LR, s.opt.Momentum, s.opt.WeightDecay}, 3)
+	s.hyper = s.hyperTensor(false)
 }
 
 // Step runs one SGD step on a mini-batch and returns the mean cross-entropy of the batch
@@ -390,7 +408,7 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 			for _, t := range s.refs {
 				args = append(args, t)
 			}
-			hyper = tensors.FromFlatDataAndDimensions([]float32{s.opt.LR, s.opt.Momentum, s.opt.WeightDecay, s.mu}, 4)
+			hyper = s.hyperTensor(true)
 			defer finalize(hyper)
 		}
 	}

@@ -453,3 +453,74 @@ func TestSessionProx(t *testing.T) {
 		t.Error("mu = 0 differs from a plain step")
 	}
 }
+
+// TestNoDecayGraphMatches: without weight decay the step graph compiled for the short hyper
+// input (no decay term) gives the parameters of the full graph run with weight decay 0, bit
+// for bit, plain, masked and proximal.
+func TestNoDecayGraphMatches(t *testing.T) {
+	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 1}, NumClasses: 4}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	init := spec.Init(3)
+	mask := init.Clone()
+	for _, tn := range mask {
+		for i := range tn.Data {
+			tn.Data[i] = float32(r.IntN(2))
+		}
+	}
+	ref := init.Clone()
+	for _, tn := range ref {
+		for i := range tn.Data {
+			tn.Data[i] += float32(r.NormFloat64()) * 0.01
+		}
+	}
+	x, y := randomData(r, 40, 256, 4)
+	opt := SGD{LR: 0.05, Momentum: 0.7}
+	run := func(variant string, full bool) tensor.List {
+		s, err := m.NewSession(init, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		switch variant {
+		case "masked":
+			err = s.SetMask(mask)
+		case "prox":
+			err = s.SetProx(0.1, ref)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full { // [lr, momentum, 0 (, μ)]: the graph with the decay term
+			s.decayTerm = true
+			s.SetLR(opt.LR)
+		}
+		for b := 0; b < 40; b += 16 {
+			if _, err := s.Step(x[b*256:min(b+16, 40)*256], y[b:min(b+16, 40)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.Params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, variant := range []string{"plain", "masked", "prox"} {
+		short, full := run(variant, false), run(variant, true)
+		for i := range short {
+			for j, v := range short[i].Data {
+				if math.Float32bits(v) != math.Float32bits(full[i].Data[j]) {
+					t.Fatalf("%s: %s[%d] = %v without the decay term, %v with weight decay 0", variant, short[i].Name, j, v, full[i].Data[j])
+				}
+			}
+		}
+	}
+	if c := m.Compilations(); c["train"] != 2 {
+		t.Errorf("compiled %v; want two plain step graphs (with and without the decay term)", c)
+	}
+}
