@@ -312,6 +312,14 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 		copy(dst, operand)
 	}
 	parallelFor(threadsOf(engine), rows, len(updates), func(lo, hi int) {
+		if c == 1 { // Single values (max-pooling's gradient): no row slices.
+			for m, r := range idx {
+				if uint(int(r)-lo) < uint(hi-lo) {
+					dst[r] += updates[m]
+				}
+			}
+			return
+		}
 		for m, r := range idx {
 			if int(r) < lo || int(r) >= hi {
 				continue

@@ -31,7 +31,7 @@ var (
 	simplegoWhere, simplegoMax, simplegoGreaterThan, simplegoEqual executor
 	simplegoLogicalAnd, simplegoLogicalOr, simplegoLogicalNot      executor
 	simplegoReduceSum, simplegoReduceMax, simplegoGather           executor
-	simplegoScatterSum                                             executor
+	simplegoScatterSum, simplegoArgMinMax                          executor
 	hookInstalled                                                  bool
 	hookError                                                      string
 )
@@ -54,6 +54,7 @@ func init() {
 		{backends.OpTypeMul, &simplegoMul, binaryExec(opMul, &simplegoMul)},
 		{backends.OpTypeGather, &simplegoGather, execGather},
 		{backends.OpTypeScatterSum, &simplegoScatterSum, execScatterSum},
+		{backends.OpTypeArgMinMax, &simplegoArgMinMax, execArgMinMax},
 		{backends.OpTypeWhere, &simplegoWhere, execWhere},
 		{backends.OpTypeMax, &simplegoMax, execMax},
 		{backends.OpTypeGreaterThan, &simplegoGreaterThan, compareExec(true, &simplegoGreaterThan)},
