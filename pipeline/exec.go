@@ -324,16 +324,25 @@ type checkpointIndex struct {
 	Outputs map[string]artifacts.Digest `json:"outputs"`
 }
 
-// SaveCheckpoint stores a resume point after round: the blobs are stored (unchanged ones
-// dedupe against earlier checkpoints), then the stage's checkpoint ref moves to them.
-func (sc *StageContext) SaveCheckpoint(round int, blobs map[string][]byte) error {
+// SaveCheckpoint stores a resume point after round: each blob write passes is stored as it
+// comes (unchanged ones dedupe against earlier checkpoints), then the stage's checkpoint
+// ref moves to them. A write that fails, or names a blob twice, leaves the previous resume
+// point in place.
+func (sc *StageContext) SaveCheckpoint(round int, write func(put func(name string, blob []byte) error) error) error {
 	idx := checkpointIndex{Round: round, Outputs: map[string]artifacts.Digest{}}
-	for _, name := range sortedKeys(blobs) {
-		d, err := sc.store.Put(blobs[name])
+	err := write(func(name string, blob []byte) error {
+		if _, dup := idx.Outputs[name]; dup {
+			return fmt.Errorf("checkpoint blob %q written twice", name)
+		}
+		d, err := sc.store.Put(blob)
 		if err != nil {
 			return err
 		}
 		idx.Outputs[name] = d
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	b, err := json.Marshal(idx)
 	if err != nil {

@@ -36,8 +36,10 @@ type Context interface {
 	Progress(done, total int, note string)
 	// Logf prints a message about the stage without disturbing the progress display.
 	Logf(format string, args ...any)
-	// SaveCheckpoint stores a resume point after round.
-	SaveCheckpoint(round int, blobs map[string][]byte) error
+	// SaveCheckpoint stores a resume point after round: write passes each of its blobs to
+	// put (which stores it at once), and the resume point moves to them when write returns
+	// nil.
+	SaveCheckpoint(round int, write func(put func(name string, blob []byte) error) error) error
 	// LoadCheckpoint returns the latest verified resume point of this stage, if any.
 	LoadCheckpoint() (round int, blobs map[string][]byte, ok bool)
 	// LoadExtension returns the outputs of the cached train result with the most rounds

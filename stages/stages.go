@@ -86,11 +86,9 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	}
 	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend,
 		Checkpoint: func(st *train.State) error {
-			blobs, err := train.EncodeCheckpoint(st)
-			if err != nil {
-				return err
-			}
-			return sc.SaveCheckpoint(st.Round, blobs)
+			return sc.SaveCheckpoint(st.Round, func(put func(string, []byte) error) error {
+				return train.WriteCheckpoint(st, put)
+			})
 		},
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}

@@ -67,10 +67,26 @@ func blobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefi
 // EncodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
 func EncodeState(st *State) (map[string][]byte, error) {
-	out := map[string][]byte{"global": tensor.Encode(st.Global)}
+	out := map[string][]byte{}
+	err := WriteState(st, func(name string, b []byte) error {
+		out[name] = b
+		return nil
+	})
+	return out, err
+}
+
+// WriteState is EncodeState passing each blob to put as soon as it is encoded, so that a
+// caller storing them holds one client's blob at a time rather than a second copy of the
+// whole state (100 FedOBP clients: about 700 MB).
+func WriteState(st *State, put func(name string, b []byte) error) error {
+	if err := put("global", tensor.Encode(st.Global)); err != nil {
+		return err
+	}
 	for c, p := range st.Personal {
 		if p != nil {
-			out[blobName("personal", c)] = tensor.Encode(p)
+			if err := put(blobName("personal", c), tensor.Encode(p)); err != nil {
+				return err
+			}
 		}
 	}
 	for c, m := range st.Masks {
@@ -79,33 +95,43 @@ func EncodeState(st *State) (map[string][]byte, error) {
 			for _, t := range m {
 				b.Masks = append(b.Masks, tensor.MaskOf(t))
 			}
-			out[blobName("mask", c)] = tensor.EncodeBundle(b)
+			if err := put(blobName("mask", c), tensor.EncodeBundle(b)); err != nil {
+				return err
+			}
 		}
 	}
 	for _, s := range st.slots() {
 		for i := 0; i < s.Len; i++ {
 			if l := s.Get(i); l != nil {
-				out[blobName("aux/"+s.Name, i)] = tensor.Encode(l)
+				if err := put(blobName("aux/"+s.Name, i), tensor.Encode(l)); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	var err error
-	if out["metrics"], err = results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)}); err != nil {
-		return nil, err
+	table := func(name string, b []byte, err error) error {
+		if err != nil {
+			return err
+		}
+		return put(name, b)
+	}
+	b, err := results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)})
+	if err := table("metrics", b, err); err != nil {
+		return err
 	}
 	// Only methods that select (masks) have a selection table; others wrote an empty one.
 	if st.Masks != nil || len(st.Selection) > 0 {
-		if out["selection"], err = results.Encode(st.Selection, nil); err != nil {
-			return nil, err
+		b, err := results.Encode(st.Selection, nil)
+		if err := table("selection", b, err); err != nil {
+			return err
 		}
 	}
-	if out["comm"], err = results.Encode(st.Comm, nil); err != nil {
-		return nil, err
+	b, err = results.Encode(st.Comm, nil)
+	if err := table("comm", b, err); err != nil {
+		return err
 	}
-	if out["work"], err = results.Encode(st.Work, nil); err != nil {
-		return nil, err
-	}
-	return out, nil
+	b, err = results.Encode(st.Work, nil)
+	return table("work", b, err)
 }
 
 // DecodeState reverses EncodeState (and EncodeCheckpoint) for a run whose method is def.

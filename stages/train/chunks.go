@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/results"
@@ -34,6 +35,17 @@ func chunkName(k int) string { return fmt.Sprintf("rows/%06d", k) }
 // every table must come in non-decreasing round order, as Run appends them; otherwise the
 // tables are stored whole, as EncodeState does. DecodeState reads both layouts (readChunks).
 func EncodeCheckpoint(st *State) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := WriteCheckpoint(st, func(name string, b []byte) error {
+		out[name] = b
+		return nil
+	})
+	return out, err
+}
+
+// WriteCheckpoint is EncodeCheckpoint passing each blob to put as soon as it is encoded (see
+// WriteState).
+func WriteCheckpoint(st *State, put func(name string, b []byte) error) error {
 	chunk := func(round int) int { return max(round-1, 0) / checkpointChunkRounds }
 	last := chunk(st.Round)
 	sorted := true
@@ -51,18 +63,22 @@ func EncodeCheckpoint(st *State) (map[string][]byte, error) {
 	check(roundsOf(st.Comm, func(c Comm) int { return c.Round }))
 	check(roundsOf(st.Work, func(w Work) int { return w.Round }))
 	if !sorted {
-		return EncodeState(st)
+		return WriteState(st, put)
 	}
 	models := *st
 	models.Metrics, models.Selection, models.Comm, models.Work = nil, nil, nil, nil
-	out, err := EncodeState(&models)
+	err := WriteState(&models, func(name string, b []byte) error {
+		if slices.Contains(tableNames, name) {
+			return nil // the tables go in chunks below
+		}
+		return put(name, b)
+	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, name := range tableNames {
-		delete(out, name)
+	if err := put(checkpointRoundBlob, []byte(strconv.Itoa(st.Round))); err != nil {
+		return err
 	}
-	out[checkpointRoundBlob] = []byte(strconv.Itoa(st.Round))
 	var mi, si, ci, wi int
 	for k := 0; k <= last; k++ {
 		// The chunk's rows: every row whose round falls in chunk k (and, in chunk 0, round 0).
@@ -81,7 +97,7 @@ func EncodeCheckpoint(st *State) (map[string][]byte, error) {
 		}
 		tables, err := EncodeState(part)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var b []byte
 		for _, name := range tableNames {
@@ -89,9 +105,11 @@ func EncodeCheckpoint(st *State) (map[string][]byte, error) {
 			b = binary.AppendUvarint(b, uint64(len(tables[name])))
 			b = append(b, tables[name]...)
 		}
-		out[chunkName(k)] = b
+		if err := put(chunkName(k), b); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // roundsOf lists the round of every row.

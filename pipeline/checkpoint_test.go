@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+)
+
+// TestSaveCheckpointStreams: blobs are stored as write passes them, the resume point moves
+// only when write succeeds, and a failed or duplicated write keeps the previous one.
+func TestSaveCheckpointStreams(t *testing.T) {
+	s, err := artifacts.Open(t.TempDir(), artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sc := &StageContext{Node: &Node{Kind: "train", Name: "train x", Key: Key{1, 2, 3}}, store: s}
+	save := func(round int, blobs ...string) error {
+		return sc.SaveCheckpoint(round, func(put func(string, []byte) error) error {
+			for _, name := range blobs {
+				if name == "fail" {
+					return errors.New("encoding failed")
+				}
+				if err := put(name, []byte(name+" of round "+string(rune('0'+round)))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := save(1, "global", "personal/00001"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want int, names ...string) {
+		t.Helper()
+		round, blobs, ok := sc.loadLocalCheckpoint()
+		if !ok || round != want || len(blobs) != len(names) {
+			t.Fatalf("resume point: round %d, %d blobs, ok %v; want round %d with %v", round, len(blobs), ok, want, names)
+		}
+		for _, n := range names {
+			if string(blobs[n]) != n+" of round "+string(rune('0'+want)) {
+				t.Fatalf("blob %s = %q", n, blobs[n])
+			}
+		}
+	}
+	check(1, "global", "personal/00001")
+	if err := save(2, "global", "fail"); err == nil || !strings.Contains(err.Error(), "encoding failed") {
+		t.Fatalf("failing write: %v", err)
+	}
+	check(1, "global", "personal/00001")
+	if err := save(3, "global", "global"); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("duplicate blob: %v", err)
+	}
+	check(1, "global", "personal/00001")
+	if err := save(4, "global", "mask/00002"); err != nil {
+		t.Fatal(err)
+	}
+	check(4, "global", "mask/00002")
+}
