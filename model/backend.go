@@ -27,7 +27,7 @@ const OracleBackend = cpubackend.Name
 // CodeVersion is bumped whenever a change in this package (graph construction, backend
 // lowering, initialization) may change numeric results. It is part of BackendID, so cached
 // results computed by an older version are never reused.
-const CodeVersion = "fpgraph-3" // 3: col2im is one ScatterSum (each pixel adds its contributions in patch order)
+const CodeVersion = "fpgraph-4" // 4: convolution rows window by window (max-pooling is one ArgMax), which reorders the weight-gradient and col2im sums; 3: col2im is one ScatterSum
 
 // gomlxVersionFallback is used by BackendID when the binary carries no module build info
 // (for instance in some test binaries).

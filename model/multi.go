@@ -38,7 +38,7 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 			cols := Reshape(im2col(Reshape(h, cb, l.h, l.w, l.cin), l.k, oh, ow), clients, b*oh*ow, kk)
 			z := DotGeneral(cols, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{1}, []int{0})
 			z = Add(z, Reshape(bias, clients, 1, l.cout))
-			h, caches[i] = poolForward(Reshape(z, cb, oh, ow, l.cout), l)
+			h, caches[i] = poolForward(Reshape(z, cb*oh*ow, l.cout), cb, l)
 			caches[i].in = cols
 		case layerFC:
 			in := Reshape(h, clients, b, l.in)

@@ -11,9 +11,10 @@ import (
 // networks described by ModelSpec. Writing the backward pass explicitly (rather than with
 // graph.Gradient) keeps every op one that GoMLX's pure-Go engine runs well: convolutions are
 // im2col (one Gather of pixel rows) and one DotGeneral; their input gradient is one
-// DotGeneral followed by col2im (one ScatterSum); max-pooling works on the four
-// strided window elements; dense layers and all weight gradients are single DotGenerals
-// (GoMLX's DotGeneral gradient would materialize a [batch, in, out] product).
+// DotGeneral followed by col2im (one ScatterSum); convolution rows come window by window,
+// so max-pooling is one ReduceMax and one ArgMax forward and one ScatterSum back; dense
+// layers and all weight gradients are single DotGenerals (GoMLX's DotGeneral gradient
+// would materialize a [batch, in, out] product).
 //
 // The graphs are dtype-generic (the dtype of the parameters), so tests can check gradients
 // in float64. Only deterministic ops are used and there is no randomness.
@@ -26,39 +27,63 @@ func zeros(g *Graph, dtype dtypes.DType, dims ...int) *Node {
 // layerCache keeps what the backward pass of one layer needs from the forward pass.
 type layerCache struct {
 	in *Node // conv: im2col matrix [B·oh·ow, k·k·cin]; fc: input [B, in].
-	// conv only: the four elements of each pooling window (row-major within the window) and
-	// their max, each [B, ph, pw, cout].
-	win [4]*Node
-	max *Node
+	// conv only: the flat index in the convolution's output [B·oh·ow·cout] of each pooling
+	// window's first maximal element ([B·ph·pw·cout, 1] int32), and where that max is
+	// positive (ReLU passes it; [B·ph·pw, cout] bool).
+	at, pos *Node
 	// fc only: the pre-activation output.
 	z *Node
 }
 
 // im2col extracts the k×k patches of x [B, h, w, c] whose top-left corner lies in
-// [0, oh)×[0, ow): a [B·oh·ow, k·k·c] matrix with columns ordered (kernel row, kernel col, c).
-// It is one Gather of the c-element pixel rows of x (a pure copy), in that order.
+// [0, oh)×[0, ow): a [B·oh·ow, k·k·c] matrix with columns ordered (kernel row, kernel col, c)
+// and, within each sample, rows in pooled order (see pooledPositions). It is one Gather of
+// the c-element pixel rows of x (a pure copy), in that order.
 func im2col(x *Node, k, oh, ow int) *Node {
 	dims := x.Shape().Dimensions
 	b, h, w, c := dims[0], dims[1], dims[2], dims[3]
-	if k == 1 && oh == h && ow == w {
-		return Reshape(x, b*h*w, c)
-	}
 	return Reshape(Gather(Reshape(x, b*h*w, c), Const(x.Graph(), im2colIndices(b, h, w, k, oh, ow))), b*oh*ow, k*k*c)
 }
 
+// pooledPositions returns the output positions (row, col) of a convolution over an oh×ow
+// grid in the order its rows are computed: the 2×2 pooling windows one after another (by
+// window row and column), each window's four positions row-major, then the positions no
+// window covers (the last row or column of an odd size). A window's four outputs are then
+// four consecutive rows, which the pooling reduces in one pass (poolForward).
+func pooledPositions(oh, ow int) [][2]int {
+	ph, pw := oh/poolSize, ow/poolSize
+	out := make([][2]int, 0, oh*ow)
+	for pi := range ph {
+		for pj := range pw {
+			for di := range poolSize {
+				for dj := range poolSize {
+					out = append(out, [2]int{pi*poolSize + di, pj*poolSize + dj})
+				}
+			}
+		}
+	}
+	for r := range oh {
+		for col := range ow {
+			if r >= ph*poolSize || col >= pw*poolSize {
+				out = append(out, [2]int{r, col})
+			}
+		}
+	}
+	return out
+}
+
 // im2colIndices returns the pixel index (in [0, b·h·w)) of every row of im2col's output,
-// taken as a c-element row: [b·oh·ow·k·k, 1] int32, ordered (sample, out row, out col,
-// kernel row, kernel col).
+// taken as a c-element row: [b·oh·ow·k·k, 1] int32, ordered (sample, output position in
+// pooledPositions order, kernel row, kernel col).
 func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
+	positions := pooledPositions(oh, ow)
 	idx := make([]int32, 0, b*oh*ow*k*k)
 	for s := range b {
-		for r := range oh {
-			for col := range ow {
-				for i := range k {
-					base := int32(s*h*w + (r+i)*w + col)
-					for j := range k {
-						idx = append(idx, base+int32(j))
-					}
+		for _, p := range positions {
+			for i := range k {
+				base := int32(s*h*w + (p[0]+i)*w + p[1])
+				for j := range k {
+					idx = append(idx, base+int32(j))
 				}
 			}
 		}
@@ -88,30 +113,43 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	cols := im2col(x, l.k, oh, ow)
 	z := DotGeneral(cols, []int{1}, nil, Reshape(weight, l.k*l.k*l.cin, l.cout), []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
-	out, c := poolForward(Reshape(z, b, oh, ow, l.cout), l)
+	out, c := poolForward(z, b, l)
 	c.in = cols
 	return out, c
 }
 
-// poolForward runs maxpool2 → ReLU on a convolution's output z [B, oh, ow, cout] and
-// returns [B, ph, pw, cout] with the pooling part of the layer's cache.
-func poolForward(z *Node, l layer) (*Node, layerCache) {
-	b := z.Shape().Dimensions[0]
+// poolForward runs maxpool2 → ReLU on a convolution's output z [B·oh·ow, cout] (rows in
+// pooledPositions order within each sample) and returns [B, ph, pw, cout] with the pooling
+// part of the layer's cache. Each window's four rows are consecutive, so one ArgMax finds
+// every window's first maximal element (the one PyTorch's max-pool passes the gradient to;
+// ArgMax keeps the first of equal elements) and one Gather reads it.
+func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
+	g, dtype := z.Graph(), z.DType()
 	oh, ow := l.h-l.k+1, l.w-l.k+1
 	ph, pw := oh/poolSize, ow/poolSize
-	if oh != 2*ph || ow != 2*pw { // Pooling floors odd sizes: drop the last row/column.
-		z = Slice(z, AxisRange(), AxisRange(0, 2*ph), AxisRange(0, 2*pw), AxisRange())
+	windows, per := b*ph*pw, poolSize*poolSize
+	zw := z
+	if win := windows * per; win != b*oh*ow { // Pooling floors odd sizes: drop the rows no window covers.
+		zw = Slice(Reshape(z, b, oh*ow, l.cout), AxisRange(), AxisRange(0, ph*pw*per), AxisRange())
 	}
-	z6 := Reshape(z, b, ph, poolSize, pw, poolSize, l.cout)
-	var c layerCache
-	for di := range poolSize {
-		for dj := range poolSize {
-			e := Slice(z6, AxisRange(), AxisRange(), AxisElem(di), AxisRange(), AxisElem(dj), AxisRange())
-			c.win[di*poolSize+dj] = Reshape(e, b, ph, pw, l.cout)
+	arg := ArgMax(Reshape(zw, windows, per, l.cout), 1, dtypes.Int32)
+	// Window p's chosen element in channel ch is in row arg of the window's four, which
+	// start at row p·4 of z plus the uncovered rows of the samples before p's:
+	// flat index = arg·cout + base[p, ch].
+	base := make([]int32, windows*l.cout)
+	perSample := ph * pw
+	for p := range windows {
+		row := (p/perSample)*oh*ow + (p%perSample)*per
+		for ch := range l.cout {
+			base[p*l.cout+ch] = int32(row*l.cout + ch)
 		}
 	}
-	c.max = Max(Max(c.win[0], c.win[1]), Max(c.win[2], c.win[3]))
-	return Max(c.max, ScalarZero(z.Graph(), z.DType())), c
+	var c layerCache
+	c.at = Reshape(Add(Mul(arg, Scalar(g, dtypes.Int32, l.cout)), Const(g, tensors.FromFlatDataAndDimensions(base, windows, l.cout))), windows*l.cout, 1)
+	mx := Reshape(Gather(Reshape(z, b*oh*ow*l.cout, 1), c.at), windows, l.cout)
+	zero := ScalarZero(g, dtype)
+	c.pos = GreaterThan(mx, zero)
+	return Reshape(Where(c.pos, mx, zero), b, ph, pw, l.cout), c
 }
 
 // convBackward takes the gradient of convForward's output and returns the gradients of the
@@ -130,36 +168,18 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 }
 
 // poolBackward takes the gradient of poolForward's output [B, ph, pw, cout] and returns the
-// gradient of the convolution's output, [B·oh·ow, cout].
+// gradient of the convolution's output, [B·oh·ow, cout] in its row order: where the pooled
+// max is positive (ReLU), each window's gradient goes to its first maximal element, as in
+// PyTorch, and every other element gets 0. That is one ScatterSum of the window gradients,
+// one value each, into zeros at the elements poolForward chose.
 func poolBackward(dOut *Node, l layer, c layerCache) *Node {
 	g, dtype := dOut.Graph(), dOut.DType()
 	b := dOut.Shape().Dimensions[0]
 	oh, ow := l.h-l.k+1, l.w-l.k+1
-	ph, pw := oh/poolSize, ow/poolSize
+	windows := b * (oh / poolSize) * (ow / poolSize)
 	zero := ScalarZero(g, dtype)
-	// ReLU: gradient flows where the pooled max is positive.
-	dMax := Where(GreaterThan(c.max, zero), dOut, zero)
-	// Max-pool: the gradient goes to the first maximal element of each window, like PyTorch.
-	// rest is dMax where no earlier window element was maximal, else 0: one Where per
-	// element instead of a running mask (Not, And, Or), with the same values.
-	rest := dMax
-	dWin := make([]*Node, len(c.win))
-	for i, e := range c.win {
-		isMax := Equal(e, c.max)
-		dWin[i] = Reshape(Where(isMax, rest, zero), b, ph, 1, pw, 1, l.cout)
-		if i < len(c.win)-1 {
-			rest = Where(isMax, zero, rest)
-		}
-	}
-	row0 := Concatenate([]*Node{dWin[0], dWin[1]}, 4)
-	row1 := Concatenate([]*Node{dWin[2], dWin[3]}, 4)
-	dz := Reshape(Concatenate([]*Node{row0, row1}, 2), b, 2*ph, 2*pw, l.cout)
-	if oh != 2*ph {
-		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh-2*ph, 2*pw, l.cout)}, 1)
-	}
-	if ow != 2*pw {
-		dz = Concatenate([]*Node{dz, zeros(g, dtype, b, oh, ow-2*pw, l.cout)}, 2)
-	}
+	dMax := Where(c.pos, Reshape(dOut, windows, l.cout), zero)
+	dz := ScatterSum(Zeros(g, shapes.Make(dtype, b*oh*ow*l.cout, 1)), c.at, Reshape(dMax, windows*l.cout, 1), false, true)
 	return Reshape(dz, b*oh*ow, l.cout)
 }
 
