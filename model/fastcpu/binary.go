@@ -17,10 +17,21 @@ const (
 	opMul
 )
 
+// vecMode says which operands of binaryVec are vectors.
+type vecMode int
+
+const (
+	vecVec    vecMode = iota // x op y
+	vecScalar                // x op v
+	scalarVec                // v op x
+)
+
 // apply computes dst[i] = x[i] op y[i], with y broadcast when it has one element.
 func (op binaryOp) apply(dst, x, y []float32) {
 	if len(y) == 1 {
 		v := y[0]
+		k := op.binaryVec(dst, x, nil, v, vecScalar)
+		dst, x = dst[k:], x[k:]
 		switch op {
 		case opAdd:
 			for i := range dst {
@@ -37,6 +48,8 @@ func (op binaryOp) apply(dst, x, y []float32) {
 		}
 		return
 	}
+	k := op.binaryVec(dst, x, y, 0, vecVec)
+	dst, x, y = dst[k:], x[k:], y[k:]
 	y = y[:len(dst)]
 	x = x[:len(dst)]
 	switch op {
@@ -57,6 +70,8 @@ func (op binaryOp) apply(dst, x, y []float32) {
 
 // applyScalarLeft computes dst[i] = v op y[i].
 func (op binaryOp) applyScalarLeft(dst []float32, v float32, y []float32) {
+	k := op.binaryVec(dst, y, nil, v, scalarVec)
+	dst, y = dst[k:], y[k:]
 	y = y[:len(dst)]
 	switch op {
 	case opAdd:

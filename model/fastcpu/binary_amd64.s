@@ -1,0 +1,190 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Elementwise float32 arithmetic, 8 lanes at a time, over n values (n a multiple of 8):
+// the same IEEE single-precision operations as the Go loops of binary.go, so the same
+// results bit for bit. Names: v = two vectors, s = vector op scalar, r = scalar op vector.
+
+// func vaddAVX2(n int, dst, x, y *float32)
+TEXT ·vaddAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+vaddAVX2_loop:
+	CMPQ CX, $8
+	JL vaddAVX2_done
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vaddAVX2_loop
+vaddAVX2_done:
+	VZEROUPPER
+	RET
+
+// func vsubAVX2(n int, dst, x, y *float32)
+TEXT ·vsubAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+vsubAVX2_loop:
+	CMPQ CX, $8
+	JL vsubAVX2_done
+	VMOVUPS (SI), Y0
+	VSUBPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vsubAVX2_loop
+vsubAVX2_done:
+	VZEROUPPER
+	RET
+
+// func vmulAVX2(n int, dst, x, y *float32)
+TEXT ·vmulAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+vmulAVX2_loop:
+	CMPQ CX, $8
+	JL vmulAVX2_done
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vmulAVX2_loop
+vmulAVX2_done:
+	VZEROUPPER
+	RET
+
+// func saddAVX2(n int, dst, x *float32, v float32)
+TEXT ·saddAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+saddAVX2_loop:
+	CMPQ CX, $8
+	JL saddAVX2_done
+	VMOVUPS (SI), Y0
+	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP saddAVX2_loop
+saddAVX2_done:
+	VZEROUPPER
+	RET
+
+// func ssubAVX2(n int, dst, x *float32, v float32)
+TEXT ·ssubAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+ssubAVX2_loop:
+	CMPQ CX, $8
+	JL ssubAVX2_done
+	VMOVUPS (SI), Y0
+	VSUBPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP ssubAVX2_loop
+ssubAVX2_done:
+	VZEROUPPER
+	RET
+
+// func smulAVX2(n int, dst, x *float32, v float32)
+TEXT ·smulAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+smulAVX2_loop:
+	CMPQ CX, $8
+	JL smulAVX2_done
+	VMOVUPS (SI), Y0
+	VMULPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP smulAVX2_loop
+smulAVX2_done:
+	VZEROUPPER
+	RET
+
+// func raddAVX2(n int, dst, x *float32, v float32)
+TEXT ·raddAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+raddAVX2_loop:
+	CMPQ CX, $8
+	JL raddAVX2_done
+	VMOVUPS (SI), Y0
+	VADDPS Y0, Y1, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP raddAVX2_loop
+raddAVX2_done:
+	VZEROUPPER
+	RET
+
+// func rsubAVX2(n int, dst, x *float32, v float32)
+TEXT ·rsubAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+rsubAVX2_loop:
+	CMPQ CX, $8
+	JL rsubAVX2_done
+	VMOVUPS (SI), Y0
+	VSUBPS Y0, Y1, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP rsubAVX2_loop
+rsubAVX2_done:
+	VZEROUPPER
+	RET
+
+// func rmulAVX2(n int, dst, x *float32, v float32)
+TEXT ·rmulAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	VBROADCASTSS v+24(FP), Y1
+rmulAVX2_loop:
+	CMPQ CX, $8
+	JL rmulAVX2_done
+	VMOVUPS (SI), Y0
+	VMULPS Y0, Y1, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP rmulAVX2_loop
+rmulAVX2_done:
+	VZEROUPPER
+	RET

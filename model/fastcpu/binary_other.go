@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package fastcpu
+
+// binaryVec does nothing off amd64: the Go loops do every value.
+func (op binaryOp) binaryVec(dst, x, y []float32, v float32, mode vecMode) int { return 0 }
