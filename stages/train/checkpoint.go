@@ -67,8 +67,13 @@ func blobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefi
 // EncodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
 func EncodeState(st *State) (map[string][]byte, error) {
+	return collect(st, WriteState)
+}
+
+// collect runs write and returns the blobs it passes, by name.
+func collect(st *State, write func(*State, func(string, []byte) error) error) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	err := WriteState(st, func(name string, b []byte) error {
+	err := write(st, func(name string, b []byte) error {
 		out[name] = b
 		return nil
 	})

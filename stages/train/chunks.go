@@ -35,12 +35,7 @@ func chunkName(k int) string { return fmt.Sprintf("rows/%06d", k) }
 // every table must come in non-decreasing round order, as Run appends them; otherwise the
 // tables are stored whole, as EncodeState does. DecodeState reads both layouts (readChunks).
 func EncodeCheckpoint(st *State) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := WriteCheckpoint(st, func(name string, b []byte) error {
-		out[name] = b
-		return nil
-	})
-	return out, err
+	return collect(st, WriteCheckpoint)
 }
 
 // WriteCheckpoint is EncodeCheckpoint passing each blob to put as soon as it is encoded (see
