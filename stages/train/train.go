@@ -538,6 +538,9 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cs clientSet, round,
 // fine-tuned copy (SplitTestFT), as FL-bench does at every evaluation. The training split
 // ("train") is evaluated too only with train.eval_train_split: nothing downstream reads it.
 func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, cs clientSet, round int, o evalOptions) ([]Metric, error) {
+	if _, multi := optional[MultiModel](method); !multi {
+		return evaluateEach(ctx, m, method, st, cs, round, o)
+	}
 	var rows []Metric
 	n := cs.n()
 	held := make([]tensor.List, n)
@@ -616,6 +619,95 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 		}
 	}
 	return rows, nil
+}
+
+// evaluateEach is evaluateAll for methods that score a client with one model: each client's
+// model is fine-tuned and scored on its own (side by side where the run fine-tunes), and
+// dropped, so an evaluation holds a few clients' models rather than every client's model and
+// fine-tuned copy (100 FedOBP clients: about 460 MB). The rows are evaluateAll's, in the same
+// order: a model is scored the same on any of the pool's models (fpfast's results do not
+// depend on threads).
+func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State, cs clientSet, round int, o evalOptions) ([]Metric, error) {
+	n := cs.n()
+	pool := o.pool
+	_, own := optional[Finetuner](method)
+	mayTune := o.finetune != 0 || own
+	if !mayTune {
+		pool = nil // nothing to spread over the pool
+	}
+	type result struct {
+		rows []Metric // train (with trainSplit), test
+		ft   Metric   // test after fine-tuning (the held model's test row if it did not)
+		did  bool     // fine-tuned
+	}
+	res := make([]result, n)
+	err := pool.run(ctx, m, n, cs.trainSize, func(c int, mw *model.Model) error {
+		held := method.EvalModel(st, c)
+		var cd clientData
+		if o.trainSplit {
+			cd = cs.train(c)
+		}
+		cd.testX, cd.testY = cs.test(c)
+		score := func(p tensor.List, split string, x []float32, y []int32) (Metric, error) {
+			row, err := scoring(method, single{mw, p}, o.batch).Evaluate(c, x, y)
+			if err != nil {
+				return row, fmt.Errorf("evaluating client %d: %w", c, err)
+			}
+			row.Round, row.Client, row.Split = round, c, split
+			return row, nil
+		}
+		r := &res[c]
+		if o.trainSplit {
+			row, err := score(held, "train", cd.trainX, cd.trainY)
+			if err != nil {
+				return err
+			}
+			r.rows = append(r.rows, row)
+		}
+		row, err := score(held, "test", cd.testX, cd.testY)
+		if err != nil {
+			return err
+		}
+		r.rows = append(r.rows, row)
+		if !mayTune {
+			return nil
+		}
+		prepared, did, err := o.prepare(mw, held, cs, round, c)
+		if err != nil {
+			return fmt.Errorf("fine-tuning client %d: %w", c, err)
+		}
+		r.did, r.ft = did, row
+		r.ft.Split = SplitTestFT
+		if did {
+			r.ft, err = score(prepared, SplitTestFT, cd.testX, cd.testY)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	finetuned := false
+	for _, r := range res {
+		finetuned = finetuned || r.did
+	}
+	var rows []Metric
+	for _, r := range res {
+		rows = append(rows, r.rows...)
+		if finetuned {
+			rows = append(rows, r.ft)
+		}
+	}
+	return rows, nil
+}
+
+// single scores every client with one model (evaluateEach's evaluator of one client).
+type single struct {
+	m *model.Model
+	p tensor.List
+}
+
+func (s single) Evaluate(_ int, x []float32, y []int32) (Metric, error) {
+	return Evaluate(s.m, s.p, x, y)
 }
 
 // PrepareFinal returns the models the clients are finally evaluated with after
