@@ -106,17 +106,16 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := train.EncodeState(st)
-	if err != nil {
-		return nil, err
-	}
+	// The outputs derived from the state first; then the state itself, moved into its blobs.
+	out := map[string][]byte{}
 	if train.PersonalModels(sc.Run()) {
-		models, err := train.EvalModels(sc.Run(), st, a.Clients())
+		// One client's model at a time: a list of every client's would sit beside the state
+		// and its encoding (100 FedOBP clients: 230 MB more at the run's peak).
+		err := train.EachEvalModel(sc.Run(), st, a.Clients(), func(c int, m tensor.List) {
+			out[clientName("model", c)] = tensor.Encode(m)
+		})
 		if err != nil {
 			return nil, err
-		}
-		for c, m := range models {
-			out[clientName("model", c)] = tensor.Encode(m)
 		}
 	}
 	if g, ok, err := train.EvalGlobal(sc.Run(), st); err != nil {
@@ -131,6 +130,16 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		if out["mask_iou"], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
 			return nil, err
 		}
+	}
+	err = train.MoveState(st, func(name string, b []byte) error {
+		if _, dup := out[name]; dup {
+			return fmt.Errorf("train stage output %q written twice", name)
+		}
+		out[name] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -84,6 +84,18 @@ func collect(st *State, write func(*State, func(string, []byte) error) error) (m
 // caller storing them holds one client's blob at a time rather than a second copy of the
 // whole state (100 FedOBP clients: about 700 MB).
 func WriteState(st *State, put func(name string, b []byte) error) error {
+	return writeState(st, put, false)
+}
+
+// MoveState is WriteState dropping each client's personal model and mask from st once it
+// is encoded, so that the state shrinks as its encoding grows: for a train stage's outputs,
+// after which st is not used.
+func MoveState(st *State, put func(name string, b []byte) error) error {
+	return writeState(st, put, true)
+}
+
+// writeState is WriteState, with release: MoveState.
+func writeState(st *State, put func(name string, b []byte) error, release bool) error {
 	if err := put("global", tensor.Encode(st.Global)); err != nil {
 		return err
 	}
@@ -91,6 +103,9 @@ func WriteState(st *State, put func(name string, b []byte) error) error {
 		if p != nil {
 			if err := put(blobName("personal", c), tensor.Encode(p)); err != nil {
 				return err
+			}
+			if release {
+				st.Personal[c] = nil
 			}
 		}
 	}
@@ -102,6 +117,9 @@ func WriteState(st *State, put func(name string, b []byte) error) error {
 			}
 			if err := put(blobName("mask", c), tensor.EncodeBundle(b)); err != nil {
 				return err
+			}
+			if release {
+				st.Masks[c] = nil
 			}
 		}
 	}

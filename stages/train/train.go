@@ -801,13 +801,20 @@ func initSeed(r *manifest.Run) uint64 { return rng.Seed(r.Seed, 0, rng.Global, "
 // EvalModels returns, for each of the clients, the model it is evaluated with at the end
 // of a run in state st.
 func EvalModels(r *manifest.Run, st *State, clients int) ([]tensor.List, error) {
+	out := make([]tensor.List, clients)
+	err := EachEvalModel(r, st, clients, func(c int, m tensor.List) { out[c] = m })
+	return out, err
+}
+
+// EachEvalModel is EvalModels passing each client's model to fn in client order instead of
+// keeping them all.
+func EachEvalModel(r *manifest.Run, st *State, clients int, fn func(c int, m tensor.List)) error {
 	m, err := NewRunMethod(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]tensor.List, clients)
-	for c := range out {
-		out[c] = m.EvalModel(st, c)
+	for c := range clients {
+		fn(c, m.EvalModel(st, c))
 	}
-	return out, nil
+	return nil
 }
