@@ -5,6 +5,7 @@
 // Elementwise float32 arithmetic, 8 lanes at a time, over n values (n a multiple of 8):
 // the same IEEE single-precision operations as the Go loops of binary.go, so the same
 // results bit for bit. Names: v = two vectors, s = vector op scalar, r = scalar op vector.
+// The nine loops share one shape, written out: a #define cannot give each its own labels.
 
 // func vaddAVX2(n int, dst, x, y *float32)
 TEXT ·vaddAVX2(SB), NOSPLIT, $0-32
