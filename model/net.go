@@ -148,8 +148,10 @@ func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
 	c.at = Reshape(Add(Mul(arg, Scalar(g, dtypes.Int32, l.cout)), Const(g, tensors.FromFlatDataAndDimensions(base, windows, l.cout))), windows*l.cout, 1)
 	mx := Reshape(Gather(Reshape(z, b*oh*ow*l.cout, 1), c.at), windows, l.cout)
 	zero := ScalarZero(g, dtype)
+	// ReLU stays Max(x, 0), which keeps a NaN (a diverging run must show in its loss); the
+	// backward pass routes the gradient where the max is positive.
 	c.pos = GreaterThan(mx, zero)
-	return Reshape(Where(c.pos, mx, zero), b, ph, pw, l.cout), c
+	return Reshape(Max(mx, zero), b, ph, pw, l.cout), c
 }
 
 // convBackward takes the gradient of convForward's output and returns the gradients of the

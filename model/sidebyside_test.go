@@ -103,9 +103,9 @@ func makespan(jobs []int) int {
 	return max(w[0], w[1])
 }
 
-// TestLargestFirstBalances draws 100 clients with very uneven sizes (squared-uniform shares,
-// as skewed as a Dir(0.1) partition's), samples 10 per round for 400 rounds and compares how
-// long 2 workers take in index order and in LargestFirst order, against the even share.
+// TestLargestFirstBalances draws 100 clients with very uneven sizes (1 + 100·u³ batches, u
+// uniform), samples 10 per round for 400 rounds and compares how long 2 workers take in
+// index order and in LargestFirst order, against the even share.
 func TestLargestFirstBalances(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := make([]int, 100)

@@ -16,8 +16,8 @@ var noAsm = false
 // fpfast backends (the max-pooling of package model's networks takes the ArgMax of each
 // window's four rows). It gives simplego's answers exactly: the first extreme element wins
 // ties, and a NaN takes the place of whatever came before it; but it keeps the running best
-// values and indices with branch-free selects (8 lanes at a time in assembly on AVX2 CPUs)
-// instead of a branch per element, and splits the outer axes over the backend's threads.
+// values and indices with bit selects (8 lanes at a time in assembly on AVX2 CPUs), and
+// splits the outer axes over the backend's threads.
 func execArgMinMax(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
 	inputsOwned []bool) (*simplego.Buffer, error) {
 	outShape := nodeShape(node)
@@ -59,16 +59,19 @@ func execArgMinMax(engine *simplego.Backend, node *simplego.Node, inputs []*simp
 
 // argExtreme writes, for each o in [lo, hi) and i in [0, inner), the index r in [0, red) of
 // the extreme of src[(o·red + r)·inner + i] into dst[o·inner + i], as simplego's ArgMinMax
-// does: start from r = 0 and move to r whenever its value is strictly better or NaN. The
-// comparisons become 0/1 values and the moves bit selects, so random data costs no branch
-// mispredictions.
+// does: start from r = 0 and move to r whenever its value is strictly better or NaN. On
+// AVX2 CPUs the assembly does 8 lanes at a time (BenchmarkArgExtreme compares it with the Go
+// loop below, which does the rest of a row and the ArgMin).
 func argExtreme(dst []int32, src []float32, lo, hi, red, inner int, isMin bool) {
 	// The assembly ArgMax takes the first multiple of 8 of each row; Go the rest.
 	vec := 0
 	if !isMin && hasArgMaxAVX2 && !noAsm {
 		vec = inner &^ 7
 	}
-	best := make([]float32, inner)
+	var best []float32 // the Go loop's running extremes
+	if vec < inner {
+		best = make([]float32, inner)
+	}
 	for o := lo; o < hi; o++ {
 		base := o * red * inner
 		if vec > 0 {

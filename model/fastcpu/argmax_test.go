@@ -61,7 +61,8 @@ func TestArgMinMaxMatchesOracle(t *testing.T) {
 }
 
 // BenchmarkArgExtreme times the ArgMax of max-pooling's windows at conv1's shape (batch 32:
-// 4608 windows of 4 rows of 32 channels) on random data, one worker.
+// 4608 windows of 4 rows of 32 channels) on random data, one worker, with the assembly and
+// with the Go loop alone.
 func BenchmarkArgExtreme(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	src := make([]float32, 4608*4*32)
@@ -69,7 +70,14 @@ func BenchmarkArgExtreme(b *testing.B) {
 		src[i] = float32(r.NormFloat64())
 	}
 	dst := make([]int32, 4608*32)
-	for range b.N {
-		argExtreme(dst, src, 0, 4608, 4, 32, false)
+	defer func() { noAsm = false }()
+	for _, goOnly := range []bool{false, true} {
+		name := map[bool]string{false: "asm", true: "go"}[goOnly]
+		b.Run(name, func(b *testing.B) {
+			noAsm = goOnly
+			for range b.N {
+				argExtreme(dst, src, 0, 4608, 4, 32, false)
+			}
+		})
 	}
 }

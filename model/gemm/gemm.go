@@ -109,13 +109,12 @@ var alwaysSwap = false
 // layer's forward and input-gradient products at a small batch (m = 32 rows against a
 // 1024×512 weight) pack the whole weight the first way and only the batch the second.
 func swapPays(m, n, k int, a, b Matrix) bool {
-	direct := func(x Matrix) bool { return (x.ColStride == 1 || x.RowStride == 1) && inPlaceA && hasRowsKernel() }
 	plain := k * n
-	if !direct(a) {
+	if !readsInPlace(a) {
 		plain += k * m
 	}
 	swapped := k*m + m*n
-	if !direct(b.T()) {
+	if !readsInPlace(b.T()) {
 		swapped += k * n
 	}
 	return 4*swapped < 3*plain
@@ -204,8 +203,11 @@ type problem struct {
 // directA reports whether the kernel reads A's full mr-row panels in place: A is stored by
 // rows (ColStride 1) or by columns (RowStride 1) and the kernel in use can (hasRowsKernel).
 // Packing A only copies, so the results are the same either way.
-func (p *problem) directA() bool {
-	return (p.a.ColStride == 1 || p.a.RowStride == 1) && inPlaceA && hasRowsKernel()
+func (p *problem) directA() bool { return readsInPlace(p.a) }
+
+// readsInPlace reports whether the kernel can read a as the A operand without packing it.
+func readsInPlace(a Matrix) bool {
+	return (a.ColStride == 1 || a.RowStride == 1) && inPlaceA && hasRowsKernel()
 }
 
 // inPlaceA enables reading A in place (a variable so tests can compare both paths).

@@ -49,3 +49,10 @@ func imageRun(method, arch string) *manifest.Run {
 		Train: manifest.TrainSpec{Rounds: 2, Participation: 1, LocalEpochs: 1, BatchSize: 4, LR: 0.05,
 			Momentum: 0.5, EvalEvery: 1}}
 }
+
+// all returns both of client c's splits.
+func (cs clientSet) all(c int) clientData {
+	cd := cs.train(c)
+	cd.testX, cd.testY = cs.test(c)
+	return cd
+}

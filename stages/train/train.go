@@ -100,7 +100,7 @@ type Method interface {
 	EvalModel(st *State, c int) tensor.List
 }
 
-// clientData is one client's samples, copied out of the dataset (clientSet.train, clientSet.all).
+// clientData is one client's samples, copied out of the dataset (clientSet.train, .test).
 type clientData struct {
 	trainX, testX []float32
 	trainY, testY []int32
@@ -131,13 +131,6 @@ func (cs clientSet) train(c int) clientData {
 
 // test returns client c's test split.
 func (cs clientSet) test(c int) ([]float32, []int32) { return cs.d.Gather(cs.a.Test[c]) }
-
-// all returns both of client c's splits.
-func (cs clientSet) all(c int) clientData {
-	cd := cs.train(c)
-	cd.testX, cd.testY = cs.test(c)
-	return cd
-}
 
 // Config is one train stage's input.
 type Config struct {
@@ -510,6 +503,34 @@ type evalOptions struct {
 	pool       *clientPool // fine-tunes clients side by side (nil: one after another)
 }
 
+// mayTune reports whether an evaluation may fine-tune: the run's finetune_epochs or the
+// method's own Finetuner.
+func (o evalOptions) mayTune() bool {
+	_, own := optional[Finetuner](o.method)
+	return o.finetune != 0 || own
+}
+
+// tuningPool is the pool an evaluation spreads its clients over: fine-tuning a copy reads
+// nothing but the client's model and data, whatever the method; without fine-tuning there
+// is nothing to spread (nil: one client after another).
+func (o evalOptions) tuningPool() *clientPool {
+	if !o.mayTune() {
+		return nil
+	}
+	return o.pool
+}
+
+// evalData returns the splits of client c an evaluation scores: its test split, and its
+// training split only with trainSplit.
+func (o evalOptions) evalData(cs clientSet, c int) clientData {
+	var cd clientData
+	if o.trainSplit {
+		cd = cs.train(c)
+	}
+	cd.testX, cd.testY = cs.test(c)
+	return cd
+}
+
 func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 	return evalOptions{method: method, finetune: r.Train.FinetuneEpochs, batch: r.Train.BatchSize, opt: opt, seed: r.Seed, trainSplit: r.Train.EvalTrainSplit}
 }
@@ -549,12 +570,7 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 	for c := range n {
 		held[c] = method.EvalModel(st, c)
 	}
-	// Fine-tuning a copy reads nothing but the client's model and data, whatever the method;
-	// without fine-tuning there is nothing to spread over the pool.
-	pool := o.pool
-	if _, own := optional[Finetuner](method); o.finetune == 0 && !own {
-		pool = nil
-	}
+	pool := o.tuningPool()
 	err := pool.run(ctx, m, n, cs.trainSize, func(c int, m *model.Model) error {
 		var err error
 		if prepared[c], ft[c], err = o.prepare(m, held[c], cs, round, c); err != nil {
@@ -596,11 +612,7 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 		}
 	}
 	for c := range n {
-		var cd clientData
-		if o.trainSplit {
-			cd = cs.train(c)
-		}
-		cd.testX, cd.testY = cs.test(c)
+		cd := o.evalData(cs, c)
 		for _, split := range []struct {
 			name string
 			ev   Evaluator
@@ -629,12 +641,8 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 // depend on threads).
 func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State, cs clientSet, round int, o evalOptions) ([]Metric, error) {
 	n := cs.n()
-	pool := o.pool
-	_, own := optional[Finetuner](method)
-	mayTune := o.finetune != 0 || own
-	if !mayTune {
-		pool = nil // nothing to spread over the pool
-	}
+	pool := o.tuningPool()
+	mayTune := o.mayTune()
 	type result struct {
 		rows []Metric // train (with trainSplit), test
 		ft   Metric   // test after fine-tuning (the held model's test row if it did not)
@@ -643,11 +651,7 @@ func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State,
 	res := make([]result, n)
 	err := pool.run(ctx, m, n, cs.trainSize, func(c int, mw *model.Model) error {
 		held := method.EvalModel(st, c)
-		var cd clientData
-		if o.trainSplit {
-			cd = cs.train(c)
-		}
-		cd.testX, cd.testY = cs.test(c)
+		cd := o.evalData(cs, c)
 		score := func(p tensor.List, split string, x []float32, y []int32) (Metric, error) {
 			row, err := scoring(method, single{mw, p}, o.batch).Evaluate(c, x, y)
 			if err != nil {
