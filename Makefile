@@ -8,12 +8,18 @@ FUZZTIME ?= 10s
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build run smoke test vet fmt-check data versitygw bench bench-round fuzz clean
+.PHONY: all build build-xla run smoke test vet fmt-check data versitygw bench bench-round fuzz clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "-X main.commit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)" -o $(BIN) ./cmd/fedpipe
+
+## build-xla: bin/fedpipe-xla, with GoMLX's XLA backend for GPUs (cgo; needs gcc). It loads a
+## PJRT plugin found on the machine, never downloaded: `bin/fedpipe-xla backend xla:cuda`
+## says which and from where.
+build-xla:
+	CGO_ENABLED=1 $(GO) build -tags xla -ldflags "-X main.commit=$(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -modified)" -o bin/fedpipe-xla ./cmd/fedpipe
 
 ## run: the quick start (Synthetic data, seconds); a second run is all cached.
 run: build
@@ -49,6 +55,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	CGO_ENABLED=1 $(GO) vet -tags xla ./model/... ./cmd/fedpipe/
 
 ## bench: CNN4 samples/s on our backend next to PyTorch (needs python3-torch for the ratio).
 bench: build

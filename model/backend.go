@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -36,18 +35,16 @@ const gomlxVersionFallback = "v0.26.0"
 // envBackend is GoMLX's environment variable naming the backend configuration.
 const envBackend = backends.ConfigEnvVar
 
-// envPluginPath is where PJRT plugins are searched for (a list of folders, like $PATH).
-const envPluginPath = "PJRT_PLUGIN_LIBRARY_PATH"
-
 // ResolveBackend picks the backend configuration to use: flag if non-empty, else
 // $GOMLX_BACKEND, else CPUBackend. It never downloads anything.
 //
 // Accepted values are "fpfast" and "fpcpu" (optionally "<name>:<options>", see packages
-// fastcpu and cpubackend) and "xla:<plugin>", where
-// <plugin> is a plugin name (searched as pjrt_c_api_<plugin>_plugin.so in
-// $PJRT_PLUGIN_LIBRARY_PATH) or an absolute path to a .so file. The XLA backend is not
-// compiled into this binary, so an xla request always fails, with an error that names what
-// was searched and whether a plugin was found.
+// fastcpu and cpubackend) and "xla:<plugin>[,tf32]", where <plugin> is a PJRT plugin name
+// ("cuda", "cpu", ...) or an absolute path to one, found as package xlaenv describes. An xla
+// request resolves to "xla:<absolute plugin path>[,tf32]". It fails, naming every place
+// searched, when no plugin is found, and when this binary was built without the XLA backend
+// (it needs cgo and the build tag xla: make build-xla). ",tf32" lets NVIDIA GPUs multiply
+// float32 matrices in TensorFloat-32; without it they use full float32 (see xlaSetup).
 func ResolveBackend(flag string) (string, error) {
 	config, source := flag, "flag"
 	if config == "" {
@@ -71,50 +68,25 @@ func ResolveBackend(flag string) (string, error) {
 	case "go":
 		return "", fmt.Errorf("backend %q (from %s): GoMLX's stock pure-Go backend can deadlock its worker pool "+
 			"when it schedules ops in parallel; use %q, the same engine with that fixed", config, source, CPUBackend)
-	case "xla":
-		return "", xlaError(config, source, opts)
+	case xlaName:
+		p, tf32, err := findXLA(opts)
+		if err != nil {
+			return "", fmt.Errorf("backend %q (from %s): %w; or use %q", config, source, err, CPUBackend)
+		}
+		if !XLACompiled {
+			return "", fmt.Errorf("backend %q (from %s): found PJRT plugin %s, but this fedpipe was built without the XLA "+
+				"backend (pure Go); build it with `make build-xla` (go build -tags xla, needs cgo), or use %q",
+				config, source, p.Path, CPUBackend)
+		}
+		resolved := xlaName + ":" + p.Path
+		if tf32 {
+			resolved += "," + optTF32
+		}
+		return resolved, nil
 	default:
 		return "", fmt.Errorf("unknown backend %q (from %s): use %q (default), %q (the reference) "+
 			"or \"xla:<plugin name or absolute .so path>\"", config, source, CPUBackend, OracleBackend)
 	}
-}
-
-// xlaError explains why an "xla:..." request cannot be honoured.
-func xlaError(config, source, plugin string) error {
-	if plugin == "" {
-		plugin = "cpu"
-	}
-	var searched []string
-	found := ""
-	if filepath.IsAbs(plugin) || strings.HasSuffix(plugin, ".so") {
-		searched = append(searched, plugin)
-		if st, err := os.Stat(plugin); err == nil && !st.IsDir() {
-			found = plugin
-		}
-	} else {
-		file := "pjrt_c_api_" + plugin + "_plugin.so"
-		dirs := filepath.SplitList(os.Getenv(envPluginPath))
-		if len(dirs) == 0 {
-			searched = append(searched, fmt.Sprintf("$%s is empty, so no folder was searched for %s", envPluginPath, file))
-		}
-		for _, d := range dirs {
-			if d == "" {
-				continue
-			}
-			p := filepath.Join(d, file)
-			searched = append(searched, p)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() && found == "" {
-				found = p
-			}
-		}
-	}
-	if found == "" {
-		return fmt.Errorf("backend %q (from %s): PJRT plugin not found (searched: %s); plugins are never downloaded: "+
-			"install one and point $%s at its folder, pass an absolute .so path, or use %q",
-			config, source, strings.Join(searched, ", "), envPluginPath, CPUBackend)
-	}
-	return fmt.Errorf("backend %q (from %s): found PJRT plugin %s, but the XLA backend is not compiled into this binary; use %q",
-		config, source, found, CPUBackend)
 }
 
 // BackendID returns a stable identity string for results computed with the backend
@@ -133,6 +105,8 @@ func BackendID(name string) string {
 		b += "@" + cpubackend.CodeVersion
 	case fastcpu.Name:
 		b += "@" + fastcpu.Version()
+	case xlaName:
+		b = xlaID(name)
 	}
 	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
 }
@@ -172,9 +146,14 @@ func getBackend(config string) (backends.Backend, error) {
 	if b, ok := backendCache.m[config]; ok {
 		return b, nil
 	}
+	if strings.HasPrefix(config, xlaName+":") {
+		if err := xlaSetup(config); err != nil {
+			return nil, err
+		}
+	}
 	b, err := newBackend(config)
 	if err != nil {
-		return nil, err
+		return nil, xlaHint(config, err)
 	}
 	if backendCache.m == nil {
 		backendCache.m = map[string]backends.Backend{}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/model/xlaenv"
 )
 
 func TestResolveBackend(t *testing.T) {
@@ -14,11 +16,15 @@ func TestResolveBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nope.so")
-	cases := []struct {
+	// Search only $PJRT_PLUGIN_LIBRARY_PATH and an empty home, not this machine's Python.
+	defer func(f *xlaenv.Finder) { xlaFinder = f }(xlaFinder)
+	xlaFinder = &xlaenv.Finder{SitePackages: func() []string { return nil }, Home: t.TempDir()}
+	type testCase struct {
 		name, flag, env, pluginPath string
 		want                        string // Resolved config, if no error is expected.
 		wantErr                     []string
-	}{
+	}
+	cases := []testCase{
 		{name: "default", want: CPUBackend},
 		{name: "env", env: "fpcpu:workers=3", want: "fpcpu:workers=3"},
 		{name: "flag wins over env", flag: "fpcpu", env: "xla:cuda", want: "fpcpu"},
@@ -34,10 +40,18 @@ func TestResolveBackend(t *testing.T) {
 		{name: "xla plugin not found", flag: "xla:cuda", pluginPath: t.TempDir(),
 			wantErr: []string{"not found", "pjrt_c_api_cuda_plugin.so", "PJRT_PLUGIN_LIBRARY_PATH"}},
 		{name: "xla no search path", flag: "xla:cpu",
-			wantErr: []string{"not found", "PJRT_PLUGIN_LIBRARY_PATH is empty", "pjrt_c_api_cpu_plugin.so"}},
+			wantErr: []string{"not found", "$PJRT_PLUGIN_LIBRARY_PATH (unset)", "pjrt_c_api_cpu_plugin.so", "never downloaded"}},
+		{name: "xla unknown option", flag: "xla:cuda,fast", pluginPath: dir, wantErr: []string{`unknown option "fast"`, "tf32"}},
 		{name: "xla absolute path missing", env: "xla:" + missing, wantErr: []string{"not found", missing}},
-		{name: "xla plugin found", flag: "xla:cuda", pluginPath: dir, wantErr: []string{plugin, "not compiled"}},
-		{name: "xla absolute path found", flag: "xla:" + plugin, wantErr: []string{plugin, "not compiled"}},
+	}
+	if XLACompiled {
+		cases = append(cases,
+			testCase{name: "xla plugin found", flag: "xla:cuda", pluginPath: dir, want: "xla:" + plugin},
+			testCase{name: "xla absolute path found", flag: "xla:" + plugin + ",tf32", want: "xla:" + plugin + ",tf32"})
+	} else {
+		cases = append(cases,
+			testCase{name: "xla plugin found", flag: "xla:cuda", pluginPath: dir, wantErr: []string{plugin, "built without the XLA backend", "make build-xla"}},
+			testCase{name: "xla absolute path found", flag: "xla:" + plugin, wantErr: []string{plugin, "built without the XLA backend"}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +74,13 @@ func TestResolveBackend(t *testing.T) {
 			}
 			if err != nil || got != tc.want {
 				t.Fatalf("got (%q, %v), want %q", got, err, tc.want)
+			}
+			if strings.HasPrefix(tc.want, "xla:") {
+				// The file is no plugin: loading it fails, naming it.
+				if _, err := NewModel(tc.flag, ModelSpec{Arch: ArchLogReg, InputShape: []int{2}, NumClasses: 2}); err == nil || !strings.Contains(err.Error(), plugin) {
+					t.Errorf("NewModel(%q) with a fake plugin: %v", tc.flag, err)
+				}
+				return
 			}
 			if _, err := NewModel(tc.flag, ModelSpec{Arch: ArchLogReg, InputShape: []int{2}, NumClasses: 2}); err != nil {
 				t.Errorf("NewModel(%q): %v", tc.flag, err)
@@ -84,6 +105,38 @@ func TestBackendID(t *testing.T) {
 	}
 	if BackendID("xla:cuda") == id {
 		t.Errorf("different backends share the ID %q", id)
+	}
+}
+
+// TestXLABackendID checks an xla backend's identity names the plugin by contents, and
+// TensorFloat-32 apart.
+func TestXLABackendID(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "pjrt_c_api_cuda_plugin.so")
+	if err := os.WriteFile(plugin, []byte("plugin one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other", "pjrt_c_api_cuda_plugin.so")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("plugin two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := BackendID("xla:" + plugin)
+	for _, want := range []string{"/xla-cuda@", CodeVersion, "gomlx@"} {
+		if !strings.Contains(id, want) {
+			t.Errorf("BackendID %q lacks %q", id, want)
+		}
+	}
+	if tf := BackendID("xla:" + plugin + ",tf32"); tf == id || !strings.Contains(tf, ",tf32") {
+		t.Errorf("tf32 ID %q vs %q", tf, id)
+	}
+	if o := BackendID("xla:" + other); o == id {
+		t.Errorf("two plugin builds share the ID %q", id)
+	}
+	if m := BackendID("xla:" + filepath.Join(dir, "missing.so")); !strings.Contains(m, "xla-unavailable") || m == id {
+		t.Errorf("missing plugin ID %q", m)
 	}
 }
 

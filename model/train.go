@@ -90,8 +90,10 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 		compiles: map[string]int{}}
 	// Padding is exact only where every reduction over the batch takes its terms in order
 	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
-	// in training, where no batch statistic (BatchNorm) sees the padding rows.
-	if pad && b.Name() == fastcpu.Name {
+	// in training, where no batch statistic (BatchNorm) sees the padding rows. XLA pads too:
+	// a compilation there costs seconds, and its results are its own (see BackendID) and,
+	// padded or not, equal to the unpadded ones up to the order of its sums.
+	if pad && (b.Name() == fastcpu.Name || b.Name() == xlaName) {
 		m.padEval = true
 		_, seq := net.(seqNet)
 		m.padTrain = seq

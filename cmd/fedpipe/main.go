@@ -47,6 +47,7 @@ Usage:
   fedpipe show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results
   fedpipe diff A B                  parameters and metrics side by side (manifests, cells, last run)
   fedpipe version                   version, commit, backend, key scheme
+  fedpipe backend [BACKEND]         what a backend resolves to: its id, the XLA plugin and environment
   fedpipe push MANIFEST... --remote URL   upload cached results to a shared S3 remote
   fedpipe pull MANIFEST... --remote URL   download a remote's results into the local store
   fedpipe k8s MANIFEST --image IMG --remote URL --workers N   a Kubernetes Indexed Job of workers
@@ -65,6 +66,7 @@ var _ stages.Context = (*pipeline.StageContext)(nil)
 
 func main() {
 	setGCPercent()
+	reexecForXLA(os.Args[1:])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -112,6 +114,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return showCmd(rest, stdout, stderr)
 	case "diff":
 		return diffCmd(rest, stdout, stderr)
+	case "backend":
+		return backendCmd(rest, stdout, stderr)
 	case "version", "--version":
 		return versionCmd(rest, stdout, stderr)
 	case "push", "pull":

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/model/xlaenv"
+)
+
+// backendCmd says which backend a configuration resolves to and, for XLA, which plugin it
+// loads from where, with which environment; --env prints that environment as shell exports
+// (for scripts and test binaries that do not re-execute themselves as fedpipe does).
+func backendCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("backend", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asEnv := fs.Bool("env", false, "print the environment an xla backend runs with as shell export lines")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe backend [BACKEND] [--env|--json]\n\n"+
+			"Resolves BACKEND (default $GOMLX_BACKEND, else %s) as run and bench would: its id (part of every\n"+
+			"key) and, for xla:PLUGIN, the PJRT plugin found (PLUGIN: cuda, cpu, or a .so's absolute path),\n"+
+			"every place searched, the NVIDIA library and CUDA folders, and the environment it runs with.\n"+
+			"XLA needs a binary built with `make build-xla`; this one has it: %v.\n\nFlags:\n%s",
+			model.CPUBackend, model.XLACompiled, fs.FlagUsages())
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return failure("fedpipe backend", &manifest.InputError{File: "arguments", Msg: "give at most one backend"}, *asJSON, stdout, stderr)
+	}
+	backend, err := model.ResolveBackend(fs.Arg(0))
+	if err != nil {
+		return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()}, *asJSON, stdout, stderr)
+	}
+	out := map[string]any{"backend": backend, "id": model.BackendID(backend), "xla_compiled": model.XLACompiled}
+	var p *xlaenv.Plugin
+	var env [][2]string
+	if strings.HasPrefix(backend, "xla:") {
+		if p, env, err = model.XLAPlugin(backend); err != nil {
+			return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()}, *asJSON, stdout, stderr)
+		}
+		envMap := map[string]string{}
+		for _, kv := range env {
+			envMap[kv[0]] = kv[1]
+		}
+		out["plugin"] = map[string]any{"name": p.Name, "path": p.Path, "package": p.Package, "lib_dirs": p.LibDirs,
+			"cuda_dir": p.CUDADir, "searched": p.Searched, "env": envMap}
+	}
+	switch {
+	case *asJSON:
+		return writeJSON(stdout, out)
+	case *asEnv:
+		for _, kv := range env {
+			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "backend:  %s\nid:       %s\n", backend, model.BackendID(backend))
+	if p == nil {
+		xla := "no (make build-xla builds it)"
+		if model.XLACompiled {
+			xla = "yes"
+		}
+		fmt.Fprintf(stdout, "xla:      %s\n", xla)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "plugin:   %s (%s)\n", p.Path, p.Name)
+	if p.Package != "" {
+		fmt.Fprintf(stdout, "package:  %s\n", p.Package)
+	}
+	fmt.Fprintf(stdout, "searched: %s\n", strings.Join(p.Searched, "\n          "))
+	if p.CUDA() {
+		cuda := p.CUDADir
+		if cuda == "" {
+			cuda = "none found (no nvvm/libdevice in $CUDA_HOME, /usr/local/cuda or site-packages/nvidia/*): XLA falls back on its own search"
+		}
+		fmt.Fprintf(stdout, "libs:     %s\ncuda:     %s\n", strings.Join(p.LibDirs, "\n          "), cuda)
+	}
+	for _, kv := range env {
+		fmt.Fprintf(stdout, "env:      %s=%s\n", kv[0], kv[1])
+	}
+	return exitOK
+}
+
+// reexecMarker is set in the environment of a fedpipe that re-executed itself for XLA, so
+// it does so at most once.
+const reexecMarker = "FEDPIPE_XLA_REEXEC"
+
+// reexecForXLA restarts this program with the NVIDIA library folders on $LD_LIBRARY_PATH
+// when its arguments (--backend) or $GOMLX_BACKEND ask for an xla backend whose plugin
+// needs them: the loader reads that path once, when a process starts. It returns only when
+// no restart is needed or possible; a backend that does not resolve fails later, where the
+// command resolves it, with its own message.
+func reexecForXLA(args []string) {
+	if !model.XLACompiled || os.Getenv(reexecMarker) != "" {
+		return
+	}
+	env, err := model.XLAProcessEnv(backendArg(args))
+	if err != nil {
+		return
+	}
+	restart := false
+	for _, kv := range env {
+		if kv[0] == xlaenv.EnvLibraryPath {
+			restart = true
+		}
+		if os.Setenv(kv[0], kv[1]) != nil {
+			return
+		}
+	}
+	if !restart {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	os.Setenv(reexecMarker, "1")
+	err = syscall.Exec(self, append([]string{os.Args[0]}, args...), os.Environ())
+	fmt.Fprintf(os.Stderr, "fedpipe: could not restart with $%s set for the XLA plugin (%v); going on without\n", xlaenv.EnvLibraryPath, err)
+}
+
+// backendArg is the value of the first --backend flag in args ("" if none).
+func backendArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, name := range []string{"--backend", "-backend"} {
+			if v, ok := strings.CutPrefix(a, name+"="); ok {
+				return v
+			}
+			if a == name && i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+	}
+	return ""
+}
