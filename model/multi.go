@@ -18,8 +18,8 @@ import (
 // one per client), every other op is per sample or per client, and padding rows (label −1)
 // and idle clients are masked exactly, so a MultiSession gives every client the parameters
 // its own Session would, bit for bit (TestMultiSessionMatchesSessions). It needs a model that
-// pads (PadsBatches: fpfast, a network without BatchNorm). It is not yet used by the
-// federated loop.
+// pads (PadsBatches: fpfast or xla, a network without BatchNorm). The federated loop uses it
+// on XLA (stages/train's lockstep group).
 
 // multiForward is forward with a client axis: params [C, shape...], x [C, B, input...].
 // It returns the logits [C·B, classes] and the caches (conv caches hold [C, B·oh·ow, kk]
@@ -152,15 +152,15 @@ func ones(n int) []int {
 }
 
 // MultiSession trains several clients in lockstep: one compiled step advances every client
-// that has a batch. Use it from one goroutine at a time.
+// that has a batch. Its graphs belong to the Model (one per client count and batch size), so
+// a new MultiSession of a size seen before compiles nothing. Use a Model's MultiSessions from
+// one goroutine at a time.
 type MultiSession struct {
 	m       *Model
 	clients int
 	params  []*tensors.Tensor // each [C, shape...]
 	moms    []*tensors.Tensor
 	hyper   *tensors.Tensor
-	batch   int // the largest batch seen: every step runs at this size
-	exec    *Exec
 }
 
 // NewMultiSession starts lockstep training of len(params) clients, client i from params[i]
@@ -172,7 +172,7 @@ func (m *Model) NewMultiSession(params []tensor.List, opt SGD) (*MultiSession, e
 	}
 	ls, ok := m.net.(seqNet)
 	if !ok || !m.padTrain {
-		return nil, fmt.Errorf("lockstep training needs the %s backend and a network without BatchNorm (model %s)", CPUBackend, m.spec.Arch)
+		return nil, fmt.Errorf("lockstep training needs a backend that pads batches (%s or xla) and a network without BatchNorm (model %s)", CPUBackend, m.spec.Arch)
 	}
 	if len(params) == 0 {
 		return nil, errors.New("lockstep training needs at least one client")
@@ -194,21 +194,24 @@ func (m *Model) NewMultiSession(params []tensor.List, opt SGD) (*MultiSession, e
 		s.moms = append(s.moms, tensors.FromFlatDataAndDimensions(make([]float32, c*size), dims...))
 	}
 	s.hyper = tensors.FromFlatDataAndDimensions([]float32{opt.LR, opt.Momentum, opt.WeightDecay}, 3)
-	var err error
-	s.exec, err = NewExec(m.backend, func(inputs []*Node) []*Node {
-		m.compiles["train-multi"]++
-		return multiTrainStepGraph(ls, inputs)
-	})
-	if err != nil {
-		s.Close()
-		return nil, err
+	if m.multi == nil {
+		var err error
+		m.multi, err = NewExec(m.backend, func(inputs []*Node) []*Node {
+			m.compiles["train-multi"]++
+			return multiTrainStepGraph(ls, inputs)
+		})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		m.multi.SetMaxCache(-1).WithName("fedpipe-train-multi-" + m.spec.Arch)
 	}
-	s.exec.SetMaxCache(-1).WithName("fedpipe-train-multi-" + m.spec.Arch)
 	return s, nil
 }
 
 // Step runs one SGD step for every client i with a batch (x[i], y[i]) (len(y[i]) samples,
 // laid out as in Session.Step); a client with an empty batch is idle and keeps its state.
+// Every step runs at the largest batch the Model's lockstep steps have seen, padded.
 // It returns each client's mean loss before the update (NaN for idle clients). After an
 // error the MultiSession must not be used further.
 func (s *MultiSession) Step(x [][]float32, y [][]int32) ([]float32, error) {
@@ -228,9 +231,9 @@ func (s *MultiSession) Step(x [][]float32, y [][]int32) ([]float32, error) {
 				return nil, fmt.Errorf("client %d: label %d of sample %d outside [0, %d)", ci, label, i, m.spec.NumClasses)
 			}
 		}
-		s.batch = max(s.batch, len(y[ci]))
+		m.multiBatch = max(m.multiBatch, len(y[ci]))
 	}
-	b := s.batch
+	b := m.multiBatch
 	xs := make([]float32, s.clients*b*m.sample)
 	ys := make([]int32, s.clients*b)
 	for ci := range y {
@@ -252,7 +255,7 @@ func (s *MultiSession) Step(x [][]float32, y [][]int32) ([]float32, error) {
 		}
 		args = append(args, d)
 	}
-	outs, err := s.exec.Exec(append(args, xt, yt, s.hyper)...)
+	outs, err := m.multi.Exec(append(args, xt, yt, s.hyper)...)
 	if err != nil {
 		s.params, s.moms = nil, nil
 		return nil, fmt.Errorf("lockstep training step: %w", err)
@@ -289,8 +292,5 @@ func (s *MultiSession) Close() {
 	finalize(s.params...)
 	finalize(s.moms...)
 	finalize(s.hyper)
-	if s.exec != nil {
-		s.exec.Finalize()
-	}
-	s.params, s.moms, s.hyper, s.exec = nil, nil, nil, nil
+	s.params, s.moms, s.hyper = nil, nil, nil
 }

@@ -102,6 +102,22 @@ func TestMultiSessionMatchesSessions(t *testing.T) {
 			if c := m.Compilations()["train-multi"]; c != 1 {
 				t.Errorf("compiled %d lockstep graphs, want 1", c)
 			}
+			// A later MultiSession of as many clients reuses the Model's graph, even for a
+			// smaller batch (padded to the largest seen).
+			ms2, err := m.NewMultiSession(inits, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ms2.Close()
+			small := make([][]float32, len(sizes))
+			smallY := make([][]int32, len(sizes))
+			small[0], smallY[0] = xs[0][:3*sample], ys[0][:3]
+			if _, err := ms2.Step(small, smallY); err != nil {
+				t.Fatal(err)
+			}
+			if c := m.Compilations()["train-multi"]; c != 1 {
+				t.Errorf("a second MultiSession compiled again: %d lockstep graphs, want 1", c)
+			}
 		})
 	}
 }

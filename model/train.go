@@ -41,6 +41,7 @@ type Model struct {
 	grad    *graph.Exec // compiled on first use of Gradient
 	prox    *graph.Exec // compiled on first use of Session.SetProx
 	eval    *graph.Exec
+	multi   *graph.Exec            // MultiSession's lockstep step, compiled on first use
 	aux     map[string]*graph.Exec // features.go's graphs, compiled on first use
 	logits  *graph.Exec            // compiled on first use of Logits (logits.go)
 	// batchStats holds the running statistics of the last gradient call (BatchStats).
@@ -49,6 +50,9 @@ type Model struct {
 	// is padded to it with masked rows (exact on fpfast for networks without BatchNorm).
 	padTrain   bool
 	trainBatch int
+	// multiBatch is the largest per-client batch a MultiSession step has seen: every lockstep
+	// step is padded to it.
+	multiBatch int
 	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
 	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns
 	// per-sample values that are summed here in the graph's order (see evaluateChunked).
@@ -174,6 +178,10 @@ func (m *Model) Close() {
 	if m.logits != nil {
 		m.logits.Finalize()
 		m.logits = nil
+	}
+	if m.multi != nil {
+		m.multi.Finalize()
+		m.multi = nil
 	}
 	for _, e := range m.aux {
 		e.Finalize()

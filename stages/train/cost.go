@@ -67,7 +67,7 @@ func (l *Local) Gradient(params tensor.List) (tensor.List, error) {
 	}
 	l.Count(int64(n), nil)
 	err := l.Batches(1, "gradient", func(_ int, x []float32, y []int32) error {
-		g, err := l.model.Gradient(params, x, y)
+		g, err := l.gradient(params, x, y)
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,10 @@ type GlobalEvaluator interface {
 // as the previous round's Finish left it and writes nothing but client c's own slots (and
 // its Local), so that a round's clients may train at the same time, each on its own
 // compiled model, with the results of training them one after another. Methods that do not
-// implement it (or return false) train their clients one at a time.
+// implement it (or return false) train their clients one at a time. Such a method uses the
+// model only through Local's methods (Train, TrainProx, Fisher, FullGradientSquared,
+// Gradient), never Local.Model(): in lockstep training (Config.Lockstep) the clients share
+// one model, which those methods take turns on.
 type ConcurrentClients interface {
 	ConcurrentClients() bool
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -148,7 +149,16 @@ type Config struct {
 	// after another); 0: GOMAXPROCS for methods that allow it (ConcurrentClients). Results
 	// do not depend on it.
 	ClientWorkers int
+	// Lockstep trains a round's clients in one compiled step (lockGroup) when the method's
+	// clients may train at the same time (ConcurrentClients) and the model pads batches: the
+	// fast way on a device that runs many small models at once (XLA on a GPU). On fpfast the
+	// results are those of training the clients one after another, bit for bit.
+	Lockstep bool
 }
+
+// LockstepDefault says whether runs on backend (as model.ResolveBackend returns it) train
+// in lockstep: on XLA, always (the results on XLA are those of lockstep training).
+func LockstepDefault(backend string) bool { return strings.HasPrefix(backend, "xla:") }
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
 func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
@@ -201,6 +211,18 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	if !concurrent(method) {
 		trainPool = nil
 	}
+	// multi holds the lockstep step's graphs (nil: no lockstep training or fine-tuning);
+	// training uses it for methods whose clients may train at the same time.
+	var multi, trainMulti *model.Model
+	if cfg.Lockstep && net.PadsBatches() {
+		if multi, err = model.NewModel(cfg.Backend, spec); err != nil {
+			return nil, err
+		}
+		defer multi.Close()
+		if concurrent(method) {
+			trainMulti = multi
+		}
+	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
 		sort.Ints(sampled)
@@ -210,17 +232,25 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		work := make([]Work, len(sampled))
 		// Clients' work grows with their training sets: the largest start first.
 		size := func(i int) int { return cs.trainSize(sampled[i]) }
-		err := trainPool.run(ctx, net, len(sampled), size, func(i int, m *model.Model) error {
+		var group *lockGroup
+		train := func(i int, m *model.Model) error {
 			c := sampled[i]
 			l := &Local{model: m, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
-				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
+				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, group: group}
 			u, err := method.Train(l, st, c)
 			if err != nil {
 				return fmt.Errorf("round %d, client %d: %w", round, c, err)
 			}
 			trained[i], work[i] = u, l.TakeWork(round)
 			return nil
-		})
+		}
+		var err error
+		if trainMulti != nil {
+			group = newLockGroup(ctx, trainMulti, opt)
+			err = group.run(len(sampled), func(i int) error { return train(i, net) })
+		} else {
+			err = trainPool.run(ctx, net, len(sampled), size, train)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +280,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		note := ""
 		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
 			o := evalOpts(r, opt, method)
-			o.aug, o.pool = aug, pool
+			o.aug, o.pool, o.multi = aug, pool, multi
 			rows, err := evaluateAll(ctx, net, method, st, cs, round, o)
 			if err != nil {
 				return nil, err
@@ -285,6 +315,8 @@ type Local struct {
 	client int
 	aug    *augmenter // nil: no augmentation
 	rounds int        // the run's total rounds
+	// group trains this client in lockstep with the round's others (nil: on its own).
+	group *lockGroup
 	// samples and flops count the training work done through this Local.
 	samples int64
 	flops   float64
@@ -392,7 +424,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 	}
 	size := len(l.data.trainX) / n
 	for i := 0; i < n; i++ {
-		g, err := l.model.Gradient(params, l.data.trainX[i*size:(i+1)*size], l.data.trainY[i:i+1])
+		g, err := l.gradient(params, l.data.trainX[i*size:(i+1)*size], l.data.trainY[i:i+1])
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +451,7 @@ func (l *Local) FullGradientSquared(params tensor.List) (tensor.List, error) {
 	size := len(l.data.trainX) / n
 	for start := 0; start < n; start += EvalBatch {
 		end := min(start+EvalBatch, n)
-		g, err := l.model.Gradient(params, l.data.trainX[start*size:end*size], l.data.trainY[start:end])
+		g, err := l.gradient(params, l.data.trainX[start*size:end*size], l.data.trainY[start:end])
 		if err != nil {
 			return nil, err
 		}
@@ -456,6 +488,46 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 	}
 	opt := l.opt
 	opt.LR = lr
+	if l.group.accepts(opt, mask, mu) {
+		l.Count(int64(n)*int64(epochs), params)
+		return l.group.train(params, func(step func(x []float32, y []int32) (float32, error)) error {
+			return l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
+				loss, err := step(x, y)
+				if err != nil {
+					return err
+				}
+				return diverged(loss, e)
+			})
+		})
+	}
+	var out tensor.List
+	err := l.group.exclusive(func() (err error) {
+		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref)
+		return err
+	})
+	return out, err
+}
+
+// diverged is the error of a training loss that is no longer finite (nil while it is).
+func diverged(loss float32, epoch int) error {
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, epoch+1)
+	}
+	return nil
+}
+
+// gradient is the model's gradient at params on one batch, with the model to itself.
+func (l *Local) gradient(params tensor.List, x []float32, y []int32) (g tensor.List, err error) {
+	err = l.group.exclusive(func() error {
+		g, err = l.model.Gradient(params, x, y)
+		return err
+	})
+	return g, err
+}
+
+// trainSession is TrainProx's passes on a Session of the Local's model.
+func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
+	n := len(l.data.trainY)
 	s, err := l.model.NewSession(params, opt)
 	if err != nil {
 		return nil, err
@@ -477,10 +549,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 		if err != nil {
 			return err
 		}
-		if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-			return fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, e+1)
-		}
-		return nil
+		return diverged(loss, e)
 	})
 	if err != nil {
 		return nil, err
@@ -501,6 +570,9 @@ type evalOptions struct {
 	aug        *augmenter  // fine-tuning augments like training
 	trainSplit bool        // also evaluate the training split (train.eval_train_split)
 	pool       *clientPool // fine-tunes clients side by side (nil: one after another)
+	// multi, when set, fine-tunes every client in lockstep on it instead (see lockGroup;
+	// evaluateEach only).
+	multi *model.Model
 }
 
 // mayTune reports whether an evaluation may fine-tune: the run's finetune_epochs or the
@@ -539,7 +611,7 @@ func evalOpts(r *manifest.Run, opt model.SGD, method Method) evalOptions {
 // model fine-tuned for the configured epochs on its training data (stream "finetune"),
 // and false when the run does not fine-tune (then p itself). Fine-tuning never changes
 // the state.
-func (o evalOptions) prepare(m *model.Model, p tensor.List, cs clientSet, round, c int) (tensor.List, bool, error) {
+func (o evalOptions) prepare(m *model.Model, p tensor.List, cs clientSet, round, c int, group *lockGroup) (tensor.List, bool, error) {
 	epochs, mask := o.finetune, tensor.List(nil)
 	if f, ok := optional[Finetuner](o.method); ok {
 		if e, mk, own := f.Finetune(p); own {
@@ -549,7 +621,8 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cs clientSet, round,
 	if epochs == 0 {
 		return p, false, nil
 	}
-	l := &Local{model: m, opt: o.opt, data: cs.train(c), epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c, aug: o.aug}
+	l := &Local{model: m, opt: o.opt, data: cs.train(c), epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c, aug: o.aug,
+		group: group}
 	ft, err := l.Train(p, mask, o.opt.LR, epochs, "finetune")
 	return ft, true, err
 }
@@ -571,13 +644,20 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 		held[c] = method.EvalModel(st, c)
 	}
 	pool := o.tuningPool()
-	err := pool.run(ctx, m, n, cs.trainSize, func(c int, m *model.Model) error {
+	tune := func(c int, m *model.Model, group *lockGroup) error {
 		var err error
-		if prepared[c], ft[c], err = o.prepare(m, held[c], cs, round, c); err != nil {
+		if prepared[c], ft[c], err = o.prepare(m, held[c], cs, round, c, group); err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
 		return nil
-	})
+	}
+	var err error
+	if o.multi != nil && o.mayTune() {
+		group := newLockGroup(ctx, o.multi, o.opt)
+		err = group.run(n, func(c int) error { return tune(c, m, group) })
+	} else {
+		err = pool.run(ctx, m, n, cs.trainSize, func(c int, m *model.Model) error { return tune(c, m, nil) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -649,11 +729,24 @@ func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State,
 		did  bool     // fine-tuned
 	}
 	res := make([]result, n)
-	err := pool.run(ctx, m, n, cs.trainSize, func(c int, mw *model.Model) error {
+	// With o.multi, every client runs at once and fine-tunes in lockstep; scoring takes
+	// turns on the shared model.
+	var group *lockGroup
+	each := func(fn func(c int, mw *model.Model) error) error { return pool.run(ctx, m, n, cs.trainSize, fn) }
+	if o.multi != nil && mayTune {
+		group = newLockGroup(ctx, o.multi, o.opt)
+		each = func(fn func(c int, mw *model.Model) error) error {
+			return group.run(n, func(c int) error { return fn(c, m) })
+		}
+	}
+	err := each(func(c int, mw *model.Model) error {
 		held := method.EvalModel(st, c)
 		cd := o.evalData(cs, c)
-		score := func(p tensor.List, split string, x []float32, y []int32) (Metric, error) {
-			row, err := scoring(method, single{mw, p}, o.batch).Evaluate(c, x, y)
+		score := func(p tensor.List, split string, x []float32, y []int32) (row Metric, err error) {
+			err = group.exclusive(func() (err error) {
+				row, err = scoring(method, single{mw, p}, o.batch).Evaluate(c, x, y)
+				return err
+			})
 			if err != nil {
 				return row, fmt.Errorf("evaluating client %d: %w", c, err)
 			}
@@ -676,7 +769,7 @@ func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State,
 		if !mayTune {
 			return nil
 		}
-		prepared, did, err := o.prepare(mw, held, cs, round, c)
+		prepared, did, err := o.prepare(mw, held, cs, round, c, group)
 		if err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
@@ -731,7 +824,7 @@ func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partitio
 	finetuned := false
 	for c := range out {
 		var ft bool
-		if out[c], ft, err = o.prepare(m, models[c], cs, r.Train.Rounds, c); err != nil {
+		if out[c], ft, err = o.prepare(m, models[c], cs, r.Train.Rounds, c, nil); err != nil {
 			return nil, false, fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
 		finetuned = finetuned || ft

@@ -10,8 +10,9 @@ import (
 )
 
 // TestConcurrentClientsMatchSequential trains each method that declares ConcurrentClients
-// with its round's clients side by side (3 at a time) and one after another, and requires
-// the same bits everywhere: models, masks, metrics, communication and work rows. The other
+// with its round's clients side by side (3 at a time), in lockstep (train.Config.Lockstep:
+// one compiled step for all of them) and one after another, and requires the same bits
+// everywhere: models, masks, metrics, communication and work rows. The other
 // methods train one client at a time either way but fine-tune side by side to be evaluated.
 func TestConcurrentClientsMatchSequential(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
@@ -33,22 +34,28 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedselect", nil, map[string]string{"variant": "official"}},
 		{"fedbabu", nil, nil},
 	} {
-		run := func(workers int) *train.State {
+		run := func(workers int, lockstep bool) *train.State {
 			r, cfg := methodRun(t, c.method, c.params, c.opts)
 			r.Train.Participation, r.Train.Rounds, r.Train.FinetuneEpochs = 1, 3, 1
-			cfg.ClientWorkers = workers
+			cfg.ClientWorkers, cfg.Lockstep = workers, lockstep
 			st, err := train.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("%s: %v", c.method, err)
 			}
 			return st
 		}
-		seq, par := run(1), run(0)
-		if !reflect.DeepEqual(seq.Global, par.Global) || !reflect.DeepEqual(seq.Personal, par.Personal) ||
-			!reflect.DeepEqual(seq.Masks, par.Masks) || !reflect.DeepEqual(seq.Metrics, par.Metrics) ||
-			!reflect.DeepEqual(seq.Comm, par.Comm) || !reflect.DeepEqual(seq.Work, par.Work) ||
-			!reflect.DeepEqual(seq.Method, par.Method) {
-			t.Errorf("%s %v %v: clients trained side by side differ from one after another", c.method, c.params, c.opts)
+		seq := run(1, false)
+		for _, other := range []struct {
+			how string
+			st  *train.State
+		}{{"side by side", run(0, false)}, {"in lockstep", run(0, true)}} {
+			par := other.st
+			if !reflect.DeepEqual(seq.Global, par.Global) || !reflect.DeepEqual(seq.Personal, par.Personal) ||
+				!reflect.DeepEqual(seq.Masks, par.Masks) || !reflect.DeepEqual(seq.Metrics, par.Metrics) ||
+				!reflect.DeepEqual(seq.Comm, par.Comm) || !reflect.DeepEqual(seq.Work, par.Work) ||
+				!reflect.DeepEqual(seq.Method, par.Method) {
+				t.Errorf("%s %v %v: clients trained %s differ from one after another", c.method, c.params, c.opts, other.how)
+			}
 		}
 	}
 }

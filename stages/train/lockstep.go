@@ -1,0 +1,276 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
+)
+
+// Lockstep training: a round's clients train in one compiled step (model.MultiSession), with
+// the clients as its leading axis, where a device runs many small identical models at once
+// (XLA on a GPU) far faster than one after another.
+//
+// Methods need no change. Each client runs its method's Train on a goroutine of its own, as
+// on the CPU pool; a Local bound to a lockGroup hands the batches of its plain SGD passes
+// (Train and TrainProx with no mask and no proximal term, at the group's optimizer) to the
+// group instead of stepping a Session. The group runs a "generation" (one MultiSession) over
+// the clients waiting to train, once no client is busy elsewhere; each step of it advances
+// every member that has handed in a batch, and a member whose passes are over idles, exactly
+// (its parameters and momentum stay as they are), until the last member is done. Everything
+// else a Local does with the model (masked or proximal passes, Fisher information,
+// gradients) runs on the shared model one client at a time (lockGroup.exclusive).
+//
+// Each client's arithmetic is the one its own Session would do, so on fpfast the results are
+// bit-identical to training the clients one after another (TestLockstepMatchesSequential);
+// on XLA they are its own.
+
+// lockstepSteps counts lockstep steps run in this process (tests read it).
+var lockstepSteps atomic.Int64
+
+// lockGroup trains the clients of one round in lockstep.
+type lockGroup struct {
+	ctx   context.Context
+	multi *model.Model // the MultiSession's model (its graphs are compiled once, kept)
+	opt   model.SGD    // the optimizer of every member (a pass with another runs alone)
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	live    int         // client goroutines running
+	waiting []*lockJoin // clients that asked to train and are not yet in a generation
+	gen     *generation // the running generation (nil: none)
+	err     error       // a failed step: every member fails with it
+
+	excl sync.Mutex // the shared model, for everything but lockstep passes
+}
+
+// lockJoin is one client's request to train from params.
+type lockJoin struct {
+	params tensor.List
+	gen    *generation
+	slot   int
+}
+
+// generation is one MultiSession over the members it started with.
+type generation struct {
+	ms      *model.MultiSession
+	size    int         // members
+	active  int         // members still handing in batches
+	pending int         // active members that have not handed in this step's batch
+	x       [][]float32 // this step's batches by slot (nil: none)
+	y       [][]int32
+	losses  []float32 // the last step's losses by slot
+	step    int       // steps run so far
+	result  []tensor.List
+	over    bool
+	err     error
+}
+
+// newLockGroup returns a group training with opt on multi, a model that pads batches.
+func newLockGroup(ctx context.Context, multi *model.Model, opt model.SGD) *lockGroup {
+	g := &lockGroup{ctx: ctx, multi: multi, opt: opt}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// accepts reports whether a pass with this optimizer, mask and proximal weight can run in
+// lockstep.
+func (g *lockGroup) accepts(opt model.SGD, mask tensor.List, mu float32) bool {
+	return g != nil && mask == nil && mu == 0 && opt == g.opt
+}
+
+// exclusive runs fn with the shared model to itself.
+func (g *lockGroup) exclusive(fn func() error) error {
+	if g == nil {
+		return fn()
+	}
+	g.excl.Lock()
+	defer g.excl.Unlock()
+	return fn()
+}
+
+// run calls fn(i) for every i in [0, n), each on its own goroutine, and returns the first
+// error (after every call has returned).
+func (g *lockGroup) run(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	g.mu.Lock()
+	g.live += n
+	g.mu.Unlock()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer g.exit()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// exit records that a client goroutine is over: a generation may start without it.
+func (g *lockGroup) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.live--
+	g.maybeStart()
+}
+
+// maybeStart starts a generation over the waiting clients when none runs and no client is
+// busy elsewhere (every live client is waiting). Called with g.mu held.
+func (g *lockGroup) maybeStart() {
+	if g.gen != nil || len(g.waiting) == 0 || len(g.waiting) < g.live || g.err != nil {
+		return
+	}
+	members := g.waiting
+	g.waiting = nil
+	params := make([]tensor.List, len(members))
+	for i, j := range members {
+		params[i] = j.params
+	}
+	gen := &generation{size: len(members), active: len(members), pending: len(members),
+		x: make([][]float32, len(members)), y: make([][]int32, len(members))}
+	gen.ms, gen.err = g.multi.NewMultiSession(params, g.opt)
+	if gen.err != nil {
+		gen.over = true
+	}
+	for i, j := range members {
+		j.gen, j.slot = gen, i
+	}
+	g.gen = gen
+	if gen.over {
+		g.gen = nil
+		g.maybeStart()
+	}
+	g.cond.Broadcast()
+}
+
+// train runs passes (which hands each batch to step) for a client starting from params, in
+// the next generation, and returns the client's parameters after them.
+func (g *lockGroup) train(params tensor.List, passes func(step func(x []float32, y []int32) (float32, error)) error) (tensor.List, error) {
+	j := &lockJoin{params: params}
+	g.mu.Lock()
+	g.waiting = append(g.waiting, j)
+	g.maybeStart()
+	for j.gen == nil && g.err == nil {
+		g.cond.Wait()
+	}
+	if j.gen == nil {
+		err := g.err
+		g.removeWaiting(j)
+		g.mu.Unlock()
+		return nil, err
+	}
+	gen, slot := j.gen, j.slot
+	if gen.err != nil {
+		g.mu.Unlock()
+		return nil, gen.err
+	}
+	g.mu.Unlock()
+	err := passes(func(x []float32, y []int32) (float32, error) { return g.step(gen, slot, x, y) })
+	return g.leave(gen, slot, err)
+}
+
+// removeWaiting drops j from the waiting clients. Called with g.mu held.
+func (g *lockGroup) removeWaiting(j *lockJoin) {
+	for i, w := range g.waiting {
+		if w == j {
+			g.waiting = append(g.waiting[:i], g.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// step hands in slot's batch and waits until the step that takes it has run; it returns the
+// slot's loss. The batch is read during the call only.
+func (g *lockGroup) step(gen *generation, slot int, x []float32, y []int32) (float32, error) {
+	if len(y) == 0 {
+		return 0, errors.New("lockstep training step with an empty batch")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gen.err != nil {
+		return 0, gen.err
+	}
+	gen.x[slot], gen.y[slot] = x, y
+	gen.pending--
+	at := gen.step
+	g.maybeStep(gen)
+	for gen.step == at && gen.err == nil {
+		g.cond.Wait()
+	}
+	if gen.err != nil {
+		return 0, gen.err
+	}
+	return gen.losses[slot], nil
+}
+
+// maybeStep runs the generation's step once every active member has handed in its batch.
+// Called with g.mu held; the step runs under it (every member is waiting for it anyway).
+func (g *lockGroup) maybeStep(gen *generation) {
+	if gen.pending > 0 || gen.active == 0 || gen.err != nil {
+		return
+	}
+	if err := g.ctx.Err(); err != nil {
+		g.fail(gen, err)
+		return
+	}
+	losses, err := gen.ms.Step(gen.x, gen.y)
+	if err != nil {
+		g.fail(gen, err)
+		return
+	}
+	gen.losses = losses
+	gen.step++
+	lockstepSteps.Add(1)
+	gen.pending = gen.active
+	clear(gen.x)
+	clear(gen.y)
+	g.cond.Broadcast()
+}
+
+// fail ends a generation with err. Called with g.mu held.
+func (g *lockGroup) fail(gen *generation, err error) {
+	gen.err = fmt.Errorf("lockstep training: %w", err)
+	g.err = gen.err
+	g.cond.Broadcast()
+}
+
+// leave records that slot's passes are over (with err if they failed) and waits for the
+// generation's end; it returns slot's parameters.
+func (g *lockGroup) leave(gen *generation, slot int, passErr error) (tensor.List, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gen.err == nil {
+		gen.active--
+		gen.pending--
+		if gen.active == 0 {
+			gen.result, gen.err = gen.ms.Params()
+			gen.over = true
+		} else {
+			g.maybeStep(gen)
+		}
+	}
+	for !gen.over && gen.err == nil {
+		g.cond.Wait()
+	}
+	if g.gen == gen && (gen.over || gen.err != nil) {
+		gen.ms.Close()
+		gen.over = true
+		g.gen = nil
+		g.maybeStart()
+		g.cond.Broadcast()
+	}
+	if passErr != nil {
+		return nil, passErr
+	}
+	if gen.err != nil {
+		return nil, gen.err
+	}
+	return gen.result[slot], nil
+}
