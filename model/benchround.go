@@ -37,6 +37,32 @@ type RoundConfig struct {
 	// own single-threaded model, as the train stage does for methods that allow it (see
 	// SingleThreaded); 0: GOMAXPROCS; 1: one after another, each op on every core.
 	Workers int
+	// Lockstep trains the participants (and fine-tunes the evaluated clients) in one
+	// compiled step, all at once (MultiSession), as the train stage does on XLA; it needs a
+	// model that pads batches (no BatchNorm) and ignores Workers.
+	Lockstep bool
+	// Spec is the model and input shape (zero: cnn4 on 28×28×1, 10 classes).
+	Spec ModelSpec
+	// EvenSizes gives every client TrainSamples/Clients training samples instead of
+	// Gamma-distributed shares.
+	EvenSizes bool
+}
+
+// FedSelectRoundConfig is one round of FedSelect's Table 1 CIFAR-10 setting: 10 clients of
+// 100 training samples, all participating, 3 local epochs, batch 32, SGD lr 0.05 without
+// momentum, the ImageNet-style ResNet-18 on 32×32×3; no fine-tuning.
+func FedSelectRoundConfig() RoundConfig {
+	return RoundConfig{Clients: 10, TrainSamples: 1000, Participants: 10, Epochs: 3, Batch: 32, EvalBatch: 256,
+		Rounds: 2, Opt: SGD{LR: 0.05}, EvenSizes: true,
+		Spec: ModelSpec{Arch: ArchResNet18ImageNet, InputShape: []int{32, 32, 3}, NumClasses: 10}}
+}
+
+// spec is the benchmark's model.
+func (cfg RoundConfig) spec() ModelSpec {
+	if cfg.Spec.Arch == "" {
+		return ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
+	}
+	return cfg.Spec
 }
 
 // DefaultRoundConfig is one round of FedOBP's Table 6 FMNIST setting: 100 clients holding
@@ -61,8 +87,9 @@ type RoundResult struct {
 	// Compilations counts the graphs compiled, by graph (see Model.Compilations), over all
 	// the models the clients ran on.
 	Compilations map[string]int
-	// Workers is how many clients ran side by side.
-	Workers int
+	// Workers is how many clients ran side by side; Lockstep is the most clients one
+	// lockstep step trained (0: no lockstep).
+	Workers, Lockstep int
 }
 
 // TrainSamplesPerSec is the training throughput within a round.
@@ -116,6 +143,9 @@ func roundClients(cfg RoundConfig, spec ModelSpec) []roundClient {
 	out := make([]roundClient, cfg.Clients)
 	for c := range out {
 		n := max(10, int(w[c]/sum*float64(cfg.TrainSamples)))
+		if cfg.EvenSizes {
+			n = max(1, cfg.TrainSamples/cfg.Clients)
+		}
 		out[c].trainX, out[c].trainY = randomData(r, n, sample, spec.NumClasses)
 		out[c].testX, out[c].testY = randomData(r, max(3, n/3), sample, spec.NumClasses)
 	}
@@ -150,21 +180,73 @@ func localTrain(m *Model, params tensor.List, opt SGD, cl roundClient, epochs, b
 	return s.Params()
 }
 
-// BenchRound times one federated round of cfg with the cnn4 model on 28×28×1 inputs (10
-// classes) on the backend, as ../shared/bench/torch_round.py does in PyTorch: the same client
-// size distribution (drawn with Go's generators, so not the same sizes), random data, the
-// same work per round and per evaluation.
+// lockstepTrain is localTrain for several clients at once, in one MultiSession: client i
+// from params[i] over cls[i], its epoch orders from rs[i].
+func lockstepTrain(m *Model, params []tensor.List, opt SGD, cls []roundClient, epochs, batch int, rs []*rand.Rand) ([]tensor.List, error) {
+	ms, err := m.NewMultiSession(params, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer ms.Close()
+	sample := m.sample
+	// order[i] is client i's sample order over all its epochs, pos[i] how far it got.
+	order := make([][]int, len(cls))
+	bounds := make([][]int, len(cls)) // batch ends, in samples of order[i]
+	for i, cl := range cls {
+		n := len(cl.trainY)
+		for e := range epochs {
+			order[i] = append(order[i], rs[i].Perm(n)...)
+			for start := 0; start < n; start += batch {
+				bounds[i] = append(bounds[i], e*n+min(start+batch, n))
+			}
+		}
+	}
+	bx := make([][]float32, len(cls))
+	by := make([][]int32, len(cls))
+	for step := 0; ; step++ {
+		active := false
+		for i, cl := range cls {
+			bx[i], by[i] = bx[i][:0], by[i][:0]
+			if step >= len(bounds[i]) {
+				continue
+			}
+			active = true
+			from := 0
+			if step > 0 {
+				from = bounds[i][step-1]
+			}
+			for _, j := range order[i][from:bounds[i][step]] {
+				bx[i] = append(bx[i], cl.trainX[j*sample:(j+1)*sample]...)
+				by[i] = append(by[i], cl.trainY[j])
+			}
+		}
+		if !active {
+			return ms.Params()
+		}
+		if _, err := ms.Step(bx, by); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// BenchRound times one federated round of cfg on the backend, by default with the cnn4
+// model on 28×28×1 inputs (10 classes), as ../shared/bench/torch_round.py does in PyTorch:
+// the same client size distribution (drawn with Go's generators, so not the same sizes),
+// random data, the same work per round and per evaluation.
 func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	if cfg.Clients <= 0 || cfg.Participants <= 0 || cfg.Participants > cfg.Clients || cfg.Batch <= 0 ||
 		cfg.EvalBatch <= 0 || cfg.Rounds <= 0 || cfg.Epochs <= 0 {
 		return RoundResult{}, fmt.Errorf("BenchRound: invalid configuration %+v", cfg)
 	}
-	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
+	spec := cfg.spec()
 	m, err := NewModel(backend, spec)
 	if err != nil {
 		return RoundResult{}, err
 	}
 	defer m.Close()
+	if cfg.Lockstep && !m.PadsBatches() {
+		return RoundResult{}, fmt.Errorf("BenchRound: lockstep training needs a model that pads batches (%s on %s does not)", spec.Arch, backend)
+	}
 	clients := roundClients(cfg, spec)
 	mean := float64(cfg.TrainSamples) / float64(cfg.Clients)
 	order := make([]int, cfg.Clients)
@@ -193,7 +275,7 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	nets := []*Model{m}
-	if single, ok := SingleThreaded(backend); ok && workers > 1 {
+	if single, ok := SingleThreaded(backend); ok && workers > 1 && !cfg.Lockstep {
 		nets = nets[:0]
 		for range workers {
 			w, err := NewModel(single, spec)
@@ -210,14 +292,35 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	// Each client's sample order comes from its own stream (seed, pass, client).
 	pass := uint64(0)
 	stream := func(c int) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, pass<<32|uint64(c))) }
-	round := func() error {
-		pass++
-		trained := make([]tensor.List, len(sel))
-		err := each(len(sel), func(i int, w *Model) error {
+	// train trains the clients idx from params[i] for epochs: side by side, or in lockstep.
+	train := func(params []tensor.List, idx []int, epochs int) ([]tensor.List, error) {
+		out := make([]tensor.List, len(idx))
+		if cfg.Lockstep {
+			cls := make([]roundClient, len(idx))
+			rs := make([]*rand.Rand, len(idx))
+			for i, c := range idx {
+				cls[i], rs[i] = clients[c], stream(c)
+			}
+			res.Lockstep = max(res.Lockstep, len(idx))
+			return lockstepTrain(m, params, cfg.Opt, cls, epochs, cfg.Batch, rs)
+		}
+		err := each(len(idx), func(i int, w *Model) error {
 			var err error
-			trained[i], err = localTrain(w, global, cfg.Opt, clients[sel[i]], cfg.Epochs, cfg.Batch, stream(sel[i]))
+			out[i], err = localTrain(w, params[i], cfg.Opt, clients[idx[i]], epochs, cfg.Batch, stream(idx[i]))
 			return err
 		})
+		return out, err
+	}
+	repeat := func(p tensor.List, n int) []tensor.List {
+		out := make([]tensor.List, n)
+		for i := range out {
+			out[i] = p
+		}
+		return out
+	}
+	round := func() error {
+		pass++
+		trained, err := train(repeat(global, len(sel)), sel, cfg.Epochs)
 		if err != nil {
 			return err
 		}
@@ -266,15 +369,31 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	if cfg.FinetuneEpochs > 0 {
 		pass++
 		start = time.Now()
-		err = each(len(clients), func(i int, w *Model) error {
-			p, err := localTrain(w, global, cfg.Opt, clients[i], cfg.FinetuneEpochs, cfg.Batch, stream(i))
-			if err == nil {
-				_, _, err = w.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch)
+		if cfg.Lockstep {
+			all := make([]int, len(clients))
+			for i := range all {
+				all[i] = i
 			}
-			return err
-		})
-		if err != nil {
-			return res, err
+			tuned, err := train(repeat(global, len(clients)), all, cfg.FinetuneEpochs)
+			if err != nil {
+				return res, err
+			}
+			for i, p := range tuned {
+				if _, _, err := m.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch); err != nil {
+					return res, err
+				}
+			}
+		} else {
+			err = each(len(clients), func(i int, w *Model) error {
+				p, err := localTrain(w, global, cfg.Opt, clients[i], cfg.FinetuneEpochs, cfg.Batch, stream(i))
+				if err == nil {
+					_, _, err = w.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch)
+				}
+				return err
+			})
+			if err != nil {
+				return res, err
+			}
 		}
 		res.EvalFTSeconds = time.Since(start).Seconds()
 	}

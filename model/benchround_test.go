@@ -1,6 +1,13 @@
 package model
 
-import "testing"
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
 
 // TestBenchRoundSmall runs BenchRound on a small configuration: it measures every phase,
 // counts the round's samples, and, thanks to padding, compiles one training graph and one
@@ -31,5 +38,56 @@ func TestBenchRoundSmall(t *testing.T) {
 	}
 	if got := CellSeconds(2, 3, 5, 400, 100); got != 400*2+4*8 {
 		t.Errorf("CellSeconds = %v", got)
+	}
+}
+
+// TestLockstepTrainMatchesLocal checks BenchRound's lockstep training gives each client the
+// parameters its own Session gives, bit for bit, and that BenchRound runs in lockstep.
+func TestLockstepTrainMatchesLocal(t *testing.T) {
+	cfg := RoundConfig{Clients: 4, TrainSamples: 200, Participants: 4, Epochs: 2, FinetuneEpochs: 1,
+		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 2,
+		Spec: ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 1}, NumClasses: 10}}
+	spec := cfg.spec()
+	m, err := NewModel(CPUBackend, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	clients := roundClients(cfg, spec)
+	stream := func(c int) *rand.Rand { return rand.New(rand.NewPCG(7, uint64(c))) }
+	var params []tensor.List
+	var rs []*rand.Rand
+	for c := range clients {
+		params = append(params, spec.Init(uint64(c)))
+		rs = append(rs, stream(c))
+	}
+	got, err := lockstepTrain(m, params, cfg.Opt, clients, cfg.Epochs, cfg.Batch, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, cl := range clients {
+		want, err := localTrain(m, params[c], cfg.Opt, cl, cfg.Epochs, cfg.Batch, stream(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[c], want) {
+			t.Errorf("client %d (%d samples): lockstep differs from its own session", c, len(cl.trainY))
+		}
+	}
+	cfg.Lockstep = true
+	res, err := BenchRound(CPUBackend, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lockstep != cfg.Clients || res.Workers != 1 || res.Compilations["train-multi"] != 1 {
+		t.Errorf("lockstep of %d clients on %d models, graphs %v; want %d on 1, one lockstep graph", res.Lockstep, res.Workers, res.Compilations, cfg.Clients)
+	}
+	fs := FedSelectRoundConfig()
+	fs.Lockstep = true
+	if _, err := BenchRound(CPUBackend, fs); err == nil || !strings.Contains(err.Error(), "pads batches") {
+		t.Errorf("lockstep ResNet-18 (BatchNorm): %v, want a refusal", err)
+	}
+	if cl := roundClients(fs, fs.spec()); len(cl) != 10 || len(cl[0].trainY) != 100 || len(cl[9].trainY) != 100 {
+		t.Errorf("FedSelect clients: %d, sizes %d…%d; want 10 of 100", len(cl), len(cl[0].trainY), len(cl[len(cl)-1].trainY))
 	}
 }

@@ -102,3 +102,10 @@ func TestBackendArg(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchRoundSetting(t *testing.T) {
+	code, _, errOut := fedpipe(t, "bench", "--round", "--setting", "fedavg-mars")
+	if code != exitInvalid || !strings.Contains(errOut, "fedobp-fmnist") || !strings.Contains(errOut, "fedselect-cifar10") {
+		t.Errorf("unknown setting: exit %d, %q", code, errOut)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // bench measures CNN4 training and inference throughput on our backend and, in the same
@@ -30,6 +31,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
 	workers := fs.Int("clients-at-once", 0, "with --round: clients trained (and evaluated) side by side, each on one core (0: GOMAXPROCS; 1: one after another, each op on every core)")
 	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
+	setting := fs.String("setting", settingFedOBP, "with --round: "+settingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
+		settingFedSelect+" (FedSelect Table 1: ResNet-18, 10 clients of 100 samples, 3 epochs)")
+	lockstep := fs.Bool("lockstep", false, "with --round: train a round's clients in one compiled step (MultiSession), as runs on XLA do (default: on for xla backends)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -42,7 +46,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	if *round {
-		return benchRound(backend, *rounds, *workers, *ft, *torchScript, *python, *noTorch, stdout, stderr)
+		lock := *lockstep
+		if !fs.Changed("lockstep") {
+			lock = train.LockstepDefault(backend)
+		}
+		opts := roundOptions{setting: *setting, rounds: *rounds, workers: *workers, ft: *ft, lockstep: lock,
+			script: *torchScript, python: *python, noTorch: *noTorch}
+		return benchRound(backend, opts, stdout, stderr)
 	}
 	script := *torchScript
 	if script == "" {

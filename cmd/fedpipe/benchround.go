@@ -17,24 +17,53 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// Table 6 of FedOBP: 400 rounds, an evaluation (before and after fine-tuning) every 100.
+// The settings bench --round times.
 const (
-	cellRounds    = 400
-	cellEvalEvery = 100
+	settingFedOBP    = "fedobp-fmnist"
+	settingFedSelect = "fedselect-cifar10"
 )
 
-// benchRound times one federated round of the FedOBP-FMNIST setting and one evaluation of
-// every client, with and without fine-tuning (model.BenchRound), then runs the PyTorch
-// reference script on the same work in the same invocation, and prints both, their ratios,
-// the projected wall time of a Table 6 cell and fedpipe's peak RSS.
-func benchRound(backend string, rounds, workers int, ft bool, script, python string, noTorch bool, stdout, stderr io.Writer) int {
-	cfg := model.DefaultRoundConfig()
-	cfg.Rounds, cfg.Workers = rounds, workers
+// roundOptions are bench --round's flags.
+type roundOptions struct {
+	setting         string
+	rounds, workers int
+	ft, lockstep    bool
+	script, python  string
+	noTorch         bool
+}
+
+// benchRound times one federated round of a published setting and one evaluation of every
+// client, with and without fine-tuning (model.BenchRound); for FedOBP's FMNIST setting it
+// then runs the PyTorch reference script on the same work in the same invocation. It prints
+// the figures, their ratios, the projected wall time of a table cell and fedpipe's peak RSS.
+func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
+	var cfg model.RoundConfig
+	var name string
+	// A cell: Table 6 of FedOBP has 400 rounds and an evaluation (before and after
+	// fine-tuning) every 100; Table 1 of FedSelect 200 rounds and one at the end.
+	var cellRounds, cellEvalEvery int
+	switch o.setting {
+	case settingFedOBP:
+		cfg, name, cellRounds, cellEvalEvery = model.DefaultRoundConfig(), "FedOBP-FMNIST (Table 6)", 400, 100
+	case settingFedSelect:
+		cfg, name, cellRounds, cellEvalEvery = model.FedSelectRoundConfig(), "FedSelect-CIFAR-10 (Table 1)", 200, 200
+		o.noTorch = true // the PyTorch reference is FedOBP's round
+		o.ft = false
+	default:
+		fmt.Fprintf(stderr, "fedpipe bench: --setting %q: use %s or %s\n", o.setting, settingFedOBP, settingFedSelect)
+		return exitInvalid
+	}
+	rounds, ft, script, python := o.rounds, o.ft, o.script, o.python
+	cfg.Rounds, cfg.Workers, cfg.Lockstep = rounds, o.workers, o.lockstep
 	if !ft {
 		cfg.FinetuneEpochs = 0
 	}
-	fmt.Fprintf(stdout, "FedOBP-FMNIST round: cnn4 28x28x1, %d of %d clients (%d training samples in all), %d local epochs, batch %d, SGD lr %g momentum %g; backend %s\n",
-		cfg.Participants, cfg.Clients, cfg.TrainSamples, cfg.Epochs, cfg.Batch, cfg.Opt.LR, cfg.Opt.Momentum, model.BackendID(backend))
+	spec := cfg.Spec
+	if spec.Arch == "" {
+		spec = model.ModelSpec{Arch: model.ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
+	}
+	fmt.Fprintf(stdout, "%s round: %s %s, %d of %d clients (%d training samples in all), %d local epochs, batch %d, SGD lr %g momentum %g; backend %s\n",
+		name, spec.Arch, shapeString(spec.InputShape), cfg.Participants, cfg.Clients, cfg.TrainSamples, cfg.Epochs, cfg.Batch, cfg.Opt.LR, cfg.Opt.Momentum, model.BackendID(backend))
 	fmt.Fprintf(stdout, "load before: %s\n", loadAvg())
 	start := time.Now()
 	res, err := model.BenchRound(backend, cfg)
@@ -54,7 +83,7 @@ func benchRound(backend string, rounds, workers int, ft bool, script, python str
 		}
 	}
 	var ref map[string]float64
-	if !noTorch && script != "" {
+	if !o.noTorch && script != "" {
 		args := []string{"--threads", "2", "--rounds", strconv.Itoa(rounds)}
 		if ft {
 			args = append(args, "--ft")
@@ -78,12 +107,12 @@ func benchRound(backend string, rounds, workers int, ft bool, script, python str
 	}
 	row("s/round", res.RoundSeconds, "torch_round_seconds", false)
 	row("training samples/s", res.TrainSamplesPerSec(), "torch_round_train_samples_per_s", true)
-	row("s/eval (100 clients)", res.EvalSeconds, "torch_eval_seconds", false)
+	row(fmt.Sprintf("s/eval (%d clients)", cfg.Clients), res.EvalSeconds, "torch_eval_seconds", false)
 	if ft {
 		row(fmt.Sprintf("s/eval after %d fine-tuning epochs", cfg.FinetuneEpochs), res.EvalFTSeconds, "torch_eval_ft_seconds", false)
 	}
 	cell := model.CellSeconds(res.RoundSeconds, res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
-	line := fmt.Sprintf("projected Table 6 cell (%d rounds, eval every %d%s): fedpipe %.2f h", cellRounds, cellEvalEvery,
+	line := fmt.Sprintf("projected cell (%d rounds, eval every %d%s): fedpipe %.2f h", cellRounds, cellEvalEvery,
 		map[bool]string{true: " before and after fine-tuning", false: ", no fine-tuning"}[ft], cell/3600)
 	if r, ok := ref["torch_round_seconds"]; ok {
 		tc := model.CellSeconds(r, ref["torch_eval_seconds"], ref["torch_eval_ft_seconds"], cellRounds, cellEvalEvery)
@@ -91,7 +120,11 @@ func benchRound(backend string, rounds, workers int, ft bool, script, python str
 	}
 	fmt.Fprintln(stdout, line)
 	fmt.Fprintf(stdout, "fedpipe peak RSS %.0f MiB (getrusage maxrss; fedpipe's part took %.0f s)\n", float64(ru.Maxrss)/1024, ours.Seconds())
-	fmt.Fprintf(stdout, "clients side by side: %d; graphs compiled: %s\n", res.Workers, compilations(res.Compilations))
+	if res.Lockstep > 0 {
+		fmt.Fprintf(stdout, "clients per lockstep step: up to %d; graphs compiled: %s\n", res.Lockstep, compilations(res.Compilations))
+	} else {
+		fmt.Fprintf(stdout, "clients side by side: %d; graphs compiled: %s\n", res.Workers, compilations(res.Compilations))
+	}
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
 	return exitOK
 }
@@ -144,4 +177,13 @@ func runScript(python, script string, args []string, stderr io.Writer) (map[stri
 		}
 	}
 	return res, nil
+}
+
+// shapeString writes an input shape as HxWxC.
+func shapeString(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.Itoa(d)
+	}
+	return strings.Join(parts, "x")
 }

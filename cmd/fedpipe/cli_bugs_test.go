@@ -72,6 +72,7 @@ func TestFlagErrorsAreExplained(t *testing.T) {
 		{"ls", "m.yaml", "--nope"},
 		{"diff", "a.yaml", "--nope"},
 		{"version", "--nope"},
+		{"backend", "--nope"},
 	} {
 		code, stdout, errs := fedpipe(t, args...)
 		if code != exitInvalid {
@@ -131,7 +132,7 @@ func TestHelpAboutHelp(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, errs)
 		}
 	}
-	for _, cmd := range []string{"run", "status", "verify", "export", "report", "fsck", "gc", "bench", "ls", "diff", "version"} {
+	for _, cmd := range []string{"run", "status", "verify", "export", "report", "fsck", "gc", "bench", "ls", "diff", "version", "backend"} {
 		for _, h := range []string{"--help", "-h"} {
 			code, stdout, errs := fedpipe(t, cmd, h)
 			if code != exitOK || !strings.HasPrefix(stdout, "Usage: fedpipe "+cmd) || errs != "" {
