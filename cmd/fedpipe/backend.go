@@ -22,8 +22,11 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asEnv := fs.Bool("env", false, "print the environment an xla backend runs with as shell export lines")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	check := fs.Bool("check", false, "train one small federated round on BACKEND and on --against and compare them (1e-4 relative), "+
+		"repeat it (same bits), and, where the model pads batches, train it in lockstep too; exit 1 if anything is off")
+	against := fs.String("against", model.CPUBackend, "with --check: the reference backend")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe backend [BACKEND] [--env|--json]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe backend [BACKEND] [--env|--json] [--check [--against fpfast]]\n\n"+
 			"Resolves BACKEND (default $GOMLX_BACKEND, else %s) as run and bench would: its id (part of every\n"+
 			"key) and, for xla:PLUGIN, the PJRT plugin found (PLUGIN: cuda, cpu, or a .so's absolute path),\n"+
 			"every place searched, the NVIDIA library and CUDA folders, and the environment it runs with.\n"+
@@ -54,9 +57,45 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 		out["plugin"] = map[string]any{"name": p.Name, "path": p.Path, "package": p.Package, "lib_dirs": p.LibDirs,
 			"cuda_dir": p.CUDADir, "searched": p.Searched, "env": envMap}
 	}
+	checkFailed := false
+	if *check {
+		ref, err := model.ResolveBackend(*against)
+		if err != nil {
+			return failure("fedpipe backend", &manifest.InputError{File: "--against", Msg: err.Error()}, *asJSON, stdout, stderr)
+		}
+		res, err := model.CheckBackend(backend, ref, model.DefaultCheckConfig())
+		if err != nil {
+			return failure("fedpipe backend --check", err, *asJSON, stdout, stderr)
+		}
+		checkFailed = res.RelDiff > checkTolerance || !res.Repeatable ||
+			(res.Lockstep && (!res.LockstepRepeatable || res.LockstepRelDiff > checkTolerance))
+		out["check"] = res
+		out["check_ok"] = !checkFailed
+		if !*asJSON {
+			defer func() {
+				fmt.Fprintf(stdout, "check:    one round, %d clients, %d steps (%d samples): %.3g s here (compilation included), %.3g s on %s\n",
+					res.Clients, res.Steps, res.Samples, res.Seconds, res.ReferenceSeconds, res.Reference)
+				fmt.Fprintf(stdout, "          vs %s: relative difference %.3g (tolerance %g; most in one tensor: %.3g, %s)\n",
+					res.Reference, res.RelDiff, checkTolerance, res.WorstTensor, res.Worst)
+				fmt.Fprintf(stdout, "          rerun: %s\n", map[bool]string{true: "same bits", false: "DIFFERENT bits"}[res.Repeatable])
+				if res.Lockstep {
+					fmt.Fprintf(stdout, "          lockstep: %.3g from client by client; rerun: %s\n", res.LockstepRelDiff,
+						map[bool]string{true: "same bits", false: "DIFFERENT bits"}[res.LockstepRepeatable])
+				}
+				fmt.Fprintf(stdout, "          %s\n", map[bool]string{false: "ok", true: "FAILED"}[checkFailed])
+			}()
+		}
+	}
+	code := exitOK
+	if checkFailed {
+		code = exitFailure
+	}
 	switch {
 	case *asJSON:
-		return writeJSON(stdout, out)
+		if c := writeJSON(stdout, out); c != exitOK {
+			return c
+		}
+		return code
 	case *asEnv:
 		for _, kv := range env {
 			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
@@ -70,7 +109,7 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			xla = "yes"
 		}
 		fmt.Fprintf(stdout, "xla:      %s\n", xla)
-		return exitOK
+		return code
 	}
 	fmt.Fprintf(stdout, "plugin:   %s (%s)\n", p.Path, p.Name)
 	if p.Package != "" {
@@ -87,8 +126,13 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 	for _, kv := range env {
 		fmt.Fprintf(stdout, "env:      %s=%s\n", kv[0], kv[1])
 	}
-	return exitOK
+	return code
 }
+
+// checkTolerance is the largest relative difference (‖a − b‖₂/‖b‖₂ over all parameters)
+// backend --check accepts between two backends' parameters after a round (issue 21's
+// criterion).
+const checkTolerance = 1e-4
 
 // reexecMarker is set in the environment of a fedpipe that re-executed itself for XLA, so
 // it does so at most once.
