@@ -1,0 +1,51 @@
+#!/bin/bash
+# Issue 21's checks on a lent GPU machine, in one command of about 8 minutes, after
+# scripts/device/prepare.sh here (carry .device). Writes its figures under $OUT:
+#   backend.txt   the plugin found, where it looked, the environment it runs with
+#   check.txt     one federated round on the GPU vs fpfast (1e-4), reruns, lockstep
+#   bench.txt     bench --round: FedOBP-FMNIST in lockstep and client by client, FedSelect ResNet-18
+#   smoke.txt     fmnist-smoke (one round) on fpfast and on the GPU, twice: parameters compared
+# BACKEND (default xla:cuda) and REF (default fpfast) may be set; with BACKEND=fpcpu the script
+# runs on a CPU machine too, which is how it is tested before device time is spent.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/fedpipe-device-out}
+BACKEND=${BACKEND:-xla:cuda}
+REF=${REF:-fpfast}
+BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+mkdir -p "$OUT"
+F=${FEDPIPE:-/tmp/fedpipe-xla}
+if [ ! -x "$F" ]; then
+	xz -dc .device/fedpipe-xla.xz >"$F" && chmod +x "$F" || { echo "no .device/fedpipe-xla.xz: run scripts/device/prepare.sh and carry .device" >&2; exit 2; }
+fi
+export FEDPIPE_DATA=$PWD/.device/data
+step() { echo; echo "=== $* ($(date -u +%T))"; }
+
+step "machine"
+{ nvidia-smi -L 2>&1; uname -m; nproc; "$F" version; } | tee "$OUT/backend.txt"
+step "backend $BACKEND"
+"$F" backend "$BACKEND" 2>&1 | tee -a "$OUT/backend.txt"
+
+step "check: one round on $BACKEND against $REF"
+"$F" backend "$BACKEND" --check --against "$REF" 2>&1 | tee "$OUT/check.txt"
+"$F" backend "$BACKEND" --check --against "$REF" --json >"$OUT/check.json" 2>>"$OUT/check.txt"
+
+step "bench --round (FedOBP-FMNIST, lockstep default for xla)"
+"$F" bench --round --backend "$BACKEND" --rounds "$BENCH_ROUNDS" --no-torch 2>&1 | tee "$OUT/bench.txt"
+step "bench --round, clients one after another"
+"$F" bench --round --backend "$BACKEND" --rounds 1 --lockstep=false --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
+step "bench --round --setting fedselect-cifar10 (ResNet-18)"
+"$F" bench --round --backend "$BACKEND" --setting fedselect-cifar10 --rounds 2 2>&1 | tee -a "$OUT/bench.txt"
+
+step "fmnist-smoke, one round: $REF, then $BACKEND twice"
+smoke() { # smoke NAME BACKEND
+	rm -rf "/tmp/smoke-$1"
+	"$F" run manifests/fmnist-smoke.yaml -S train.rounds=1 --backend "$2" --store "/tmp/smoke-$1/store" -q >/dev/null &&
+		"$F" export manifests/fmnist-smoke.yaml -S train.rounds=1 --backend "$2" --store "/tmp/smoke-$1/store" \
+			--models --format csv -o "/tmp/smoke-$1/export" >/dev/null
+}
+{
+	smoke ref "$REF" && smoke gpu1 "$BACKEND" && smoke gpu2 "$BACKEND" &&
+		python3 scripts/device/compare_models.py /tmp/smoke-ref/export /tmp/smoke-gpu1/export /tmp/smoke-gpu2/export
+} 2>&1 | tee "$OUT/smoke.txt"
+step "done"
