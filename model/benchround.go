@@ -152,6 +152,29 @@ func roundClients(cfg RoundConfig, spec ModelSpec) []roundClient {
 	return out
 }
 
+// batchPlan is the sample indices of every step of epochs passes over n samples in
+// batches of batch, each epoch in a fresh order drawn from r.
+func batchPlan(n, epochs, batch int, r *rand.Rand) [][]int {
+	var plan [][]int
+	for range epochs {
+		perm := r.Perm(n)
+		for start := 0; start < n; start += batch {
+			plan = append(plan, perm[start:min(start+batch, n)])
+		}
+	}
+	return plan
+}
+
+// gather appends the client's samples idx to bx and by (emptied first).
+func (cl roundClient) gather(idx []int, sample int, bx []float32, by []int32) ([]float32, []int32) {
+	bx, by = bx[:0], by[:0]
+	for _, i := range idx {
+		bx = append(bx, cl.trainX[i*sample:(i+1)*sample]...)
+		by = append(by, cl.trainY[i])
+	}
+	return bx, by
+}
+
 // localTrain runs epochs of SGD from params over the client's training data, in a fresh
 // order each epoch, and returns the trained parameters.
 func localTrain(m *Model, params tensor.List, opt SGD, cl roundClient, epochs, batch int, r *rand.Rand) (tensor.List, error) {
@@ -160,73 +183,66 @@ func localTrain(m *Model, params tensor.List, opt SGD, cl roundClient, epochs, b
 		return nil, err
 	}
 	defer s.Close()
-	n := len(cl.trainY)
-	sample := m.sample
-	bx := make([]float32, 0, batch*sample)
-	by := make([]int32, 0, batch)
-	for range epochs {
-		perm := r.Perm(n)
-		for start := 0; start < n; start += batch {
-			bx, by = bx[:0], by[:0]
-			for _, i := range perm[start:min(start+batch, n)] {
-				bx = append(bx, cl.trainX[i*sample:(i+1)*sample]...)
-				by = append(by, cl.trainY[i])
-			}
-			if _, err := s.Step(bx, by); err != nil {
-				return nil, err
-			}
+	var bx []float32
+	var by []int32
+	for _, idx := range batchPlan(len(cl.trainY), epochs, batch, r) {
+		bx, by = cl.gather(idx, m.sample, bx, by)
+		if _, err := s.Step(bx, by); err != nil {
+			return nil, err
 		}
 	}
 	return s.Params()
 }
 
 // lockstepTrain is localTrain for several clients at once, in one MultiSession: client i
-// from params[i] over cls[i], its epoch orders from rs[i].
+// from params[i] over cls[i], its epoch orders from rs[i]. A client whose steps are over
+// idles until the last is done.
 func lockstepTrain(m *Model, params []tensor.List, opt SGD, cls []roundClient, epochs, batch int, rs []*rand.Rand) ([]tensor.List, error) {
 	ms, err := m.NewMultiSession(params, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer ms.Close()
-	sample := m.sample
-	// order[i] is client i's sample order over all its epochs, pos[i] how far it got.
-	order := make([][]int, len(cls))
-	bounds := make([][]int, len(cls)) // batch ends, in samples of order[i]
+	plans := make([][][]int, len(cls))
+	steps := 0
 	for i, cl := range cls {
-		n := len(cl.trainY)
-		for e := range epochs {
-			order[i] = append(order[i], rs[i].Perm(n)...)
-			for start := 0; start < n; start += batch {
-				bounds[i] = append(bounds[i], e*n+min(start+batch, n))
-			}
-		}
+		plans[i] = batchPlan(len(cl.trainY), epochs, batch, rs[i])
+		steps = max(steps, len(plans[i]))
 	}
 	bx := make([][]float32, len(cls))
 	by := make([][]int32, len(cls))
-	for step := 0; ; step++ {
-		active := false
+	for step := range steps {
 		for i, cl := range cls {
 			bx[i], by[i] = bx[i][:0], by[i][:0]
-			if step >= len(bounds[i]) {
-				continue
+			if step < len(plans[i]) {
+				bx[i], by[i] = cl.gather(plans[i][step], m.sample, bx[i], by[i])
 			}
-			active = true
-			from := 0
-			if step > 0 {
-				from = bounds[i][step-1]
-			}
-			for _, j := range order[i][from:bounds[i][step]] {
-				bx[i] = append(bx[i], cl.trainX[j*sample:(j+1)*sample]...)
-				by[i] = append(by[i], cl.trainY[j])
-			}
-		}
-		if !active {
-			return ms.Params()
 		}
 		if _, err := ms.Step(bx, by); err != nil {
 			return nil, err
 		}
 	}
+	return ms.Params()
+}
+
+// averageBySize is the average of models weighted by sizes, each entry summed in float64
+// in the models' order.
+func averageBySize(models []tensor.List, sizes []int) tensor.List {
+	out := models[0].Clone()
+	total := 0.0
+	for _, n := range sizes {
+		total += float64(n)
+	}
+	for i := range out {
+		for j := range out[i].Data {
+			sum := 0.0
+			for k, m := range models {
+				sum += float64(sizes[k]) * float64(m[i].Data[j])
+			}
+			out[i].Data[j] = float32(sum / total)
+		}
+	}
+	return out
 }
 
 // BenchRound times one federated round of cfg on the backend, by default with the cnn4
@@ -324,26 +340,11 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		if err != nil {
 			return err
 		}
-		sum := make([][]float64, len(global))
-		for i, t := range global {
-			sum[i] = make([]float64, len(t.Data))
-		}
-		total := 0.0
+		sizes := make([]int, len(sel))
 		for k, c := range sel {
-			w := float64(len(clients[c].trainY))
-			total += w
-			for i, t := range trained[k] {
-				for j, v := range t.Data {
-					sum[i][j] += w * float64(v)
-				}
-			}
+			sizes[k] = len(clients[c].trainY)
 		}
-		next := global.Clone()
-		for i := range next {
-			for j := range next[i].Data {
-				next[i].Data[j] = float32(sum[i][j] / total)
-			}
-		}
+		next := averageBySize(trained, sizes)
 		global = next
 		return nil
 	}

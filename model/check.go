@@ -75,22 +75,9 @@ func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, err
 		}
 		return rs
 	}
-	average := func(models []tensor.List) tensor.List {
-		avg := global.Clone()
-		total := 0.0
-		for c := range models {
-			total += float64(len(clients[c].trainY))
-		}
-		for i := range avg {
-			for j := range avg[i].Data {
-				s := 0.0
-				for c, m := range models {
-					s += float64(len(clients[c].trainY)) * float64(m[i].Data[j])
-				}
-				avg[i].Data[j] = float32(s / total)
-			}
-		}
-		return avg
+	sizes := make([]int, len(clients))
+	for c, cl := range clients {
+		sizes[c] = len(cl.trainY)
 	}
 	round := func(m *Model, lockstep bool) (tensor.List, error) {
 		rs := streams()
@@ -103,7 +90,7 @@ func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, err
 			if err != nil {
 				return nil, err
 			}
-			return average(trained), nil
+			return averageBySize(trained, sizes), nil
 		}
 		trained := make([]tensor.List, len(clients))
 		for c, cl := range clients {
@@ -112,7 +99,7 @@ func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, err
 				return nil, fmt.Errorf("client %d: %w", c, err)
 			}
 		}
-		return average(trained), nil
+		return averageBySize(trained, sizes), nil
 	}
 	ref, err := NewModel(reference, cfg.Spec)
 	if err != nil {
@@ -213,7 +200,7 @@ func identical(a, b tensor.List) bool {
 	return true
 }
 
-// learnable makes the clients' random samples learnable: each gets its class's fixed random
+// learnable makes the clients' random training samples learnable: each gets its class's fixed random
 // pattern added (twice the noise's scale), so training moves towards a solution as on real
 // data rather than memorizing noise, which amplifies rounding differences from step to step.
 func learnable(clients []roundClient, spec ModelSpec, seed uint64) {
@@ -235,6 +222,5 @@ func learnable(clients []roundClient, spec ModelSpec, seed uint64) {
 	}
 	for _, cl := range clients {
 		add(cl.trainX, cl.trainY)
-		add(cl.testX, cl.testY)
 	}
 }

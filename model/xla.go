@@ -101,11 +101,11 @@ func xlaID(config string) string {
 // libraries' folders are missing from it, loading fails and xlaHint says what to set (the
 // fedpipe command re-executes itself with it set; see cmd/fedpipe).
 func xlaSetup(config string) error {
-	x := xlaPluginOf(config)
-	if x.err != nil {
-		return x.err
+	_, env, err := XLAPlugin(config)
+	if err != nil {
+		return err
 	}
-	for _, kv := range XLAEnviron(x.p, x.tf, os.Getenv) {
+	for _, kv := range env {
 		if kv[0] == xlaenv.EnvLibraryPath {
 			continue
 		}
@@ -116,10 +116,10 @@ func xlaSetup(config string) error {
 	return nil
 }
 
-// XLAEnviron is the environment (name, value) a plugin runs with in fedpipe: the plugin's
+// xlaEnviron is the environment (name, value) a plugin runs with in fedpipe: the plugin's
 // own Environ, plus full float32 matrix products on CUDA unless tf32. Variables the user set
 // are kept.
-func XLAEnviron(p *xlaenv.Plugin, tf32 bool, getenv func(string) string) [][2]string {
+func xlaEnviron(p *xlaenv.Plugin, tf32 bool, getenv func(string) string) [][2]string {
 	env := p.Environ(getenv)
 	if p.CUDA() && !tf32 {
 		flags := getenv(xlaenv.EnvXLAFlags)
@@ -159,11 +159,8 @@ func XLAProcessEnv(config string) ([][2]string, error) {
 	if err != nil || !strings.HasPrefix(resolved, xlaName+":") {
 		return nil, err
 	}
-	x := xlaPluginOf(resolved)
-	if x.err != nil {
-		return nil, x.err
-	}
-	return XLAEnviron(x.p, x.tf, os.Getenv), nil
+	_, env, err := XLAPlugin(resolved)
+	return env, err
 }
 
 // xlaHint adds to a failure to create an xla backend what was loaded and with which
@@ -191,7 +188,7 @@ func xlaHint(config string, err error) error {
 }
 
 // XLAPlugin returns the plugin a resolved xla configuration (as ResolveBackend returns it)
-// loads, and the environment it runs with (see XLAEnviron).
+// loads, and the environment it runs with (see xlaEnviron).
 func XLAPlugin(config string) (*xlaenv.Plugin, [][2]string, error) {
 	if !strings.HasPrefix(config, xlaName+":") {
 		return nil, nil, fmt.Errorf("backend %q is not an xla backend", config)
@@ -200,5 +197,5 @@ func XLAPlugin(config string) (*xlaenv.Plugin, [][2]string, error) {
 	if x.err != nil {
 		return nil, nil, x.err
 	}
-	return x.p, XLAEnviron(x.p, x.tf, os.Getenv), nil
+	return x.p, xlaEnviron(x.p, x.tf, os.Getenv), nil
 }

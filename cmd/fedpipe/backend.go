@@ -58,6 +58,7 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			"cuda_dir": p.CUDADir, "searched": p.Searched, "env": envMap}
 	}
 	checkFailed := false
+	var checked *model.BackendCheck
 	if *check {
 		ref, err := model.ResolveBackend(*against)
 		if err != nil {
@@ -71,20 +72,7 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			(res.Lockstep && (!res.LockstepRepeatable || res.LockstepRelDiff > checkTolerance))
 		out["check"] = res
 		out["check_ok"] = !checkFailed
-		if !*asJSON {
-			defer func() {
-				fmt.Fprintf(stdout, "check:    one round, %d clients, %d steps (%d samples): %.3g s here (compilation included), %.3g s on %s\n",
-					res.Clients, res.Steps, res.Samples, res.Seconds, res.ReferenceSeconds, res.Reference)
-				fmt.Fprintf(stdout, "          vs %s: relative difference %.3g (tolerance %g; most in one tensor: %.3g, %s)\n",
-					res.Reference, res.RelDiff, checkTolerance, res.WorstTensor, res.Worst)
-				fmt.Fprintf(stdout, "          rerun: %s\n", map[bool]string{true: "same bits", false: "DIFFERENT bits"}[res.Repeatable])
-				if res.Lockstep {
-					fmt.Fprintf(stdout, "          lockstep: %.3g from client by client; rerun: %s\n", res.LockstepRelDiff,
-						map[bool]string{true: "same bits", false: "DIFFERENT bits"}[res.LockstepRepeatable])
-				}
-				fmt.Fprintf(stdout, "          %s\n", map[bool]string{false: "ok", true: "FAILED"}[checkFailed])
-			}()
-		}
+		checked = &res
 	}
 	code := exitOK
 	if checkFailed {
@@ -109,6 +97,7 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			xla = "yes"
 		}
 		fmt.Fprintf(stdout, "xla:      %s\n", xla)
+		printCheck(stdout, checked, checkFailed)
 		return code
 	}
 	fmt.Fprintf(stdout, "plugin:   %s (%s)\n", p.Path, p.Name)
@@ -126,7 +115,25 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 	for _, kv := range env {
 		fmt.Fprintf(stdout, "env:      %s=%s\n", kv[0], kv[1])
 	}
+	printCheck(stdout, checked, checkFailed)
 	return code
+}
+
+// printCheck prints a backend --check result (nothing for nil).
+func printCheck(w io.Writer, res *model.BackendCheck, failed bool) {
+	if res == nil {
+		return
+	}
+	same := map[bool]string{true: "same bits", false: "DIFFERENT bits"}
+	fmt.Fprintf(w, "check:    one round, %d clients, %d steps (%d samples): %.3g s here (compilation included), %.3g s on %s\n",
+		res.Clients, res.Steps, res.Samples, res.Seconds, res.ReferenceSeconds, res.Reference)
+	fmt.Fprintf(w, "          vs %s: relative difference %.3g (tolerance %g; most in one tensor: %.3g, %s)\n",
+		res.Reference, res.RelDiff, checkTolerance, res.WorstTensor, res.Worst)
+	fmt.Fprintf(w, "          rerun: %s\n", same[res.Repeatable])
+	if res.Lockstep {
+		fmt.Fprintf(w, "          lockstep: %.3g from client by client; rerun: %s\n", res.LockstepRelDiff, same[res.LockstepRepeatable])
+	}
+	fmt.Fprintf(w, "          %s\n", map[bool]string{false: "ok", true: "FAILED"}[failed])
 }
 
 // checkTolerance is the largest relative difference (‖a − b‖₂/‖b‖₂ over all parameters)

@@ -26,8 +26,8 @@ import (
 // gradients) runs on the shared model one client at a time (lockGroup.exclusive).
 //
 // Each client's arithmetic is the one its own Session would do, so on fpfast the results are
-// bit-identical to training the clients one after another (TestLockstepMatchesSequential);
-// on XLA they are its own.
+// bit-identical to training the clients one after another (TestLockGroupMatchesSessions,
+// and TestConcurrentClientsMatchSequential for every method); on XLA they are its own.
 
 // lockstepSteps counts lockstep steps run in this process (tests read it).
 var lockstepSteps atomic.Int64
@@ -58,7 +58,6 @@ type lockJoin struct {
 // generation is one MultiSession over the members it started with.
 type generation struct {
 	ms      *model.MultiSession
-	size    int         // members
 	active  int         // members still handing in batches
 	pending int         // active members that have not handed in this step's batch
 	x       [][]float32 // this step's batches by slot (nil: none)
@@ -93,8 +92,8 @@ func (g *lockGroup) exclusive(fn func() error) error {
 	return fn()
 }
 
-// run calls fn(i) for every i in [0, n), each on its own goroutine, and returns the first
-// error (after every call has returned).
+// run calls fn(i) for every i in [0, n), each on its own goroutine, and returns the lowest
+// i's error (after every call has returned), as clientPool.run does.
 func (g *lockGroup) run(n int, fn func(i int) error) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -110,7 +109,12 @@ func (g *lockGroup) run(n int, fn func(i int) error) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exit records that a client goroutine is over: a generation may start without it.
@@ -133,19 +137,15 @@ func (g *lockGroup) maybeStart() {
 	for i, j := range members {
 		params[i] = j.params
 	}
-	gen := &generation{size: len(members), active: len(members), pending: len(members),
+	gen := &generation{active: len(members), pending: len(members),
 		x: make([][]float32, len(members)), y: make([][]int32, len(members))}
+	// A generation that cannot start hands its error to its members and is over at once.
 	gen.ms, gen.err = g.multi.NewMultiSession(params, g.opt)
-	if gen.err != nil {
-		gen.over = true
-	}
 	for i, j := range members {
 		j.gen, j.slot = gen, i
 	}
-	g.gen = gen
-	if gen.over {
-		g.gen = nil
-		g.maybeStart()
+	if gen.err == nil {
+		g.gen = gen
 	}
 	g.cond.Broadcast()
 }
@@ -259,7 +259,7 @@ func (g *lockGroup) leave(gen *generation, slot int, passErr error) (tensor.List
 	for !gen.over && gen.err == nil {
 		g.cond.Wait()
 	}
-	if g.gen == gen && (gen.over || gen.err != nil) {
+	if g.gen == gen { // the first member out of an ended generation closes it
 		gen.ms.Close()
 		gen.over = true
 		g.gen = nil
@@ -273,4 +273,16 @@ func (g *lockGroup) leave(gen *generation, slot int, passErr error) (tensor.List
 		return nil, gen.err
 	}
 	return gen.result[slot], nil
+}
+
+// spread calls fn(i, m, group) for every i in [0, n): with multi, every call at once, in one
+// lockGroup training in lockstep on multi with opt (m is def, shared); else on pool (group
+// nil; size orders the calls as clientPool.run does).
+func spread(ctx context.Context, pool *clientPool, def, multi *model.Model, opt model.SGD, n int, size func(int) int,
+	fn func(i int, m *model.Model, group *lockGroup) error) error {
+	if multi != nil {
+		group := newLockGroup(ctx, multi, opt)
+		return group.run(n, func(i int) error { return fn(i, def, group) })
+	}
+	return pool.run(ctx, def, n, size, func(i int, m *model.Model) error { return fn(i, m, nil) })
 }

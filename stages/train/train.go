@@ -219,9 +219,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			return nil, err
 		}
 		defer multi.Close()
-		if concurrent(method) {
-			trainMulti = multi
-		}
+	}
+	if concurrent(method) {
+		trainMulti = multi
 	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
@@ -232,8 +232,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		work := make([]Work, len(sampled))
 		// Clients' work grows with their training sets: the largest start first.
 		size := func(i int) int { return cs.trainSize(sampled[i]) }
-		var group *lockGroup
-		train := func(i int, m *model.Model) error {
+		err := spread(ctx, trainPool, net, trainMulti, opt, len(sampled), size, func(i int, m *model.Model, group *lockGroup) error {
 			c := sampled[i]
 			l := &Local{model: m, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
 				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, group: group}
@@ -243,14 +242,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			}
 			trained[i], work[i] = u, l.TakeWork(round)
 			return nil
-		}
-		var err error
-		if trainMulti != nil {
-			group = newLockGroup(ctx, trainMulti, opt)
-			err = group.run(len(sampled), func(i int) error { return train(i, net) })
-		} else {
-			err = trainPool.run(ctx, net, len(sampled), size, train)
-		}
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -570,8 +562,7 @@ type evalOptions struct {
 	aug        *augmenter  // fine-tuning augments like training
 	trainSplit bool        // also evaluate the training split (train.eval_train_split)
 	pool       *clientPool // fine-tunes clients side by side (nil: one after another)
-	// multi, when set, fine-tunes every client in lockstep on it instead (see lockGroup;
-	// evaluateEach only).
+	// multi, when set, fine-tunes every client in lockstep on it instead (see lockGroup).
 	multi *model.Model
 }
 
@@ -590,6 +581,15 @@ func (o evalOptions) tuningPool() *clientPool {
 		return nil
 	}
 	return o.pool
+}
+
+// tuningMulti is the model an evaluation fine-tunes in lockstep on, nil when it does not
+// (no lockstep, or nothing to fine-tune).
+func (o evalOptions) tuningMulti() *model.Model {
+	if !o.mayTune() {
+		return nil
+	}
+	return o.multi
 }
 
 // evalData returns the splits of client c an evaluation scores: its test split, and its
@@ -643,21 +643,13 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 	for c := range n {
 		held[c] = method.EvalModel(st, c)
 	}
-	pool := o.tuningPool()
-	tune := func(c int, m *model.Model, group *lockGroup) error {
+	err := spread(ctx, o.tuningPool(), m, o.tuningMulti(), o.opt, n, cs.trainSize, func(c int, m *model.Model, group *lockGroup) error {
 		var err error
 		if prepared[c], ft[c], err = o.prepare(m, held[c], cs, round, c, group); err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
 		}
 		return nil
-	}
-	var err error
-	if o.multi != nil && o.mayTune() {
-		group := newLockGroup(ctx, o.multi, o.opt)
-		err = group.run(n, func(c int) error { return tune(c, m, group) })
-	} else {
-		err = pool.run(ctx, m, n, cs.trainSize, func(c int, m *model.Model) error { return tune(c, m, nil) })
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -729,17 +721,9 @@ func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State,
 		did  bool     // fine-tuned
 	}
 	res := make([]result, n)
-	// With o.multi, every client runs at once and fine-tunes in lockstep; scoring takes
-	// turns on the shared model.
-	var group *lockGroup
-	each := func(fn func(c int, mw *model.Model) error) error { return pool.run(ctx, m, n, cs.trainSize, fn) }
-	if o.multi != nil && mayTune {
-		group = newLockGroup(ctx, o.multi, o.opt)
-		each = func(fn func(c int, mw *model.Model) error) error {
-			return group.run(n, func(c int) error { return fn(c, m) })
-		}
-	}
-	err := each(func(c int, mw *model.Model) error {
+	// In lockstep every client runs at once and fine-tunes in one step; scoring takes turns
+	// on the shared model.
+	err := spread(ctx, pool, m, o.tuningMulti(), o.opt, n, cs.trainSize, func(c int, mw *model.Model, group *lockGroup) error {
 		held := method.EvalModel(st, c)
 		cd := o.evalData(cs, c)
 		score := func(p tensor.List, split string, x []float32, y []int32) (row Metric, err error) {
