@@ -20,7 +20,23 @@ const (
 	Pass    = "pass"
 	Fail    = "fail"
 	Missing = "not computed"
+	// Stale: none of the cell's seeds has a current result, but a kept result made by
+	// other code, settings or backend exists for at least one (Options.Stale).
+	Stale = "stale"
 )
+
+// Options changes how Verify treats incomplete results.
+type Options struct {
+	// PartialSeeds measures a cell over the seeds whose results are present, instead of
+	// reporting the whole cell not computed when any seed is missing (kept paper-scale
+	// results, computed seed by seed). Cell.Seeds says how many were used, SeedsOf of how
+	// many.
+	PartialSeeds bool
+	// Stale, if set, is asked about a stage whose current result is missing: it returns
+	// why a kept result of that stage is out of date (e.g. "train: code 6 → 7"), and ok
+	// when one exists.
+	Stale func(n *pipeline.Node) (why string, ok bool)
+}
 
 // Cell is one expectation checked on one configuration (grid cell) of the manifest.
 type Cell struct {
@@ -39,9 +55,16 @@ type Cell struct {
 	Measured    float64 `json:"measured"`
 	MeasuredStd float64 `json:"measured_std"`
 	Seeds       int     `json:"seeds"`
-	Diff        float64 `json:"diff"`
-	Verdict     string  `json:"verdict"`
-	Source      string  `json:"source,omitempty"`
+	// SeedsOf is the number of seeds the manifest runs the cell with.
+	SeedsOf int     `json:"seeds_of,omitempty"`
+	Diff    float64 `json:"diff"`
+	Verdict string  `json:"verdict"`
+	// StaleWhy says, for a stale cell (or a measured one some of whose seeds are stale),
+	// what changed since the kept result was made.
+	StaleWhy string `json:"stale_why,omitempty"`
+	// Nodes are the keys of the stages that gave the measured figures (one per seed used).
+	Nodes  []string `json:"stage_keys,omitempty"`
+	Source string   `json:"source,omitempty"`
 	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
@@ -83,9 +106,12 @@ type measured struct {
 	config  string
 	values  []float64
 	missing bool
+	seeds   int      // runs of the cell (seeds) in the manifest
+	stale   []string // why kept results of missing seeds are stale
+	nodes   []string // keys of the stages measured
 }
 
-func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string) (map[string]*measured, []string, error) {
+func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string, opt Options) (map[string]*measured, []string, error) {
 	metric := e.Metric
 	kind := manifest.KindEvaluate
 	if e.Shift != "" {
@@ -114,14 +140,21 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			out[k] = c
 			order = append(order, k)
 		}
+		c.seeds++
 		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 		if err != nil {
 			return nil, nil, err
 		}
 		if !ok {
 			c.missing = true
+			if opt.Stale != nil {
+				if why, ok := opt.Stale(n); ok {
+					c.stale = append(c.stale, why)
+				}
+			}
 			continue
 		}
+		c.nodes = append(c.nodes, n.Key.String())
 		b, err := store.Get(a.Outputs["summary"])
 		if err != nil {
 			c.missing = true
@@ -165,9 +198,14 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 // Verify checks every expectation of the graph's manifest against the results in store.
 // It runs nothing.
 func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
+	return VerifyWith(g, store, Options{})
+}
+
+// VerifyWith is Verify with options (kept results: partial seeds, stale results).
+func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell, error) {
 	var cells []Cell
 	for _, e := range g.Manifest.Expect {
-		mine, order, err := measure(g, store, e, e.Method)
+		mine, order, err := measure(g, store, e, e.Method, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +215,7 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 			if e.AboveMetric != "" {
 				oe.Metric = e.AboveMetric
 			}
-			if other, _, err = measure(g, store, oe, e.Above); err != nil {
+			if other, _, err = measure(g, store, oe, e.Above, opt); err != nil {
 				return nil, err
 			}
 		}
@@ -191,10 +229,13 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 		for _, k := range order {
 			m := mine[k]
 			c := Cell{Method: e.Method, Config: m.config, Metric: e.Metric, Published: e.Published, Std: e.Std,
-				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), Source: e.Source, Verdict: Missing,
-				Shift: e.Shift, Level: e.Level}
+				Tolerance: e.Tolerance, Above: e.Above, Seeds: len(m.values), SeedsOf: m.seeds, Source: e.Source,
+				Verdict: Missing, Shift: e.Shift, Level: e.Level, StaleWhy: strings.Join(dedup(m.stale), "; "), Nodes: m.nodes}
 			o := other[k]
-			if m.missing || len(m.values) == 0 || (e.Above != "" && (o == nil || o.missing || len(o.values) == 0)) {
+			if !complete(m, opt) || (e.Above != "" && (o == nil || !complete(o, opt))) {
+				if len(m.values) == 0 && len(m.stale) > 0 {
+					c.Verdict = Stale
+				}
 				cells = append(cells, c)
 				continue
 			}
@@ -217,6 +258,27 @@ func Verify(g *pipeline.Graph, store *artifacts.Store) ([]Cell, error) {
 		}
 	}
 	return cells, nil
+}
+
+// complete reports whether m can be measured: every seed present, or (PartialSeeds) one.
+func complete(m *measured, opt Options) bool {
+	if opt.PartialSeeds {
+		return len(m.values) > 0
+	}
+	return !m.missing && len(m.values) > 0
+}
+
+// dedup drops repeated strings, keeping the first of each.
+func dedup(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Markdown lays the cells out as a table.
@@ -243,8 +305,11 @@ func (c Cell) Row() []string {
 		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 	}
 	meas, diff := "—", "—"
-	if c.Verdict != Missing {
+	if c.Verdict != Missing && c.Verdict != Stale {
 		meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
+		if c.SeedsOf > c.Seeds {
+			meas = fmt.Sprintf("%s ± %s (%d of %d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds, c.SeedsOf)
+		}
 		diff = "+" + num(c.Diff)
 		if c.Diff < 0 {
 			diff = num(c.Diff)
