@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A kept-results directory (a directory remote whose results are kept beside the
+// manifests, e.g. this repository's reproduced/) also holds an index of the stages it
+// keeps, so that a reader can tell a current result from a stale one: the content store
+// finds a result only by its exact key, and a key says nothing of what changed.
+//
+//	cells/<manifest name>/<stage name, path-escaped>.json
+//
+// Each file names the stage's key and its description (the canonical JSON that was hashed
+// into the key: kind, code version, parameters, inputs, backend) when the kept result was
+// made. A later version of the same stage whose key differs is stale, and the two
+// descriptions say why.
+
+// keptEntry is one stage's index file.
+type keptEntry struct {
+	Manifest    string          `json:"manifest"`
+	Stage       string          `json:"stage"`
+	Key         string          `json:"key"`
+	Description json.RawMessage `json:"description"`
+}
+
+// keptPath is the index file of stage name of manifest in dir.
+func keptPath(dir, manifest, name string) string {
+	return filepath.Join(dir, "cells", url.PathEscape(manifest), url.PathEscape(name)+".json")
+}
+
+// RecordKept writes the index entry of stage n of g into the kept-results directory dir
+// (written to a temporary name, synced and renamed, so a reader never sees half of it).
+func RecordKept(dir string, g *Graph, n *Node) error {
+	b, err := json.MarshalIndent(keptEntry{Manifest: g.Manifest.Name, Stage: n.Name, Key: n.Key.String(),
+		Description: json.RawMessage(n.desc)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := keptPath(dir, g.Manifest.Name, n.Name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// readKept reads stage name's index entry in dir (ok false if there is none).
+func readKept(dir, manifest, name string) (e keptEntry, ok bool, err error) {
+	b, err := os.ReadFile(keptPath(dir, manifest, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return e, false, nil
+	}
+	if err != nil {
+		return e, false, err
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, false, fmt.Errorf("%s: %w", keptPath(dir, manifest, name), err)
+	}
+	return e, true, nil
+}
+
+// KeptStale returns, for the kept-results directory dir, a function that says whether
+// stage n of g has a kept result made with another key, and why: for n and every stage
+// it depends on whose key changed, what changed in its description ("train: stage code
+// version 6 → 7"), and how many of those stages' keys changed. A stage with no index
+// entry, or whose entry has n's current key, is not stale.
+func KeptStale(dir string, g *Graph) func(n *Node) (why string, ok bool) {
+	return func(n *Node) (string, bool) {
+		e, ok, err := readKept(dir, g.Manifest.Name, n.Name)
+		if err != nil || !ok || e.Key == n.Key.String() {
+			return "", false
+		}
+		var reasons []string
+		changed, total := 0, 0
+		seen := map[*Node]bool{}
+		var walk func(m *Node)
+		walk = func(m *Node) {
+			if seen[m] {
+				return
+			}
+			seen[m] = true
+			for _, in := range m.Inputs {
+				walk(in)
+			}
+			total++
+			old, ok, err := readKept(dir, g.Manifest.Name, m.Name)
+			if err != nil || !ok {
+				changed++
+				reasons = append(reasons, m.Kind+": no kept description")
+				return
+			}
+			if old.Key == m.Key.String() {
+				return
+			}
+			changed++
+			for _, d := range diffDescriptors(old.Description, m.desc) {
+				if d != "an input stage changed" {
+					reasons = append(reasons, m.Kind+": "+d)
+				}
+			}
+		}
+		walk(n)
+		if len(reasons) == 0 {
+			reasons = append(reasons, "keys changed")
+		}
+		return fmt.Sprintf("%s (%d of %d stage keys changed)", strings.Join(reasons, ", "), changed, total), true
+	}
+}
