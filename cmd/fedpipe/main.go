@@ -39,6 +39,7 @@ Usage:
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
+  fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
   fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
   fedpipe fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref
@@ -102,6 +103,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fsck(rest, stdout, stderr)
 	case "verify":
 		return verifyCmd(rest, stdout, stderr)
+	case "reproduced":
+		return reproducedCmd(rest, stdout, stderr)
 	case "export":
 		return export(rest, stdout, stderr)
 	case "report":

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/verify"
+)
+
+// defaultKept is the repository's kept-results directory.
+const defaultKept = "reproduced"
+
+// reproducedCmd checks the published cells of table manifests against the paper-scale
+// results kept in a directory (the repository's reproduced/): per cell reproduced,
+// differs, stale or not computed, then one summary line; it writes or checks the
+// generated page. It runs no training unless --audit asks it to recompute a few rounds.
+func reproducedCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("reproduced", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f commonFlags
+	f.register(fs, "reproduced")
+	kept := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
+	page := fs.String("page", "", "write the generated page (markdown) to this file")
+	check := fs.String("check", "", "compare the generated page with this file; exit 1 when it is out of date")
+	audit := fs.Int("audit", 0, "recompute the first N rounds of a seeded sample of kept train stages and compare their fingerprints")
+	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
+	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which) or not computed, measured over the seeds kept so far;\nthen one line \"N of M published cells reproduced at paper scale (K stale, L not computed)\".\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fail := func(err error) int { return failure("fedpipe reproduced", err, f.json, stdout, stderr) }
+	if fs.NArg() == 0 {
+		return fail(&manifest.InputError{File: "reproduced", Msg: "expected one or more MANIFEST arguments"})
+	}
+	if *audit < 0 || *sample < 0 {
+		return fail(&manifest.InputError{File: "--audit", Msg: "--audit and --audit-sample must not be negative"})
+	}
+	dir, err := filepath.Abs(*kept)
+	if err != nil {
+		return fail(err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := remote.Open(ctx, "file://"+dir, remote.Options{Logf: func(format string, a ...any) {
+		fmt.Fprintf(stderr, "fedpipe reproduced: "+format+"\n", a...)
+	}})
+	if err != nil {
+		return fail(err)
+	}
+	tmp, err := os.MkdirTemp("", "fedpipe-reproduced-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	store, err := artifacts.Open(filepath.Join(tmp, "store"), artifacts.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	loader := &data.Loader{DataDir: f.data}
+	var ms []verify.KeptManifest
+	var graphs []*pipeline.Graph
+	for _, path := range fs.Args() {
+		km, g, err := checkKept(ctx, path, f, loader, dir, r, store)
+		if err != nil {
+			return fail(err)
+		}
+		ms = append(ms, km)
+		if g != nil {
+			graphs = append(graphs, g)
+		}
+	}
+	counts := verify.Count(ms)
+	regenerate := "make reproduced-page"
+	text := verify.KeptPage(ms, regenerate)
+	if f.json {
+		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
+			"differs": counts.Differs, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line()})
+	} else {
+		for _, m := range ms {
+			if m.Skipped != "" {
+				fmt.Fprintf(stdout, "%s: not checked (%s)\n", m.File, m.Skipped)
+				continue
+			}
+			fmt.Fprintf(stdout, "\n%s\n", m.File)
+			for _, c := range m.Cells {
+				row := c.Row()
+				row[6] = verify.KeptWord(c.Verdict)
+				if c.StaleWhy != "" {
+					row[6] += " (" + c.StaleWhy + ")"
+				}
+				fmt.Fprintf(stdout, "  %s\n", strings.Join(row, " | "))
+			}
+		}
+		fmt.Fprintln(stdout)
+	}
+	code := exitOK
+	if *audit > 0 {
+		if c := auditKept(ctx, graphs, store, f, *audit, *sample, *auditSeed, stdout, stderr); c != exitOK {
+			code = c
+		}
+	}
+	if *page != "" {
+		if err := os.WriteFile(*page, []byte(text), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	if *check != "" {
+		old, err := os.ReadFile(*check)
+		if err != nil || string(old) != text {
+			fmt.Fprintf(stderr, "fedpipe reproduced: %s is out of date with the kept results; regenerate it with `%s`\n", *check, regenerate)
+			if code == exitOK {
+				code = exitFailure
+			}
+		}
+	}
+	if !f.json {
+		fmt.Fprintln(stdout, counts.Line())
+	}
+	if counts.Differs > 0 {
+		return exitMismatch
+	}
+	return code
+}
+
+// checkKept verifies one manifest against the kept results: the results the kept
+// directory holds for its stages are fetched into store (a throwaway), then verified
+// with partial seeds and stale detection. A manifest whose data is missing, or that
+// has no expectations, comes back skipped.
+func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loader, dir string, r *remote.Remote,
+	store *artifacts.Store) (verify.KeptManifest, *pipeline.Graph, error) {
+	km := verify.KeptManifest{File: path}
+	g, _, err := loadGraphSet(path, f.set, loader, f.backend)
+	var missing *data.MissingDataError
+	if errors.As(err, &missing) {
+		km.Skipped = "data not installed (" + missing.Dataset + ")"
+		return km, nil, nil
+	}
+	if err != nil {
+		return km, nil, err
+	}
+	km.Name = g.Manifest.Name
+	if len(g.Manifest.Expect) == 0 {
+		km.Skipped = "no expect entries"
+		return km, nil, nil
+	}
+	if _, err := pipeline.Pull(ctx, []*pipeline.Graph{g}, store, r, false); err != nil {
+		return km, nil, err
+	}
+	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
+	if err != nil {
+		return km, nil, err
+	}
+	km.Cells = cells
+	byKey := map[string]*pipeline.Node{}
+	for _, n := range g.Nodes {
+		byKey[n.Key.String()] = n
+	}
+	for _, c := range cells {
+		var lines []string
+		for _, k := range c.Nodes {
+			if n := byKey[k]; n != nil {
+				lines = append(lines, provenanceOf(store, n))
+			}
+		}
+		sort.Strings(lines)
+		km.Provenance = append(km.Provenance, lines)
+	}
+	return km, g, nil
+}
+
+// provenanceOf says how the train stage behind evaluation n was made, from its kept
+// action entry.
+func provenanceOf(store *artifacts.Store, n *pipeline.Node) string {
+	train := n
+	for _, in := range n.Inputs {
+		if in.Kind == manifest.KindTrain {
+			train = in
+		}
+	}
+	a, ok, err := store.GetAction(artifacts.Digest(train.Key))
+	if err != nil || !ok {
+		return "seed " + fmt.Sprint(n.Run.Seed) + ": no record"
+	}
+	return fmt.Sprintf("seed %d: %s", n.Run.Seed, provenanceLine(a.Meta))
+}
+
+// provenanceLine condenses a kept train stage's record: where and how long it ran.
+func provenanceLine(meta map[string]string) string {
+	var parts []string
+	if s := meta["seconds"]; s != "" {
+		var secs float64
+		if _, err := fmt.Sscan(s, &secs); err == nil {
+			parts = append(parts, (time.Duration(secs) * time.Second).Round(time.Minute).String())
+		}
+	}
+	if c := meta["created"]; c != "" {
+		parts = append(parts, c)
+	}
+	if len(parts) == 0 {
+		return "no record"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// auditKept recomputes the first rounds of a seeded sample of the kept train stages and
+// compares their per-round fingerprints with the kept ones.
+func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.Store, f commonFlags, rounds, sample int,
+	seed int64, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "fedpipe reproduced: --audit is not available in this build")
+	return exitFailure
+}

@@ -1,0 +1,121 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict words of kept paper-scale results (fedpipe reproduced): a published cell is
+// reproduced (within tolerance), differs, stale (its kept result was made by other code,
+// settings or backend) or not computed.
+const (
+	Reproduced = "reproduced"
+	Differs    = "differs"
+)
+
+// KeptWord is the kept-results word of a verdict.
+func KeptWord(verdict string) string {
+	switch verdict {
+	case Pass:
+		return Reproduced
+	case Fail:
+		return Differs
+	}
+	return verdict
+}
+
+// KeptManifest is one manifest's part of a kept-results check.
+type KeptManifest struct {
+	File string `json:"file"`
+	Name string `json:"name"`
+	// Skipped says why the manifest was not checked (its data is not installed, it has no
+	// expect entries); empty when it was.
+	Skipped string `json:"skipped,omitempty"`
+	Cells   []Cell `json:"cells,omitempty"`
+	// Provenance holds, per cell (same index), how its kept results were made: one line
+	// per seed measured.
+	Provenance [][]string `json:"provenance,omitempty"`
+}
+
+// KeptCounts tallies the cells of checked manifests by kept-results verdict.
+type KeptCounts struct {
+	Cells, Reproduced, Differs, Stale, Missing int
+}
+
+// Count tallies ms.
+func Count(ms []KeptManifest) KeptCounts {
+	var k KeptCounts
+	for _, m := range ms {
+		for _, c := range m.Cells {
+			k.Cells++
+			switch c.Verdict {
+			case Pass:
+				k.Reproduced++
+			case Fail:
+				k.Differs++
+			case Stale:
+				k.Stale++
+			default:
+				k.Missing++
+			}
+		}
+	}
+	return k
+}
+
+// Line is the one-line summary CI prints.
+func (k KeptCounts) Line() string {
+	s := fmt.Sprintf("%d of %d published cells reproduced at paper scale (%d stale, %d not computed", k.Reproduced, k.Cells, k.Stale, k.Missing)
+	if k.Differs > 0 {
+		s += fmt.Sprintf(", %d differ", k.Differs)
+	}
+	return s + ")"
+}
+
+// KeptPage renders the kept-results page (docs/reproduced.md): the summary line, then per
+// checked manifest a table of its published cells with the measured figure, the verdict
+// and how the kept result was made, then the manifests not checked and why. It depends
+// only on the manifests and the kept results, so it is reproducible and CI can tell
+// whether the committed page is current.
+func KeptPage(ms []KeptManifest, regenerate string) string {
+	var b strings.Builder
+	b.WriteString("# Published numbers reproduced at paper scale\n\n")
+	fmt.Fprintf(&b, "Generated from the kept results in `reproduced/` by `%s`; do not edit by hand (CI fails when it is out of date). "+
+		"A cell is *reproduced* when its kept measurement (the mean over the seeds kept so far) is within the expectation's "+
+		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
+		"or backend than the current ones, and *not computed* when nothing is kept.\n\n", regenerate)
+	b.WriteString("**" + Count(ms).Line() + "**\n")
+	var skipped []KeptManifest
+	for _, m := range ms {
+		if m.Skipped != "" {
+			skipped = append(skipped, m)
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s (`%s`)\n\n", m.Name, m.File)
+		b.WriteString("| method | cell | metric | published | measured | diff | verdict | how it was made |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
+		for i, c := range m.Cells {
+			row := c.Row()
+			verdict := KeptWord(c.Verdict)
+			if c.Verdict == Stale && c.StaleWhy != "" {
+				verdict += ": " + c.StaleWhy
+			}
+			how := "—"
+			if i < len(m.Provenance) && len(m.Provenance[i]) > 0 {
+				how = strings.Join(m.Provenance[i], "<br>")
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row[0], row[1], row[2], row[3], row[4], row[5],
+				mdEscape(verdict), mdEscape(how))
+		}
+	}
+	if len(skipped) > 0 {
+		b.WriteString("\n## Not checked here\n\n")
+		for _, m := range skipped {
+			fmt.Fprintf(&b, "- `%s`: %s\n", m.File, m.Skipped)
+		}
+	}
+	return b.String()
+}
+
+// mdEscape keeps a table cell one cell.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
