@@ -1,17 +1,148 @@
 package methods
 
 import (
+	"fmt"
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // FedDPAParams are feddpa's parameters.
 type FedDPAParams struct {
-	Q float64 `param:"q" default:"0.4" check:"unit" doc:"per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"`
+	Q    float64 `param:"q" default:"0.4" check:"unit" doc:"per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"`
+	Impl string  `param:"impl" choices:"paper|flbench" doc:"paper: the Fisher at the client's own last model, clients trained independently; flbench: FL-bench's FedDPA as FedOBP's tables ran it (src/client/feddpa.py at b55d0fa): the Fisher at the model the shared client object last trained (the previous client's), per-tensor min-max normalized (a constant tensor is zeroed), BatchNorm statistics personal"`
 }
 
 func init() {
 	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true,
 		Doc: "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
-		newFedDPA)
+		newFedDPAImpl)
 }
+
+// newFedDPAImpl returns FedDPA as fedOBP with the Fisher score (newFedDPA, impl paper) or
+// as FL-bench runs it (impl flbench).
+func newFedDPAImpl(p *FedDPAParams) train.Method {
+	f := newFedDPA(p).(*fedOBP)
+	if p.Impl == "flbench" {
+		return &fedDPAFL{fedOBP: *f}
+	}
+	return f
+}
+
+// fedDPAFL is FedDPA as FL-bench runs it in FedOBP's tables (uglyghost/FedOBP at b55d0fa,
+// src/client/feddpa.py). Its set_parameters (:30-85) computes the Fisher with
+// compute_fisher_diag (:55, :116-165) on self.model before loading anything into it: in
+// FL-bench one client object serves every client in turn (src/utils/trainer.py:18-19,
+// :40-45), so that model is the one the previous client finished training with (the
+// initial model for the very first client). The Fisher is the sum over the client's
+// training samples of the squared gradient of log softmax at the label (:137-148), divided
+// by min(#batches, 10) (:154) and min-max normalized per tensor (:158-163); a tensor whose
+// Fisher is constant normalizes to NaN, so neither of the two masks (:63-64) selects any
+// entry and the tensor starts at zero. Per tensor, entries above the tensor's
+// torch.quantile(·, 0.4) (:61-62) take the client's model after its last training
+// (postrain_state_dict, the initial model before it trained, :25-28, :105), the others the
+// global model (:80-81); BatchNorm buffers are not parameters, so they stay the client's own
+// (:53, :83-85). The merged model trains as FedAvg's client does and the server averages
+// everything (src/server/feddpa.py uses FedAvgServer's aggregation).
+//
+// fedpipe trains a round's clients one at a time in increasing id order (train.Run sorts
+// the sample), and keeps the last trained model in the state ("held"). Not emulated: the
+// logged runs used two ray workers (mode: parallel, num_workers 2), each with its own
+// client object and postrain_state_dict, so which model a client's Fisher and "own" values
+// came from depended on scheduling; FL-bench's test() also recomputes the Fisher at the
+// worker's current model, while here a client is evaluated with its last mask.
+type fedDPAFL struct{ fedOBP }
+
+// fedDPAFLState holds the run's initial model (Init) and the model the client object last
+// trained (Held; nil before the first client trained).
+type fedDPAFLState struct{ Init, Held tensor.List }
+
+// Slots stores them in the slots "init" and "held".
+func (s *fedDPAFLState) Slots() []train.Slot {
+	return []train.Slot{train.ListSlot("init", &s.Init), train.ListSlot("held", &s.Held)}
+}
+
+func (f *fedDPAFL) Init(st *train.State, clients int) {
+	st.Personal = make([]tensor.List, clients)
+	st.Masks = make([]tensor.List, clients)
+	st.Method = &fedDPAFLState{Init: st.Global.Clone()}
+}
+
+// dpaMask returns FL-bench's FedDPA selection for a Fisher diagonal: per tensor, 1 where the
+// min-max normalized Fisher exceeds its q-quantile; BatchNorm running statistics are 1 (the
+// client's own); zero[t] reports a tensor whose Fisher is constant (FL-bench's NaN case:
+// the tensor becomes zero).
+func dpaMask(fisher tensor.List, q float64) (mask tensor.List, zero []bool) {
+	mask = train.ZeroMask(fisher)
+	zero = make([]bool, len(fisher))
+	for ti, t := range fisher {
+		m := mask[ti].Data
+		if model.IsRunningStat(t.Name) {
+			for i := range m {
+				m[i] = 1
+			}
+			continue
+		}
+		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for _, v := range t.Data {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if !(hi > lo) {
+			zero[ti] = true
+			continue
+		}
+		norm := make([]float32, len(t.Data))
+		for i, v := range t.Data {
+			norm[i] = (v - lo) / (hi - lo)
+		}
+		tau := Quantile(append([]float32(nil), norm...), q)
+		for i, v := range norm {
+			if v > tau {
+				m[i] = 1
+			}
+		}
+	}
+	return mask, zero
+}
+
+func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	s := st.Method.(*fedDPAFLState)
+	at, own := s.Held, st.Personal[c]
+	if at == nil {
+		at = s.Init
+	}
+	if own == nil {
+		own = s.Init
+	}
+	fi, err := l.Fisher(at)
+	if err != nil {
+		return train.Upload{}, fmt.Errorf("fisher: %w", err)
+	}
+	mask, zero := dpaMask(fi, f.q)
+	start := merge(st.Global, own, mask)
+	for t, z := range zero {
+		if z {
+			clear(start[start.Find(fi[t].Name)].Data)
+		}
+	}
+	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	if err != nil {
+		return train.Upload{}, err
+	}
+	s.Held = trained.Clone()
+	return train.Upload{Params: trained, NextMask: mask}, nil
+}
+
+// EvalModel merges the client's last trained model into the global one with its last mask.
+func (f *fedDPAFL) EvalModel(st *train.State, c int) tensor.List {
+	if st.Personal[c] == nil {
+		return st.Global
+	}
+	return merge(st.Global, st.Personal[c], st.Masks[c])
+}
+
+// ConcurrentClients is false: a client's Fisher is taken at the previous client's model.
+func (*fedDPAFL) ConcurrentClients() bool { return false }

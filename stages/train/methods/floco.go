@@ -16,6 +16,7 @@ type FLOCOParams struct {
 	Endpoints int     `param:"endpoints" default:"3" check:"gt0" doc:"M, the simplex's endpoints (our default; 1 is FedAvg)"`
 	Tau       int     `param:"tau" default:"50" check:"gt0" doc:"round from which clients get subregions (our default)"`
 	Rho       float64 `param:"rho" default:"0.1" check:"gt0" doc:"radius of a client's subregion around its point"`
+	Impl      string  `param:"impl" choices:"paper|flbench" doc:"paper: our form of the paper (see floco.go); flbench: FL-bench's FLOCO as FedOBP's tables ran it (floco_flbench.go; their runs: endpoints 10, tau 10, rho 0.1)"`
 }
 
 func init() {
@@ -44,13 +45,26 @@ func init() {
 // uniform draws (stream "floco-endpoints"; the first is the common initial classifier, so
 // that M = 1 is FedAvg); defaults M = 3, tau = 50, rho = 0.1 are ours; FLOCO+'s local
 // fine-tuning is not included (train.finetune_epochs applies to the evaluated point).
+//
+// With impl flbench the simplex, its initialization, the projection, the sampling and the
+// time of the projection are FL-bench's (floco_flbench.go).
 type floco struct {
-	m, tau int
-	rho    float64
+	m, tau  int
+	rho     float64
+	flbench bool
 }
 
 func newFLOCO(p *FLOCOParams) train.Method {
-	return &floco{m: p.Endpoints, tau: p.Tau, rho: p.Rho}
+	return &floco{m: p.Endpoints, tau: p.Tau, rho: p.Rho, flbench: p.Impl == "flbench"}
+}
+
+// inSimplex reports whether the tensor called name is one of the simplex's: the classifier
+// (paper), or only its weight (flbench).
+func (f *floco) inSimplex(name string) bool {
+	if f.flbench {
+		return name == "classifier.weight"
+	}
+	return isClassifier(name)
 }
 
 func (f *floco) Init(st *train.State, clients int) {
@@ -73,7 +87,11 @@ func (f *floco) endpoints(st *train.State, seed int64) []tensor.List {
 	if e[0] != nil {
 		return e
 	}
-	head := tensorsNamed(st.Global, isClassifier)
+	head := tensorsNamed(st.Global, f.inSimplex)
+	if f.flbench {
+		copy(e, xavierEndpoints(head, f.m, seed))
+		return e
+	}
 	r := rng.New(seed, 0, rng.Global, "floco-endpoints")
 	for m := range e {
 		e[m] = head.Clone()
@@ -106,11 +124,11 @@ func (f *floco) center(st *train.State, c int) []float64 {
 	return a
 }
 
-// point returns body (from params) with the head Σ α_m e_m.
+// point returns body (from params) with the simplex's tensors at Σ α_m e_m.
 func point(params tensor.List, ends []tensor.List, alpha []float64) tensor.List {
 	out := params.Clone()
 	for _, t := range out {
-		if !isClassifier(t.Name) {
+		if ends[0].Find(t.Name) < 0 {
 			continue
 		}
 		for i := range t.Data {
@@ -125,10 +143,13 @@ func point(params tensor.List, ends []tensor.List, alpha []float64) tensor.List 
 }
 
 // sample draws a point of the simplex: uniform over it (center nil), or uniform in the
-// ball of radius rho around center within it.
+// ball of radius rho around center within it (flbench: FL-bench's L1-ball draw).
 func (f *floco) sample(r *rand.Rand, center []float64) []float64 {
 	if center == nil {
 		return rng.Dirichlet(r, 1, f.m)
+	}
+	if f.flbench {
+		return sampleL1Ball(r, center, f.rho)
 	}
 	if f.m == 1 {
 		return []float64{1}
@@ -160,19 +181,45 @@ func (f *floco) sample(r *rand.Rand, center []float64) []float64 {
 
 func (f *floco) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	ends := f.endpoints(st, l.Seed())
-	local := make([]tensor.List, f.m)
-	for m, e := range ends {
-		local[m] = e.Clone()
-	}
 	var center []float64
 	if st.Method.(*flocoState).Center[c] != nil {
 		center = f.center(st, c)
 	}
-	body := tensorsNamed(st.Global.Clone(), func(n string) bool { return !isClassifier(n) })
+	full, local, err := f.trainSimplex(l, st, ends, center, "")
+	if err != nil {
+		return train.Upload{}, err
+	}
+	var stats tensor.List
+	for m, e := range local {
+		for _, t := range e {
+			t.Name = fmt.Sprintf("floco.e%d.%s", m, t.Name)
+			stats = append(stats, t)
+		}
+	}
+	if !f.flbench && center == nil && l.Round() >= f.tau {
+		stats = append(stats, f.signature(l.Seed(), ends, local))
+	}
+	return train.Upload{Params: full, Stats: stats}, nil
+}
+
+// trainSimplex trains the client's copy of the body and the endpoints from the global
+// model for the run's local epochs, sampling a point per batch around center (nil: the
+// whole simplex); it returns the full model (the head at the global model's value) and
+// the trained endpoints. A non-empty stream prefixes the names of the random streams.
+func (f *floco) trainSimplex(l *train.Local, st *train.State, ends []tensor.List, center []float64, stream string) (tensor.List, []tensor.List, error) {
+	local := make([]tensor.List, f.m)
+	for m, e := range ends {
+		local[m] = e.Clone()
+	}
+	body := tensorsNamed(st.Global.Clone(), func(n string) bool { return !f.inSimplex(n) })
 	full := st.Global.Clone()
-	r := rng.New(l.Seed(), l.Round(), c, "floco-alpha")
+	alphaStream, shuffle := "floco-alpha", "shuffle"
+	if stream != "" {
+		alphaStream, shuffle = stream+"/alpha", stream+"/shuffle"
+	}
+	r := rng.New(l.Seed(), l.Round(), l.Client(), alphaStream)
 	opt := newGoSGD(l.Optimizer())
-	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
+	err := l.Batches(l.Epochs(), shuffle, func(e int, x []float32, y []int32) error {
 		alpha := f.sample(r, center)
 		for _, t := range body {
 			copy(full[full.Find(t.Name)].Data, t.Data)
@@ -196,22 +243,12 @@ func (f *floco) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 		return nil
 	})
 	if err != nil {
-		return train.Upload{}, err
+		return nil, nil, err
 	}
 	for _, t := range body {
 		copy(full[full.Find(t.Name)].Data, t.Data)
 	}
-	var stats tensor.List
-	for m, e := range local {
-		for _, t := range e {
-			t.Name = fmt.Sprintf("floco.e%d.%s", m, t.Name)
-			stats = append(stats, t)
-		}
-	}
-	if center == nil && l.Round() >= f.tau {
-		stats = append(stats, f.signature(l.Seed(), ends, local))
-	}
-	return train.Upload{Params: full, Stats: stats}, nil
+	return full, local, nil
 }
 
 // signature maps the mean endpoint update to M numbers (see the type's comment).
@@ -297,7 +334,7 @@ func (f *floco) EvalModel(st *train.State, c int) tensor.List {
 func (f *floco) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
 	var head int64
 	for _, t := range st.Global {
-		if isClassifier(t.Name) {
+		if f.inSimplex(t.Name) {
 			head += int64(len(t.Data))
 		}
 	}

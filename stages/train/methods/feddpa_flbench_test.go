@@ -1,0 +1,103 @@
+package methods
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
+
+// FL-bench's FedDPA selection, by hand. fc.weight's Fisher 1, 3, 5, 9 normalizes (min 1,
+// max 9) to 0, 0.25, 0.5, 1; torch.quantile at 0.4: h = 3·0.4 = 1.2, so 0.25 + 0.2·0.25 =
+// 0.3, and the entries above it are the last two. classifier.bias's Fisher is constant:
+// FL-bench's min-max gives NaN, which selects nothing and zeroes the tensor. BatchNorm
+// running statistics are all the client's own.
+func TestFedDPAFLBenchMask(t *testing.T) {
+	fisher := tensor.List{
+		{Name: "fc.weight", Shape: []int{4}, Data: []float32{5, 1, 9, 3}},
+		{Name: "classifier.bias", Shape: []int{2}, Data: []float32{2, 2}},
+		{Name: "bn.running_mean", Shape: []int{2}, Data: []float32{0, 7}},
+	}
+	mask, zero := dpaMask(fisher, 0.4)
+	if want := []float32{1, 0, 1, 0}; !reflect.DeepEqual(mask[0].Data, want) {
+		t.Errorf("fc.weight mask %v, want %v", mask[0].Data, want)
+	}
+	if !reflect.DeepEqual(mask[1].Data, []float32{0, 0}) || !reflect.DeepEqual(zero, []bool{false, true, false}) {
+		t.Errorf("constant tensor: mask %v, zero %v", mask[1].Data, zero)
+	}
+	if !reflect.DeepEqual(mask[2].Data, []float32{1, 1}) {
+		t.Errorf("running statistics mask %v, want all personal", mask[2].Data)
+	}
+}
+
+// Under impl flbench, client 0's Fisher is taken at the model the previous client trained
+// (Held), not at its own last model: with no local epochs, its start (and upload) is its
+// own model merged into the global one by the mask of the Fisher at Held, and Held becomes
+// that model. The Fisher at its own model would select differently.
+func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
+	r, cfg := methodRun(t, "feddpa", nil, map[string]string{"impl": "flbench"})
+	spec := train.ModelSpec(r, cfg.Data)
+	m, err := model.NewModel(cfg.Backend, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init := initModel(r, spec)
+	perturb := func(k float64) tensor.List {
+		p := init.Clone()
+		for _, tt := range p {
+			for i := range tt.Data {
+				tt.Data[i] *= float32(1 + 0.9*math.Sin(k*float64(i+1)))
+			}
+		}
+		return p
+	}
+	held, own := perturb(1), perturb(2.7)
+	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench"}).(*fedDPAFL)
+	st := &train.State{Global: init.Clone()}
+	f.Init(st, 2)
+	st.Personal[0] = own
+	st.Method.(*fedDPAFLState).Held = held
+	trainX, trainY := cfg.Data.Gather(cfg.Assign.Train[0])
+	l := train.NewLocal(train.LocalConfig{Model: m, Optimizer: gomlxSGD(cfg), TrainX: trainX, TrainY: trainY, BatchSize: 4})
+	u, err := f.Train(l, st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fiHeld, err := l.Fisher(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dpaMask(fiHeld, 0.4)
+	if !reflect.DeepEqual(u.NextMask, want) {
+		t.Fatal("the mask is not the one of the Fisher at the held model")
+	}
+	if got, w := u.Params, merge(init, own, want); !reflect.DeepEqual(got, w) {
+		t.Fatal("the start is not the own model merged by that mask")
+	}
+	if !reflect.DeepEqual(st.Method.(*fedDPAFLState).Held, u.Params) {
+		t.Error("the held model is not the client's trained model")
+	}
+	fiOwn, err := l.Fisher(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := dpaMask(fiOwn, 0.4); reflect.DeepEqual(other, want) {
+		t.Error("the Fisher at the own model selects the same entries: the test cannot tell them apart")
+	}
+	if (&fedDPAFL{}).ConcurrentClients() {
+		t.Error("flbench FedDPA must train its clients one after another")
+	}
+	cfg.Run.Train.Rounds = 2
+	end, err := train.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Method.(*fedDPAFLState).Held == nil {
+		t.Error("a run kept no held model")
+	}
+}
