@@ -164,6 +164,8 @@ func TestNewMethodsResumeThroughCheckpoints(t *testing.T) {
 	}{
 		{"lotteryfl", map[string]float64{"acc_threshold": 0}, nil},
 		{"fedala", nil, nil},
+		{"fedala", nil, map[string]string{"impl": "flbench"}},
+		{"flute", nil, map[string]string{"impl": "flbench"}},
 		{"fedpac", nil, nil},
 		{"pfedfda", nil, nil},
 		{"floco", map[string]float64{"tau": 2}, nil},

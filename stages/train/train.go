@@ -259,10 +259,11 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
+		evaluates := round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0)
 		if e, ok := optional[RoundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
 				return &Local{model: net, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
-					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
+					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, evaluates: evaluates}
 			})
 			if err != nil {
 				return nil, fmt.Errorf("round %d: %w", round, err)
@@ -270,7 +271,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		st.Round = round
 		note := ""
-		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
+		if evaluates {
 			o := evalOpts(r, opt, method)
 			o.aug, o.pool, o.multi = aug, pool, multi
 			rows, err := evaluateAll(ctx, net, method, st, cs, round, o)
@@ -309,6 +310,8 @@ type Local struct {
 	rounds int        // the run's total rounds
 	// group trains this client in lockstep with the round's others (nil: on its own).
 	group *lockGroup
+	// evaluates: every client is evaluated right after this round (see Evaluates).
+	evaluates bool
 	// samples and flops count the training work done through this Local.
 	samples int64
 	flops   float64
@@ -361,6 +364,10 @@ func (l *Local) Rounds() int { return l.rounds }
 
 // Round is the current round.
 func (l *Local) Round() int { return l.round }
+
+// Evaluates reports, for a RoundEnder's Local, whether every client is evaluated right
+// after this round (FedALA's impl flbench adapts its evaluation models then).
+func (l *Local) Evaluates() bool { return l.evaluates }
 
 // Epochs is the run's number of local epochs.
 func (l *Local) Epochs() int { return l.epochs }

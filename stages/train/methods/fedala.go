@@ -17,6 +17,8 @@ type FedALAParams struct {
 	Threshold     float64 `param:"threshold" default:"0.1" check:"ge0" doc:"first adaptation: train W until the std of the last num_pre_loss batch losses is below this (the authors' code)"`
 	NumPreLoss    int     `param:"num_pre_loss" default:"10" check:"gt0" doc:"window of batch losses for the convergence test (the authors' code)"`
 	MaxInitEpochs int     `param:"max_init_epochs" default:"20" check:"gt0" doc:"cap on the passes of the first adaptation (our choice; the code has none)"`
+	Impl          string  `param:"impl" choices:"paper|flbench" doc:"paper: each client keeps its own model and W, evaluated with its model after local training; flbench: FL-bench's client objects (one per ray worker) share the model, W and start phase across the clients they serve, and evaluation re-runs the adaptation on each client's training data (see alaFLBench)"`
+	Workers       int     `param:"workers" default:"2" check:"gt0" doc:"flbench: ray workers, each one client object (FL-bench's parallel.num_workers, 2 in FedOBP's logged runs; 1: serial mode, one object for every client)"`
 }
 
 func init() {
@@ -58,8 +60,12 @@ type fedALA struct {
 }
 
 func newFedALA(p *FedALAParams) train.Method {
-	return &fedALA{eta: p.Eta, randPercent: p.RandPercent, threshold: p.Threshold,
+	f := &fedALA{eta: p.Eta, randPercent: p.RandPercent, threshold: p.Threshold,
 		layers: p.LayerIdx, numPreLoss: p.NumPreLoss, maxInit: p.MaxInitEpochs}
+	if p.Impl == "flbench" {
+		return &alaFLBench{fedALA: f, workers: p.Workers}
+	}
+	return f
 }
 
 func (f *fedALA) Init(st *train.State, clients int) {
@@ -135,12 +141,13 @@ func (f *fedALA) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 }
 
 // fedALAState holds each client's element-wise weights W of the top layers, with the count
-// of its adaptations (alaAdaptations); nil for a client that never trained.
-type fedALAState struct{ Weights []tensor.List }
+// of its adaptations (alaAdaptations); nil for a client that never trained. Under impl
+// flbench it holds instead each worker's model, W (alaW) and start-phase flag (alaStarted).
+type fedALAState struct{ Weights, Workers []tensor.List }
 
-// Slots stores W in the slot "ala_weights".
+// Slots stores W in the slot "ala_weights" and the workers in "ala_workers".
 func (s *fedALAState) Slots() []train.Slot {
-	return []train.Slot{train.ListsSlot("ala_weights", s.Weights)}
+	return []train.Slot{train.ListsSlot("ala_weights", s.Weights), train.ListsSlot("ala_workers", s.Workers)}
 }
 
 // alaAdaptations names the count of a client's adaptations, kept beside its W.

@@ -14,6 +14,11 @@ type FLUTEParams struct {
 	LambdaNC2  float64 `param:"lambda_nc2" default:"1.0" check:"ge0" doc:"weight of the head's ETF-geometry term (our default)"`
 	LambdaNC3  float64 `param:"lambda_nc3" default:"0.1" check:"ge0" doc:"weight of the head-feature alignment terms (our default)"`
 	HeadEpochs int     `param:"head_epochs" default:"1" check:"ge0" doc:"epochs of head-only training per round before the body"`
+	Impl       string  `param:"impl" choices:"paper|flbench" doc:"paper: the paper's two phases (above); flbench: FL-bench's FLUTE as FedOBP's tables ran it (head only, every local epoch, with the lambda1/lambda2 terms; the server's nc2_lr step on the heads)"`
+	Lambda1    float64 `param:"lambda1" default:"0.25" check:"ge0" doc:"flbench: weight of the head's neural-collapse term (FL-bench --lamda1)"`
+	Lambda2    float64 `param:"lambda2" default:"0.0025" check:"ge0" doc:"flbench: weight of the squared Frobenius norm of the head weight (FL-bench --lamda2)"`
+	NC2LR      float64 `param:"nc2_lr" default:"0.5" check:"ge0" doc:"flbench: step size of the server's neural-collapse step on the uploaded head weights (FL-bench --nc2_lr; 0: none)"`
+	Workers    int     `param:"workers" default:"2" check:"gt0" doc:"flbench: ray workers of the FL-bench run (2 in the logged FMNIST runs, mode parallel; 1: serial mode); the server's step pairs heads and clients by completion order, see rayQueue"`
 }
 
 func init() {
@@ -46,17 +51,25 @@ func init() {
 // personal (never averaged); defaults (lambda_nc2 1, lambda_nc3 0.1, head_epochs 1) are
 // ours. With both weights 0 FLUTE is FedRep with head_epochs (up to the rounding of
 // applying the optimizer in Go).
+//
+// impl flbench is FL-bench's FLUTE (see fluteFLBench in flute_flbench.go).
 type flute struct {
 	nc2, nc3   float64
 	headEpochs int
+	flbench    bool
+	fb         fluteFLBench
 }
 
 func newFLUTE(p *FLUTEParams) train.Method {
-	return &flute{nc2: p.LambdaNC2, nc3: p.LambdaNC3, headEpochs: p.HeadEpochs}
+	return &flute{nc2: p.LambdaNC2, nc3: p.LambdaNC3, headEpochs: p.HeadEpochs, flbench: p.Impl == "flbench",
+		fb: fluteFLBench{lambda1: p.Lambda1, lambda2: p.Lambda2, lr: p.NC2LR, workers: p.Workers}}
 }
 
 func (f *flute) Init(st *train.State, clients int) {
 	st.Personal = make([]tensor.List, clients)
+	if f.flbench {
+		return // nil: never trained (FL-bench's empty personal parameters)
+	}
 	for c := range st.Personal {
 		st.Personal[c] = st.Global
 	}
@@ -161,6 +174,9 @@ func nc3(w []float64, d, classes int, present []int, means [][]float64, lambda f
 }
 
 func (f *flute) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	if f.flbench {
+		return f.fb.train(l, st, c)
+	}
 	head := headMask(st.Global)
 	theta := merge(st.Global, st.Personal[c], head)
 	d, classes := l.Model().FeatureDim(), l.Model().Spec().NumClasses
@@ -244,6 +260,9 @@ func (f *flute) targets(w []float32, d, classes int, present []int, means [][]fl
 }
 
 func (f *flute) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
+	if f.flbench {
+		return f.fb.finish(st, uploads, sizes)
+	}
 	for c, u := range uploads {
 		st.Personal[c] = u.Params
 	}
@@ -251,11 +270,19 @@ func (f *flute) Finish(st *train.State, uploads map[int]train.Upload, sizes map[
 }
 
 func (f *flute) EvalModel(st *train.State, c int) tensor.List {
+	if st.Personal[c] == nil {
+		return st.Global // flbench, never trained: the averaged head
+	}
 	return merge(st.Global, st.Personal[c], headMask(st.Global))
 }
 
 // Comm: only the body travels, each way.
 func (f *flute) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
+	if f.flbench {
+		// FL-bench sends every parameter each way (its FedPer client keeps the head
+		// personal but uploads it), and the client's label indicator up.
+		return train.ModelBytes(st.Global), train.ModelBytes(u.Params) + train.ModelBytes(u.Stats)
+	}
 	var body int64
 	for _, t := range u.Params {
 		if !isClassifier(t.Name) {

@@ -1,0 +1,68 @@
+package methods
+
+// rayQueue models how FL-bench's parallel mode spreads a round's clients over its ray
+// workers (/work/ref/uglyghost+FedOBP src/utils/trainer.py:67-107 for training, :117-139
+// for testing): clients are dispatched in order, each to the front of a queue of idle
+// workers; when none is idle the trainer waits for the first job to finish, collects its
+// package (in completion order) and puts its worker at the back of the queue. Each worker
+// is one client object that keeps its state from job to job. Which job finishes first
+// depends on the machine; the model takes a job's duration to be its cost (the client's
+// training-set size: training, adaptation and testing all pass over it), and breaks ties
+// by dispatch order. With one worker it is FL-bench's serial mode.
+type rayQueue struct {
+	now     int
+	idle    []int // workers, front first
+	running []rayJob
+	done    []int // dispatch positions, in completion order
+	next    int   // dispatch position of the next job
+}
+
+// rayJob is a dispatched job: its dispatch position, worker and finishing time.
+type rayJob struct{ pos, worker, end int }
+
+// newRayQueue returns the queue of a fresh round or test pass over workers workers.
+func newRayQueue(workers int) *rayQueue {
+	q := &rayQueue{}
+	for w := range max(1, workers) {
+		q.idle = append(q.idle, w)
+	}
+	return q
+}
+
+// dispatch starts the next job, of the given cost, and returns the worker it runs on,
+// first waiting for a running job to finish if no worker is idle.
+func (q *rayQueue) dispatch(cost int) int {
+	if len(q.idle) == 0 {
+		q.finishOne()
+	}
+	w := q.idle[0]
+	q.idle = q.idle[1:]
+	q.running = append(q.running, rayJob{pos: q.next, worker: w, end: q.now + cost})
+	q.next++
+	return w
+}
+
+// finishOne completes the running job that ends first (the earliest dispatched of those
+// ending together).
+func (q *rayQueue) finishOne() {
+	best := 0
+	for i, j := range q.running {
+		if j.end < q.running[best].end {
+			best = i
+		}
+	}
+	j := q.running[best]
+	q.running = append(q.running[:best], q.running[best+1:]...)
+	q.now = max(q.now, j.end)
+	q.idle = append(q.idle, j.worker)
+	q.done = append(q.done, j.pos)
+}
+
+// drain waits for every running job and returns the dispatch positions of all jobs in the
+// order they completed: the order of FL-bench's client_packages.
+func (q *rayQueue) drain() []int {
+	for len(q.running) > 0 {
+		q.finishOne()
+	}
+	return q.done
+}
