@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/fedpipe/fedpipe/manifest"
+)
+
+// --only keeps the named labels' stages and their inputs with the same keys, drops the
+// report and the other labels, and refuses a label the manifest lacks.
+func TestOnlyKeepsTheNamedRuns(t *testing.T) {
+	m, err := manifest.ParseManifest("m.yaml", []byte(`name: only
+seeds: [0, 1]
+dataset: {name: synthetic, devices: 6}
+partition: {scheme: natural}
+methods: [{name: fedavg}, {name: local}, {name: fedprox}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Build(m, BuildOptions{Backend: "test", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 1000}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Only(g, []string{"local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, n := range o.Nodes {
+		kinds[n.Kind]++
+		if n.Run != nil && n.Kind != manifest.KindPartition && n.Run.MethodName != "local" {
+			t.Errorf("kept %s", n.Name)
+		}
+	}
+	if kinds[manifest.KindPartition] != 2 || kinds[manifest.KindTrain] != 2 || kinds[manifest.KindEvaluate] != 2 || kinds[manifest.KindReport] != 0 {
+		t.Errorf("kept %v; want 2 partitions, 2 trains, 2 evaluations, no report", kinds)
+	}
+	same := map[Key]bool{}
+	for _, n := range g.Nodes {
+		same[n.Key] = true
+	}
+	for _, n := range o.Nodes {
+		if !same[n.Key] {
+			t.Errorf("%s: key changed", n.Name)
+		}
+	}
+	if _, err := Only(g, []string{"ghost"}); err == nil || !manifest.IsInvalid(err) {
+		t.Errorf("unknown label: err %v, want an input error", err)
+	}
+}
