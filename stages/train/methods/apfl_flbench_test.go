@@ -19,7 +19,9 @@ func logreg2(w, b []float32) tensor.List {
 // Σ (v − w)·(α g_v + (1−α) g_w) = 1·0.6 + 1·(−0.3) = 0.3, plus 0.02·0.5 = 0.31; with
 // step 0.1, α = 0.5 − 0.031 = 0.469; with step 10, 0.5 − 3.1 clips to 0.
 func TestAPFLFLBenchAlpha(t *testing.T) {
-	one := func(a, b float32) tensor.List { return tensor.List{{Name: "p", Shape: []int{2}, Data: []float32{a, b}}} }
+	one := func(a, b float32) tensor.List {
+		return tensor.List{{Name: "p", Shape: []int{2}, Data: []float32{a, b}}}
+	}
 	v, w, gv, gw := one(1, 2), one(0, 1), one(0.2, 0.4), one(1, -1)
 	if got := updateAlpha(0.5, 0.1, v, w, gv, gw); math.Abs(float64(got)-0.469) > 1e-6 {
 		t.Errorf("alpha %v, want 0.469", got)
