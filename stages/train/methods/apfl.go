@@ -10,14 +10,20 @@ import (
 
 // APFLParams are apfl's parameters.
 type APFLParams struct {
+	Impl    string  `param:"impl" choices:"paper|flbench" doc:"paper: APFL's paper (parameters mixed, alpha updated every step); flbench: FL-bench as FedOBP's tables ran it (src/client/apfl.py): outputs mixed, w stepped twice per batch, v on the run's optimizer, alpha updated in the first local epoch only with step train.lr and a +0.02 alpha term"`
 	Alpha   float32 `param:"alpha" default:"0.5" check:"unit" doc:"initial mixing weight (APFL starts at 0.5)"`
-	AlphaLR float32 `param:"alpha_lr" default:"0.01" check:"ge0" doc:"step size of alpha's updates (0: alpha stays fixed); not fixed by the paper, FL-bench's default"`
+	AlphaLR float32 `param:"alpha_lr" default:"0.01" check:"ge0" doc:"paper: step size of alpha's updates (0: alpha stays fixed), not fixed by the paper, FL-bench's default; flbench: 0 keeps alpha fixed (FL-bench's adaptive_alpha 0), any other value adapts it with step train.lr"`
 }
 
 func init() {
 	train.Register(manifest.MethodDef{Name: "apfl", Personal: true,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
-		func(p *APFLParams) train.Method { return apfl{alpha0: p.Alpha, alphaLR: p.AlphaLR} })
+		func(p *APFLParams) train.Method {
+			if p.Impl == "flbench" {
+				return &apflFLBench{alpha0: p.Alpha, adaptive: p.AlphaLR != 0}
+			}
+			return apfl{alpha0: p.Alpha, alphaLR: p.AlphaLR}
+		})
 }
 
 // apfl is APFL (Deng et al. 2020): each client keeps a personal model v and a mixing

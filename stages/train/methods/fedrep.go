@@ -7,14 +7,17 @@ import (
 
 // FedRepParams are fedrep's parameters.
 type FedRepParams struct {
-	HeadEpochs int `param:"head_epochs" default:"10" check:"ge0" doc:"epochs of head-only training per round (FedRep's paper: 10)"`
+	Impl           string `param:"impl" choices:"paper|flbench" doc:"paper: FedRep's paper (head_epochs of head, then train.local_epochs of body); flbench: FL-bench as FedOBP's tables ran it (src/client/fedrep.py:62-124): of train.local_epochs, the last train_body_epochs train the body and the ones before the head; all parameters averaged, a client's first round started from the average; evaluation fine-tunes the head alone for head_epochs"`
+	HeadEpochs     int    `param:"head_epochs" default:"10" check:"ge0" doc:"paper: epochs of head-only training per round (FedRep's paper: 10); flbench: epochs of head-only fine-tuning before evaluation, replacing train.finetune_epochs (FL-bench's test.client.finetune_epoch, 5 in FedOBP's runs)"`
+	TrainBodyEpoch int    `param:"train_body_epochs" default:"1" check:"ge0" doc:"flbench only: the last this many local epochs train the body (FL-bench's train_body_epoch, default 1, src/server/fedrep.py:13)"`
 }
 
 // FedRep is split with the head trained alone first, then the body alone.
 func init() {
 	train.Register(manifest.MethodDef{Name: "fedrep", Personal: true,
-		Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs)."},
+		Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs); impl flbench: FL-bench's schedule within train.local_epochs and head-only fine-tuning."},
 		func(p *FedRepParams) train.Method {
-			return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: p.HeadEpochs}
+			return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: p.HeadEpochs,
+				flbench: p.Impl == "flbench", bodyEpochs: p.TrainBodyEpoch}
 		})
 }

@@ -1,0 +1,105 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+)
+
+// mixedGradGraph builds the gradient of the mean cross-entropy of mixed logits
+// scale·f(θ; x) + offset, offset held fixed (FL-bench's APFL trains its personal model on
+// α·v(x) + (1−α)·w(x).detach(), src/client/apfl.py:59-63 of the FedOBP fork): inputs =
+// params (n), x, labels, offset [B, classes], scale [1]; outputs = the n gradients (zeros
+// for running statistics). Training mode, as Gradient; the running statistics' new values
+// are not returned.
+func mixedGradGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
+	params, x, labels, offset := inputs[:n], inputs[n], inputs[n+1], inputs[n+2]
+	scale := Reshape(inputs[n+3])
+	mix := func(logits *Node) *Node {
+		_, dMixed, _ := crossEntropy(Add(Mul(logits, scale), offset), labels)
+		return Mul(dMixed, scale)
+	}
+	var grads []*Node
+	switch t := net.(type) {
+	case seqNet:
+		logits, caches := forward(t, params, x)
+		grads = backward(t, params, caches, mix(logits))
+	case tapeNetwork:
+		f, fv := t.net.run(params, x, t.inputShape, true)
+		logits := f.head(fv)
+		logits.g = mix(logits.n)
+		f.t.backward()
+		grads = make([]*Node, n)
+		for i, p := range f.params {
+			if !t.net.defs[i].runningStats {
+				grads[i] = p.g
+			}
+		}
+	default:
+		panic(fmt.Sprintf("gomlx: no mixed gradient for %T", net))
+	}
+	return zeroMissing(grads, params)
+}
+
+// MixedGradient returns the gradient with respect to params of the mean cross-entropy of
+// the logits scale·f(params; x) + offset on the batch (x, y), where offset holds one row
+// of NumClasses values per sample, row-major, and is a constant. With scale 1 and a zero
+// offset it is Gradient's.
+func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale float32, offset []float32) (tensor.List, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	if len(offset) != len(y)*m.spec.NumClasses {
+		return nil, fmt.Errorf("mixed gradient: %d offsets for %d samples of %d classes", len(offset), len(y), m.spec.NumClasses)
+	}
+	if m.aux == nil {
+		m.aux = map[string]*Exec{}
+	}
+	if m.aux["mixgrad"] == nil {
+		net := m.net
+		e, err := NewExec(m.backend, func(inputs []*Node) []*Node {
+			m.compiles["mixgrad"]++
+			return mixedGradGraph(net, inputs)
+		})
+		if err != nil {
+			return nil, err
+		}
+		e.SetMaxCache(-1).WithName("fedpipe-mixgrad-" + m.spec.Arch)
+		m.aux["mixgrad"] = e
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	xt, yt, err := m.batchTensors(x, y, len(y))
+	if err != nil {
+		return nil, err
+	}
+	ot := tensors.FromFlatDataAndDimensions(offset, len(y), m.spec.NumClasses)
+	st := tensors.FromFlatDataAndDimensions([]float32{scale}, 1)
+	defer finalize(xt, yt, ot, st)
+	args := make([]any, 0, len(ps)+4)
+	for _, p := range ps {
+		args = append(args, p)
+	}
+	outs, err := m.aux["mixgrad"].Exec(append(args, xt, yt, ot, st)...)
+	if err != nil {
+		return nil, fmt.Errorf("mixed gradient: %w", err)
+	}
+	defer finalize(outs...)
+	grads := make(tensor.List, len(m.names))
+	for i := range grads {
+		data, err := tensors.CopyFlatData[float32](outs[i])
+		if err != nil {
+			return nil, err
+		}
+		grads[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
+	}
+	return grads, nil
+}
