@@ -79,21 +79,36 @@ func TestSplitFLBenchAveragesEverything(t *testing.T) {
 		}
 		return l
 	}
-	m := buildMethod(t, "lgfedavg", nil, map[string]string{"impl": "flbench"})
+	// On these tensors FL-bench's LG-FedAvg (first layer global) and FedPer (classifier
+	// personal) split alike; both average everything under flbench.
+	for _, method := range []string{"lgfedavg", "fedper"} {
+		m := buildMethod(t, method, nil, map[string]string{"impl": "flbench"})
+		st := &train.State{Global: filled(0)}
+		m.Init(st, 3)
+		if err := m.Finish(st, map[int]train.Upload{0: {Params: filled(1)}, 1: {Params: filled(5)}}, map[int]int{0: 1, 1: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(st.Global, filled(4)) {
+			t.Errorf("%s: global %v, want all 4", method, st.Global)
+		}
+		for c, head := range []float32{1, 5, 4} {
+			want := filled(4)
+			want[2].Data[0], want[3].Data[0] = head, head
+			if got := m.EvalModel(st, c); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s client %d: %v, want conv1 4 and classifier %v", method, c, got, head)
+			}
+		}
+	}
+	// FedPer's paper form averages the body only: the global classifier stays initial (0)
+	// and a client that never trained keeps the initial head.
+	m := buildMethod(t, "fedper", nil, nil)
 	st := &train.State{Global: filled(0)}
 	m.Init(st, 3)
 	if err := m.Finish(st, map[int]train.Upload{0: {Params: filled(1)}, 1: {Params: filled(5)}}, map[int]int{0: 1, 1: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(st.Global, filled(4)) {
-		t.Errorf("global %v, want all 4", st.Global)
-	}
-	for c, head := range []float32{1, 5, 4} {
-		want := filled(4)
-		want[2].Data[0], want[3].Data[0] = head, head
-		if got := m.EvalModel(st, c); !reflect.DeepEqual(got, want) {
-			t.Errorf("client %d: %v, want conv1 4 and classifier %v", c, got, head)
-		}
+	if got := m.EvalModel(st, 2); got[0].Data[0] != 4 || got[2].Data[0] != 0 {
+		t.Errorf("fedper paper, untrained client: %v, want conv1 4 and the initial classifier 0", got)
 	}
 }
 
