@@ -137,6 +137,12 @@ type PartitionSpec struct {
 	// uniformly, then scales it so each group still holds half (DM-PFL A.1.3: quantities
 	// "sampled using a uniform distribution").
 	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform"`
+	// Seed, when set, seeds the partition stage (the Dirichlet or shard draws, the
+	// train/test split, dataset.fraction and max_samples) instead of the run's seed, so
+	// every training seed of the manifest shares one partition and one cached partition
+	// stage (FL-bench partitions once with its dataset seed and varies only the training
+	// seed). Unset: the run's seed, as before. See Run.PartitionSeed.
+	Seed *int64 `yaml:"seed" check:"ge0"`
 }
 
 // ModelSpec chooses the network.
