@@ -66,8 +66,9 @@ type DatasetSpec struct {
 	// partitioning (FedSelect's Mini-ImageNet uses 20%).
 	Fraction float64 `yaml:"fraction" check:"unit"`
 	// Normalize is how pixels are standardized: dataset (that dataset's channel mean and
-	// std, the default), imagenet (ImageNet's, for pretrained models) or none ([0, 1]).
-	Normalize string `yaml:"normalize" check:"oneof=dataset|imagenet|none"`
+	// std, the default), imagenet (ImageNet's, for pretrained models), flbench (FL-bench's
+	// constants for the dataset, see FLBenchDataset) or none ([0, 1]).
+	Normalize string `yaml:"normalize" check:"oneof=dataset|imagenet|flbench|none"`
 	// Path is the directory holding the dataset files (fmnist). Empty: --data,
 	// $FEDPIPE_DATA, then the Debian package's location. Not part of any key: the files'
 	// digest is.

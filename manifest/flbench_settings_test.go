@@ -55,3 +55,25 @@ func TestPartitionSeedCheckedAndGridded(t *testing.T) {
 			len(runs), runs[0].PartitionSeed(), runs[1].PartitionSeed(), *m.Partition.Seed)
 	}
 }
+
+// normalize: flbench is accepted where FL-bench has constants and refused, at
+// dataset.normalize and naming the dataset, where it has none.
+func TestNormalizeFLBenchChecked(t *testing.T) {
+	const src = "name: t\ndataset:\n  name: medmnist\n  variant: %s\n  normalize: flbench\nmethods: [{name: fedavg}]\n"
+	if _, err := ParseManifest("m.yaml", []byte(strings.Replace(src, "%s", "organamnist", 1))); err != nil {
+		t.Errorf("organamnist flbench: %v", err)
+	}
+	_, err := ParseManifest("m.yaml", []byte(strings.Replace(src, "%s", "organsmnist", 1)))
+	if err == nil || !strings.Contains(err.Error(), "m.yaml:5") || !strings.Contains(err.Error(), "medmnist organsmnist") {
+		t.Errorf("organsmnist flbench: error %v, want one at m.yaml:5 naming medmnist organsmnist", err)
+	}
+	for name, ok := range map[string]bool{"fmnist": true, "svhn": true, "cifar10c": false, "officehome": false} {
+		ds := DatasetSpec{Name: name}
+		if name == "cifar10c" {
+			ds.Variant = "fog"
+		}
+		if _, got := FLBenchDataset(ds); got != ok {
+			t.Errorf("FLBenchDataset(%s) = %v, want %v", name, got, ok)
+		}
+	}
+}
