@@ -102,6 +102,13 @@ func (m *Manifest) checkData(r *Run) error {
 	if ds.Normalize != "" && !info.image {
 		return m.ErrAt("dataset.normalize", "%s samples are not images: remove dataset.normalize", ds.Name)
 	}
+	if _, ok := FLBenchDataset(ds); ds.Normalize == "flbench" && !ok {
+		what := ds.Name
+		if ds.Variant != "" {
+			what += " " + ds.Variant
+		}
+		return m.ErrAt("dataset.normalize", "FL-bench has no normalization constants for %s (it has them for fmnist, mnist, emnist, cifar10, cifar100, svhn, femnist and medmnist organamnist, organcmnist): use dataset, imagenet or none", what)
+	}
 	if !info.image && slices.Contains(imageArchs, r.Model.Arch) {
 		what := fmt.Sprintf("%d flat features", ds.Features)
 		if ds.Name == "har" {
@@ -174,4 +181,25 @@ func (m *Manifest) checkData(r *Run) error {
 		return m.ErrAt("partition.samples_per_client", "%d clients × %d samples exceeds the %d samples", p.Clients, p.SamplesPerClient, n)
 	}
 	return nil
+}
+
+// FLBenchDataset returns the name under which FL-bench's constants.py keeps the
+// normalization constants of a dataset (uglyghost+FedOBP src/utils/constants.py:183-220,
+// DATA_MEAN and DATA_STD), and whether it keeps any. FL-bench's MedMNIST-A and -C are
+// OrganAMNIST and OrganCMNIST (11 organ classes each); it has no entry under its
+// medmnistS (OrganSMNIST), so it leaves those pixels in [0, 1], as it does for every
+// dataset it has no constants for.
+func FLBenchDataset(ds DatasetSpec) (string, bool) {
+	switch ds.Name {
+	case "fmnist", "mnist", "emnist", "cifar10", "cifar100", "svhn", "femnist":
+		return ds.Name, true
+	case "medmnist":
+		switch ds.Variant {
+		case "organamnist":
+			return "medmnistA", true
+		case "organcmnist":
+			return "medmnistC", true
+		}
+	}
+	return "", false
 }

@@ -80,10 +80,17 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, field string) error {
 			v.Set(reflect.Zero(v.Type()))
 			return nil
 		}
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
+		// A fresh value every time: runs expanded from one manifest copy its structs,
+		// so decoding into the pointee in place would change every run's value at once.
+		nv := reflect.New(v.Type().Elem())
+		if !v.IsNil() {
+			nv.Elem().Set(v.Elem())
 		}
-		return d.decode(n, v.Elem(), field)
+		if err := d.decode(n, nv.Elem(), field); err != nil {
+			return err
+		}
+		v.Set(nv)
+		return nil
 	case reflect.Struct:
 		return d.decodeStruct(n, v, field)
 	case reflect.Slice:
@@ -319,6 +326,12 @@ func editDistance(a, b string) int {
 func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) error {
 	if rules == "" {
 		return nil
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
 	}
 	if v.Kind() == reflect.Slice {
 		for i := 0; i < v.Len(); i++ {

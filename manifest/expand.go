@@ -29,6 +29,15 @@ type Run struct {
 	Vary []Assignment
 }
 
+// PartitionSeed is the seed of the run's partition stage: partition.seed when set, else
+// the run's seed.
+func (r Run) PartitionSeed() int64 {
+	if r.Partition.Seed != nil {
+		return *r.Partition.Seed
+	}
+	return r.Seed
+}
+
 // Assignment is one grid choice: a field path and the value it took.
 type Assignment struct {
 	Path  string

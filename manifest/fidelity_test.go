@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestFidelityFMNISTR100(t *testing.T) {
 		if r.Train.Rounds != 100 || r.Train.EvalEvery != 100 || r.Train.FinetuneEpochs != 5 || r.Seed != 0 {
 			t.Errorf("%s: rounds %d, eval_every %d, finetune %d, seed %d", r.MethodName, r.Train.Rounds, r.Train.EvalEvery, r.Train.FinetuneEpochs, r.Seed)
 		}
-		if r.Partition != fullRuns[0].Partition || r.Dataset.Name != "fmnist" {
+		if !reflect.DeepEqual(r.Partition, fullRuns[0].Partition) || r.Dataset.Name != "fmnist" {
 			t.Errorf("%s: partition %+v, want Table 6's %+v", r.MethodName, r.Partition, fullRuns[0].Partition)
 		}
 	}

@@ -66,8 +66,9 @@ type DatasetSpec struct {
 	// partitioning (FedSelect's Mini-ImageNet uses 20%).
 	Fraction float64 `yaml:"fraction" check:"unit"`
 	// Normalize is how pixels are standardized: dataset (that dataset's channel mean and
-	// std, the default), imagenet (ImageNet's, for pretrained models) or none ([0, 1]).
-	Normalize string `yaml:"normalize" check:"oneof=dataset|imagenet|none"`
+	// std, the default), imagenet (ImageNet's, for pretrained models), flbench (FL-bench's
+	// constants for the dataset, see FLBenchDataset) or none ([0, 1]).
+	Normalize string `yaml:"normalize" check:"oneof=dataset|imagenet|flbench|none"`
 	// Path is the directory holding the dataset files (fmnist). Empty: --data,
 	// $FEDPIPE_DATA, then the Debian package's location. Not part of any key: the files'
 	// digest is.
@@ -137,6 +138,12 @@ type PartitionSpec struct {
 	// uniformly, then scales it so each group still holds half (DM-PFL A.1.3: quantities
 	// "sampled using a uniform distribution").
 	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform"`
+	// Seed, when set, seeds the partition stage (the Dirichlet or shard draws, the
+	// train/test split, dataset.fraction and max_samples) instead of the run's seed, so
+	// every training seed of the manifest shares one partition and one cached partition
+	// stage (FL-bench partitions once with its dataset seed and varies only the training
+	// seed). Unset: the run's seed, as before. See Run.PartitionSeed.
+	Seed *int64 `yaml:"seed" check:"ge0"`
 }
 
 // ModelSpec chooses the network.

@@ -109,7 +109,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			descs[dk] = d
 		}
 		part, err := add(&Node{Kind: manifest.KindPartition, Name: "partition " + partitionLabel(r), Run: r, Data: d,
-			Params: partitionParams{Dataset: datasetKey(r.Dataset, d), Partition: partitionKey(r.Partition), Seed: r.Seed}})
+			Params: partitionParams{Dataset: datasetKey(r.Dataset, d), Partition: partitionKey(r.Partition), Seed: r.PartitionSeed()}})
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +216,8 @@ func cifar10cDigest(m *manifest.Manifest, opt BuildOptions, ds manifest.DatasetS
 	return digest, nil
 }
 
-// partitionLabel names a partition by the grid choices that shape it and its seed.
+// partitionLabel names a partition by the grid choices that shape it and its seed (the
+// partition seed: partition.seed when set).
 func partitionLabel(r *manifest.Run) string {
 	var parts []string
 	for _, a := range r.Vary {
@@ -224,7 +225,7 @@ func partitionLabel(r *manifest.Run) string {
 			parts = append(parts, manifest.ShortPath(a.Path)+"="+a.Value)
 		}
 	}
-	parts = append(parts, fmt.Sprintf("seed=%d", r.Seed))
+	parts = append(parts, fmt.Sprintf("seed=%d", r.PartitionSeed()))
 	return strings.Join(parts, " ")
 }
 

@@ -54,7 +54,7 @@ func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := partition.Make(ds, sc.Run().Dataset, sc.Run().Partition, sc.Run().Seed)
+	a, err := partition.Make(ds, sc.Run().Dataset, sc.Run().Partition, sc.Run().PartitionSeed())
 	if err != nil {
 		return nil, err
 	}

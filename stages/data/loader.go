@@ -48,6 +48,13 @@ func (l *Loader) Load(spec manifest.DatasetSpec) (*Dataset, error) {
 		if !ok {
 			return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, manifest.ErrInvalid)
 		}
+		if spec.Normalize == "flbench" {
+			name, ok := manifest.FLBenchDataset(spec)
+			if !ok || len(FLBenchStats[name].Mean) == 0 {
+				return nil, fmt.Errorf("dataset %s %s: FL-bench has no normalization constants for it (normalize: flbench): %w", spec.Name, spec.Variant, manifest.ErrInvalid)
+			}
+			spec.Normalize = flbenchMode + name
+		}
 		var dir string
 		if dir, err = l.find(src, spec); err == nil {
 			d, err = src.load(dir, spec)

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"math"
 	"os"
+	"strings"
 )
 
 // Stats are per-channel pixel means and standard deviations, pixels in [0, 1].
@@ -25,6 +26,30 @@ var (
 	// ImageNetStats are what ImageNet-pretrained models expect (normalize: imagenet).
 	ImageNetStats = Stats{[]float64{0.485, 0.456, 0.406}, []float64{0.229, 0.224, 0.225}}
 )
+
+// FLBenchStats are FL-bench's per-dataset normalization constants (normalize: flbench),
+// keyed by FL-bench's dataset name (manifest.FLBenchDataset), from uglyghost+FedOBP
+// src/utils/constants.py:183-220. FL-bench scales any data whose largest value exceeds 1
+// to [0, 1] (data/utils/datasets.py:40-46) and then applies these with
+// transforms.Normalize (src/server/fedavg.py:348-366). Its MedMNIST entries are on the
+// 0–255 scale, yet applied to the [0, 1] pixels all the same: an OrganAMNIST pixel p
+// becomes (p/255 − 118.7546)/62.3489, near −1.9 with a spread of about 1/62 of the usual.
+// fedpipe does what FL-bench did.
+var FLBenchStats = map[string]Stats{
+	"mnist":     {[]float64{0.1307}, []float64{0.3015}},
+	"cifar10":   {[]float64{0.4914, 0.4822, 0.4465}, []float64{0.2023, 0.1994, 0.201}},
+	"cifar100":  {[]float64{0.5071, 0.4865, 0.4409}, []float64{0.2009, 0.1984, 0.2023}},
+	"emnist":    {[]float64{0.1736}, []float64{0.3248}},
+	"fmnist":    {[]float64{0.286}, []float64{0.3205}},
+	"femnist":   {[]float64{0.9637}, []float64{0.155}},
+	"medmnistA": {[]float64{118.7546}, []float64{62.3489}},
+	"medmnistC": {[]float64{124.424}, []float64{58.8092}},
+	"svhn":      {[]float64{0.4377, 0.4438, 0.4728}, []float64{0.1201, 0.1231, 0.1052}},
+}
+
+// flbenchMode is the normalize mode the loader passes for normalize: flbench: the
+// constants' FL-bench name after a prefix.
+const flbenchMode = "flbench:"
 
 // channelStats computes per-channel mean and (population) standard deviation of the first
 // n samples of NHWC pixels x with c channels, accumulating in float64 in sample order.
@@ -48,9 +73,13 @@ func channelStats(x []float32, c, n, size int) Stats {
 }
 
 // imageStats picks the statistics a normalize mode asks for: none → [0, 1] as is;
-// imagenet → ImageNet's (their mean over channels for grayscale images); dataset (or
-// empty) → def when given, else computed from the first trainN samples.
+// imagenet → ImageNet's (their mean over channels for grayscale images); "flbench:<name>"
+// → FLBenchStats[name]; dataset (or empty) → def when given, else computed from the
+// first trainN samples.
 func imageStats(mode string, def *Stats, x []float32, c, trainN, size int) Stats {
+	if name, ok := strings.CutPrefix(mode, flbenchMode); ok {
+		return FLBenchStats[name]
+	}
 	switch mode {
 	case "none":
 		st := Stats{make([]float64, c), make([]float64, c)}
@@ -100,7 +129,7 @@ func byteImageDataset(name string, shape []int, classes int, pix []byte, y []int
 	c := shape[2]
 	size := shape[0] * shape[1] * c
 	var st Stats
-	if mode == "none" || mode == "imagenet" || def != nil && len(def.Mean) == c {
+	if mode == "none" || mode == "imagenet" || strings.HasPrefix(mode, flbenchMode) || def != nil && len(def.Mean) == c {
 		st = imageStats(mode, def, nil, c, 0, size)
 	} else {
 		st = channelStats(bytesToUnit(pix[:trainN*size]), c, trainN, size)

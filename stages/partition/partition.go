@@ -53,17 +53,7 @@ func dirichlet(labels []int32, classes, clients int, alpha float64, minSamples i
 				p = rng.Dirichlet(r, alpha, clients)
 				sum = 1
 			}
-			cum, start := 0.0, 0
-			for j := range p {
-				cum += p[j] / sum
-				end := int(cum * float64(len(idx)))
-				if j == clients-1 {
-					end = len(idx)
-				}
-				end = min(max(end, start), len(idx))
-				out[j] = append(out[j], idx[start:end]...)
-				start = end
-			}
+			cutCumulative(out, idx, p, sum)
 		}
 		smallest := math.MaxInt
 		for _, c := range out {
@@ -75,6 +65,25 @@ func dirichlet(labels []int32, classes, clients int, alpha float64, minSamples i
 	}
 	return nil, fmt.Errorf("no Dirichlet(%g) draw in %d gave all %d clients at least %d samples: lower min_samples or clients, or raise alpha",
 		alpha, MaxDirichletDraws, clients, minSamples)
+}
+
+// cutCumulative appends to out[j] client j's share of idx under proportions p/sum: the cut
+// points are the cumulative proportions times len(idx), truncated, the last client taking
+// the rest. This is numpy's `np.split(idx, (np.cumsum(p) * len(idx)).astype(int)[:-1])`
+// as FL-bench cuts a class (uglyghost+FedOBP data/utils/schemes/dirichlet.py:49-55), up to
+// the division by sum (1 within rounding for the uncapped draw).
+func cutCumulative(out [][]int, idx []int, p []float64, sum float64) {
+	cum, start := 0.0, 0
+	for j := range p {
+		cum += p[j] / sum
+		end := int(cum * float64(len(idx)))
+		if j == len(p)-1 {
+			end = len(idx)
+		}
+		end = min(max(end, start), len(idx))
+		out[j] = append(out[j], idx[start:end]...)
+		start = end
+	}
 }
 
 // Shards sorts samples by label, cuts them into shards of samplesPerClient/shards samples

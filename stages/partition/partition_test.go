@@ -251,3 +251,26 @@ func TestFractionThenMaxSamples(t *testing.T) {
 		t.Errorf("fraction 0 kept %d of 10", len(all))
 	}
 }
+
+// cutCumulative cuts where numpy's np.split(idx, (np.cumsum(p)*n).astype(int)[:-1]) does
+// (FL-bench's Dirichlet, uglyghost+FedOBP data/utils/schemes/dirichlet.py:49-55). By hand:
+// n = 10, p = (0.25, 0.5, 0.25): cumsum·10 = (2.5, 7.5, 10), truncated cuts (2, 7), sizes
+// 2, 5, 3; p = (0.19, 0.8, 0.01): (1.9, 9.9, 10) → cuts (1, 9), sizes 1, 8, 1 (truncation,
+// not rounding, which would give 2, 8, 0); p = (0, 1, 0): cuts (0, 10), sizes 0, 10, 0.
+func TestCutCumulativeAsNumpy(t *testing.T) {
+	idx := []int{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}
+	for _, c := range []struct {
+		p    []float64
+		want [][]int
+	}{
+		{[]float64{0.25, 0.5, 0.25}, [][]int{{10, 11}, {12, 13, 14, 15, 16}, {17, 18, 19}}},
+		{[]float64{0.19, 0.8, 0.01}, [][]int{{10}, {11, 12, 13, 14, 15, 16, 17, 18}, {19}}},
+		{[]float64{0, 1, 0}, [][]int{nil, idx, nil}},
+	} {
+		out := make([][]int, 3)
+		cutCumulative(out, idx, c.p, 1)
+		if !reflect.DeepEqual(out, c.want) {
+			t.Errorf("p %v: cut %v, want %v", c.p, out, c.want)
+		}
+	}
+}
