@@ -110,6 +110,11 @@ type PartitionSpec struct {
 	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1"`
 	// TestFraction of each client's samples goes to its test split.
 	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
+	// TestRounding is how test_fraction·n becomes a count: "" or "nearest" rounds to the
+	// nearest integer, "floor" rounds down as FL-bench does (int(n·test_ratio),
+	// generate_data.py:229 of the FedOBP authors' fork). Either way a client of two or
+	// more samples gets at least one test and one training sample.
+	TestRounding string `yaml:"test_rounding" check:"oneof=|nearest|floor"`
 	// BalanceCap (dirichlet): "" or "true" zeroes, for each class, the share of clients
 	// that already hold N_total/N samples (FL-bench, after NIID-Bench); "false" draws the
 	// per-class proportions without it (DM-PFL A.1.3, which wants quantity skew).

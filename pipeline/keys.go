@@ -205,6 +205,7 @@ func setIf(m map[string]any, k string, v any, cond bool) {
 
 func partitionKey(p manifest.PartitionSpec) map[string]any {
 	m := map[string]any{"scheme": p.Scheme, "clients": p.Clients, "test_fraction": p.TestFraction}
+	setIf(m, "test_rounding", p.TestRounding, p.TestRounding == "floor")
 	switch p.Scheme {
 	case "dirichlet":
 		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples

@@ -83,7 +83,7 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 		for i := range part {
 			part[i] = pool[part[i]]
 		}
-		a.Train[c], a.Test[c] = Split(part, p.TestFraction, seed, c)
+		a.Train[c], a.Test[c] = SplitRounded(part, p.TestFraction, p.TestRounding == "floor", seed, c)
 	}
 	return a, nil
 }

@@ -230,10 +230,19 @@ func Pathological(labels []int32, classes, clients, classesPerClient int, skew f
 // part holding round(testFraction·n) samples (at least one of each when n ≥ 2 and
 // 0 < testFraction). Both parts come back sorted.
 func Split(idx []int, testFraction float64, seed int64, client int) (train, test []int) {
+	return SplitRounded(idx, testFraction, false, seed, client)
+}
+
+// SplitRounded is Split with the test count rounded down when floor is set
+// (partition.test_rounding: floor, FL-bench's int(n·test_ratio)) instead of to nearest.
+func SplitRounded(idx []int, testFraction float64, floor bool, seed int64, client int) (train, test []int) {
 	idx = append([]int(nil), idx...)
 	r := rng.New(seed, rng.Global, client, "partition/split")
 	r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 	nTest := int(math.Round(testFraction * float64(len(idx))))
+	if floor {
+		nTest = int(math.Floor(testFraction * float64(len(idx))))
+	}
 	if testFraction > 0 && len(idx) >= 2 {
 		nTest = min(max(nTest, 1), len(idx)-1)
 	}

@@ -274,3 +274,20 @@ func TestCutCumulativeAsNumpy(t *testing.T) {
 		}
 	}
 }
+
+// FL-bench takes int(n·test_ratio) test samples (generate_data.py:229 of the FedOBP
+// authors' fork): 10 samples at 0.25 give 2 there and round(2.5) = 3 to nearest (Go's
+// math.Round rounds half away from zero); 7 give 1 and 2; 2 samples still give one test
+// sample either way.
+func TestSplitRoundsDownAsFLBench(t *testing.T) {
+	idx := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, c := range []struct {
+		n, nearest, floor int
+	}{{10, 3, 2}, {7, 2, 1}, {2, 1, 1}} {
+		_, near := SplitRounded(idx[:c.n], 0.25, false, 1, 0)
+		train, fl := SplitRounded(idx[:c.n], 0.25, true, 1, 0)
+		if len(near) != c.nearest || len(fl) != c.floor || len(train)+len(fl) != c.n {
+			t.Errorf("n %d: %d nearest, %d floor (+%d train); want %d and %d", c.n, len(near), len(fl), len(train), c.nearest, c.floor)
+		}
+	}
+}
