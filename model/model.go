@@ -72,6 +72,11 @@ type ModelSpec struct {
 	// Width is the ResNet-18 first-stage width (stages are Width·{1, 2, 4, 8}); 0 means
 	// 64, the real ResNet-18. Smaller widths keep tests and quick experiments cheap.
 	Width int
+	// FrozenBN trains with BatchNorm as in evaluation: training steps normalize with the
+	// running statistics and leave them unchanged (gradients flow through γ, β and the
+	// input). This is PyTorch training a model left in eval() mode, as the official
+	// FedSelect code does from its second round. No effect on networks without BatchNorm.
+	FrozenBN bool
 }
 
 // layerKind distinguishes the layers of the internal network description.
@@ -200,6 +205,7 @@ func (s ModelSpec) network() (network, error) {
 	if err != nil {
 		return nil, err
 	}
+	tn.frozenBN = s.FrozenBN
 	for _, d := range s.InputShape {
 		if d <= 0 {
 			return nil, fmt.Errorf("model %q: InputShape %v has a non-positive dimension", s.Arch, s.InputShape)

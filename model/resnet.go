@@ -39,6 +39,8 @@ type tapeNet struct {
 	defs  []paramDef
 	index map[string]int
 	body  func(f *fwd, x *tv) *tv // returns the features [b, d]: the classifier's input
+	// frozenBN: training passes use BatchNorm's running statistics (ModelSpec.FrozenBN).
+	frozenBN bool
 }
 
 // classifierName is the head of every network: the dense layer producing the logits.
@@ -237,7 +239,7 @@ func fedAvgCNN(s ModelSpec) (*tapeNet, error) {
 // run builds the body's forward pass on x [b, InputShape...] and returns it with the
 // features [b, d]; training records the tape and uses batch statistics.
 func (n *tapeNet) run(params []*Node, x *Node, inputShape []int, training bool) (*fwd, *tv) {
-	f := &fwd{t: &tape{record: training}, net: n, params: make([]*tv, len(params)), state: make([]*Node, len(params))}
+	f := &fwd{t: &tape{record: training, frozenBN: n.frozenBN}, net: n, params: make([]*tv, len(params)), state: make([]*Node, len(params))}
 	for i, p := range params {
 		f.params[i] = &tv{n: p, needGrad: training && !n.defs[i].runningStats}
 	}
