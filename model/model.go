@@ -72,6 +72,17 @@ type ModelSpec struct {
 	// Width is the ResNet-18 first-stage width (stages are Width·{1, 2, 4, 8}); 0 means
 	// 64, the real ResNet-18. Smaller widths keep tests and quick experiments cheap.
 	Width int
+	// FrozenBN trains with BatchNorm as in evaluation: training steps normalize with the
+	// running statistics and leave them unchanged (gradients flow through γ, β and the
+	// input). This is PyTorch training a model left in eval() mode, as the official
+	// FedSelect code does from its second round. No effect on networks without BatchNorm.
+	FrozenBN bool
+	// InputChannels is the number of channels the ResNet-18s' first convolution takes; 0
+	// means the data's (InputShape's last). With one-channel data and InputChannels 3 the
+	// grayscale channel is repeated three times before the stem, as FL-bench's ResNet
+	// forward does (x.broadcast_to(b, 3, h, w)), so conv1.weight is [k, k, 3, w] and an
+	// ImageNet-pretrained stem fits. Other architectures must leave it 0.
+	InputChannels int
 }
 
 // layerKind distinguishes the layers of the internal network description.
@@ -186,11 +197,17 @@ func (s ModelSpec) network() (network, error) {
 		}
 		tn, err = resnet18(s, s.Arch == ArchResNet18ImageNet)
 	case ArchFedAvgCNN:
+		if s.InputChannels != 0 {
+			return nil, fmt.Errorf("model %q: InputChannels is for the ResNet-18s only", s.Arch)
+		}
 		if s.NumClasses < 2 {
 			return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
 		}
 		tn, err = fedAvgCNN(s)
 	default:
+		if s.InputChannels != 0 {
+			return nil, fmt.Errorf("model %q: InputChannels is for the ResNet-18s only", s.Arch)
+		}
 		ls, err := s.layers()
 		if err != nil {
 			return nil, err
@@ -200,6 +217,7 @@ func (s ModelSpec) network() (network, error) {
 	if err != nil {
 		return nil, err
 	}
+	tn.frozenBN = s.FrozenBN
 	for _, d := range s.InputShape {
 		if d <= 0 {
 			return nil, fmt.Errorf("model %q: InputShape %v has a non-positive dimension", s.Arch, s.InputShape)

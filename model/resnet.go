@@ -39,6 +39,8 @@ type tapeNet struct {
 	defs  []paramDef
 	index map[string]int
 	body  func(f *fwd, x *tv) *tv // returns the features [b, d]: the classifier's input
+	// frozenBN: training passes use BatchNorm's running statistics (ModelSpec.FrozenBN).
+	frozenBN bool
 }
 
 // classifierName is the head of every network: the dense layer producing the logits.
@@ -150,7 +152,14 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 	if w < 0 {
 		return nil, fmt.Errorf("model %s: Width must be positive, got %d", s.Arch, s.Width)
 	}
-	cin := s.InputShape[2]
+	cin, repeat := s.InputShape[2], 1
+	switch {
+	case s.InputChannels == 0 || s.InputChannels == cin:
+	case cin == 1 && s.InputChannels > 1:
+		cin, repeat = s.InputChannels, s.InputChannels
+	default:
+		return nil, fmt.Errorf("model %s: InputChannels %d for %d-channel data (only one channel can be repeated)", s.Arch, s.InputChannels, cin)
+	}
 	stemK, stemStride, stemPad := 3, 1, 1
 	if imagenet {
 		stemK, stemStride, stemPad = 7, 2, 3
@@ -180,6 +189,13 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 		}
 	}
 	return d.net(c, s.NumClasses, func(f *fwd, x *tv) *tv {
+		if repeat > 1 { // the input needs no gradient: a plain graph op, off the tape
+			copies := make([]*Node, repeat)
+			for i := range copies {
+				copies[i] = x.n
+			}
+			x = &tv{n: Concatenate(copies, -1)}
+		}
 		h := f.t.relu(f.bn("bn1", f.conv("conv1", x, stemK, stemStride, stemPad, false)))
 		if imagenet {
 			h = f.t.maxPool(h, 3, 2, 1)
@@ -237,7 +253,7 @@ func fedAvgCNN(s ModelSpec) (*tapeNet, error) {
 // run builds the body's forward pass on x [b, InputShape...] and returns it with the
 // features [b, d]; training records the tape and uses batch statistics.
 func (n *tapeNet) run(params []*Node, x *Node, inputShape []int, training bool) (*fwd, *tv) {
-	f := &fwd{t: &tape{record: training}, net: n, params: make([]*tv, len(params)), state: make([]*Node, len(params))}
+	f := &fwd{t: &tape{record: training, frozenBN: n.frozenBN}, net: n, params: make([]*tv, len(params)), state: make([]*Node, len(params))}
 	for i, p := range params {
 		f.params[i] = &tv{n: p, needGrad: training && !n.defs[i].runningStats}
 	}

@@ -42,6 +42,10 @@ type tape struct {
 	backs []func()
 	// record is false in evaluation: no closure is kept and no gradient flows.
 	record bool
+	// frozenBN makes BatchNorm in a recorded (training) pass behave as in evaluation: it
+	// normalizes with the running statistics and leaves them unchanged, while gradients
+	// still flow (PyTorch training a model left in eval() mode; ModelSpec.FrozenBN).
+	frozenBN bool
 	// macs, when not nil, accumulates per weight value the multiply-accumulates of one
 	// forward pass of the batch (ModelSpec.MACs).
 	macs map[*tv]int64
@@ -295,7 +299,10 @@ const (
 // the n = b·h·w values of each channel, and returns the updated running statistics
 // (1 − 0.1)·running + 0.1·batch, using the unbiased variance (·n/(n−1); with n = 1 the
 // biased one, where PyTorch refuses to train). Evaluation: normalizes with the running
-// statistics, which are returned unchanged.
+// statistics, which are returned unchanged. With t.frozenBN a training pass normalizes as
+// evaluation does, y = γ·(x − μ_run)/√(σ²_run + ε) + β, returns the running statistics
+// unchanged, and back-propagates through that affine map: dβ = Σdy, dγ = Σdy·x̂,
+// dx = dy·γ/√(σ²_run + ε).
 func (t *tape) batchNorm(x, gamma, beta *tv, runMean, runVar *Node) (y *tv, newMean, newVar *Node) {
 	dims := x.n.Shape().Dimensions
 	c := dims[len(dims)-1]
@@ -307,11 +314,22 @@ func (t *tape) batchNorm(x, gamma, beta *tv, runMean, runVar *Node) (y *tv, newM
 	sc := func(v float64) *Node { return Scalar(gr, dtype, v) }
 	row := func(v *Node) *Node { return Reshape(v, 1, c) }
 	xr := Reshape(x.n, n, c)
-	if !t.record {
+	if !t.record || t.frozenBN {
 		inv := Div(sc(1), Sqrt(Add(runVar, sc(bnEps))))
 		xhat := Mul(Sub(xr, row(runMean)), row(inv))
 		out := Add(Mul(xhat, row(gamma.n)), row(beta.n))
-		return &tv{n: Reshape(out, dims...)}, runMean, runVar
+		if !t.record {
+			return &tv{n: Reshape(out, dims...)}, runMean, runVar
+		}
+		y = t.out(Reshape(out, dims...), func(o *tv) {
+			dy := Reshape(o.g, n, c)
+			beta.addGrad(ReduceSum(dy, 0))
+			gamma.addGrad(ReduceSum(Mul(dy, xhat), 0))
+			if x.needGrad {
+				x.addGrad(Reshape(Mul(dy, row(Mul(gamma.n, inv))), dims...))
+			}
+		}, x, gamma, beta)
+		return y, runMean, runVar
 	}
 	mean := Div(ReduceSum(xr, 0), sc(float64(n)))
 	xc := Sub(xr, row(mean))

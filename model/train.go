@@ -62,6 +62,12 @@ type Model struct {
 	padY []int32
 	// compiles counts, per graph name, the graphs compiled (one per distinct input shape).
 	compiles map[string]int
+	// config and pad are newModel's arguments, for FrozenBN's sibling model.
+	config string
+	pad    bool
+	// frozen is the sibling model with BatchNorm frozen in training (FrozenBN), made on
+	// first use and closed with this one.
+	frozen *Model
 }
 
 // evalChunk is the number of rows the evaluation graphs run at once where the model pads
@@ -91,7 +97,7 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape),
-		compiles: map[string]int{}}
+		compiles: map[string]int{}, config: backend, pad: pad}
 	// Padding is exact only where every reduction over the batch takes its terms in order
 	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
 	// in training, where no batch statistic (BatchNorm) sees the padding rows. XLA pads too:
@@ -129,6 +135,38 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 
 // Spec returns the model's specification.
 func (m *Model) Spec() ModelSpec { return m.spec }
+
+// HasBatchNorm reports whether the network has BatchNorm layers.
+func (m *Model) HasBatchNorm() bool {
+	if tn, ok := m.net.(tapeNetwork); ok {
+		for _, d := range tn.net.defs {
+			if d.runningStats {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FrozenBN returns the model of the same spec with BatchNorm frozen in training
+// (ModelSpec.FrozenBN): m itself when its spec freezes already or the network has no
+// BatchNorm, otherwise a sibling made on first use on the same backend, which Close
+// closes with m. Like m, it is not safe for concurrent use, nor alongside m.
+func (m *Model) FrozenBN() (*Model, error) {
+	if m.spec.FrozenBN || !m.HasBatchNorm() {
+		return m, nil
+	}
+	if m.frozen == nil {
+		spec := m.spec
+		spec.FrozenBN = true
+		f, err := newModel(m.config, spec, m.pad)
+		if err != nil {
+			return nil, err
+		}
+		m.frozen = f
+	}
+	return m.frozen, nil
+}
 
 // Compilations returns how many graphs the model has compiled, by graph name ("train",
 // "eval", "train-masked", "grad", ...): one per distinct input shape each graph was run with.
@@ -187,6 +225,10 @@ func (m *Model) Close() {
 		e.Finalize()
 	}
 	m.aux = nil
+	if m.frozen != nil {
+		m.frozen.Close()
+		m.frozen = nil
+	}
 }
 
 // toTensors converts parameters (any order, matched by name) to backend tensors, in

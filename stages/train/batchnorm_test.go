@@ -104,3 +104,48 @@ func TestBNLocalStatsLeaveAggregation(t *testing.T) {
 		t.Errorf("kept %v, want γ and the running mean", own)
 	}
 }
+
+// TestBNAveragedStatsWeightedBySize: with bn_stats averaged (FL-bench's buffers: global,
+// src/utils/models.py:47-57, where running statistics become parameters and are averaged
+// like them, weighted by training-set size, src/server/fedavg.py:642-664) NewRunMethod adds
+// no wrapper, and FedAvg averages the running statistics by size: clients of 1 and 3
+// samples with running means 2 and 6 give (1·2 + 3·6)/4 = 5, and the weights 1 and 5 give 4;
+// client 0 is evaluated with the average. With bn_stats local the server's average is the
+// same, but client 0 is evaluated with its own running mean 2.
+func TestBNAveragedStatsWeightedBySize(t *testing.T) {
+	mk := func(w, mean float32) tensor.List {
+		return tensor.List{{Name: "conv1.weight", Shape: []int{1}, Data: []float32{w}},
+			{Name: "bn1.running_mean", Shape: []int{1}, Data: []float32{mean}}}
+	}
+	for _, tc := range []struct {
+		stats    string
+		wantEval float32
+	}{{"averaged", 5}, {"local", 2}} {
+		r := &manifest.Run{Method: "fedavg", Model: manifest.ModelSpec{Arch: model.ArchResNet18, BNStats: tc.stats, BNParams: "shared"}}
+		m, err := NewRunMethod(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, wrapped := m.(bnKeep); wrapped != (tc.stats == "local") {
+			t.Errorf("bn_stats %s: wrapped = %v", tc.stats, wrapped)
+		}
+		st := &State{Global: mk(0, 0)}
+		m.Init(st, 2)
+		if tc.stats == "local" { // the clients' own statistics, as their Train would keep them
+			st.BN[0], st.BN[1] = mk(1, 2)[1:], mk(5, 6)[1:]
+		}
+		uploads := map[int]Upload{0: {Params: mk(1, 2)}, 1: {Params: mk(5, 6)}}
+		if err := m.Finish(st, uploads, map[int]int{0: 1, 1: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Global[0].Data[0]; got != 4 {
+			t.Errorf("bn_stats %s: conv1.weight %v, want (1·1 + 3·5)/4 = 4", tc.stats, got)
+		}
+		if got := st.Global[1].Data[0]; got != 5 {
+			t.Errorf("bn_stats %s: global running mean %v, want 5", tc.stats, got)
+		}
+		if got := m.EvalModel(st, 0)[1].Data[0]; got != tc.wantEval {
+			t.Errorf("bn_stats %s: client 0 evaluated with running mean %v, want %v", tc.stats, got, tc.wantEval)
+		}
+	}
+}

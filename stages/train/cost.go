@@ -38,6 +38,10 @@ func TrainFLOPs(spec model.ModelSpec, params tensor.List) (float64, error) {
 
 // Count adds the training of samples samples at params (nil: dense) to the client's work.
 func (l *Local) Count(samples int64, params tensor.List) {
+	if l.parent != nil {
+		l.parent.Count(samples, params)
+		return
+	}
 	f, err := TrainFLOPs(l.model.Spec(), params)
 	if err != nil {
 		return // the model was validated when it was built; nothing to count otherwise

@@ -315,6 +315,19 @@ type Local struct {
 	// samples and flops count the training work done through this Local.
 	samples int64
 	flops   float64
+	// frozenBN trains with BatchNorm frozen (model.ModelSpec.FrozenBN; see WithFrozenBN).
+	frozenBN bool
+	// parent is the Local a WithFrozenBN copy counts its work on (nil: itself).
+	parent *Local
+}
+
+// WithFrozenBN returns a Local whose Train and TrainProx train with BatchNorm as in
+// evaluation — the running statistics normalize and stay unchanged (model.Model.FrozenBN)
+// — and the receiver unchanged; work it does is counted on l. Such passes run on their
+// own, never in lockstep. Without BatchNorm it trains exactly as l.
+func (l *Local) WithFrozenBN() *Local {
+	return &Local{model: l.model, opt: l.opt, data: l.data, epochs: l.epochs, batch: l.batch, seed: l.seed,
+		round: l.round, client: l.client, aug: l.aug, rounds: l.rounds, group: l.group, frozenBN: true, parent: l}
 }
 
 // LocalConfig is what a Local is made of (NewLocal): the run's model and settings and one
@@ -487,7 +500,7 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 	}
 	opt := l.opt
 	opt.LR = lr
-	if l.group.accepts(opt, mask, mu) {
+	if !l.frozenBN && l.group.accepts(opt, mask, mu) {
 		l.Count(int64(n)*int64(epochs), params)
 		return l.group.train(params, func(step func(x []float32, y []int32) (float32, error)) error {
 			return l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
@@ -527,7 +540,14 @@ func (l *Local) gradient(params tensor.List, x []float32, y []int32) (g tensor.L
 // trainSession is TrainProx's passes on a Session of the Local's model.
 func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
-	s, err := l.model.NewSession(params, opt)
+	m := l.model
+	if l.frozenBN {
+		var err error
+		if m, err = m.FrozenBN(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := m.NewSession(params, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ type FedOBPParams struct {
 	Norm      string  `param:"norm" choices:"global|layer|none" doc:"min-max normalization of the scores over all entries, per tensor, or none"`
 	ClsOnly   bool    `param:"cls_only" default:"0" check:"unit" doc:"1: select only within the classifier layer"`
 	EMA       float64 `param:"ema" default:"0" check:"unit,lt1" doc:"exponential moving average of a client's raw scores across its participations, normalized after averaging as the official code does (0: off)"`
+	Impl      string  `param:"impl" choices:"paper|flbench" doc:"which entries may be selected: paper scores the trained parameters only (BatchNorm running statistics always take model.bn_stats' treatment); flbench scores every state_dict tensor, BatchNorm running statistics included, as the authors' FL-bench fork (src/client/fedobp.py:21-22,81-86,176-189; with buffers: global they are parameters there, src/utils/models.py:47-57). The fork's score is obp_v1"`
 	Fisher    string  `param:"fisher" choices:"full|empirical" doc:"the fisher score: full squares the gradient of the mean training loss (FedOBP Eq. 6); empirical averages squared per-sample gradients (FedDPA's form)"`
 }
 
@@ -64,11 +65,14 @@ type fedOBP struct {
 	// fisherFull squares the full-data gradient (Eq. 6) instead of averaging squared
 	// per-sample gradients (FedDPA's empirical Fisher).
 	fisherFull bool
+	// scoreStats (impl flbench) lets BatchNorm running statistics be selected like any
+	// entry.
+	scoreStats bool
 }
 
 func newFedOBP(p *FedOBPParams) train.Method {
 	f := &fedOBP{q: p.Q, score: p.Score, norm: p.Norm, clsOnly: p.ClsOnly, ema: p.EMA,
-		perLayer: p.Threshold == "layer", fisherFull: p.Fisher != "empirical"}
+		perLayer: p.Threshold == "layer", fisherFull: p.Fisher != "empirical", scoreStats: p.Impl == "flbench"}
 	if f.score == "" {
 		f.score = "obp"
 	}
@@ -178,10 +182,10 @@ func (f *fedOBP) normalize(s tensor.List) {
 }
 
 // eligible reports whether entries of the tensor called name may be selected: not BatchNorm
-// running statistics (never trained; model.bn_stats decides whether they are shared), and
-// only the classifier's with cls_only.
+// running statistics (never trained; model.bn_stats decides whether they are shared)
+// unless impl is flbench, and only the classifier's with cls_only.
 func (f *fedOBP) eligible(name string) bool {
-	return !model.IsRunningStat(name) && (!f.clsOnly || isClassifier(name))
+	return (f.scoreStats || !model.IsRunningStat(name)) && (!f.clsOnly || isClassifier(name))
 }
 
 // selectMask returns the mask of entries scoring above the q-quantile of the eligible

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -81,5 +82,38 @@ func TestFedOBPSelectionMatchesQuantile(t *testing.T) {
 	tied := tensor.List{{Name: "classifier.weight", Shape: []int{4}, Data: []float32{1, 1, 1, 1}}}
 	if ones, _ := count((&fedOBP{q: 0.5}).selectMask(tied)); ones != 0 {
 		t.Errorf("ties at tau personalized %d", ones)
+	}
+}
+
+// impl flbench scores BatchNorm running statistics like any entry, as the FL-bench fork
+// scores its whole state_dict; paper leaves them out. Hand-computed: global model all 0,
+// the client's last model w = [1 2 3 4], bn1.running_mean = [5 0.5]; obp scores (θ_c −
+// θ_g)², unnormalized: w 1 4 9 16, mean 25 0.25. paper: the median (q 0.5, linear
+// interpolation) of w's four scores is 4 + 0.5·(9 − 4) = 6.5, so w keeps [_ _ 3 4] and the
+// running mean is the global [0 0]. flbench: the median of all six (0.25 1 4 9 16 25) is
+// also 6.5, and 25 > 6.5, so the running mean keeps its 5: [5 0].
+func TestFedOBPImplFLBenchScoresRunningStatistics(t *testing.T) {
+	mk := func(w []float32, mean []float32) tensor.List {
+		return tensor.List{{Name: "conv1.weight", Shape: []int{2, 2}, Data: w},
+			{Name: "bn1.running_mean", Shape: []int{2}, Data: mean}}
+	}
+	for _, tc := range []struct {
+		impl     string
+		wantMean []float32
+	}{{"paper", []float32{0, 0}}, {"flbench", []float32{5, 0}}} {
+		f := newFedOBP(&FedOBPParams{Q: 0.5, Score: "obp", Threshold: "global", Norm: "none", Impl: tc.impl, Fisher: "full"}).(*fedOBP)
+		st := &train.State{Global: mk([]float32{0, 0, 0, 0}, []float32{0, 0})}
+		f.Init(st, 1)
+		st.Personal[0] = mk([]float32{1, 2, 3, 4}, []float32{5, 0.5})
+		got, mask, err := f.personalize(st, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []float32{0, 0, 3, 4}; !slices.Equal(got[0].Data, want) {
+			t.Errorf("impl %s: conv1.weight %v, want %v", tc.impl, got[0].Data, want)
+		}
+		if !slices.Equal(got[1].Data, tc.wantMean) {
+			t.Errorf("impl %s: running mean %v, want %v (mask %v)", tc.impl, got[1].Data, tc.wantMean, mask[1].Data)
+		}
 	}
 }

@@ -26,6 +26,7 @@ type FedSelectParams struct {
 	LTNReturn     string  `param:"ltn_return" choices:"start|final" doc:"v1: LocalAlt starts from the model before GradLTN (Alg. 1) or from its last iterate"`
 	FixedLayers   string  `param:"fixed_layers" doc:"comma-separated parameter-name prefixes (e.g. classifier, conv1) personalized from the start, with no growth: FedSelect Table 3's single-layer ablations, and FedAlt's fixed split"`
 	Selection     string  `param:"selection" choices:"largest|least|random" doc:"which shared entries become personal: the largest updates (FedSelect), the least-changing (Table 3 ablation), or random ones of the same count"`
+	BNTrain       string  `param:"bn_train" choices:"auto|official|always" doc:"BatchNorm mode of local training: always trains in train mode (batch statistics, running statistics updated); official trains so in the first round only and from the second on with BatchNorm frozen (running statistics normalize and stay unchanged), as the official code, whose evaluate calls model.eval() after round 1 and nothing calls train() again (fedselect.py:40,188); auto: official for the official variant, always otherwise. No effect without BatchNorm"`
 	Accuracy      string  `param:"accuracy" choices:"auto|per_sample|per_batch" doc:"a client's accuracy: the fraction of its test samples classified correctly (per_sample), or the mean of the accuracies of its test batches of train.batch_size in order (per_batch, the official code's evaluate); auto: per_batch for the official variant, per_sample otherwise"`
 }
 
@@ -59,6 +60,9 @@ func init() {
 // client is evaluated with its model right after its local training, unmerged (see
 // officialEval), and the last round aggregates nothing.
 //
+// With bn_train official (the official variant's default) the first round trains with
+// BatchNorm in train mode and every later round with it frozen (bnTrainLocal).
+//
 // Both variants follow Alg. 1's broadcast: the shared entries of the mask the client
 // trained with take the aggregate, so an entry personalized this round starts from the
 // aggregated value (§4.2).
@@ -79,6 +83,7 @@ type fedSelect struct {
 	rule      string
 	rounds    int // the run's rounds, learnt in Train (official: no aggregation in the last)
 	perBatch  bool
+	frozenBN  bool // bn_train official: BatchNorm frozen after the first round
 }
 
 func newFedSelect(p *FedSelectParams) *fedSelect {
@@ -91,6 +96,7 @@ func newFedSelect(p *FedSelectParams) *fedSelect {
 		f.rule = "largest"
 	}
 	f.perBatch = p.Accuracy == "per_batch" || (p.Accuracy == "auto" && f.official)
+	f.frozenBN = p.BNTrain == "official" || (p.BNTrain == "auto" && f.official)
 	if f.p == 0 {
 		f.p = defaultP(f.official)
 	}
@@ -144,6 +150,7 @@ func (s *fedSelectState) Slots() []train.Slot {
 
 func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	f.rounds = l.Rounds()
+	l = bnTrainLocal(f.frozenBN, l)
 	mask := st.Masks[c]
 	theta := merge(st.Global, st.Personal[c], mask)
 	before := theta

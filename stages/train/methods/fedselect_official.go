@@ -61,3 +61,16 @@ func officialEval(official bool, st *train.State, c int) (tensor.List, bool) {
 	}
 	return s.Local[c], true
 }
+
+// bnTrainLocal returns the Local a FedSelect client trains with: with frozen (bn_train
+// official), from the run's second round on, one whose training keeps BatchNorm in
+// evaluation mode (train.Local.WithFrozenBN). The official code's model starts in train
+// mode; its evaluate, first run after every client's round-1 training (fedselect.py:188,
+// cross_client_eval → evaluate), calls model.eval() (:40), and no line calls train(), so
+// rounds 2 on train with the running statistics frozen.
+func bnTrainLocal(frozen bool, l *train.Local) *train.Local {
+	if frozen && l.Round() > 1 {
+		return l.WithFrozenBN()
+	}
+	return l
+}

@@ -23,11 +23,12 @@ type fedSelectV1 struct {
 	iterations int
 	epochs     int
 	fromFinal  bool
+	frozenBN   bool // bn_train official: BatchNorm frozen after the first round
 }
 
 func newFedSelectV1(p *FedSelectParams) *fedSelectV1 {
 	f := &fedSelectV1{p: p.P, iterations: p.LTNIterations, epochs: p.LTNEpochs,
-		fromFinal: p.LTNReturn == "final"}
+		fromFinal: p.LTNReturn == "final", frozenBN: p.BNTrain == "official"}
 	if f.p == 0 {
 		f.p = defaultP(false)
 	}
@@ -74,6 +75,7 @@ func (f *fedSelectV1) gradLTN(l *train.Local, theta0 tensor.List) (tensor.List, 
 }
 
 func (f *fedSelectV1) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	l = bnTrainLocal(f.frozenBN, l)
 	theta0 := merge(st.Global, st.Personal[c], st.Masks[c])
 	mask, last, err := f.gradLTN(l, theta0)
 	if err != nil {
