@@ -47,8 +47,8 @@ methods:
 
 const testBucket = "fedpipe"
 
-// remoteHarness runs fedpipe processes against one S3 server and keeps everything they
-// print, to check that no credential ever appears.
+// remoteHarness runs fedpipe processes against one remote — an S3 server, or a directory
+// (srv nil) — and keeps everything they print, to check that no credential ever appears.
 type remoteHarness struct {
 	t   *testing.T
 	srv *s3test.Server
@@ -63,6 +63,24 @@ func newRemoteHarness(t *testing.T) *remoteHarness {
 		t.Skip("runs several fedpipe processes against an S3 server")
 	}
 	return &remoteHarness{t: t, srv: s3test.Start(t, testBucket), dir: t.TempDir()}
+}
+
+// onEachRemote runs test as subtests against an S3 server ("s3"; skipped outside CI
+// without versitygw) and a directory remote ("dir"; never skipped for want of a server).
+func onEachRemote(t *testing.T, test func(h *remoteHarness)) {
+	t.Run("s3", func(t *testing.T) { test(newRemoteHarness(t)) })
+	t.Run("dir", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs several fedpipe processes")
+		}
+		h := &remoteHarness{t: t, dir: t.TempDir()}
+		// The remote's parent folder exists, as a mounted shared filesystem would; each
+		// prefix's own folder is created by the first fedpipe that opens it.
+		if err := os.Mkdir(filepath.Join(h.dir, "remote"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		test(h)
+	})
 }
 
 // proc is a fedpipe process started by the harness.
@@ -93,6 +111,9 @@ func (h *remoteHarness) env() []string {
 		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "FEDPIPE_REMOTE=") && !strings.HasPrefix(kv, "FEDPIPE_STORE=") {
 			env = append(env, kv)
 		}
+	}
+	if h.srv == nil {
+		return env
 	}
 	return append(env, h.srv.Env()...)
 }
@@ -128,7 +149,31 @@ func (p *proc) json() runOut {
 
 func (h *remoteHarness) store(name string) string { return filepath.Join(h.dir, name) }
 
-func (h *remoteHarness) remoteURL(prefix string) string { return "s3://" + testBucket + "/" + prefix }
+// remoteURL is the address of the remote's part prefix: s3://BUCKET/PREFIX, or
+// file:///DIR/PREFIX.
+func (h *remoteHarness) remoteURL(prefix string) string {
+	if h.srv == nil {
+		return "file://" + filepath.Join(h.dir, "remote", prefix)
+	}
+	return "s3://" + testBucket + "/" + prefix
+}
+
+// remotePath is the address of the remote's part prefix as a plain path (a directory
+// remote), else its URL.
+func (h *remoteHarness) remotePath(prefix string) string {
+	if h.srv == nil {
+		return filepath.Join(h.dir, "remote", prefix)
+	}
+	return h.remoteURL(prefix)
+}
+
+// objectPath is the file that holds the remote's object key ("PREFIX/cas/…").
+func (h *remoteHarness) objectPath(key string) string {
+	if h.srv == nil {
+		return filepath.Join(h.dir, "remote", filepath.FromSlash(key))
+	}
+	return h.srv.ObjectPath(testBucket, key)
+}
 
 // checkNoCredentials fails if any output of any process held a credential.
 func (h *remoteHarness) checkNoCredentials() {
@@ -187,8 +232,10 @@ func count(r runOut, kind, state string) int {
 // store with the remote runs nothing; a flipped byte in a remote blob is detected and
 // recomputed; status, push and pull say what the remote holds; no output shows a
 // credential.
-func TestRemoteWorkersSplitASweep(t *testing.T) {
-	h := newRemoteHarness(t)
+func TestRemoteWorkersSplitASweep(t *testing.T) { onEachRemote(t, testRemoteWorkersSplitASweep) }
+
+func testRemoteWorkersSplitASweep(h *remoteHarness) {
+	t := h.t
 	m := writeManifest(t, h.dir, remoteSweep)
 
 	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
@@ -263,7 +310,7 @@ func TestRemoteWorkersSplitASweep(t *testing.T) {
 			break
 		}
 	}
-	obj := h.srv.ObjectPath(testBucket, "two/cas/"+victim.Outputs["metrics"])
+	obj := h.objectPath("two/cas/" + victim.Outputs["metrics"])
 	blob, err := os.ReadFile(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -340,16 +387,20 @@ func hexSum(b []byte) string {
 // everything, taking the stage over once its lease expires and resuming from the last
 // checkpoint the dead worker pushed; every digest equals a single process's.
 func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
-	h := newRemoteHarness(t)
+	onEachRemote(t, testRemoteWorkerKilledMidTrainIsTakenOver)
+}
+
+func testRemoteWorkerKilledMidTrainIsTakenOver(h *remoteHarness) {
+	t := h.t
 	m := writeManifest(t, h.dir, remoteKill)
 	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
 
-	url := h.remoteURL("kill")
-	victim := h.start("run", m, "--store", h.store("victim"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
-	survivor := h.start("run", m, "--store", h.store("survivor"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
+	// The two workers spell a directory remote differently (a path, a file URL).
+	victim := h.start("run", m, "--store", h.store("victim"), "--remote", h.remotePath("kill"), "--worker", "--lease-ttl", "2s", "--json")
+	survivor := h.start("run", m, "--store", h.store("survivor"), "--remote", h.remoteURL("kill"), "--worker", "--lease-ttl", "2s", "--json")
 
 	// Kill the victim once it has pushed a checkpoint of a train stage it holds.
-	ckptDir := h.srv.ObjectPath(testBucket, "kill/ckpt")
+	ckptDir := h.objectPath("kill/ckpt")
 	pid := victim.cmd.Process.Pid
 	killedStage, killedRound := "", 0
 	deadline := time.Now().Add(2 * time.Minute)
@@ -360,6 +411,9 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 		}
 		entries, _ := os.ReadDir(ckptDir)
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // a directory remote's file being written
+			}
 			b, err := os.ReadFile(filepath.Join(ckptDir, e.Name()))
 			var cp struct {
 				Round  int    `json:"round"`
@@ -376,7 +430,7 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	victim.wait()
-	if _, err := os.Stat(h.srv.ObjectPath(testBucket, "kill/ac/"+killedStage)); err == nil {
+	if _, err := os.Stat(h.objectPath("kill/ac/" + killedStage)); err == nil {
 		t.Fatalf("the victim finished stage %.12s before it was killed; the test cannot check a takeover", killedStage)
 	}
 	t.Logf("killed the worker holding %.12s after it pushed round %d", killedStage, killedRound)
@@ -405,9 +459,9 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 	// Finished stages leave no lease and no checkpoint pointer behind, the dead worker's
 	// included.
 	for _, dir := range []string{"kill/lease", "kill/ckpt"} {
-		filepath.WalkDir(h.srv.ObjectPath(testBucket, dir), func(path string, d os.DirEntry, err error) error {
+		filepath.WalkDir(h.objectPath(dir), func(path string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				t.Errorf("left in the remote after the sweep: %s", strings.TrimPrefix(path, h.srv.Root))
+				t.Errorf("left in the remote after the sweep: %s", strings.TrimPrefix(path, h.objectPath("")))
 			}
 			return nil
 		})
