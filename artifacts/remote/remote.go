@@ -6,7 +6,9 @@
 // (file:///dir), one file per object:
 //
 //	cas/<digest>         a blob's bytes, named by their SHA-256 (as the local store's)
-//	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}}
+//	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}};
+//	                     "v":2 for a partial entry, whose meta lists the outputs left out
+//	                     (partial.go)
 //	ckpt/<stage key>     the last resume point pushed for a running stage (Checkpoint)
 //	lease/<key>/<gen>    a worker's claim on a stage (see lease.go)
 //
@@ -327,7 +329,11 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 	if err != nil {
 		return t, err
 	}
-	rec, err := json.Marshal(actionRecord{V: recordVersion, Outputs: a.Outputs, Meta: a.Meta})
+	v := recordVersion
+	if Partial(a) {
+		v = partialRecordVersion
+	}
+	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta})
 	if err != nil {
 		return t, err
 	}
@@ -348,7 +354,8 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 		return actionRecord{}, false, nil
 	}
 	var rec actionRecord
-	if json.Unmarshal(raw, &rec) != nil || rec.V != recordVersion || rec.Outputs == nil {
+	if json.Unmarshal(raw, &rec) != nil || (rec.V != recordVersion && rec.V != partialRecordVersion) || rec.Outputs == nil ||
+		(rec.V == partialRecordVersion) != Partial(artifacts.Action{Meta: rec.Meta}) {
 		r.log("remote %s: result %s has an unreadable entry; treating it as a miss", r, key)
 		return actionRecord{}, true, nil
 	}
@@ -385,18 +392,26 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 }
 
 // HasAction reports whether the remote has an entry for key and an object for each of
-// its outputs. It reads no blob: a corrupt one is found only by FetchAction.
+// its outputs; the entry may be partial (see Partial). It reads no blob: a corrupt one is
+// found only by FetchAction.
 func (r *Remote) HasAction(ctx context.Context, key artifacts.Digest) (bool, error) {
+	ok, _, err := r.StatAction(ctx, key)
+	return ok, err
+}
+
+// StatAction is HasAction, also returning the names of the outputs the remote's entry
+// omits (none for a complete entry).
+func (r *Remote) StatAction(ctx context.Context, key artifacts.Digest) (ok bool, omitted []string, err error) {
 	rec, ok, err := r.readAction(ctx, key)
 	if err != nil || !ok || rec.Outputs == nil {
-		return false, err
+		return false, nil, err
 	}
 	for _, d := range outputDigests(rec.Outputs) {
 		if has, err := r.HasBlob(ctx, d); err != nil || !has {
-			return false, err
+			return false, nil, err
 		}
 	}
-	return true, nil
+	return true, Omitted(artifacts.Action{Meta: rec.Meta}), nil
 }
 
 // A Checkpoint is a running stage's resume point as pushed to the remote.

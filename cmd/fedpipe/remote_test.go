@@ -357,6 +357,7 @@ func testRemoteWorkersSplitASweep(h *remoteHarness) {
 type syncOut struct {
 	Remote                                 string
 	Results, Present, Missing, Checkpoints int
+	Partial                                int
 	Blobs                                  int
 	Bytes                                  int64
 }
@@ -616,4 +617,84 @@ func TestPushPullCheckpointsResumeElsewhere(t *testing.T) {
 		}
 	}
 	h.checkNoCredentials()
+}
+
+// push --results-only through a directory remote: a fresh store pulled from it verifies,
+// lists and reports without recomputing anything; a manifest that adds shift stages
+// (which read the trained models) recomputes the train stages it needs, with the digests
+// of a store that kept everything.
+func TestResultsOnlyPushThroughDirectoryRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest+"expect:\n  - {method: local, metric: final_client_mean, published: 0, tolerance: 1000}\n")
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	ref := runJSON(t, "run", m, "--store", src)
+	rem, full := filepath.Join(dir, "results"), filepath.Join(dir, "full")
+	var rep syncOut
+	code, out, errOut := fedpipe(t, "push", m, "--store", src, "--remote", rem, "--results-only", "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("push --results-only: exit %d %s %s", code, out, errOut)
+	}
+	if trains := count(ref, "train", "ran"); rep.Results != len(ref.Stages) || rep.Partial != trains {
+		t.Fatalf("push --results-only reported %s; want %d results, %d partial", out, len(ref.Stages), trains)
+	}
+	if code, _, errOut := fedpipe(t, "push", m, "--store", src, "--remote", full); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	t.Logf("remote of %d stages: results only %d bytes, everything %d bytes", len(ref.Stages), duBytes(t, rem), duBytes(t, full))
+	if duBytes(t, rem) >= duBytes(t, full) {
+		t.Error("the results-only remote is not smaller than the full one")
+	}
+
+	if code, _, errOut := fedpipe(t, "pull", m, "--store", dst, "--remote", rem); code != 0 {
+		t.Fatalf("pull: %s", errOut)
+	}
+	if code, out, errOut := fedpipe(t, "verify", m, "--store", dst); code != 0 {
+		t.Fatalf("verify from a results-only store: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := fedpipe(t, "ls", m, "--store", dst); code != 0 || !strings.Contains(out, "2 runs: 2 cached") {
+		t.Errorf("ls from a results-only store (want both runs cached):\n%s", out)
+	}
+	if code, _, errOut := fedpipe(t, "report", m, "--store", dst, "--out", filepath.Join(dir, "report")); code != 0 {
+		t.Errorf("report from a results-only store: %s", errOut)
+	}
+	again := runJSON(t, "run", m, "--store", dst)
+	if n := count(again, "", "ran"); n != 0 || again.Report != ref.Report {
+		t.Errorf("a results-only store ran %d stages (want 0), or reported differently", n)
+	}
+
+	// Shift stages need the models: their train stages run again, evaluations stay cached.
+	os.Mkdir(filepath.Join(dir, "shift"), 0o755)
+	shifted := writeManifest(t, filepath.Join(dir, "shift"), tinyManifest+"shift: {degrees: [0, 1]}\n")
+	want := runJSON(t, "run", shifted, "--store", src)
+	got := runJSON(t, "run", shifted, "--store", dst)
+	sameOutputs(t, "shift from a results-only store", want, got)
+	for _, s := range got.Stages {
+		switch s.Kind {
+		case "train":
+			if s.State != "ran" || !strings.Contains(s.Reason, "partial") {
+				t.Errorf("%s: %s (%q), want recomputed because its result is partial", s.Name, s.State, s.Reason)
+			}
+		case "evaluate", "partition":
+			if s.State != "cached" {
+				t.Errorf("%s: %s, want cached", s.Name, s.State)
+			}
+		}
+	}
+}
+
+// duBytes is the total size of the files under dir.
+func duBytes(t *testing.T, dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
