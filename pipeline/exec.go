@@ -132,15 +132,30 @@ type Executor struct {
 	Remote *remote.Remote
 	// Split, if set, shares the plan with other processes (worker.go).
 	Split *Split
+
+	mu     sync.Mutex
+	redone []StageResult // partial inputs recomputed during this Execute (partial.go)
 }
 
 // Execute runs the planned stages in order. Each stage's outputs are stored before its
 // action-cache entry is written, so an interrupted run never leaves a result that looks
 // complete. It stops at the first failure.
+//
+// A stage about to run whose input's result is partial (kept without its models) first
+// recomputes that input (partial.go); the input's entry in the results then says it ran.
 func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]StageResult, error) {
+	var results []StageResult
+	var err error
 	if e.Split != nil {
-		return e.executeSplit(ctx, g, plan)
+		results, err = e.executeSplit(ctx, g, plan)
+	} else {
+		results, err = e.execute(ctx, plan, g)
 	}
+	return e.patchRedone(results), err
+}
+
+// execute is Execute in one process.
+func (e *Executor) execute(ctx context.Context, plan []PlanEntry, g *Graph) ([]StageResult, error) {
 	actions := map[*Node]artifacts.Action{}
 	results := make([]StageResult, 0, len(plan))
 	toRun := 0
@@ -186,6 +201,9 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 	fn, ok := e.Stages[n.Kind]
 	if !ok {
 		return res, fmt.Errorf("no implementation for stage kind %q", n.Kind)
+	}
+	if err := e.completeInputs(ctx, g, n, actions, index, total); err != nil {
+		return res, err
 	}
 	sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
 		index: index, total: total, ctx: ctx, remote: e.Remote}
@@ -287,6 +305,9 @@ func (sc *StageContext) Input(i int, name string) ([]byte, error) {
 	}
 	d, ok := a.Outputs[name]
 	if !ok {
+		if remote.Partial(a) {
+			return nil, fmt.Errorf("input %s has no output %q: its result is partial %s", in.Name, name, partialNote(a))
+		}
 		return nil, fmt.Errorf("input %s has no output %q", in.Name, name)
 	}
 	b, err := sc.store.Get(d)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -96,8 +97,8 @@ func recordExtension(store *artifacts.Store, n *Node) error {
 func (sc *StageContext) LoadExtension() (rounds int, blobs map[string][]byte, ok bool) {
 	for _, c := range extensions(sc.store, sc.Node) {
 		a, found, err := sc.store.GetAction(c.key)
-		if err != nil || !found {
-			continue
+		if err != nil || !found || remote.Partial(a) {
+			continue // a partial result has no state to continue from
 		}
 		r := c.rounds
 		blobs = map[string][]byte{}
@@ -150,7 +151,7 @@ func extensions(store *artifacts.Store, n *Node) []extension {
 // continue from a cached shorter run.
 func extensionNote(store *artifacts.Store, n *Node) string {
 	for _, c := range extensions(store, n) {
-		if _, found, err := store.GetAction(c.key); err == nil && found {
+		if a, found, err := store.GetAction(c.key); err == nil && found && !remote.Partial(a) {
 			return fmt.Sprintf("; continues from the cached %d-round run", c.rounds)
 		}
 	}

@@ -39,13 +39,14 @@ func MarkRemote(ctx context.Context, plan []PlanEntry, r *remote.Remote) error {
 // fetch copies n's result from the remote into the local store when the remote has it
 // intact, and records it in actions. A corrupt or missing remote object is a miss (the
 // stage then runs), and *reason, if the stage runs, says so. ok is false without a remote.
-func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifacts.Action, reason *string) (StageResult, bool, error) {
+func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifacts.Action, why *string) (StageResult, bool, error) {
 	if e.Remote == nil {
 		return StageResult{}, false, nil
 	}
 	a, ok, t, err := e.Remote.FetchAction(ctx, e.Store, artifacts.Digest(n.Key))
+	var reason string
 	if errors.Is(err, artifacts.ErrNotFound) {
-		*reason = "the remote's copy failed verification (" + err.Error() + ")"
+		*why = "the remote's copy failed verification (" + err.Error() + ")"
 		return StageResult{}, false, nil
 	}
 	if err != nil || !ok {
@@ -53,8 +54,12 @@ func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifac
 	}
 	actions[n] = a
 	e.Progress.Logf("fetched %s from %s (%d blobs, %s)", n.Name, e.Remote, t.Objects, byteCount(t.Bytes))
+	reason = ReasonFetched
+	if remote.Partial(a) {
+		reason += " " + partialNote(a)
+	}
 	return StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String(), State: StateCached,
-		Reason: ReasonFetched, Outputs: digestStrings(a.Outputs)}, true, nil
+		Reason: reason, Outputs: digestStrings(a.Outputs)}, true, nil
 }
 
 // push uploads a stage's result (blobs, then the entry) and drops its remote checkpoint.
@@ -117,10 +122,22 @@ func (sc *StageContext) LoadCheckpoint() (round int, blobs map[string][]byte, ok
 	return round, blobs, ok
 }
 
+// SyncOptions says what Push copies besides finished results.
+type SyncOptions struct {
+	// Checkpoints also copies the resume points of unfinished train stages.
+	Checkpoints bool
+	// Keep, if set, selects the outputs pushed: the others are left out and the remote's
+	// entry is partial (remote.Keep), e.g. tables without models for --results-only.
+	Keep func(output string) bool
+}
+
 // SyncReport counts what Push or Pull moved.
 type SyncReport struct {
 	// Results copied, results the destination had already, and results the source lacks.
 	Results, Present, Missing int
+	// Partial counts the results among Results and Present that lack some outputs
+	// (kept by a results-only push).
+	Partial int
 	// Checkpoints copied (with --checkpoints).
 	Checkpoints int
 	// Blobs and Bytes sent or received.
@@ -129,10 +146,12 @@ type SyncReport struct {
 }
 
 // Push uploads every stage result of the graphs that the local store holds and the
-// remote lacks (blobs, then entries); with checkpoints, also the resume points of
-// unfinished train stages.
-func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remote.Remote, checkpoints bool) (SyncReport, error) {
+// remote lacks (blobs, then entries); with opt.Checkpoints, also the resume points of
+// unfinished train stages; with opt.Keep, only the outputs it keeps. A remote entry that
+// is partial is replaced when the local result has outputs it lacks.
+func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remote.Remote, opt SyncOptions) (SyncReport, error) {
 	var rep SyncReport
+	checkpoints := opt.Checkpoints
 	for _, n := range uniqueNodes(graphs) {
 		key := artifacts.Digest(n.Key)
 		a, ok, err := store.GetAction(key)
@@ -148,10 +167,18 @@ func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 			}
 			continue
 		}
-		if has, err := r.HasAction(ctx, key); err != nil {
+		if opt.Keep != nil {
+			a = remote.Keep(a, opt.Keep)
+		}
+		has, omitted, err := r.StatAction(ctx, key)
+		if err != nil {
 			return rep, err
-		} else if has {
+		}
+		if has && len(remote.Omitted(a)) >= len(omitted) {
 			rep.Present++
+			if len(omitted) > 0 {
+				rep.Partial++
+			}
 			continue
 		}
 		t, err := r.PushAction(ctx, store, key, a)
@@ -159,6 +186,9 @@ func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 			return rep, err
 		}
 		rep.Results++
+		if remote.Partial(a) {
+			rep.Partial++
+		}
 		rep.Blobs += t.Objects
 		rep.Bytes += t.Bytes
 	}
@@ -194,18 +224,34 @@ func pushLocalCheckpoint(ctx context.Context, n *Node, store *artifacts.Store, r
 
 // Pull downloads every stage result of the graphs that the remote holds intact and the
 // local store lacks; with checkpoints, also the remote resume points of unfinished stages
-// that are later than the local ones.
+// that are later than the local ones. A partial remote result is stored as partial (its
+// action says which outputs it lacks, and a run that needs them recomputes the stage); a
+// partial local result is replaced when the remote's has more.
 func Pull(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remote.Remote, checkpoints bool) (SyncReport, error) {
 	var rep SyncReport
 	for _, n := range uniqueNodes(graphs) {
 		key := artifacts.Digest(n.Key)
-		if _, ok, err := store.GetAction(key); err != nil {
+		local, ok, err := store.GetAction(key)
+		if err != nil {
 			return rep, err
-		} else if ok {
+		}
+		if ok && remote.Partial(local) {
+			if has, omitted, err := r.StatAction(ctx, key); err != nil {
+				return rep, err
+			} else if !has || len(omitted) >= len(remote.Omitted(local)) {
+				ok = true // the remote has no more than the local store
+			} else {
+				ok = false
+			}
+		}
+		if ok {
 			rep.Present++
+			if remote.Partial(local) {
+				rep.Partial++
+			}
 			continue
 		}
-		_, ok, t, err := r.FetchAction(ctx, store, key)
+		a, ok, t, err := r.FetchAction(ctx, store, key)
 		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 			return rep, err
 		}
@@ -213,6 +259,9 @@ func Pull(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 		rep.Bytes += t.Bytes
 		if ok {
 			rep.Results++
+			if remote.Partial(a) {
+				rep.Partial++
+			}
 			continue
 		}
 		rep.Missing++

@@ -21,8 +21,10 @@ var ErrInvalid = errors.New("invalid remote")
 
 // Config says where a remote lives and how to reach it. Resolve fills it from a URL and
 // the standard AWS environment variables and files; it holds the credentials, which
-// String never shows.
+// String never shows. A directory remote has only Dir.
 type Config struct {
+	// Dir is the absolute, cleaned directory of a file:// remote; empty for S3.
+	Dir string
 	// Bucket and Prefix come from the URL s3://Bucket/Prefix; Prefix has no leading or
 	// trailing slash and may be empty.
 	Bucket, Prefix string
@@ -40,6 +42,9 @@ type Config struct {
 
 // String is the remote's URL: no endpoint credentials or keys, fit for logs and --json.
 func (c Config) String() string {
+	if c.Dir != "" {
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(c.Dir)}).String()
+	}
 	if c.Prefix == "" {
 		return "s3://" + c.Bucket
 	}
@@ -77,6 +82,46 @@ func ParseURL(s string) (bucket, prefix string, err error) {
 	return bucket, prefix, nil
 }
 
+// isDirAddress reports whether address names a directory: file:… or no scheme at all.
+func isDirAddress(address string) bool {
+	return strings.HasPrefix(address, "file:") || !strings.Contains(address, "://")
+}
+
+// ParseDir returns the absolute, cleaned directory that a directory remote's address
+// names: file:///abs/dir (file://localhost/abs/dir is accepted too), or a plain path,
+// absolute or relative to the working directory. A file URL with another host, a
+// relative file: URL, or one with a query or fragment is invalid.
+func ParseDir(address string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("%w: %q: %s (want file:///DIR or a directory path)", ErrInvalid, redactURL(address), why)
+	}
+	path := address
+	if strings.HasPrefix(address, "file:") {
+		u, err := url.Parse(address)
+		if err != nil {
+			return bad("not a URL")
+		}
+		if u.User != nil || (u.Host != "" && u.Host != "localhost") {
+			return bad("a file URL names a directory of this machine: file:///DIR (three slashes)")
+		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			return bad("no query or fragment is accepted")
+		}
+		if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+			return bad("a file URL needs an absolute path; give a relative directory without file:")
+		}
+		path = filepath.FromSlash(u.Path)
+	}
+	if strings.TrimSpace(path) == "" {
+		return bad("empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return bad(err.Error())
+	}
+	return abs, nil
+}
+
 // redactURL drops user information from an address before it is quoted in a message.
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {
@@ -99,9 +144,23 @@ func redactURL(s string) string {
 //     (AWS_CONFIG_FILE, else ~/.aws/config); with none, requests go unsigned;
 //   - addressing: path-style for any endpoint other than Amazon's, or when
 //     FEDPIPE_S3_PATH_STYLE=true; virtual-hosted otherwise.
+//
+// An address file:///DIR, or one with no scheme (an absolute or relative directory path,
+// resolved against the working directory), names a directory remote (ParseDir); it needs
+// no setting from env.
 func Resolve(address string, env func(string) string) (Config, error) {
 	if env == nil {
 		env = os.Getenv
+	}
+	if isDirAddress(address) {
+		dir, err := ParseDir(address)
+		if err != nil {
+			return Config{}, err
+		}
+		return Config{Dir: dir}, nil
+	}
+	if scheme, _, ok := strings.Cut(address, "://"); ok && scheme != "s3" {
+		return Config{}, fmt.Errorf("%w: %q: the scheme must be s3 or file (want s3://BUCKET/PREFIX, file:///DIR or a directory path)", ErrInvalid, redactURL(address))
 	}
 	bucket, prefix, err := ParseURL(address)
 	if err != nil {

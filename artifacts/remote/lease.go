@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 )
@@ -19,8 +15,8 @@ import (
 // Leases let workers that share a remote split its stages without a coordinator.
 //
 // A claim on stage K is the object lease/K/<gen>, gen a zero-padded generation number,
-// created with a conditional PUT (If-None-Match: *), so of any number of workers creating
-// the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
+// created conditionally (S3: a PUT with If-None-Match: *; a directory: link(2), see
+// dir.go), so of any number of workers creating the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
 // heartbeat: the body counts beats, so its ETag changes). Another worker deems the lease
 // expired when it has watched the same generation and ETag for a whole TTL by its own
 // clock (so clocks need not agree), and takes the stage over by creating generation
@@ -63,31 +59,19 @@ func leaseObject(key artifacts.Digest, gen int) string {
 	return leasePrefix(key) + fmt.Sprintf("%010d", gen)
 }
 
-// generations lists the stage's lease objects: generation → ETag.
+// generations lists the stage's lease objects: generation → version tag (ETag).
 func (r *Remote) generations(ctx context.Context, key artifacts.Digest) (map[int]string, error) {
+	objs, err := r.objs.list(ctx, r.object(leasePrefix(key)))
+	if err != nil {
+		return nil, err
+	}
 	gens := map[int]string{}
-	prefix := r.object(leasePrefix(key))
-	for obj := range r.client.ListObjects(ctx, r.cfg.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if obj.Err != nil {
-			if notFound(obj.Err) {
-				break
-			}
-			return nil, obj.Err
+	for name, tag := range objs {
+		if g, err := strconv.Atoi(name); err == nil {
+			gens[g] = tag
 		}
-		g, err := strconv.Atoi(strings.TrimPrefix(obj.Key, prefix))
-		if err != nil {
-			continue
-		}
-		gens[g] = obj.ETag
 	}
 	return gens, nil
-}
-
-// preconditionFailed reports whether a conditional PUT lost: the object exists already.
-func preconditionFailed(err error) bool {
-	e := minio.ToErrorResponse(err)
-	return e.StatusCode == http.StatusPreconditionFailed || e.StatusCode == http.StatusConflict ||
-		e.Code == "PreconditionFailed" || e.Code == "ConditionalRequestConflict"
 }
 
 // TryLease tries to claim the stage with key. It returns the Lease when this process now
@@ -121,13 +105,12 @@ func (r *Remote) TryLease(ctx context.Context, key artifacts.Digest) (l *Lease, 
 		next, prev = top+1, holder
 	}
 	rec, _ := json.Marshal(leaseRecord{Holder: r.holder, TTL: r.ttl.Seconds()})
-	opts := minio.PutObjectOptions{ContentType: "application/json"}
-	opts.SetMatchETagExcept("*")
-	if _, err := r.put(ctx, r.object(leaseObject(key, next)), rec, opts); err != nil {
-		if preconditionFailed(err) {
-			return nil, r.leaseHolder(ctx, key, next), nil
-		}
+	created, err := r.objs.create(ctx, r.object(leaseObject(key, next)), rec, "application/json")
+	if err != nil {
 		return nil, "", r.scrub(fmt.Errorf("remote %s: claim %s: %w", r, key.Short(), err))
+	}
+	if !created {
+		return nil, r.leaseHolder(ctx, key, next), nil
 	}
 	r.mu.Lock()
 	delete(r.seen, key)
@@ -189,7 +172,7 @@ func (l *Lease) heartbeat() {
 		}
 		if err == nil {
 			rec, _ := json.Marshal(leaseRecord{Holder: r.holder, Beat: beat, TTL: r.ttl.Seconds()})
-			_, err = r.put(ctx, r.object(leaseObject(l.key, l.gen)), rec, minio.PutObjectOptions{ContentType: "application/json"})
+			err = r.put(ctx, r.object(leaseObject(l.key, l.gen)), rec, "application/json")
 		}
 		cancel()
 		if err == nil {
@@ -226,8 +209,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	sort.Ints(mine) // its own generation last
 	for _, g := range mine {
-		err := l.r.client.RemoveObject(ctx, l.r.cfg.Bucket, l.r.object(leaseObject(l.key, g)), minio.RemoveObjectOptions{})
-		if err != nil && !notFound(err) {
+		if err := l.r.objs.remove(ctx, l.r.object(leaseObject(l.key, g))); err != nil {
 			return l.r.scrub(fmt.Errorf("remote %s: release %s: %w", l.r, l.key.Short(), err))
 		}
 	}

@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/remote/s3test"
 )
 
 // Of several workers claiming one stage at once, exactly one gets it.
 func TestLeaseConditionalCreateHasOneWinner(t *testing.T) {
-	s := s3test.Start(t, bucket)
+	eachBackend(t, testLeaseConditionalCreateHasOneWinner)
+}
+
+func testLeaseConditionalCreateHasOneWinner(t *testing.T, s backend) {
 	key := artifacts.Sum([]byte("train a"))
 	const n = 6
 	var wg sync.WaitGroup
 	leases := make([]*Lease, n)
 	for i := range n {
-		r, _ := openRemote(t, s, Options{Holder: string(rune('A' + i))})
+		r, _ := s.open(t, Options{Holder: string(rune('A' + i))})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -51,10 +51,13 @@ func TestLeaseConditionalCreateHasOneWinner(t *testing.T) {
 // A live holder's heartbeat keeps its lease: another worker watching for several TTLs
 // never takes it over, and learns who holds it. Released, it can be claimed at once.
 func TestLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T) {
-	s := s3test.Start(t, bucket)
+	eachBackend(t, testLeaseHeartbeatKeepsItAndReleaseFreesIt)
+}
+
+func testLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T, s backend) {
 	ttl := 1500 * time.Millisecond // heartbeats every 0.5 s: enough slack on a loaded machine
-	r1, _ := openRemote(t, s, Options{Holder: "w1", LeaseTTL: ttl})
-	r2, _ := openRemote(t, s, Options{Holder: "w2", LeaseTTL: ttl})
+	r1, _ := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
+	r2, _ := s.open(t, Options{Holder: "w2", LeaseTTL: ttl})
 	ctx := context.Background()
 	key := artifacts.Sum([]byte("train b"))
 	l1, _, err := r1.TryLease(ctx, key)
@@ -91,11 +94,12 @@ func TestLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T) {
 // A holder that stops beating (killed) loses the lease after one TTL of silence as seen
 // by another worker, who takes it over; if the old holder comes back, its heartbeat sees
 // the later generation and reports the lease lost.
-func TestLeaseExpiresAndIsTakenOver(t *testing.T) {
-	s := s3test.Start(t, bucket)
+func TestLeaseExpiresAndIsTakenOver(t *testing.T) { eachBackend(t, testLeaseExpiresAndIsTakenOver) }
+
+func testLeaseExpiresAndIsTakenOver(t *testing.T, s backend) {
 	ttl := 600 * time.Millisecond
-	r1, _ := openRemote(t, s, Options{Holder: "w1", LeaseTTL: ttl})
-	r2, logs := openRemote(t, s, Options{Holder: "w2", LeaseTTL: ttl})
+	r1, _ := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
+	r2, logs := s.open(t, Options{Holder: "w2", LeaseTTL: ttl})
 	ctx := context.Background()
 	key := artifacts.Sum([]byte("train c"))
 	l1, _, err := r1.TryLease(ctx, key)
@@ -145,19 +149,22 @@ func TestLeaseExpiresAndIsTakenOver(t *testing.T) {
 	l2.Release(ctx)
 }
 
-// The server honours If-None-Match: * on PUT (leases rely on it): a second create of the
-// same name fails with a precondition error, which preconditionFailed recognizes.
-func TestServerRefusesConditionalCreateOfExistingObject(t *testing.T) {
-	s := s3test.Start(t, bucket)
-	r, _ := openRemote(t, s, Options{})
-	ctx := context.Background()
-	opts := minio.PutObjectOptions{}
-	opts.SetMatchETagExcept("*")
-	if _, err := r.put(ctx, r.object("lease/x/0000000000"), []byte("a"), opts); err != nil {
-		t.Fatal(err)
-	}
-	_, err := r.put(ctx, r.object("lease/x/0000000000"), []byte("b"), opts)
-	if err == nil || !preconditionFailed(err) {
-		t.Fatalf("second conditional create: %v, want a precondition failure", err)
-	}
+// A conditional create of an existing name fails, and leaves the first object as it was
+// (S3: the server honours If-None-Match: * and preconditionFailed recognizes its answer;
+// a directory: link(2) refuses an existing name). Leases rely on it.
+func TestConditionalCreateRefusesExistingObject(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s backend) {
+		r, _ := s.open(t, Options{})
+		ctx := context.Background()
+		name := r.object("lease/x/0000000000")
+		if ok, err := r.objs.create(ctx, name, []byte("a"), "application/json"); err != nil || !ok {
+			t.Fatalf("first conditional create: %v %v", ok, err)
+		}
+		if ok, err := r.objs.create(ctx, name, []byte("b"), "application/json"); err != nil || ok {
+			t.Fatalf("second conditional create: %v %v, want refused", ok, err)
+		}
+		if b, found, err := r.get(ctx, name); err != nil || !found || string(b) != "a" {
+			t.Fatalf("after a refused create the object holds %q (%v %v), want \"a\"", b, found, err)
+		}
+	})
 }

@@ -1,10 +1,14 @@
 // Package remote keeps a copy of fedpipe's content store and action cache in an
-// S3-compatible object store, so that machines can share results and split a sweep.
+// S3-compatible object store or in a directory on a shared filesystem (NFS, Lustre), so
+// that machines can share results and split a sweep.
 //
-// Layout under the remote's prefix (s3://bucket/prefix):
+// Layout under the remote's prefix (s3://bucket/prefix), or under the directory
+// (file:///dir), one file per object:
 //
 //	cas/<digest>         a blob's bytes, named by their SHA-256 (as the local store's)
-//	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}}
+//	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}};
+//	                     "v":2 for a partial entry, whose meta lists the outputs left out
+//	                     (partial.go)
 //	ckpt/<stage key>     the last resume point pushed for a running stage (Checkpoint)
 //	lease/<key>/<gen>    a worker's claim on a stage (see lease.go)
 //
@@ -24,20 +28,15 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 )
@@ -61,10 +60,10 @@ type Options struct {
 }
 
 // A Remote is an open connection to a remote store. It holds no resources beyond idle
-// HTTP connections; there is nothing to close.
+// HTTP connections (S3); there is nothing to close.
 type Remote struct {
 	cfg     Config
-	client  *minio.Client
+	objs    objects
 	logf    func(string, ...any)
 	secrets []string
 	ttl     time.Duration
@@ -86,26 +85,19 @@ type Transfer struct {
 // Add adds o to t.
 func (t *Transfer) Add(o Transfer) { t.Objects += o.Objects; t.Bytes += o.Bytes }
 
-// Open resolves address (s3://bucket/prefix, see Resolve) and checks that the bucket
-// can be reached. Errors wrapping ErrInvalid are the user's to fix (a bad address or
-// setting); others say what the server answered.
+// Open resolves address (s3://bucket/prefix, file:///dir or a directory path; see
+// Resolve) and checks that the bucket can be reached, or that the directory is one (it is
+// created when only its last element is missing). Errors wrapping ErrInvalid are the
+// user's to fix (a bad address or setting); others say what the server or filesystem
+// answered.
 func Open(ctx context.Context, address string, opt Options) (*Remote, error) {
 	cfg, err := Resolve(address, opt.Env)
 	if err != nil {
 		return nil, err
 	}
-	lookup := minio.BucketLookupAuto
-	if cfg.PathStyle {
-		lookup = minio.BucketLookupPath
-	}
-	client, err := minio.New(cfg.Endpoint, &minio.Options{Creds: cfg.creds, Secure: cfg.Secure,
-		Region: cfg.Region, BucketLookup: lookup, MaxRetries: 3})
-	r := &Remote{cfg: cfg, client: client, logf: opt.Logf, secrets: cfg.secrets(), ttl: opt.LeaseTTL,
+	r := &Remote{cfg: cfg, logf: opt.Logf, secrets: cfg.secrets(), ttl: opt.LeaseTTL,
 		holder: opt.Holder, present: map[artifacts.Digest]bool{}, bad: map[artifacts.Digest]bool{},
 		seen: map[artifacts.Digest]sighting{}}
-	if err != nil {
-		return nil, r.scrub(fmt.Errorf("remote %s: %w", cfg, err))
-	}
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
 	}
@@ -116,17 +108,18 @@ func Open(ctx context.Context, address string, opt Options) (*Remote, error) {
 		host, _ := os.Hostname()
 		r.holder = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	ok, err := client.BucketExists(ctx, cfg.Bucket)
-	if err != nil {
-		return nil, r.scrub(fmt.Errorf("remote %s at %s: %w (check the endpoint, the credentials and the network)", cfg, cfg.Endpoint, err))
+	if cfg.Dir != "" {
+		r.objs, err = openDir(cfg)
+	} else {
+		err = r.openS3(ctx)
 	}
-	if !ok {
-		return nil, r.scrub(fmt.Errorf("remote %s: bucket %q does not exist at %s: create it first", cfg, cfg.Bucket, cfg.Endpoint))
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
-// String is the remote's address, s3://bucket/prefix (never credentials).
+// String is the remote's address, s3://bucket/prefix or file:///dir (never credentials).
 func (r *Remote) String() string { return r.cfg.String() }
 
 // Holder is the name this process gives itself in leases and checkpoints.
@@ -181,51 +174,19 @@ func (r *Remote) object(parts ...string) string {
 
 func blobObject(d artifacts.Digest) string { return "cas/" + d.String() }
 
-// notFound reports whether err is the server saying the object does not exist.
-func notFound(err error) bool {
-	e := minio.ToErrorResponse(err)
-	return e.Code == "NoSuchKey" || e.StatusCode == http.StatusNotFound
-}
-
 // get downloads an object; found is false when it does not exist.
 func (r *Remote) get(ctx context.Context, name string) (data []byte, found bool, err error) {
-	obj, err := r.client.GetObject(ctx, r.cfg.Bucket, name, minio.GetObjectOptions{})
-	if err != nil {
-		if notFound(err) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	defer obj.Close()
-	data, err = io.ReadAll(obj)
-	if err != nil {
-		if notFound(err) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	return data, true, nil
+	return r.objs.get(ctx, name)
 }
 
-// put uploads an object.
-func (r *Remote) put(ctx context.Context, name string, data []byte, opts minio.PutObjectOptions) (minio.UploadInfo, error) {
-	if opts.ContentType == "" {
-		opts.ContentType = "application/octet-stream"
-	}
-	opts.DisableMultipart = true
-	return r.client.PutObject(ctx, r.cfg.Bucket, name, bytes.NewReader(data), int64(len(data)), opts)
+// put uploads an object, replacing any previous one.
+func (r *Remote) put(ctx context.Context, name string, data []byte, contentType string) error {
+	return r.objs.put(ctx, name, data, contentType)
 }
 
 // exists reports whether an object exists.
 func (r *Remote) exists(ctx context.Context, name string) (bool, error) {
-	_, err := r.client.StatObject(ctx, r.cfg.Bucket, name, minio.StatObjectOptions{})
-	if err == nil {
-		return true, nil
-	}
-	if notFound(err) {
-		return false, nil
-	}
-	return false, err
+	return r.objs.exists(ctx, name)
 }
 
 // HasBlob reports whether the remote has an object for blob d (its bytes are not read or
@@ -255,7 +216,7 @@ func (r *Remote) PutBlob(ctx context.Context, data []byte) (d artifacts.Digest, 
 	if err != nil || has {
 		return d, false, err
 	}
-	if _, err := r.put(ctx, r.object(blobObject(d)), data, minio.PutObjectOptions{}); err != nil {
+	if err := r.put(ctx, r.object(blobObject(d)), data, ""); err != nil {
 		return d, false, r.scrub(fmt.Errorf("remote %s: upload blob %s: %w", r, d.Short(), err))
 	}
 	r.mu.Lock()
@@ -368,11 +329,15 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 	if err != nil {
 		return t, err
 	}
-	rec, err := json.Marshal(actionRecord{V: recordVersion, Outputs: a.Outputs, Meta: a.Meta})
+	v := recordVersion
+	if Partial(a) {
+		v = partialRecordVersion
+	}
+	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta})
 	if err != nil {
 		return t, err
 	}
-	if _, err := r.put(ctx, r.object(actionObject(key)), rec, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+	if err := r.put(ctx, r.object(actionObject(key)), rec, "application/json"); err != nil {
 		return t, r.scrub(fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err))
 	}
 	return t, nil
@@ -389,7 +354,8 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 		return actionRecord{}, false, nil
 	}
 	var rec actionRecord
-	if json.Unmarshal(raw, &rec) != nil || rec.V != recordVersion || rec.Outputs == nil {
+	if json.Unmarshal(raw, &rec) != nil || (rec.V != recordVersion && rec.V != partialRecordVersion) || rec.Outputs == nil ||
+		(rec.V == partialRecordVersion) != Partial(artifacts.Action{Meta: rec.Meta}) {
 		r.log("remote %s: result %s has an unreadable entry; treating it as a miss", r, key)
 		return actionRecord{}, true, nil
 	}
@@ -426,18 +392,26 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 }
 
 // HasAction reports whether the remote has an entry for key and an object for each of
-// its outputs. It reads no blob: a corrupt one is found only by FetchAction.
+// its outputs; the entry may be partial (see Partial). It reads no blob: a corrupt one is
+// found only by FetchAction.
 func (r *Remote) HasAction(ctx context.Context, key artifacts.Digest) (bool, error) {
+	ok, _, err := r.StatAction(ctx, key)
+	return ok, err
+}
+
+// StatAction is HasAction, also returning the names of the outputs the remote's entry
+// omits (none for a complete entry).
+func (r *Remote) StatAction(ctx context.Context, key artifacts.Digest) (ok bool, omitted []string, err error) {
 	rec, ok, err := r.readAction(ctx, key)
 	if err != nil || !ok || rec.Outputs == nil {
-		return false, err
+		return false, nil, err
 	}
 	for _, d := range outputDigests(rec.Outputs) {
 		if has, err := r.HasBlob(ctx, d); err != nil || !has {
-			return false, err
+			return false, nil, err
 		}
 	}
-	return true, nil
+	return true, Omitted(artifacts.Action{Meta: rec.Meta}), nil
 }
 
 // A Checkpoint is a running stage's resume point as pushed to the remote.
@@ -468,7 +442,7 @@ func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, sta
 	if err != nil {
 		return t, err
 	}
-	if _, err := r.put(ctx, r.object(checkpointObject(stage)), b, minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+	if err := r.put(ctx, r.object(checkpointObject(stage)), b, "application/json"); err != nil {
 		return t, r.scrub(fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err))
 	}
 	return t, nil
@@ -506,8 +480,7 @@ func (r *Remote) FetchCheckpoint(ctx context.Context, store *artifacts.Store, st
 // DeleteCheckpoint removes the stage's checkpoint pointer (its blobs stay: they are
 // content-addressed and may be shared). Deleting an absent pointer is not an error.
 func (r *Remote) DeleteCheckpoint(ctx context.Context, stage artifacts.Digest) error {
-	err := r.client.RemoveObject(ctx, r.cfg.Bucket, r.object(checkpointObject(stage)), minio.RemoveObjectOptions{})
-	if err != nil && !notFound(err) {
+	if err := r.objs.remove(ctx, r.object(checkpointObject(stage))); err != nil {
 		return r.scrub(fmt.Errorf("remote %s: delete checkpoint of %s: %w", r, stage.Short(), err))
 	}
 	return nil

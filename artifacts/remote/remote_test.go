@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,12 +34,36 @@ func (l *logLines) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-func openRemote(t *testing.T, s *s3test.Server, opt Options) (*Remote, *logLines) {
+// A backend is one place a remote keeps its objects, for tests that run against each.
+type backend struct {
+	address string
+	env     func(string) string
+	// objectPath is the file holding object key (cas/…, lease/…) of the remote.
+	objectPath func(key string) string
+}
+
+// eachBackend runs test against an S3 server (skipped, outside CI, when versitygw is not
+// installed) and against a directory (never skipped), each holding one remote.
+func eachBackend(t *testing.T, test func(t *testing.T, b backend)) {
+	t.Run("s3", func(t *testing.T) {
+		s := s3test.Start(t, bucket)
+		test(t, backend{address: "s3://" + bucket + "/team/sweep", env: s.Getenv,
+			objectPath: func(key string) string { return s.ObjectPath(bucket, "team/sweep/"+key) }})
+	})
+	t.Run("dir", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "sweep")
+		test(t, backend{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
+			objectPath: func(key string) string { return filepath.Join(root, filepath.FromSlash(key)) }})
+	})
+}
+
+// open opens another Remote (another machine) on the backend.
+func (b backend) open(t *testing.T, opt Options) (*Remote, *logLines) {
 	t.Helper()
 	logs := &logLines{}
 	opt.Logf = logs.Logf
-	opt.Env = s.Getenv
-	r, err := Open(context.Background(), "s3://"+bucket+"/team/sweep", opt)
+	opt.Env = b.env
+	r, err := Open(context.Background(), b.address, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +103,11 @@ func putAction(t *testing.T, st *artifacts.Store, seed byte) (artifacts.Digest, 
 }
 
 func TestPushThenFetchIntoAnotherStore(t *testing.T) {
-	s := s3test.Start(t, bucket)
-	r, _ := openRemote(t, s, Options{})
+	eachBackend(t, testPushThenFetchIntoAnotherStore)
+}
+
+func testPushThenFetchIntoAnotherStore(t *testing.T, s backend) {
+	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src, dst := openStore(t), openStore(t)
 	key, a := putAction(t, src, 1)
@@ -101,7 +129,7 @@ func TestPushThenFetchIntoAnotherStore(t *testing.T) {
 		t.Fatalf("HasAction after push = %v, %v", ok, err)
 	}
 	// A fresh Remote (another machine) fetches into an empty store.
-	r2, _ := openRemote(t, s, Options{})
+	r2, _ := s.open(t, Options{})
 	got, ok, tr, err := r2.FetchAction(ctx, dst, key)
 	if err != nil || !ok {
 		t.Fatalf("FetchAction = %v, %v", ok, err)
@@ -119,15 +147,18 @@ func TestPushThenFetchIntoAnotherStore(t *testing.T) {
 
 // A flipped byte in a remote blob is a logged miss; the next push of that blob repairs it.
 func TestCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T) {
-	s := s3test.Start(t, bucket)
-	r, _ := openRemote(t, s, Options{})
+	eachBackend(t, testCorruptRemoteBlobIsAMissAndPushRepairs)
+}
+
+func testCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T, s backend) {
+	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src := openStore(t)
 	key, a := putAction(t, src, 2)
 	if _, err := r.PushAction(ctx, src, key, a); err != nil {
 		t.Fatal(err)
 	}
-	path := s.ObjectPath(bucket, "team/sweep/cas/"+a.Outputs["model"].String())
+	path := s.objectPath("cas/" + a.Outputs["model"].String())
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +168,7 @@ func TestCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r2, logs := openRemote(t, s, Options{})
+	r2, logs := s.open(t, Options{})
 	dst := openStore(t)
 	if _, ok, _, err := r2.FetchAction(ctx, dst, key); ok || !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("FetchAction of a corrupt blob: ok=%v err=%v, want a miss saying why", ok, err)
@@ -158,19 +189,20 @@ func TestCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T) {
 	}
 }
 
-func TestMissingRemoteBlobIsAMiss(t *testing.T) {
-	s := s3test.Start(t, bucket)
-	r, _ := openRemote(t, s, Options{})
+func TestMissingRemoteBlobIsAMiss(t *testing.T) { eachBackend(t, testMissingRemoteBlobIsAMiss) }
+
+func testMissingRemoteBlobIsAMiss(t *testing.T, s backend) {
+	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src := openStore(t)
 	key, a := putAction(t, src, 3)
 	if _, err := r.PushAction(ctx, src, key, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(s.ObjectPath(bucket, "team/sweep/cas/"+a.Outputs["metrics"].String())); err != nil {
+	if err := os.Remove(s.objectPath("cas/" + a.Outputs["metrics"].String())); err != nil {
 		t.Fatal(err)
 	}
-	r2, logs := openRemote(t, s, Options{})
+	r2, logs := s.open(t, Options{})
 	if _, ok, _, err := r2.FetchAction(ctx, openStore(t), key); ok || !errors.Is(err, artifacts.ErrNotFound) {
 		t.Fatalf("ok=%v err=%v, want a miss", ok, err)
 	}
@@ -182,9 +214,10 @@ func TestMissingRemoteBlobIsAMiss(t *testing.T) {
 	}
 }
 
-func TestCheckpointRoundTrip(t *testing.T) {
-	s := s3test.Start(t, bucket)
-	r, _ := openRemote(t, s, Options{Holder: "w1"})
+func TestCheckpointRoundTrip(t *testing.T) { eachBackend(t, testCheckpointRoundTrip) }
+
+func testCheckpointRoundTrip(t *testing.T, s backend) {
+	r, _ := s.open(t, Options{Holder: "w1"})
 	ctx := context.Background()
 	src, dst := openStore(t), openStore(t)
 	blob, _ := src.Put([]byte("client 0 after round 3"))

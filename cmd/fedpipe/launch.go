@@ -60,7 +60,7 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f launchFlags
-	fs.StringVar(&f.remote, "remote", "", "the shared store s3://BUCKET/PREFIX (default $"+remote.EnvRemote+")")
+	fs.StringVar(&f.remote, "remote", "", "the shared store s3://BUCKET/PREFIX, or (slurm) file:///DIR on a filesystem every node mounts (default $"+remote.EnvRemote+")")
 	fs.IntVar(&f.workers, "workers", 0, "how many workers run at once (required)")
 	fs.BoolVar(&f.static, "static", false, "split statically: worker i runs --shard i/N instead of --worker")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", remote.DefaultLeaseTTL, "workers' lease TTL (a dead worker's stage is taken over after it)")
@@ -85,7 +85,7 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 		usage := "fedpipe k8s MANIFEST --image IMG --remote s3://BUCKET/PREFIX --workers N [flags]"
 		if cmd == "slurm" {
 			what = "Prints an sbatch script for a job array of --workers tasks, each running\n`fedpipe run MANIFEST --remote URL --worker`. Submit with: fedpipe slurm … > sweep.sh && sbatch sweep.sh\nCredentials come from the environment sbatch passes on (or ~/.aws) and are never written into the script."
-			usage = "fedpipe slurm MANIFEST --remote s3://BUCKET/PREFIX --workers N [flags]"
+			usage = "fedpipe slurm MANIFEST --remote s3://BUCKET/PREFIX|file:///DIR --workers N [flags]"
 		}
 		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n%s", usage, what, fs.FlagUsages())
 	}
@@ -105,8 +105,15 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	if f.remote == "" {
 		return bad("name the shared store: --remote s3://BUCKET/PREFIX (or $%s)", remote.EnvRemote)
 	}
-	if _, _, err := remote.ParseURL(f.remote); err != nil {
+	cfg, err := remote.Resolve(f.remote, func(string) string { return "" })
+	if err != nil {
 		return bad("%v", err)
+	}
+	if cfg.Dir != "" {
+		if cmd == "k8s" {
+			return bad("a directory remote (%s) is not shared by pods: give --remote s3://BUCKET/PREFIX", cfg)
+		}
+		f.remote = cfg.String() // absolute, as the script runs from another directory
 	}
 	if f.workers < 1 {
 		return bad("--workers must be at least 1")

@@ -184,6 +184,13 @@ func TestSlurmScriptParses(t *testing.T) {
 	if !strings.Contains(out, `--shard "${SLURM_ARRAY_TASK_ID}/5"`) || strings.Contains(out, "--worker") {
 		t.Errorf("static script:\n%s", out)
 	}
+	// A directory remote (on a filesystem the nodes share) reaches the script as an
+	// absolute file URL: the tasks run from another working directory.
+	_, out, errOut = fedpipe(t, "slurm", m, "--remote", "shared/cache", "--workers", "2")
+	wd, _ := os.Getwd()
+	if want := " --remote file://" + filepath.Join(wd, "shared/cache") + " --store"; !strings.Contains(out, want) {
+		t.Errorf("a relative directory remote: want %q in the script:\n%s%s", want, out, errOut)
+	}
 }
 
 func TestLaunchersRejectBadFlags(t *testing.T) {
@@ -194,6 +201,8 @@ func TestLaunchersRejectBadFlags(t *testing.T) {
 		{"k8s", m, "--image", "i", "--workers", "2"},                                                   // no remote
 		{"k8s", m, "--image", "i", "--remote", "s3://b-1/p"},                                           // no workers
 		{"k8s", m, "--image", "i", "--remote", "http://b-1/p", "--workers", "2"},                       // not s3
+		{"k8s", m, "--image", "i", "--remote", "file:///srv/cache", "--workers", "2"},                  // pods share no directory
+		{"slurm", m, "--remote", "file://host/srv/cache", "--workers", "2"},                            // a file URL with a host
 		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--memory", "lots"},                   // bad quantity
 		{"slurm", filepath.Join(t.TempDir(), "none.yaml"), "--remote", "s3://b-1/p", "--workers", "2"}, // no manifest
 	} {

@@ -25,7 +25,7 @@ type remoteFlags struct {
 }
 
 func (r *remoteFlags) register(fs *pflag.FlagSet, cmd string) {
-	fs.StringVar(&r.address, "remote", "", "shared store s3://BUCKET/PREFIX (default $"+remote.EnvRemote+"); endpoint, region and credentials from the AWS environment variables and files")
+	fs.StringVar(&r.address, "remote", "", "shared store: s3://BUCKET/PREFIX (endpoint, region and credentials from the AWS environment variables and files), or a directory on a shared filesystem, file:///DIR or a plain path (default $"+remote.EnvRemote+")")
 	if cmd == "run" {
 		fs.BoolVar(&r.worker, "worker", false, "split the sweep with other workers on the same --remote: claim stages with leases, fetch the others' results, take over a dead worker's stage")
 		fs.StringVar(&r.shard, "shard", "", "static split I/N: run the train stages t (in plan order) with t mod N = I and their evaluations; fetch or skip the rest")
@@ -47,7 +47,7 @@ func (r *remoteFlags) split() (*pipeline.Split, error) {
 		return nil, nil
 	}
 	if r.addr() == "" {
-		return nil, fmt.Errorf("--worker and --shard need a remote: --remote s3://BUCKET/PREFIX or $%s", remote.EnvRemote)
+		return nil, fmt.Errorf("--worker and --shard need a remote: --remote s3://BUCKET/PREFIX, --remote file:///DIR or $%s", remote.EnvRemote)
 	}
 	if r.worker && r.shard != "" {
 		return nil, errors.New("use --worker (workers share the stages dynamically) or --shard I/N (a fixed split), not both")
@@ -76,6 +76,13 @@ func (r *remoteFlags) open(ctx context.Context, logf func(string, ...any)) (*rem
 	return remote.Open(ctx, addr, remote.Options{Logf: logf, LeaseTTL: r.leaseTTL})
 }
 
+// resultOutput reports whether push --results-only keeps a stage output: every output
+// that export reads (tables, summaries, the report), none that it skips as a tensor
+// (models, personal states, masks, auxiliary tensors; tensorOutput). verify and ls read
+// the evaluations' summaries, and report the summaries, metrics, cost, selection and
+// mask tables, all of which export reads too.
+func resultOutput(name string) bool { return !tensorOutput(name) }
+
 // remoteExit maps an error opening a remote to an exit code.
 func remoteExit(err error) int {
 	if errors.Is(err, remote.ErrInvalid) {
@@ -94,6 +101,10 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
 	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
+	var resultsOnly *bool
+	if cmd == "push" {
+		resultsOnly = fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
+	}
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	lockTimeout := fs.Duration("lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
 	fs.Usage = func() {
@@ -101,7 +112,7 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 		if cmd == "pull" {
 			what = "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest)."
 		}
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... --remote s3://BUCKET/PREFIX [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... --remote s3://BUCKET/PREFIX|file:///DIR [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -112,7 +123,7 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	if rf.addr() == "" {
-		fmt.Fprintf(stderr, "fedpipe %s: no remote: give --remote s3://BUCKET/PREFIX or set $%s\n", cmd, remote.EnvRemote)
+		fmt.Fprintf(stderr, "fedpipe %s: no remote: give --remote s3://BUCKET/PREFIX, --remote file:///DIR or set $%s\n", cmd, remote.EnvRemote)
 		return exitInvalid
 	}
 	var graphs []*pipeline.Graph
@@ -140,18 +151,27 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	start := time.Now()
-	sync := pipeline.Push
+	var rep pipeline.SyncReport
 	if cmd == "pull" {
-		sync = pipeline.Pull
+		rep, err = pipeline.Pull(ctx, graphs, store, rem, *checkpoints)
+	} else {
+		opt := pipeline.SyncOptions{Checkpoints: *checkpoints}
+		if *resultsOnly {
+			if *checkpoints {
+				fmt.Fprintf(stderr, "fedpipe push: --results-only leaves models out; --checkpoints would push them\n")
+				return exitInvalid
+			}
+			opt.Keep = resultOutput
+		}
+		rep, err = pipeline.Push(ctx, graphs, store, rem, opt)
 	}
-	rep, err := sync(ctx, graphs, store, rem, *checkpoints)
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
 		return exitFailure
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
-			"present": rep.Present, "missing": rep.Missing, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
+			"present": rep.Present, "missing": rep.Missing, "partial": rep.Partial, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
 			"bytes": rep.Bytes, "seconds": time.Since(start).Seconds()})
 	}
 	verb, where, absent := "pushed", "the remote", "not in the local store"
@@ -159,6 +179,9 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 		verb, where, absent = "pulled", "the local store", "not in the remote (or corrupt there)"
 	}
 	fmt.Fprintf(stdout, "%s %d results (%d blobs, %s)", verb, rep.Results, rep.Blobs, mib(rep.Bytes))
+	if rep.Partial > 0 {
+		fmt.Fprintf(stdout, "; %d results only (no models)", rep.Partial)
+	}
 	if *checkpoints {
 		fmt.Fprintf(stdout, " and %d checkpoints", rep.Checkpoints)
 	}

@@ -47,8 +47,8 @@ methods:
 
 const testBucket = "fedpipe"
 
-// remoteHarness runs fedpipe processes against one S3 server and keeps everything they
-// print, to check that no credential ever appears.
+// remoteHarness runs fedpipe processes against one remote — an S3 server, or a directory
+// (srv nil) — and keeps everything they print, to check that no credential ever appears.
 type remoteHarness struct {
 	t   *testing.T
 	srv *s3test.Server
@@ -63,6 +63,24 @@ func newRemoteHarness(t *testing.T) *remoteHarness {
 		t.Skip("runs several fedpipe processes against an S3 server")
 	}
 	return &remoteHarness{t: t, srv: s3test.Start(t, testBucket), dir: t.TempDir()}
+}
+
+// onEachRemote runs test as subtests against an S3 server ("s3"; skipped outside CI
+// without versitygw) and a directory remote ("dir"; never skipped for want of a server).
+func onEachRemote(t *testing.T, test func(h *remoteHarness)) {
+	t.Run("s3", func(t *testing.T) { test(newRemoteHarness(t)) })
+	t.Run("dir", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs several fedpipe processes")
+		}
+		h := &remoteHarness{t: t, dir: t.TempDir()}
+		// The remote's parent folder exists, as a mounted shared filesystem would; each
+		// prefix's own folder is created by the first fedpipe that opens it.
+		if err := os.Mkdir(filepath.Join(h.dir, "remote"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		test(h)
+	})
 }
 
 // proc is a fedpipe process started by the harness.
@@ -93,6 +111,9 @@ func (h *remoteHarness) env() []string {
 		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "FEDPIPE_REMOTE=") && !strings.HasPrefix(kv, "FEDPIPE_STORE=") {
 			env = append(env, kv)
 		}
+	}
+	if h.srv == nil {
+		return env
 	}
 	return append(env, h.srv.Env()...)
 }
@@ -128,7 +149,31 @@ func (p *proc) json() runOut {
 
 func (h *remoteHarness) store(name string) string { return filepath.Join(h.dir, name) }
 
-func (h *remoteHarness) remoteURL(prefix string) string { return "s3://" + testBucket + "/" + prefix }
+// remoteURL is the address of the remote's part prefix: s3://BUCKET/PREFIX, or
+// file:///DIR/PREFIX.
+func (h *remoteHarness) remoteURL(prefix string) string {
+	if h.srv == nil {
+		return "file://" + filepath.Join(h.dir, "remote", prefix)
+	}
+	return "s3://" + testBucket + "/" + prefix
+}
+
+// remotePath is the address of the remote's part prefix as a plain path (a directory
+// remote), else its URL.
+func (h *remoteHarness) remotePath(prefix string) string {
+	if h.srv == nil {
+		return filepath.Join(h.dir, "remote", prefix)
+	}
+	return h.remoteURL(prefix)
+}
+
+// objectPath is the file that holds the remote's object key ("PREFIX/cas/…").
+func (h *remoteHarness) objectPath(key string) string {
+	if h.srv == nil {
+		return filepath.Join(h.dir, "remote", filepath.FromSlash(key))
+	}
+	return h.srv.ObjectPath(testBucket, key)
+}
 
 // checkNoCredentials fails if any output of any process held a credential.
 func (h *remoteHarness) checkNoCredentials() {
@@ -187,8 +232,10 @@ func count(r runOut, kind, state string) int {
 // store with the remote runs nothing; a flipped byte in a remote blob is detected and
 // recomputed; status, push and pull say what the remote holds; no output shows a
 // credential.
-func TestRemoteWorkersSplitASweep(t *testing.T) {
-	h := newRemoteHarness(t)
+func TestRemoteWorkersSplitASweep(t *testing.T) { onEachRemote(t, testRemoteWorkersSplitASweep) }
+
+func testRemoteWorkersSplitASweep(h *remoteHarness) {
+	t := h.t
 	m := writeManifest(t, h.dir, remoteSweep)
 
 	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
@@ -263,7 +310,7 @@ func TestRemoteWorkersSplitASweep(t *testing.T) {
 			break
 		}
 	}
-	obj := h.srv.ObjectPath(testBucket, "two/cas/"+victim.Outputs["metrics"])
+	obj := h.objectPath("two/cas/" + victim.Outputs["metrics"])
 	blob, err := os.ReadFile(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -310,6 +357,7 @@ func TestRemoteWorkersSplitASweep(t *testing.T) {
 type syncOut struct {
 	Remote                                 string
 	Results, Present, Missing, Checkpoints int
+	Partial                                int
 	Blobs                                  int
 	Bytes                                  int64
 }
@@ -340,16 +388,20 @@ func hexSum(b []byte) string {
 // everything, taking the stage over once its lease expires and resuming from the last
 // checkpoint the dead worker pushed; every digest equals a single process's.
 func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
-	h := newRemoteHarness(t)
+	onEachRemote(t, testRemoteWorkerKilledMidTrainIsTakenOver)
+}
+
+func testRemoteWorkerKilledMidTrainIsTakenOver(h *remoteHarness) {
+	t := h.t
 	m := writeManifest(t, h.dir, remoteKill)
 	ref := h.start("run", m, "--store", h.store("ref"), "--json").json()
 
-	url := h.remoteURL("kill")
-	victim := h.start("run", m, "--store", h.store("victim"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
-	survivor := h.start("run", m, "--store", h.store("survivor"), "--remote", url, "--worker", "--lease-ttl", "2s", "--json")
+	// The two workers spell a directory remote differently (a path, a file URL).
+	victim := h.start("run", m, "--store", h.store("victim"), "--remote", h.remotePath("kill"), "--worker", "--lease-ttl", "2s", "--json")
+	survivor := h.start("run", m, "--store", h.store("survivor"), "--remote", h.remoteURL("kill"), "--worker", "--lease-ttl", "2s", "--json")
 
 	// Kill the victim once it has pushed a checkpoint of a train stage it holds.
-	ckptDir := h.srv.ObjectPath(testBucket, "kill/ckpt")
+	ckptDir := h.objectPath("kill/ckpt")
 	pid := victim.cmd.Process.Pid
 	killedStage, killedRound := "", 0
 	deadline := time.Now().Add(2 * time.Minute)
@@ -360,6 +412,9 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 		}
 		entries, _ := os.ReadDir(ckptDir)
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // a directory remote's file being written
+			}
 			b, err := os.ReadFile(filepath.Join(ckptDir, e.Name()))
 			var cp struct {
 				Round  int    `json:"round"`
@@ -376,7 +431,7 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	victim.wait()
-	if _, err := os.Stat(h.srv.ObjectPath(testBucket, "kill/ac/"+killedStage)); err == nil {
+	if _, err := os.Stat(h.objectPath("kill/ac/" + killedStage)); err == nil {
 		t.Fatalf("the victim finished stage %.12s before it was killed; the test cannot check a takeover", killedStage)
 	}
 	t.Logf("killed the worker holding %.12s after it pushed round %d", killedStage, killedRound)
@@ -405,9 +460,9 @@ func TestRemoteWorkerKilledMidTrainIsTakenOver(t *testing.T) {
 	// Finished stages leave no lease and no checkpoint pointer behind, the dead worker's
 	// included.
 	for _, dir := range []string{"kill/lease", "kill/ckpt"} {
-		filepath.WalkDir(h.srv.ObjectPath(testBucket, dir), func(path string, d os.DirEntry, err error) error {
+		filepath.WalkDir(h.objectPath(dir), func(path string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				t.Errorf("left in the remote after the sweep: %s", strings.TrimPrefix(path, h.srv.Root))
+				t.Errorf("left in the remote after the sweep: %s", strings.TrimPrefix(path, h.objectPath("")))
 			}
 			return nil
 		})
@@ -562,4 +617,84 @@ func TestPushPullCheckpointsResumeElsewhere(t *testing.T) {
 		}
 	}
 	h.checkNoCredentials()
+}
+
+// push --results-only through a directory remote: a fresh store pulled from it verifies,
+// lists and reports without recomputing anything; a manifest that adds shift stages
+// (which read the trained models) recomputes the train stages it needs, with the digests
+// of a store that kept everything.
+func TestResultsOnlyPushThroughDirectoryRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest+"expect:\n  - {method: local, metric: final_client_mean, published: 0, tolerance: 1000}\n")
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	ref := runJSON(t, "run", m, "--store", src)
+	rem, full := filepath.Join(dir, "results"), filepath.Join(dir, "full")
+	var rep syncOut
+	code, out, errOut := fedpipe(t, "push", m, "--store", src, "--remote", rem, "--results-only", "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("push --results-only: exit %d %s %s", code, out, errOut)
+	}
+	if trains := count(ref, "train", "ran"); rep.Results != len(ref.Stages) || rep.Partial != trains {
+		t.Fatalf("push --results-only reported %s; want %d results, %d partial", out, len(ref.Stages), trains)
+	}
+	if code, _, errOut := fedpipe(t, "push", m, "--store", src, "--remote", full); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	t.Logf("remote of %d stages: results only %d bytes, everything %d bytes", len(ref.Stages), duBytes(t, rem), duBytes(t, full))
+	if duBytes(t, rem) >= duBytes(t, full) {
+		t.Error("the results-only remote is not smaller than the full one")
+	}
+
+	if code, _, errOut := fedpipe(t, "pull", m, "--store", dst, "--remote", rem); code != 0 {
+		t.Fatalf("pull: %s", errOut)
+	}
+	if code, out, errOut := fedpipe(t, "verify", m, "--store", dst); code != 0 {
+		t.Fatalf("verify from a results-only store: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := fedpipe(t, "ls", m, "--store", dst); code != 0 || !strings.Contains(out, "2 runs: 2 cached") {
+		t.Errorf("ls from a results-only store (want both runs cached):\n%s", out)
+	}
+	if code, _, errOut := fedpipe(t, "report", m, "--store", dst, "--out", filepath.Join(dir, "report")); code != 0 {
+		t.Errorf("report from a results-only store: %s", errOut)
+	}
+	again := runJSON(t, "run", m, "--store", dst)
+	if n := count(again, "", "ran"); n != 0 || again.Report != ref.Report {
+		t.Errorf("a results-only store ran %d stages (want 0), or reported differently", n)
+	}
+
+	// Shift stages need the models: their train stages run again, evaluations stay cached.
+	os.Mkdir(filepath.Join(dir, "shift"), 0o755)
+	shifted := writeManifest(t, filepath.Join(dir, "shift"), tinyManifest+"shift: {degrees: [0, 1]}\n")
+	want := runJSON(t, "run", shifted, "--store", src)
+	got := runJSON(t, "run", shifted, "--store", dst)
+	sameOutputs(t, "shift from a results-only store", want, got)
+	for _, s := range got.Stages {
+		switch s.Kind {
+		case "train":
+			if s.State != "ran" || !strings.Contains(s.Reason, "partial") {
+				t.Errorf("%s: %s (%q), want recomputed because its result is partial", s.Name, s.State, s.Reason)
+			}
+		case "evaluate", "partition":
+			if s.State != "cached" {
+				t.Errorf("%s: %s, want cached", s.Name, s.State)
+			}
+		}
+	}
+}
+
+// duBytes is the total size of the files under dir.
+func duBytes(t *testing.T, dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -1,0 +1,240 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// dirObjects keeps the objects as files under a directory, which may be on a filesystem
+// several machines share (NFS, Lustre, GPFS): object a/b/c is the file root/a/b/c.
+//
+// Writes never expose a partial object, on a local disk or over NFS:
+//
+//   - put writes the bytes to a temporary file in the object's own directory (a name
+//     starting with tmpPrefix, which list and the protocol never read), fsyncs it, renames
+//     it over the final name — rename(2) within a directory is atomic on POSIX
+//     filesystems and on NFS, so a reader opens either the old file or the new one, whole
+//     — and fsyncs the directory, so the new name survives a crash of the writer.
+//   - create (a lease claim) writes and fsyncs a temporary file the same way, then
+//     link(2)s it to the final name. link fails with EEXIST when the name exists, and the
+//     server decides that atomically, so exactly one of several machines' claims wins; the
+//     winner's file is complete from the moment it has the name. O_CREAT|O_EXCL of the
+//     final name is atomic too (NFSv3 and later), but the file would be visible empty until
+//     written, and a reader would take a half-written claim for garbage. Over NFS a link
+//     whose reply was lost can be retried by the client and answer EEXIST although it
+//     succeeded; as open(2)'s manual advises, the temporary file's link count then tells
+//     (2: the link is ours). Filesystems without hard links fall back to O_EXCL.
+//
+// Temporary files left by a process killed mid-write are never read; they can be deleted
+// at any time no fedpipe writes to the remote.
+type dirObjects struct {
+	root string
+}
+
+// tmpPrefix starts the name of every file being written; no object name starts with it.
+const tmpPrefix = ".tmp-"
+
+// openDir checks that cfg.Dir is a directory (creating it when only its last element is
+// missing) that this process can write to.
+func openDir(cfg Config) (*dirObjects, error) {
+	dir := cfg.Dir
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		parent := filepath.Dir(dir)
+		if pst, perr := os.Stat(parent); perr != nil || !pst.IsDir() {
+			return nil, fmt.Errorf("%w: remote %s: neither the directory nor its parent %s exists (create it, or check that the shared filesystem is mounted)", ErrInvalid, cfg, parent)
+		}
+		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("remote %s: create the directory: %w", cfg, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("remote %s: %w", cfg, err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%w: remote %s: %s is a file, not a directory", ErrInvalid, cfg, dir)
+	}
+	probe, err := os.CreateTemp(dir, tmpPrefix+"probe-")
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: the directory is not writable: %w", cfg, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return &dirObjects{root: dir}, nil
+}
+
+func (d *dirObjects) path(name string) string {
+	return filepath.Join(d.root, filepath.FromSlash(name))
+}
+
+// missing reports whether err says a file is absent (a missing folder on the way
+// included).
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+func (d *dirObjects) get(_ context.Context, name string) ([]byte, bool, error) {
+	data, err := os.ReadFile(d.path(name))
+	if missing(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return data, true, nil
+}
+
+// writeTemp writes data to a new temporary file beside path, fsynced, and returns its
+// name; the object's folder is created if needed.
+func writeTemp(path string, data []byte) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// syncDir fsyncs a directory, so that names created or renamed in it are durable.
+// Filesystems that cannot sync a directory (EINVAL) are left as they are.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+func (d *dirObjects) put(_ context.Context, name string, data []byte, _ string) error {
+	path := d.path(name)
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func (d *dirObjects) create(_ context.Context, name string, data []byte, _ string) (bool, error) {
+	path := d.path(name)
+	tmp, err := writeTemp(path, data)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		if n, ok := linkCount(tmp); !ok || n < 2 {
+			return false, nil
+		}
+		// A retried link over NFS: the first attempt made the name ours.
+	case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP):
+		return createExclusive(path, data)
+	default:
+		return false, err
+	}
+	return true, syncDir(filepath.Dir(path))
+}
+
+// createExclusive is create on a filesystem without hard links: O_CREAT|O_EXCL of the
+// final name, then the bytes, fsynced. A reader may find the file empty or partly
+// written for a moment (leaseHolder then names "another worker").
+func createExclusive(path string, data []byte) (bool, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return true, err
+	}
+	return true, syncDir(filepath.Dir(path))
+}
+
+func (d *dirObjects) exists(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(d.path(name))
+	if missing(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// list reads each file under the prefix's folder: the tag is a hash of its bytes (a
+// lease's body changes at every heartbeat). Only lease folders are listed, a few small
+// files each.
+func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, error) {
+	out := map[string]string{}
+	dir := d.path(strings.TrimSuffix(prefix, "/"))
+	entries, err := os.ReadDir(dir)
+	if missing(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tmpPrefix) || e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if missing(err) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		out[e.Name()] = hex.EncodeToString(sum[:16])
+	}
+	return out, nil
+}
+
+func (d *dirObjects) remove(_ context.Context, name string) error {
+	if err := os.Remove(d.path(name)); err != nil && !missing(err) {
+		return err
+	}
+	return nil
+}
