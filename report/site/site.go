@@ -28,6 +28,8 @@ type Site struct {
 	Tables []NamedTable
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
+	// Provenance is each cached run's provenance, as the page's provenance table shows it.
+	Provenance []ProvenanceRow
 	// Notes say which figures were left out of a large report, and which manifests share a
 	// name (their columns are then labelled by file).
 	Notes []string
@@ -102,6 +104,11 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
+	}
+	if rows := c.provenanceRows(); len(rows) > 0 {
+		sections = append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}})
+		s.Tables = append(s.Tables, NamedTable{"provenance", dataTable(rows)})
+		s.Provenance = rows
 	}
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
