@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
 
@@ -143,6 +144,35 @@ func TestRunFingerprints(t *testing.T) {
 			if !reflect.DeepEqual(resumed.Fingerprints, fs) {
 				t.Errorf("%s resumed after round %d: fingerprints %v, want %v", method, i+1, resumed.Fingerprints, fs)
 			}
+		}
+	}
+}
+
+// TestStopAfterKeepsScheduleOfFullRun: methods whose rounds depend on the run's total
+// (DM-PFL's phase schedule over T, FedSelect's growth schedule) stopped after round 2 of 4
+// record the first two fingerprints of the full run: StopAfter leaves Train.Rounds as is.
+func TestStopAfterKeepsScheduleOfFullRun(t *testing.T) {
+	backend, err := model.ResolveBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"dmpfl", "fedselect"} {
+		r, ds, a := tinyRun(method)
+		r.Params, r.Options = manifest.DefaultParams(method)
+		if method == "dmpfl" {
+			r.Params = map[string]float64{"sparsity": 0.5, "alpha_s": 0.1, "readjust_every": 1, "iterations": 1, "share_threshold": 0.3}
+			r.Options = map[string]string{"base_entropy": "train"}
+		}
+		full, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, err := Run(context.Background(), Config{Run: r, Data: ds, Assign: a, Backend: backend, StopAfter: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full.Fingerprints) != 4 || !reflect.DeepEqual(short.Fingerprints, full.Fingerprints[:2]) {
+			t.Errorf("%s: stopped after round 2 %v, full %v", method, short.Fingerprints, full.Fingerprints)
 		}
 	}
 }
