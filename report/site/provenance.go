@@ -57,3 +57,15 @@ func provenanceGrid(rows []ProvenanceRow) grid {
 
 // provenanceIntro introduces the provenance section.
 const provenanceIntro = "Where and how each run's training was computed, as recorded with its result: fedpipe's version and commit, the numeric backend, the CPU, the threads (GOMAXPROCS), the train stage's wall time, the fedpipe process's peak resident memory when the stage ended (the peak of the whole process so far, not of the stage alone) and the date. Data: `tables/provenance.csv`."
+
+// addProvenance adds the provenance section, table and rows to s when any run has
+// provenance, and returns the sections.
+func (c *collected) addProvenance(s *Site, sections []section) []section {
+	rows := c.provenanceRows()
+	if len(rows) == 0 {
+		return sections
+	}
+	s.Tables = append(s.Tables, NamedTable{"provenance", dataTable(rows)})
+	s.Provenance = rows
+	return append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}})
+}

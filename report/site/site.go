@@ -105,11 +105,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
-	if rows := c.provenanceRows(); len(rows) > 0 {
-		sections = append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}})
-		s.Tables = append(s.Tables, NamedTable{"provenance", dataTable(rows)})
-		s.Provenance = rows
-	}
+	sections = c.addProvenance(s, sections)
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
 		return nil, err
