@@ -109,6 +109,32 @@ func (s *Store) GetAction(key Digest) (a Action, ok bool, err error) {
 	return Action{Outputs: rec.Outputs, Meta: rec.Meta}, true, nil
 }
 
+// ActionMeta returns the meta of the action recorded under key without reading its
+// outputs (GetAction reads and re-hashes every one): for describing a result (its
+// provenance), never for using it. ok is false when no readable record exists.
+func (s *Store) ActionMeta(key Digest) (meta map[string]string, ok bool, err error) {
+	var raw []byte
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(actionKey(key))
+		if err != nil {
+			return err
+		}
+		raw, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
+	}
+	var rec actionRecord
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != actionVersion {
+		return nil, false, nil
+	}
+	return rec.Meta, true, nil
+}
+
 func sortedNames(m map[string]Digest) []string {
 	names := make([]string, 0, len(m))
 	for k := range m {

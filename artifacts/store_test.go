@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -640,5 +641,29 @@ func BenchmarkGet20MB(b *testing.B) {
 		if _, err := s.Get(d); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestActionMeta: ActionMeta returns an entry's meta without reading its outputs, so it
+// still describes a result one of whose blobs is corrupt (which GetAction refuses).
+func TestActionMeta(t *testing.T) {
+	s, _ := openTest(t)
+	d := mustPut(t, s, []byte("fingerprints of a run"))
+	key := Sum([]byte("train/v1/meta"))
+	if m, ok, err := s.ActionMeta(key); ok || err != nil || m != nil {
+		t.Fatalf("ActionMeta before Put = %v, %v, %v", m, ok, err)
+	}
+	meta := map[string]string{"commit": "abc", "seconds": "2.000"}
+	if err := s.PutAction(key, Action{Outputs: map[string]Digest{"fingerprints": d}, Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flipByte(d, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.GetAction(key); ok {
+		t.Fatal("GetAction accepted a corrupt output")
+	}
+	if m, ok, err := s.ActionMeta(key); !ok || err != nil || !reflect.DeepEqual(m, meta) {
+		t.Errorf("ActionMeta = %v, %v, %v; want %v", m, ok, err, meta)
 	}
 }

@@ -121,6 +121,9 @@ type StageResult struct {
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// ResumedFrom is the round a train stage resumed after (0: it started afresh).
 	ResumedFrom int `json:"resumed_from,omitempty"`
+	// Provenance is where and how a stage that ran in this invocation was computed, as
+	// recorded with its result (nil for cached stages).
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Executor runs a plan against a store.
@@ -132,6 +135,8 @@ type Executor struct {
 	Remote *remote.Remote
 	// Split, if set, shares the plan with other processes (worker.go).
 	Split *Split
+	// Build describes the binary, for the provenance recorded with each result.
+	Build BuildInfo
 
 	mu     sync.Mutex
 	redone []StageResult // partial inputs recomputed during this Execute (partial.go)
@@ -214,9 +219,9 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 		e.Progress.StageEnd(n.Name, time.Since(start), err)
 		return res, fmt.Errorf("stage %s: %w", n.Name, err)
 	}
-	a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{
-		"kind": n.Kind, "name": n.Name, "seconds": fmt.Sprintf("%.3f", time.Since(start).Seconds()),
-		"created": time.Now().UTC().Format(time.RFC3339)}}
+	prov := e.Build.provenance(time.Since(start))
+	a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{"kind": n.Kind, "name": n.Name}}
+	prov.putMeta(a.Meta)
 	for _, name := range sortedKeys(outs) {
 		d, err := e.Store.Put(outs[name])
 		if err != nil {
@@ -241,6 +246,7 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 	actions[n] = a
 	res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, reason, secs.Seconds(), sc.resumedFrom
 	res.Outputs = digestStrings(a.Outputs)
+	res.Provenance = &prov
 	return res, nil
 }
 

@@ -27,7 +27,7 @@ methods: [{name: fedavg}]
 	return g
 }
 
-func nodeOf(g *Graph, kind string) *Node {
+func keptNodeOf(g *Graph, kind string) *Node {
 	for _, n := range g.Nodes {
 		if n.Kind == kind {
 			return n
@@ -46,14 +46,14 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if why, ok := KeptStale(dir, g)(nodeOf(g, manifest.KindEvaluate)); ok {
+	if why, ok := KeptStale(dir, g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Fatalf("current result called stale: %s", why)
 	}
 	old := CodeVersions[manifest.KindTrain]
 	CodeVersions[manifest.KindTrain] = old + 1
 	defer func() { CodeVersions[manifest.KindTrain] = old }()
 	g2 := keptGraph(t, "cpu-a")
-	why, ok := KeptStale(dir, g2)(nodeOf(g2, manifest.KindEvaluate))
+	why, ok := KeptStale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
 	want := "train: stage code version " + itoa(old) + " → " + itoa(old+1)
 	if !ok || !strings.Contains(why, want) || !strings.Contains(why, "(2 of 3 stage keys changed)") {
 		t.Errorf("stale = %v, %q; want it to contain %q and 2 of 3 keys", ok, why, want)
@@ -63,12 +63,12 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 	}
 	CodeVersions[manifest.KindTrain] = old
 	g3 := keptGraph(t, "cpu-b")
-	why, ok = KeptStale(dir, g3)(nodeOf(g3, manifest.KindEvaluate))
+	why, ok = KeptStale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
 	if !ok || !strings.Contains(why, `train: backend "cpu-a" → "cpu-b"`) {
 		t.Errorf("another backend: stale = %v, %q", ok, why)
 	}
 	// A stage never kept is not stale: it is not computed.
-	if _, ok := KeptStale(t.TempDir(), g)(nodeOf(g, manifest.KindEvaluate)); ok {
+	if _, ok := KeptStale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Error("a stage with no kept entry is stale")
 	}
 }

@@ -68,6 +68,20 @@ type Cell struct {
 	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
+	// Provenance says, per seed measured, where and how the number was computed: the
+	// provenance recorded with the run's train stage and with the stage the figure was read
+	// from (evaluate or shift).
+	Provenance []RunProvenance `json:"provenance,omitempty"`
+}
+
+// RunProvenance is the provenance of one seed's result behind a cell (see Cell).
+type RunProvenance struct {
+	Run  string `json:"run"`
+	Seed int64  `json:"seed"`
+	// Train is the train stage's provenance, Measured that of the stage the figure comes
+	// from; nil when the result records none.
+	Train    *pipeline.Provenance `json:"train,omitempty"`
+	Measured *pipeline.Provenance `json:"measured,omitempty"`
 }
 
 // Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
@@ -109,6 +123,26 @@ type measured struct {
 	seeds   int      // runs of the cell (seeds) in the manifest
 	stale   []string // why kept results of missing seeds are stale
 	nodes   []string // keys of the stages measured
+	prov    []RunProvenance
+}
+
+// provenanceOf reads the provenance of the result that node n (whose action is a) read
+// for run r.
+func provenanceOf(store *artifacts.Store, n *pipeline.Node, a artifacts.Action, r *manifest.Run) (RunProvenance, error) {
+	rp := RunProvenance{Run: r.Label(), Seed: r.Seed}
+	if p, ok := pipeline.ProvenanceOf(a); ok {
+		rp.Measured = &p
+	}
+	if t := pipeline.TrainOf(n); t != nil {
+		p, ok, err := pipeline.StageProvenance(store, t)
+		if err != nil {
+			return rp, err
+		}
+		if ok {
+			rp.Train = &p
+		}
+	}
+	return rp, nil
 }
 
 func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string, opt Options) (map[string]*measured, []string, error) {
@@ -160,6 +194,11 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			c.missing = true
 			continue
 		}
+		rp, err := provenanceOf(store, n, a, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.prov = append(c.prov, rp)
 		if e.Shift != "" {
 			rows, _, err := results.Decode[results.ShiftSummary](b)
 			if err != nil {
@@ -240,6 +279,7 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 				continue
 			}
 			c.Measured, c.MeasuredStd = report.Mean(m.values), report.Std(m.values)
+			c.Provenance = m.prov
 			if e.Above != "" {
 				c.Other = report.Mean(o.values)
 				c.Diff = c.Measured - c.Other

@@ -44,6 +44,9 @@ type lsRow struct {
 	FinalPooled *float64 `json:"final_pooled_pct"`
 	BestMean    *float64 `json:"best_client_mean_pct"`
 	BestPooled  *float64 `json:"best_pooled_pct"`
+	// Provenance is where and how the run's train stage was computed (nil: not cached, or
+	// recorded before fedpipe kept provenance).
+	Provenance *pipeline.Provenance `json:"provenance,omitempty"`
 }
 
 // lsCmd lists every run of the manifests: one row per run.
@@ -53,6 +56,7 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	f.register(fs, "ls")
 	asCSV := fs.Bool("csv", false, "print CSV instead of a table")
+	withProv := fs.Bool("provenance", false, "add the train stage's provenance to the table (commit, backend, threads, wall time, peak RSS, date); --csv and --json always carry it")
 	if name == "show" {
 		fs.Bool("manifest", false, "print the effective manifest recorded with the results instead")
 	}
@@ -95,7 +99,7 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	case *asCSV:
 		return writeLsCSV(stdout, rows)
 	}
-	writeLsTable(stdout, rows)
+	writeLsTable(stdout, rows, *withProv)
 	return exitOK
 }
 
@@ -124,6 +128,13 @@ func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
 			}
 			rows = append(rows, row)
 			continue
+		}
+		if t := pipeline.TrainOf(n); t != nil {
+			if pv, ok, err := pipeline.StageProvenance(store, t); err != nil {
+				return nil, err
+			} else if ok {
+				row.Provenance = &pv
+			}
 		}
 		if s, ok, err := cachedSummary(store, n); err != nil {
 			return nil, err
@@ -208,6 +219,24 @@ func lsHeader(paths []string, multi bool) []string {
 	return append(h, "state", "final_client_mean_pct", "final_pooled_pct", "best_client_mean_pct", "best_pooled_pct")
 }
 
+// lsProvHeader and lsProvCells are the provenance columns the CSV (always) and the table
+// (with --provenance) add after the metrics.
+var lsProvHeader = []string{"fedpipe_version", "commit", "backend", "cpu", "threads", "train_wall_seconds", "peak_rss_bytes", "date"}
+
+func lsProvCells(r lsRow) []string {
+	p := r.Provenance
+	if p == nil {
+		return make([]string, len(lsProvHeader))
+	}
+	num := func(v int64) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	return []string{p.Version, p.Commit, p.Backend, p.CPU, num(int64(p.Threads)), strconv.FormatFloat(p.Seconds, 'f', 3, 64), num(p.PeakRSS), p.Date}
+}
+
 func lsCells(r lsRow, paths []string, multi bool) []string {
 	c := []string{r.Label, r.Method, strconv.FormatInt(r.Seed, 10)}
 	if multi {
@@ -231,9 +260,9 @@ func multiManifest(rows []lsRow) bool {
 func writeLsCSV(w io.Writer, rows []lsRow) int {
 	paths, multi := sweptPaths(rows), multiManifest(rows)
 	cw := csv.NewWriter(w)
-	_ = cw.Write(lsHeader(paths, multi))
+	_ = cw.Write(append(lsHeader(paths, multi), lsProvHeader...))
 	for _, r := range rows {
-		_ = cw.Write(lsCells(r, paths, multi))
+		_ = cw.Write(append(lsCells(r, paths, multi), lsProvCells(r)...))
 	}
 	cw.Flush()
 	if cw.Error() != nil {
@@ -242,7 +271,7 @@ func writeLsCSV(w io.Writer, rows []lsRow) int {
 	return exitOK
 }
 
-func writeLsTable(w io.Writer, rows []lsRow) {
+func writeLsTable(w io.Writer, rows []lsRow, prov bool) {
 	paths, multi := sweptPaths(rows), multiManifest(rows)
 	h := lsHeader(paths, multi)
 	for i, p := range paths {
@@ -250,6 +279,9 @@ func writeLsTable(w io.Writer, rows []lsRow) {
 	}
 	n := len(h)
 	h[n-4], h[n-3], h[n-2], h[n-1] = "final %", "pooled %", "best %", "best pooled %"
+	if prov {
+		h = append(h, "commit", "backend", "threads", "train s", "peak RSS", "date")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(h, "\t"))
 	counts := map[string]int{}
@@ -259,6 +291,9 @@ func writeLsTable(w io.Writer, rows []lsRow) {
 			if c[i] == "" {
 				c[i] = "-"
 			}
+		}
+		if prov {
+			c = append(c, lsProvShort(r.Provenance)...)
 		}
 		fmt.Fprintln(tw, strings.Join(c, "\t"))
 		counts[r.State]++
@@ -272,4 +307,31 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// lsProvShort is the provenance as the table shows it: the commit's first 12 characters,
+// the wall time in seconds and the peak RSS in MiB; "-" where not recorded.
+func lsProvShort(p *pipeline.Provenance) []string {
+	if p == nil {
+		return []string{"-", "-", "-", "-", "-", "-"}
+	}
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	c := p.Commit
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	rss := "-"
+	if p.PeakRSS > 0 {
+		rss = fmt.Sprintf("%.0f MiB", float64(p.PeakRSS)/(1<<20))
+	}
+	threads := "-"
+	if p.Threads > 0 {
+		threads = strconv.Itoa(p.Threads)
+	}
+	return []string{dash(c), dash(p.Backend), threads, fmt.Sprintf("%.1f", p.Seconds), rss, dash(p.Date)}
 }

@@ -253,7 +253,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 
 	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})),
-		Progress: progress, Remote: rem, Split: split}
+		Progress: progress, Remote: rem, Split: split, Build: buildInfo(backend)}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {

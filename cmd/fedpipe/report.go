@@ -128,7 +128,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 			names[i] = fig.Name
 		}
 		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
-			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files, "notes": s.Notes})
+			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files, "notes": s.Notes,
+			"provenance": s.Provenance})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
 		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)

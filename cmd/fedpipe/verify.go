@@ -21,8 +21,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	f.register(fs, "verify")
 	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
+	audit := fs.Int("audit", 0, "instead of the expectations, recompute the first N rounds of every kept train result and compare their per-round fingerprints with the recorded ones")
+	auditSample := fs.Int("audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
+	auditSeed := fs.Int64("audit-seed", 0, "with --audit-sample: the sample's seed")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -50,9 +53,22 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
-	g, _, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
+	g, backend, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
+	}
+	if *audit < 0 || *auditSample < 0 || (*audit == 0 && (*auditSample > 0 || fs.Changed("audit-seed"))) {
+		fmt.Fprintln(stderr, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
+		return exitInvalid
+	}
+	if *audit > 0 {
+		store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+		if err != nil {
+			return fail(err)
+		}
+		defer store.Close()
+		return runAudit(g, store, &data.Loader{DataDir: f.data}, backend, auditOptions{rounds: *audit, sample: *auditSample,
+			seed: *auditSeed, quiet: f.quiet, jsonM: f.json}, stdout, stderr)
 	}
 	if len(g.Manifest.Expect) == 0 {
 		return fail(&manifest.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})

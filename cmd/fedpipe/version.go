@@ -56,22 +56,7 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.modified":
-				v.Modified = s.Value == "true"
-			case "vcs.time":
-				v.Time = s.Value
-			}
-		}
-	}
-	if v.Commit == "" && commit != "" {
-		v.Commit = strings.TrimSuffix(commit, "-modified")
-		v.Modified = strings.HasSuffix(commit, "-modified")
-	}
+	v.Commit, v.Modified, v.Time = buildStamp()
 	if *asJSON {
 		return writeJSON(stdout, v)
 	}
@@ -93,4 +78,36 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	return exitOK
+}
+
+// buildStamp returns the commit the binary was built from, whether the tree was modified,
+// and the commit's time: from the build's VCS stamp, else from the commit ldflag.
+func buildStamp() (rev string, modified bool, when string) {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			case "vcs.time":
+				when = s.Value
+			}
+		}
+	}
+	if rev == "" && commit != "" {
+		rev = strings.TrimSuffix(commit, "-modified")
+		modified = strings.HasSuffix(commit, "-modified")
+	}
+	return rev, modified, when
+}
+
+// buildInfo describes this binary, running on backend, for the provenance of results: its
+// commit is suffixed "-modified" when built from a modified tree.
+func buildInfo(backend string) pipeline.BuildInfo {
+	rev, modified, _ := buildStamp()
+	if modified {
+		rev += "-modified"
+	}
+	return pipeline.BuildInfo{Version: version, Commit: rev, Backend: model.BackendID(backend)}
 }

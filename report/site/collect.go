@@ -34,6 +34,8 @@ type run struct {
 	sel     []results.Selection
 	iou     []results.MaskIoU
 	shift   *report.ShiftEntry // nil: not computed, or no shift stage
+	// prov is the provenance recorded with the run's train stage (nil: none).
+	prov *pipeline.Provenance
 }
 
 // collected is every run of the manifests in graph order.
@@ -187,6 +189,11 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					x.cost = &ce
 				}
 			case manifest.KindTrain:
+				if p, ok, err := pipeline.StageProvenance(store, n); err != nil {
+					return wrap(n, err)
+				} else if ok {
+					x.prov = &p
+				}
 				if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
 					return wrap(n, err)
 				}

@@ -28,6 +28,8 @@ type Site struct {
 	Tables []NamedTable
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
+	// Provenance is each cached run's provenance, as the page's provenance table shows it.
+	Provenance []ProvenanceRow
 	// Notes say which figures were left out of a large report, and which manifests share a
 	// name (their columns are then labelled by file).
 	Notes []string
@@ -103,6 +105,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
+	sections = c.addProvenance(s, sections)
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
 		return nil, err

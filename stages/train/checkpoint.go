@@ -132,6 +132,11 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 			}
 		}
 	}
+	if len(st.Fingerprints) > 0 {
+		if err := put(FingerprintsOutput, EncodeFingerprints(st.Fingerprints)); err != nil {
+			return err
+		}
+	}
 	table := func(name string, b []byte, err error) error {
 		if err != nil {
 			return err
@@ -202,6 +207,9 @@ func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State,
 				}
 			}
 		}
+	}
+	if st.Fingerprints, err = DecodeFingerprints(blobs[FingerprintsOutput]); err != nil {
+		return nil, err
 	}
 	if _, chunked := blobs[checkpointRoundBlob]; chunked {
 		err = readChunks(blobs, st)

@@ -57,6 +57,9 @@ type State struct {
 	// Work records, per round and client that trained, the samples it processed and the
 	// training FLOPs they cost (see Local.Work).
 	Work []Work
+	// Fingerprints holds the digest of the state after each round (StateDigest), stored
+	// as the train stage's "fingerprints" output so that an audit can recompute them.
+	Fingerprints []Fingerprint
 }
 
 // Work is one client's training computation in one round (stored as results.Work).
@@ -154,6 +157,11 @@ type Config struct {
 	// fast way on a device that runs many small models at once (XLA on a GPU). On fpfast the
 	// results are those of training the clients one after another, bit for bit.
 	Lockstep bool
+	// StopAfter, if positive, ends the run after that round (before its evaluation),
+	// everything else as configured: Train.Rounds still drives what depends on the total
+	// (learning-rate schedules, Local.Rounds), so the rounds run are those of the full run.
+	// fedpipe verify --audit recomputes fingerprints this way.
+	StopAfter int
 }
 
 // LockstepDefault says whether runs on backend (as model.ResolveBackend returns it) train
@@ -270,6 +278,10 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			}
 		}
 		st.Round = round
+		recordFingerprint(st)
+		if cfg.StopAfter > 0 && round >= cfg.StopAfter {
+			break // an audit's prefix: the rounds after this one are not run (Config.StopAfter)
+		}
 		note := ""
 		if evaluates {
 			o := evalOpts(r, opt, method)
