@@ -169,6 +169,10 @@ type ModelSpec struct {
 	// Init is a file of initial weights (e.g. ImageNet-pretrained ResNet-18); empty: a
 	// seeded random initialization. Its content digest, not its path, enters the keys.
 	Init string `yaml:"init"`
+	// InputChannels 3 repeats a one-channel input to three before a ResNet's stem, as
+	// FL-bench's ResNet does for grayscale data (src/utils/models.py:350-354 of the FedOBP
+	// authors' fork), so an ImageNet-pretrained stem fits; 0 takes the data's channels.
+	InputChannels int `yaml:"input_channels" check:"oneof=0|3"`
 }
 
 // TrainSpec holds the federated loop's settings. A method's `train:` block overrides any

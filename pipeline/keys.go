@@ -18,7 +18,7 @@ const KeyScheme = "fedpipe-key/1"
 // to its code changes its outputs: every cached result of that kind is then stale.
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     6, // 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning); 6: no training-split evaluation unless train.eval_train_split; official FedSelect's accuracy is a mean over test batches
+	manifest.KindTrain:     7, // 7: issue 27/28 — per-round fingerprints output; pfedfda follows its official code; FedSelect official trains with frozen BatchNorm from round 2; 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning); 6: no training-split evaluation unless train.eval_train_split; official FedSelect's accuracy is a mean over test batches
 	manifest.KindEvaluate:  4, // 4: figures before and after fine-tuning
 	manifest.KindReport:    5, // 5: before/after fine-tuning metrics
 	manifest.KindShift:     3,
@@ -230,6 +230,7 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 func modelKey(ms manifest.ModelSpec, d *manifest.DataDesc, initDigest string) map[string]any {
 	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
 	setIf(m, "init", "sha256:"+initDigest, initDigest != "")
+	setIf(m, "input_channels", ms.InputChannels, ms.InputChannels != 0)
 	if ms.Arch == "mlp" {
 		m["hidden"] = ms.Hidden
 	}

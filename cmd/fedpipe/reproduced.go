@@ -18,6 +18,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify"
@@ -174,16 +175,10 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 		return km, nil, err
 	}
 	km.Cells = cells
-	byKey := map[string]*pipeline.Node{}
-	for _, n := range g.Nodes {
-		byKey[n.Key.String()] = n
-	}
 	for _, c := range cells {
 		var lines []string
-		for _, k := range c.Nodes {
-			if n := byKey[k]; n != nil {
-				lines = append(lines, provenanceOf(store, n))
-			}
+		for _, rp := range c.Provenance {
+			lines = append(lines, fmt.Sprintf("seed %d: %s", rp.Seed, provenanceLine(rp.Train)))
 		}
 		sort.Strings(lines)
 		km.Provenance = append(km.Provenance, lines)
@@ -191,33 +186,30 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 	return km, g, nil
 }
 
-// provenanceOf says how the train stage behind evaluation n was made, from its kept
-// action entry.
-func provenanceOf(store *artifacts.Store, n *pipeline.Node) string {
-	train := n
-	for _, in := range n.Inputs {
-		if in.Kind == manifest.KindTrain {
-			train = in
-		}
+// provenanceLine condenses how a kept train stage was made: CPU (or backend), threads,
+// wall time, the process's peak memory, date and commit.
+func provenanceLine(p *pipeline.Provenance) string {
+	if p == nil {
+		return "no record"
 	}
-	a, ok, err := store.GetAction(artifacts.Digest(train.Key))
-	if err != nil || !ok {
-		return "seed " + fmt.Sprint(n.Run.Seed) + ": no record"
-	}
-	return fmt.Sprintf("seed %d: %s", n.Run.Seed, provenanceLine(a.Meta))
-}
-
-// provenanceLine condenses a kept train stage's record: where and how long it ran.
-func provenanceLine(meta map[string]string) string {
 	var parts []string
-	if s := meta["seconds"]; s != "" {
-		var secs float64
-		if _, err := fmt.Sscan(s, &secs); err == nil {
-			parts = append(parts, (time.Duration(secs) * time.Second).Round(time.Minute).String())
-		}
+	if p.CPU != "" {
+		parts = append(parts, fmt.Sprintf("%s, %d threads", p.CPU, p.Threads))
 	}
-	if c := meta["created"]; c != "" {
-		parts = append(parts, c)
+	if p.Backend != "" {
+		parts = append(parts, p.Backend)
+	}
+	if p.Seconds > 0 {
+		parts = append(parts, (time.Duration(p.Seconds) * time.Second).Round(time.Minute).String())
+	}
+	if p.PeakRSS > 0 {
+		parts = append(parts, fmt.Sprintf("peak RSS %.2f GB", float64(p.PeakRSS)/1e9))
+	}
+	if p.Date != "" {
+		parts = append(parts, p.Date)
+	}
+	if p.Commit != "" {
+		parts = append(parts, "commit "+p.Commit[:min(len(p.Commit), 12)])
 	}
 	if len(parts) == 0 {
 		return "no record"
@@ -225,10 +217,52 @@ func provenanceLine(meta map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// auditKept recomputes the first rounds of a seeded sample of the kept train stages and
-// compares their per-round fingerprints with the kept ones.
+// auditKept recomputes the first rounds of a seeded sample of the kept train stages of
+// every checked manifest (each stage once, however many manifests share it) and compares
+// their fingerprints with the kept ones (see auditNode); exit 3 unless all pass.
 func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.Store, f commonFlags, rounds, sample int,
 	seed int64, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "fedpipe reproduced: --audit is not available in this build")
-	return exitFailure
+	backend, err := model.ResolveBackend(f.backend)
+	if err != nil {
+		return failure("fedpipe reproduced --audit", &manifest.InputError{File: "--backend", Msg: err.Error()}, f.json, stdout, stderr)
+	}
+	var nodes []*pipeline.Node
+	seen := map[pipeline.Key]bool{}
+	for _, g := range graphs {
+		kept, err := keptTrainNodes(g, store)
+		if err != nil {
+			return failure("fedpipe reproduced --audit", err, f.json, stdout, stderr)
+		}
+		for _, n := range kept {
+			if !seen[n.Key] {
+				seen[n.Key] = true
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	total := len(nodes)
+	nodes = sampleNodes(nodes, sample, seed)
+	loader := &data.Loader{DataDir: f.data}
+	passed := 0
+	var cells []auditCell
+	for i, n := range nodes {
+		fmt.Fprintf(stderr, "audit %d/%d: %s (%d rounds)\n", i+1, len(nodes), n.Name, min(rounds, n.Run.Train.Rounds))
+		c, err := auditNode(ctx, n, store, loader, backend, rounds)
+		if err != nil {
+			return failure("fedpipe reproduced --audit", err, f.json, stdout, stderr)
+		}
+		cells = append(cells, c)
+		if c.Verdict == auditPass {
+			passed++
+		}
+	}
+	if !f.json {
+		fmt.Fprint(stdout, auditMarkdown(cells))
+		fmt.Fprintf(stdout, "audit: %d of %d kept train results (seed %d) recomputed over their first %d rounds: %d reproduce their fingerprints\n",
+			len(cells), total, seed, rounds, passed)
+	}
+	if passed != len(cells) {
+		return exitMismatch
+	}
+	return exitOK
 }

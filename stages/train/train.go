@@ -170,7 +170,7 @@ func LockstepDefault(backend string) bool { return strings.HasPrefix(backend, "x
 
 // ModelSpec returns the gomlx model spec of a run on a dataset.
 func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
-	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes}
+	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes, InputChannels: r.Model.InputChannels}
 	if r.Model.Arch == "mlp" {
 		spec.Hidden = r.Model.Hidden
 	}
