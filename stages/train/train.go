@@ -262,7 +262,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		if e, ok := optional[RoundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
 				return &Local{model: net, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
-					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug}
+					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, evaluates: evaluates(t, round)}
 			})
 			if err != nil {
 				return nil, fmt.Errorf("round %d: %w", round, err)
@@ -270,7 +270,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		st.Round = round
 		note := ""
-		if round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0) {
+		if evaluates(t, round) {
 			o := evalOpts(r, opt, method)
 			o.aug, o.pool, o.multi = aug, pool, multi
 			rows, err := evaluateAll(ctx, net, method, st, cs, round, o)
@@ -295,6 +295,12 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	return st, nil
 }
 
+// evaluates reports whether a run evaluates its clients after round: every eval_every
+// rounds and after the last.
+func evaluates(t manifest.TrainSpec, round int) bool {
+	return round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0)
+}
+
 // Local gives a method what it needs to train one client in one round.
 type Local struct {
 	model  *model.Model
@@ -307,6 +313,8 @@ type Local struct {
 	client int
 	aug    *augmenter // nil: no augmentation
 	rounds int        // the run's total rounds
+	// evaluates: the run evaluates the clients after this round (set for RoundEnder's Locals)
+	evaluates bool
 	// group trains this client in lockstep with the round's others (nil: on its own).
 	group *lockGroup
 	// samples and flops count the training work done through this Local.
@@ -358,6 +366,10 @@ func (l *Local) Client() int { return l.client }
 
 // Rounds is the run's number of rounds.
 func (l *Local) Rounds() int { return l.rounds }
+
+// Evaluates reports whether the run evaluates its clients after this round; it is set
+// only on the Locals a RoundEnder gets (false in Train).
+func (l *Local) Evaluates() bool { return l.evaluates }
 
 // Round is the current round.
 func (l *Local) Round() int { return l.round }
