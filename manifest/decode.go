@@ -345,6 +345,9 @@ func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) erro
 		if strings.HasPrefix(r, "oneof=") {
 			opts := strings.Split(strings.TrimPrefix(r, "oneof="), "|")
 			s := v.String()
+			if v.CanInt() {
+				s = strconv.FormatInt(v.Int(), 10)
+			}
 			ok := false
 			for _, o := range opts {
 				ok = ok || o == s

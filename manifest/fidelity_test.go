@@ -9,8 +9,9 @@ import (
 )
 
 // The FedOBP manifests expect FL-bench's before-fine-tuning best pooled accuracy (the
-// figure FedOBP's tables print) and say so, and train FedRep as FL-bench does: the head
-// E − 1 = 4 epochs, then the body 1.
+// figure FedOBP's tables print) and say so, and run FL-bench's baselines (impl: flbench):
+// FedRep trains the head E − 1 = 4 epochs of the 5 and the body 1 (train_body_epochs),
+// then fine-tunes the head alone for FL-bench's 5 epochs (head_epochs).
 func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "manifests", "fedobp-*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -31,8 +32,16 @@ func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range runs {
-			if r.Method == "fedrep" && (r.Params["head_epochs"] != 4 || r.Train.LocalEpochs != 1) {
-				t.Errorf("%s: FedRep trains the head %v and the body %d epochs, want 4 and 1", f, r.Params["head_epochs"], r.Train.LocalEpochs)
+			if r.Method == "fedrep" && (r.Options["impl"] != "flbench" || r.Train.LocalEpochs != 5 ||
+				r.Params["train_body_epochs"] != 1 || r.Params["head_epochs"] != 5) {
+				t.Errorf("%s: FedRep impl %q, %d local epochs, %v of body, %v of head fine-tuning; want flbench, 5, 1, 5",
+					f, r.Options["impl"], r.Train.LocalEpochs, r.Params["train_body_epochs"], r.Params["head_epochs"])
+			}
+			switch r.Method {
+			case "fedper", "apfl", "lgfedavg", "pfedfda", "flute", "feddpa", "floco", "fedala":
+				if r.Options["impl"] != "flbench" {
+					t.Errorf("%s: %s runs impl %q, want flbench (what FedOBP's tables ran)", f, r.MethodName, r.Options["impl"])
+				}
 			}
 		}
 	}

@@ -267,7 +267,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		if err := method.Finish(st, uploads, sizes); err != nil {
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
-		evaluates := round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0)
+		evaluates := evaluates(t, round)
 		if e, ok := optional[RoundEnder](method); ok {
 			err := e.EndRound(st, round, func(c int) *Local {
 				return &Local{model: net, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
@@ -306,6 +306,12 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 	}
 	return st, nil
+}
+
+// evaluates reports whether a run evaluates its clients after round: every eval_every
+// rounds and after the last.
+func evaluates(t manifest.TrainSpec, round int) bool {
+	return round == t.Rounds || (t.EvalEvery > 0 && round%t.EvalEvery == 0)
 }
 
 // Local gives a method what it needs to train one client in one round.
@@ -391,7 +397,8 @@ func (l *Local) Rounds() int { return l.rounds }
 func (l *Local) Round() int { return l.round }
 
 // Evaluates reports, for a RoundEnder's Local, whether every client is evaluated right
-// after this round (FedALA's impl flbench adapts its evaluation models then).
+// after this round (FedALA's and pFedFDA's evaluation models are prepared then); false in
+// Train.
 func (l *Local) Evaluates() bool { return l.evaluates }
 
 // Epochs is the run's number of local epochs.

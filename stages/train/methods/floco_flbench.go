@@ -147,7 +147,7 @@ func pcaScores(rows [][]float64, k int) [][]float64 {
 			g[i][j], g[j][i] = s, s
 		}
 	}
-	vals, vecs := jacobiEigen(g)
+	vals, vecs := jacobiEigenRows(g)
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -178,57 +178,18 @@ func pcaScores(rows [][]float64, k int) [][]float64 {
 	return out
 }
 
-// jacobiEigen returns the eigenvalues of the symmetric matrix a and its eigenvectors as
-// the columns of vecs (cyclic Jacobi rotations; a is left unchanged).
-func jacobiEigen(a [][]float64) (vals []float64, vecs [][]float64) {
+// jacobiEigenRows is jacobiEigen (fda.go) on a matrix given as rows, with the
+// eigenvectors as the columns of vecs.
+func jacobiEigenRows(a [][]float64) (vals []float64, vecs [][]float64) {
 	n := len(a)
-	m := make([][]float64, n)
+	flat := make([]float64, 0, n*n)
+	for _, row := range a {
+		flat = append(flat, row...)
+	}
+	vals, v := jacobiEigen(flat, n)
 	vecs = make([][]float64, n)
-	for i := range m {
-		m[i] = append([]float64(nil), a[i]...)
-		vecs[i] = make([]float64, n)
-		vecs[i][i] = 1
-	}
-	for sweep := 0; sweep < 100; sweep++ {
-		off, norm := 0.0, 0.0
-		for i := range m {
-			for j := range m {
-				norm += m[i][j] * m[i][j]
-				if i != j {
-					off += m[i][j] * m[i][j]
-				}
-			}
-		}
-		if off <= 1e-30*math.Max(norm, 1e-300) {
-			break
-		}
-		for p := 0; p < n; p++ {
-			for q := p + 1; q < n; q++ {
-				if m[p][q] == 0 {
-					continue
-				}
-				theta := (m[q][q] - m[p][p]) / (2 * m[p][q])
-				t := math.Copysign(1, theta) / (math.Abs(theta) + math.Sqrt(theta*theta+1))
-				c := 1 / math.Sqrt(t*t+1)
-				s := t * c
-				for k := 0; k < n; k++ {
-					mkp, mkq := m[k][p], m[k][q]
-					m[k][p], m[k][q] = c*mkp-s*mkq, s*mkp+c*mkq
-				}
-				for k := 0; k < n; k++ {
-					mpk, mqk := m[p][k], m[q][k]
-					m[p][k], m[q][k] = c*mpk-s*mqk, s*mpk+c*mqk
-				}
-				for k := 0; k < n; k++ {
-					vkp, vkq := vecs[k][p], vecs[k][q]
-					vecs[k][p], vecs[k][q] = c*vkp-s*vkq, s*vkp+c*vkq
-				}
-			}
-		}
-	}
-	vals = make([]float64, n)
-	for i := range vals {
-		vals[i] = m[i][i]
+	for i := range vecs {
+		vecs[i] = v[i*n : (i+1)*n]
 	}
 	return vals, vecs
 }

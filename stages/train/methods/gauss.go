@@ -20,12 +20,8 @@ type classStats struct {
 	sqnorm float64
 }
 
-// featureStats computes the class statistics of feats ([n, d] row-major) with labels y.
-func featureStats(feats []float32, y []int32, d, classes int) *classStats {
-	return featureMoments(feats, y, d, classes, true)
-}
-
-// featureMoments is featureStats, leaving cov zero unless withCov.
+// featureMoments computes the class statistics of feats ([n, d] row-major) with labels y,
+// leaving cov zero unless withCov.
 func featureMoments(feats []float32, y []int32, d, classes int, withCov bool) *classStats {
 	s := &classStats{d: d, classes: classes, counts: make([]float64, classes), means: make([][]float64, classes), cov: make([]float64, d*d)}
 	for c := range s.means {
@@ -115,23 +111,6 @@ func cholSolve(l []float64, n int, b []float64) {
 		}
 		b[i] = s / l[i*n+i]
 	}
-}
-
-// shrunk returns (1 − s)·Σ + s·(tr Σ / d)·I + 1e-6·I: Σ pulled toward a multiple of the
-// identity so that it can be inverted whatever the number of samples.
-func shrunk(cov []float64, d int, s float64) []float64 {
-	tr := 0.0
-	for i := 0; i < d; i++ {
-		tr += cov[i*d+i]
-	}
-	out := make([]float64, len(cov))
-	for i, v := range cov {
-		out[i] = (1 - s) * v
-	}
-	for i := 0; i < d; i++ {
-		out[i*d+i] += s*tr/float64(d) + 1e-6
-	}
-	return out
 }
 
 // ldaHead returns the linear discriminant classifier of Gaussian classes with means μ_c, a

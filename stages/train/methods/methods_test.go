@@ -53,8 +53,8 @@ func TestNewMethodsCommunication(t *testing.T) {
 	check("fedala", nil, func(_ int, c train.Comm) bool { return c.Down == full && c.Up == full })
 	check("flute", nil, func(_ int, c train.Comm) bool { return c.Down == body && c.Up == body })
 	check("floco", map[string]float64{"endpoints": 3, "tau": 100}, func(_ int, c train.Comm) bool { return c.Down == body+3*head && c.Up == c.Down })
-	stats := 4 * (classes*d + d*d + classes)
-	check("pfedfda", nil, func(_ int, c train.Comm) bool { return c.Down == body+stats && c.Up == body+stats })
+	stats := 4 * (classes*d + d*d) // pFedFDA's class means and covariance
+	check("pfedfda", nil, func(_ int, c train.Comm) bool { return c.Down == full+stats && c.Up == full+stats })
 	check("fedpac", nil, func(round int, c train.Comm) bool {
 		cent := int64(0)
 		if round > 1 {

@@ -1,7 +1,7 @@
 package methods
 
 import (
-	"math"
+	"fmt"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -11,67 +11,65 @@ import (
 
 // PFedFDAParams are pfedfda's parameters.
 type PFedFDAParams struct {
-	BetaMode  string  `param:"beta_mode" choices:"cv|fixed" doc:"cv: each client picks beta from {0, 0.25, 0.5, 0.75, 1} by 2-fold cross-validation on its features after training (the paper fits beta per client); fixed: beta for every client"`
-	Beta      float64 `param:"beta" default:"0.5" check:"unit" doc:"weight of the local estimates against the global ones: the value before a client's first cross-validated choice, or always with beta_mode fixed"`
-	Shrinkage float64 `param:"shrinkage" default:"0.1" check:"unit" doc:"s in (1 - s) Sigma + s tr(Sigma)/d I + ridge I, the covariance regularization (our form and default)"`
-	Ridge     float64 `param:"ridge" default:"0.1" check:"ge0" doc:"absolute ridge added to the covariance's diagonal (our default): keeps the head's scale tied to the features' and the body's training stable"`
+	Impl string `param:"impl" choices:"paper|flbench" doc:"paper: pFedFDA's own code (cj-mclaughlin/pFedFDA): the body trains under the LDA head of the global Gaussian estimates, the server averages the clients' interpolated estimates, each client is evaluated with the global body and its interpolated head; flbench: what FL-bench (FedOBP's tables) ran: its server never aggregates the estimates, so training is FedAvg's and the Gaussian head is fitted at evaluation only, against the initial random global estimates"`
 }
 
 func init() {
 	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true,
-		Doc: "pFedFDA (McLaughlin et al., CVPR 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by a per-client beta; the body trains with that head fixed."},
+		Doc: "pFedFDA (McLaughlin & Su, NeurIPS 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by weights fitted by cross-validation; the body trains under the LDA head of the global estimates."},
 		newPFedFDA)
 }
 
-// pFedFDA is pFedFDA (McLaughlin et al., CVPR 2024, "Personalized Federated Learning via
-// Feature Distribution Adaptation"). The feature extractor (the body: every tensor but
-// classifier.*) is shared; the head is generative: features of class c are modelled as
-// N(μ_c, Σ) with one covariance shared by the classes, and the classifier is the linear
-// discriminant (LDA) of those Gaussians, w_c = Σ⁻¹μ_c, b_c = −½μ_cᵀΣ⁻¹μ_c + log π_c.
+// pFedFDA is pFedFDA (McLaughlin & Su, "Personalized Federated Learning via Feature
+// Distribution Adaptation"). Features (the classifier's input) of class c are modelled as
+// N(μ_c, Σ), one covariance for every class, and a head is the LDA classifier of such
+// estimates (fdaHead). The numerics are in fda.go.
 //
-// In a round, client k receives the global body and the global estimates (μ_g, Σ_g), and:
+// impl paper follows the authors' code (cj-mclaughlin/pFedFDA):
 //
-//  1. computes the features of its training data with the global body, estimates its
-//     class means μ̂_c and tied covariance Σ̂, and interpolates, with its β,
-//     μ_c = β·μ̂_c + (1−β)·μ_g,c (μ_g,c alone for a class it lacks), Σ = β·Σ̂ + (1−β)·Σ_g
-//     (before any aggregation there is no global estimate and β acts as 1);
-//  2. sets its head to the LDA classifier of (μ, Σ) with its local class priors π, and
-//     trains the body alone with that head fixed for the run's local epochs;
-//  3. re-estimates (μ̂, Σ̂) with the trained body, uploads the body and the estimates, and
-//     keeps as its personal model the trained body with the LDA head of the re-estimates
-//     interpolated as in 1.
+//   - The global estimates start as means uniform in [0, 1) (stream "pfedfda-means") and
+//     Σ = I (servers/server_fedfda.py:15-16).
+//   - Client k sets the head of the global body to the LDA head of the global estimates with
+//     its own class priors and trains the body alone under it, with the run's optimizer, for
+//     the local epochs; mini-batches of fewer than the batch size are dropped (the authors'
+//     loader drops the last, client_base.py:166-170). The features each step computed
+//     (training mode, before the step) are kept (client_fedfda.py:50-79).
+//   - On those features it fits β = (β_m, β_c) (solveBeta), estimates its Gaussians
+//     (fdaEstimate) and uploads the body and the interpolated estimates
+//     β_m·μ̂ + (1 − β_m)·μ_g, β_c·Σ̂ + (1 − β_c)·Σ_g (client_fedfda.py:81-94).
+//   - The server averages the models and the interpolated estimates, all weighted by
+//     training-set size (server_base.py:36-44, server_fedfda.py:47-58).
+//   - After each round the run evaluates, every client gets the global body with the head
+//     of its interpolated estimates, fitted afresh on the features (evaluation mode) of its
+//     training data, less the samples its loader's last short batch would drop, under that
+//     body; the β fitted there is kept as the client's fallback (server_fedfda.py:73-99).
+//     Estimates there use a class's own mean only where it has more than 2 samples.
+//     (FL-bench also centres the scatter of a class with 2 samples or fewer on the global
+//     mean, src/client/pfedfda.py:267-275; the authors' code centres it on its own.)
 //
-// The server averages the bodies by training-set size, the class means by class count and
-// the covariances by training-set size; the global model's head is the LDA classifier of
-// the global estimates with uniform priors. Clients are evaluated with their personal
-// models.
+// impl flbench follows FL-bench's pFedFDA (uglyghost/FedOBP at b55d0fa), whose server
+// defines aggregate (src/server/pfedfda.py:71-104) but whose loop calls
+// aggregate_client_updates (src/server/fedavg.py:466-471, :625): nothing ever updates the
+// global estimates and training is FedAvg's, linear head included (the client overrides
+// no training code). At each evaluation, every client's model is the global model with the
+// LDA head fitted on all its training features as above, against the initial global
+// estimates; a failed β fit leaves (1, 0.5), the server's initial values
+// (src/server/pfedfda.py:56-57; src/client/pfedfda.py:59-107).
 //
-// β is chosen per client, as in the paper, by cross-validation (beta_mode cv, the default):
-// after training, among β ∈ {0, 0.25, 0.5, 0.75, 1}, the one whose head fitted on one half of
-// the client's features has the smallest cross-entropy on the other half (2 folds, stream
-// "pfedfda-cv"; the grid and the fold count are ours); the client keeps it for its personal
-// head and for the training head of its next round (beta is the value before the first
-// choice, and the value for all clients with beta_mode fixed). Σ is regularized as
-// (1 − s)·Σ + s·(tr Σ/d)·I + (ridge + 1e-6)·I with s = shrinkage (the paper regularizes the
-// covariance too; the form is ours). The absolute ridge matters: LDA logits do not change
-// when the features are scaled, so without it the body's gradient grows as the features
-// shrink, and the small ReLU features of a fresh CNN (variance ~1e-3) blow up within a
-// round; with it, a head over small features starts near uniform. Priors are the local
-// class frequencies with add-one (Laplace) smoothing, so that a class a client lacks keeps a
-// finite logit. The server's covariance is the size-weighted mean of the clients' tied
-// covariances (between-client spread of the means is not added).
+// The run's fine-tuning (finetune_epochs), where set, trains every parameter of that
+// model, the LDA head included, as FL-bench's finetune does (src/client/fedavg.py:318-335);
+// pFedFDA's own code evaluates without fine-tuning (its p_epochs, main.py:39, is unused).
 type pFedFDA struct {
-	beta, shrink, ridge float64
-	cv                  bool
+	flbench bool
 }
 
 func newPFedFDA(p *PFedFDAParams) train.Method {
-	return &pFedFDA{beta: p.Beta, shrink: p.Shrinkage, ridge: p.Ridge, cv: p.BetaMode != "fixed"}
+	return &pFedFDA{flbench: p.Impl == "flbench"}
 }
 
-// pFedFDAState holds the global Gaussian estimates (statsList; nil before the first
-// aggregation) and each client's chosen beta (a one-tensor list "fda.beta"; nil before its
-// first choice).
+// pFedFDAState holds the global Gaussian estimates (fda.means [classes, d], fda.cov [d, d];
+// nil before the first aggregation, and always with impl flbench) and each client's last
+// fitted β (a one-tensor list "fda.beta" [2]: β_m, β_c; nil before its first fit).
 type pFedFDAState struct {
 	Global tensor.List
 	Beta   []tensor.List
@@ -90,80 +88,67 @@ func (f *pFedFDA) Init(st *train.State, clients int) {
 	}
 }
 
-// statsList encodes class statistics as tensors.
-func statsList(s *classStats) tensor.List {
-	means := tensor.New("fda.means", s.classes, s.d)
-	for c, mu := range s.means {
-		for k, v := range mu {
-			means.Data[c*s.d+k] = float32(v)
+// initialGauss are the global estimates before any aggregation: means uniform in [0, 1)
+// from the run's stream "pfedfda-means", covariance I.
+func initialGauss(seed int64, classes, d int) fdaGauss {
+	r := rng.New(seed, 0, rng.Global, "pfedfda-means")
+	g := fdaGauss{means: make([][]float64, classes), cov: make([]float64, d*d)}
+	for c := range g.means {
+		g.means[c] = make([]float64, d)
+		for k := range g.means[c] {
+			g.means[c][k] = float64(float32(r.Float64()))
 		}
 	}
-	cov := tensor.New("fda.cov", s.d, s.d)
-	for i, v := range s.cov {
+	for i := 0; i < d; i++ {
+		g.cov[i*d+i] = 1
+	}
+	return g
+}
+
+// gaussList encodes estimates as tensors.
+func gaussList(g fdaGauss) tensor.List {
+	classes, d := len(g.means), len(g.means[0])
+	means := tensor.New("fda.means", classes, d)
+	for c, mu := range g.means {
+		for k, v := range mu {
+			means.Data[c*d+k] = float32(v)
+		}
+	}
+	cov := tensor.New("fda.cov", d, d)
+	for i, v := range g.cov {
 		cov.Data[i] = float32(v)
 	}
-	counts := tensor.New("fda.counts", s.classes)
-	for c, v := range s.counts {
-		counts.Data[c] = float32(v)
-	}
-	return tensor.List{means, cov, counts}
+	return tensor.List{means, cov}
 }
 
-// statsOf decodes statsList's tensors.
-func statsOf(l tensor.List) *classStats {
-	means, cov, counts := l[l.Find("fda.means")], l[l.Find("fda.cov")], l[l.Find("fda.counts")]
+// gaussOf decodes gaussList's tensors.
+func gaussOf(l tensor.List) fdaGauss {
+	means, cov := l[l.Find("fda.means")], l[l.Find("fda.cov")]
 	classes, d := means.Shape[0], means.Shape[1]
-	s := &classStats{d: d, classes: classes, counts: make([]float64, classes), means: make([][]float64, classes), cov: make([]float64, d*d)}
-	for c := range s.means {
-		s.means[c] = make([]float64, d)
-		for k := range s.means[c] {
-			s.means[c][k] = float64(means.Data[c*d+k])
+	g := fdaGauss{means: make([][]float64, classes), cov: make([]float64, d*d)}
+	for c := range g.means {
+		g.means[c] = make([]float64, d)
+		for k := range g.means[c] {
+			g.means[c][k] = float64(means.Data[c*d+k])
 		}
-		s.counts[c] = float64(counts.Data[c])
-		s.n += s.counts[c]
 	}
 	for i, v := range cov.Data {
-		s.cov[i] = float64(v)
+		g.cov[i] = float64(v)
 	}
-	return s
+	return g
 }
 
-// interpolate returns the means and covariance of step 1 (global may be nil).
-func (f *pFedFDA) interpolate(local, global *classStats, beta float64) ([][]float64, []float64) {
-	if global == nil {
-		return local.means, local.cov
+// global returns the global estimates the clients of l's run receive.
+func (f *pFedFDA) global(st *train.State, l *train.Local) fdaGauss {
+	if g := st.Method.(*pFedFDAState).Global; g != nil && !f.flbench {
+		return gaussOf(g)
 	}
-	means := make([][]float64, local.classes)
-	for c := range means {
-		means[c] = make([]float64, local.d)
-		for k := range means[c] {
-			if local.counts[c] > 0 {
-				means[c][k] = beta*local.means[c][k] + (1-beta)*global.means[c][k]
-			} else {
-				means[c][k] = global.means[c][k]
-			}
-		}
-	}
-	cov := make([]float64, len(local.cov))
-	for i := range cov {
-		cov[i] = beta*local.cov[i] + (1-beta)*global.cov[i]
-	}
-	return means, cov
+	return initialGauss(l.Seed(), l.Model().Spec().NumClasses, l.Model().FeatureDim())
 }
 
-// head returns the LDA classifier of (means, cov) with priors, cov regularized.
-func (f *pFedFDA) head(means [][]float64, cov, priors []float64) (weight, bias []float32, err error) {
-	d := len(means[0])
-	reg := shrunk(cov, d, f.shrink)
-	for i := 0; i < d; i++ {
-		reg[i*d+i] += f.ridge
-	}
-	return ldaHead(means, reg, priors, d)
-}
-
-// withHead returns params with the classifier set to the LDA classifier of (means, cov).
-func (f *pFedFDA) withHead(params tensor.List, means [][]float64, cov, priors []float64) (tensor.List, error) {
-	w, b, err := f.head(means, cov, priors)
+// withFDAHead returns params with the classifier set to the LDA head of g with priors.
+func withFDAHead(params tensor.List, g fdaGauss, priors []float64) (tensor.List, error) {
+	w, b, err := fdaHead(g, priors, len(g.means[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -173,204 +158,166 @@ func (f *pFedFDA) withHead(params tensor.List, means [][]float64, cov, priors []
 	return out, nil
 }
 
-// localPriors are the class frequencies of s with add-one smoothing.
-func localPriors(s *classStats) []float64 {
-	p := make([]float64, s.classes)
-	for c, n := range s.counts {
-		p[c] = (n + 1) / (s.n + float64(s.classes))
+// betaOf returns client c's last fitted β, or the authors' starting values: (0.5, 0.5) in
+// their own code (client_fedfda.py:14-15), (1, 0.5) in FL-bench's server (never updated
+// there).
+func (f *pFedFDA) betaOf(st *train.State, c int) [2]float64 {
+	if b := st.Method.(*pFedFDAState).Beta[c]; b != nil && !f.flbench {
+		return [2]float64{float64(b[0].Data[0]), float64(b[0].Data[1])}
 	}
-	return p
+	if f.flbench {
+		return [2]float64{1, 0.5}
+	}
+	return [2]float64{0.5, 0.5}
 }
 
-// personalHead sets the personal head of a client with local statistics s.
-func (f *pFedFDA) personalHead(params tensor.List, s, global *classStats, beta float64) (tensor.List, error) {
-	means, cov := f.interpolate(s, global, beta)
-	return f.withHead(params, means, cov, localPriors(s))
-}
-
-func (f *pFedFDA) localFeatures(l *train.Local, params tensor.List) ([]float32, *classStats, error) {
-	feats, err := l.Model().Features(params, l.TrainX(), train.EvalBatch)
-	if err != nil {
-		return nil, nil, err
-	}
-	return feats, featureStats(feats, l.TrainY(), l.Model().FeatureDim(), l.Model().Spec().NumClasses), nil
-}
-
-// betaGrid are the candidate values of β for cross-validation.
-var betaGrid = []float64{0, 0.25, 0.5, 0.75, 1}
-
-// betaCV picks the β of betaGrid whose head, fitted on one half of the client's features
-// and interpolated with the global estimates, has the smallest cross-entropy on the other
-// half, summed over the two halves (2-fold cross-validation; folds from perm, ties to the
-// smaller β). It returns fallback when there is no global estimate or too little data.
-func (f *pFedFDA) betaCV(feats []float32, y []int32, d, classes int, global *classStats, perm []int, fallback float64) (float64, error) {
-	n := len(y)
-	if global == nil || n < 4 {
-		return fallback, nil
-	}
-	fold := func(k int) ([]float32, []int32) {
-		var x []float32
-		var lab []int32
-		for j, i := range perm {
-			if j%2 == k {
-				x = append(x, feats[i*d:(i+1)*d]...)
-				lab = append(lab, y[i])
-			}
-		}
-		return x, lab
-	}
-	loss := make([]float64, len(betaGrid))
-	for k := 0; k < 2; k++ {
-		fx, fy := fold(1 - k)
-		hx, hy := fold(k)
-		s := featureStats(fx, fy, d, classes)
-		for b, beta := range betaGrid {
-			means, cov := f.interpolate(s, global, beta)
-			w, bias, err := f.head(means, cov, localPriors(s))
-			if err != nil {
-				return 0, err
-			}
-			loss[b] += crossEntropyOf(w, bias, hx, hy, d, classes)
-		}
-	}
-	best := 0
-	for b := range loss {
-		if loss[b] < loss[best] {
-			best = b
-		}
-	}
-	return betaGrid[best], nil
-}
-
-// crossEntropyOf is the summed cross-entropy of the linear classifier (w [d, classes]
-// row-major, b) on the features x with labels y.
-func crossEntropyOf(w, b, x []float32, y []int32, d, classes int) float64 {
-	sum := 0.0
-	logits := make([]float64, classes)
-	for i, label := range y {
-		f := x[i*d : (i+1)*d]
-		mx := math.Inf(-1)
-		for c := 0; c < classes; c++ {
-			z := float64(b[c])
-			for k, v := range f {
-				z += float64(v) * float64(w[k*classes+c])
-			}
-			logits[c] = z
-			mx = math.Max(mx, z)
-		}
-		lse := 0.0
-		for _, z := range logits {
-			lse += math.Exp(z - mx)
-		}
-		sum += mx + math.Log(lse) - logits[label]
-	}
-	return sum
+func betaList(b [2]float64) tensor.List {
+	return tensor.List{{Name: "fda.beta", Shape: []int{2}, Data: []float32{float32(b[0]), float32(b[1])}}}
 }
 
 func (f *pFedFDA) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	var global *classStats
-	if g := st.Method.(*pFedFDAState).Global; g != nil {
-		global = statsOf(g)
+	if f.flbench {
+		return fedAvg{}.Train(l, st, c)
 	}
-	beta := f.beta
-	if b := st.Method.(*pFedFDAState).Beta[c]; b != nil {
-		beta = float64(b[0].Data[0])
-	}
-	_, s, err := f.localFeatures(l, st.Global)
-	if err != nil {
-		return train.Upload{}, err
-	}
-	theta, err := f.personalHead(st.Global, s, global, beta)
+	d, classes := l.Model().FeatureDim(), l.Model().Spec().NumClasses
+	global := f.global(st, l)
+	priors := fdaPriors(l.TrainY(), classes)
+	theta, err := withFDAHead(st.Global, global, priors)
 	if err != nil {
 		return train.Upload{}, err
 	}
 	body := invert(headMask(theta))
-	if ones, _ := count(body); ones > 0 {
-		if theta, err = l.Train(theta, body, l.LR(), l.Epochs(), "shuffle"); err != nil {
-			return train.Upload{}, err
+	opt := newGoSGD(l.Optimizer())
+	full := min(l.BatchSize(), l.TrainSize())
+	var feats []float32
+	var labels []int32
+	err = l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
+		if len(y) < full {
+			return nil // the authors' loader drops the last short batch
 		}
-	}
-	feats, s, err := f.localFeatures(l, theta)
+		g, loss, fx, err := l.Model().FeatureGradient(theta, x, y, make([]float32, len(y)*d), make([]float32, len(y)), 0)
+		if err != nil {
+			return err
+		}
+		if err := checkLoss(loss, e); err != nil {
+			return err
+		}
+		l.Count(int64(len(y)), nil)
+		feats = append(feats, fx...)
+		labels = append(labels, y...)
+		opt.step("", theta, g, body, 1)
+		setStats(theta, l.Model().BatchStats())
+		return nil
+	})
 	if err != nil {
 		return train.Upload{}, err
 	}
-	if f.cv {
-		perm := rng.New(l.Seed(), l.Round(), l.Client(), "pfedfda-cv").Perm(len(l.TrainY()))
-		if beta, err = f.betaCV(feats, l.TrainY(), s.d, s.classes, global, perm, beta); err != nil {
-			return train.Upload{}, err
-		}
-	}
-	personal, err := f.personalHead(theta, s, global, beta)
-	if err != nil {
-		return train.Upload{}, err
-	}
-	kept := tensor.List{{Name: "fda.beta", Shape: []int{1}, Data: []float32{float32(beta)}}}
-	return train.Upload{Params: theta, Personal: personal, Stats: append(statsList(s), kept...)}, nil
+	beta := solveBeta(feats, labels, d, classes, global, priors, rng.New(l.Seed(), l.Round(), c, "pfedfda-cv"), f.betaOf(st, c), false)
+	adaptive := fdaEstimate(feats, labels, d, classes, global, 0, false).mix(global, beta[0], beta[1])
+	return train.Upload{Params: theta, Stats: append(gaussList(adaptive), betaList(beta)...)}, nil
 }
 
 func (f *pFedFDA) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
+	if f.flbench {
+		return fedAvg{}.Finish(st, uploads, sizes)
+	}
 	ids, models, weights := bySize(uploads, sizes)
-	var g *classStats
-	for _, c := range ids {
-		s := statsOf(uploads[c].Stats)
-		if g == nil {
-			g = &classStats{d: s.d, classes: s.classes, counts: make([]float64, s.classes), means: make([][]float64, s.classes), cov: make([]float64, len(s.cov))}
-			for k := range g.means {
-				g.means[k] = make([]float64, s.d)
-			}
-		}
-		for k, n := range s.counts {
-			g.counts[k] += n
-			for j, v := range s.means[k] {
-				g.means[k][j] += n * v
-			}
-		}
-		for j, v := range s.cov {
-			g.cov[j] += s.n * v
-		}
-		g.n += s.n
-	}
-	for k, n := range g.counts {
-		if n > 0 {
-			for j := range g.means[k] {
-				g.means[k][j] /= n
-			}
-		}
-	}
-	for j := range g.cov {
-		g.cov[j] /= math.Max(g.n, 1)
-	}
 	avg, err := train.WeightedAverage(models, weights)
 	if err != nil {
 		return err
 	}
-	uniform := make([]float64, g.classes)
-	for k := range uniform {
-		uniform[k] = 1 / float64(g.classes)
+	total := 0.0
+	for _, w := range weights {
+		total += w
 	}
-	if st.Global, err = f.withHead(avg, g.means, g.cov, uniform); err != nil {
-		return err
-	}
-	st.Method.(*pFedFDAState).Global = statsList(g)
-	for _, c := range ids {
-		st.Personal[c] = uploads[c].Personal
+	var g fdaGauss
+	for i, c := range ids {
 		u := uploads[c].Stats
+		e := gaussOf(u)
+		w := weights[i] / total
+		if g.cov == nil {
+			g = fdaGauss{means: make([][]float64, len(e.means)), cov: make([]float64, len(e.cov))}
+			for k := range g.means {
+				g.means[k] = make([]float64, len(e.means[k]))
+			}
+		}
+		for k, mu := range e.means {
+			for j, v := range mu {
+				g.means[k][j] += w * v
+			}
+		}
+		for j, v := range e.cov {
+			g.cov[j] += w * v
+		}
 		st.Method.(*pFedFDAState).Beta[c] = tensor.List{u[u.Find("fda.beta")]}
+	}
+	st.Global = avg
+	st.Method.(*pFedFDAState).Global = gaussList(g)
+	return nil
+}
+
+// EndRound sets, after each round the run evaluates, every client's model: the global
+// body with the LDA head of its interpolated estimates fitted on its training features
+// (see pFedFDA).
+func (f *pFedFDA) EndRound(st *train.State, round int, local func(c int) *train.Local) error {
+	for c := range st.Personal {
+		l := local(c)
+		if !l.Evaluates() {
+			return nil
+		}
+		p, beta, err := f.personal(l, st, c)
+		if err != nil {
+			return fmt.Errorf("client %d: %w", c, err)
+		}
+		st.Personal[c] = p
+		if !f.flbench {
+			st.Method.(*pFedFDAState).Beta[c] = betaList(beta)
+		}
 	}
 	return nil
 }
 
+// personal is client c's evaluation model fitted under the global body, and its β.
+func (f *pFedFDA) personal(l *train.Local, st *train.State, c int) (tensor.List, [2]float64, error) {
+	d, classes := l.Model().FeatureDim(), l.Model().Spec().NumClasses
+	x, y := l.TrainX(), l.TrainY()
+	if n, b := len(y), l.BatchSize(); !f.flbench && n > b && n%b != 0 {
+		// The authors' compute_feats reads the shuffled loader that drops its last short
+		// batch (client_base.py:199-216, :166-170).
+		size := len(x) / n
+		keep := rng.New(l.Seed(), l.Round(), c, "pfedfda-eval").Perm(n)[:n-n%b]
+		sx, sy := make([]float32, 0, len(keep)*size), make([]int32, 0, len(keep))
+		for _, i := range keep {
+			sx = append(sx, x[i*size:(i+1)*size]...)
+			sy = append(sy, y[i])
+		}
+		x, y = sx, sy
+	}
+	feats, err := l.Model().Features(st.Global, x, train.EvalBatch)
+	if err != nil {
+		return nil, [2]float64{}, err
+	}
+	global := f.global(st, l)
+	priors := fdaPriors(l.TrainY(), classes)
+	beta := solveBeta(feats, y, d, classes, global, priors, rng.New(l.Seed(), l.Round(), c, "pfedfda-eval-cv"), f.betaOf(st, c), f.flbench)
+	adaptive := fdaEstimate(feats, y, d, classes, global, 2, f.flbench).mix(global, beta[0], beta[1])
+	p, err := withFDAHead(st.Global, adaptive, priors)
+	return p, beta, err
+}
+
 func (f *pFedFDA) EvalModel(st *train.State, c int) tensor.List { return st.Personal[c] }
 
-// Comm: the body and the Gaussian estimates (class means, covariance, class counts) each
-// way; the head is computed on the client and never sent.
+// ConcurrentClients: impl flbench trains as FedAvg does; impl paper reads the model's
+// features through Local.Model and trains one client at a time.
+func (f *pFedFDA) ConcurrentClients() bool { return f.flbench }
+
+// Comm: the model each way, and with impl paper the global estimates down and the
+// client's interpolated estimates up (means and covariance; β stays on the client).
 func (f *pFedFDA) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
-	body := int64(u.Params.NumElements())
-	for _, t := range u.Params {
-		if isClassifier(t.Name) {
-			body -= int64(len(t.Data))
-		}
+	model := train.ModelBytes(u.Params)
+	if f.flbench {
+		return model, model
 	}
-	stats := int64(u.Stats.NumElements()) - 1 // fda.beta stays on the client
-	return 4 * (body + stats), 4 * (body + stats)
+	stats := 4 * int64(u.Stats.NumElements()-2)
+	return model + stats, model + stats
 }

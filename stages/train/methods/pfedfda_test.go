@@ -1,6 +1,7 @@
 package methods
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"testing"
@@ -8,130 +9,266 @@ import (
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
-// The personal head of pFedFDA with beta = 1 is the closed-form LDA classifier of the
-// client's own features: Σ_s·w_c = μ_c and b_c = −½·μ_c·w_c + log π_c, checked by
-// multiplying back (no inversion) with statistics computed here from scratch, for every
-// class the client holds.
-func TestPFedFDAHeadIsLDA(t *testing.T) {
-	const shrink, ridge = 0.2, 0.3
-	st, cfg := runMLP(t, "pfedfda", map[string]float64{"beta": 1, "shrinkage": shrink, "ridge": ridge}, map[string]string{"beta_mode": "fixed"}, 2)
+// The covariance of pFedFDA's code on a 2-D case: class 0 at (1, 0) and (3, 0) (mean (2, 0)),
+// class 1 at (0, 1), (0, 3), (0, 2) (mean (0, 2)); the scatter is diag(2, 2), so
+// scatter/(5−1) + 1e-4 (every entry) + I = [[1.5001, 0.0001], [0.0001, 1.5001]], positive
+// definite, which the projection leaves alone. The projection of [[4, 6], [6, 1]]: its
+// correlation [[1, 3], [3, 1]] has eigenvalues 4 on (1, 1)/√2 and −2 on (1, −1)/√2; clipping
+// −2 to ~0 leaves 4·vvᵀ = [[2, 2], [2, 2]], rescaled to unit diagonal [[1, 1], [1, 1]], and
+// back with standard deviations (2, 1): [[4, 2], [2, 1]].
+func TestFDACovarianceAndPSD(t *testing.T) {
+	feats := []float32{1, 0, 3, 0, 0, 1, 0, 3, 0, 2}
+	y := []int32{0, 0, 1, 1, 1}
+	global := [][]float64{{9, 9}, {9, 9}}
+	means, counts, scatter := fdaMLE(feats, y, 2, 2, global, false)
+	if !reflect.DeepEqual(counts, []int{2, 3}) || !reflect.DeepEqual(means, [][]float64{{2, 0}, {0, 2}}) {
+		t.Fatalf("means %v counts %v", means, counts)
+	}
+	cov := fdaCovariance(scatter, len(y), 2)
+	want := []float64{1.5001, 0.0001, 0.0001, 1.5001}
+	for i := range want {
+		if math.Abs(cov[i]-want[i]) > 1e-12 {
+			t.Fatalf("covariance %v, want %v", cov, want)
+		}
+	}
+	// FL-bench's per-class test: class 0 (2 samples) has no mean of its own and is centred
+	// on the global (9, 9): diffs (−8, −9) and (−6, −9) add [[100, 126], [126, 162]], class 1
+	// adds [[0, 0], [0, 2]].
+	_, _, sc := fdaMLE(feats, y, 2, 2, global, true)
+	if wantSc := []float64{100, 126, 126, 162 + 2}; !reflect.DeepEqual(sc, wantSc) {
+		t.Errorf("per-class scatter %v, want %v", sc, wantSc)
+	}
+	psd := nearestPSD([]float64{4, 6, 6, 1}, 2)
+	for i, w := range []float64{4, 2, 2, 1} {
+		if math.Abs(psd[i]-w) > 1e-9 {
+			t.Fatalf("nearest PSD %v, want [4 2 2 1]", psd)
+		}
+	}
+}
+
+// The LDA head on a 2-class 2-D case: Σ = diag(2, 1) shrinks to
+// (1−ε)Σ + ε·(3/2)·I = diag(2 − ε/2, 1 + ε/2); with μ_0 = (2, 1), μ_1 = (0, −1) and priors
+// from labels {0, 0, 0, 1} ((0.75 + ε)/(1 + 2ε), (0.25 + ε)/(1 + 2ε)):
+// w_0 = (2/(2 − ε/2), 1/(1 + ε/2)), w_1 = (0, −1/(1 + ε/2)),
+// b_0 = −½(4/(2 − ε/2) + 1/(1 + ε/2)) + log π_0, b_1 = −½/(1 + ε/2) + log π_1.
+func TestFDAHead(t *testing.T) {
+	const e = fdaEps
+	priors := fdaPriors([]int32{0, 0, 0, 1}, 2)
+	p0, p1 := (0.75+e)/(1+2*e), (0.25+e)/(1+2*e)
+	if math.Abs(priors[0]-p0) > 1e-15 || math.Abs(priors[1]-p1) > 1e-15 {
+		t.Fatalf("priors %v", priors)
+	}
+	w, b, err := fdaHead(fdaGauss{means: [][]float64{{2, 1}, {0, -1}}, cov: []float64{2, 0, 0, 1}}, priors, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := 2-e/2, 1+e/2
+	// weight is [d, classes]: w[k*2+class].
+	wantW := []float64{2 / a, 0, 1 / c, -1 / c}
+	wantB := []float64{-0.5*(4/a+1/c) + math.Log(p0), -0.5/c + math.Log(p1)}
+	for i := range wantW {
+		if math.Abs(float64(w[i])-wantW[i]) > 1e-6 {
+			t.Fatalf("weight %v, want %v", w, wantW)
+		}
+	}
+	for i := range wantB {
+		if math.Abs(float64(b[i])-wantB[i]) > 1e-6 {
+			t.Fatalf("bias %v, want %v", b, wantB)
+		}
+	}
+}
+
+// cvLoss's gradient agrees with central finite differences of its loss inside [0, 1]², and
+// is zero in a coordinate outside it (the loss is flat there: β is clipped).
+func TestFDACVLossGradient(t *testing.T) {
+	r := rngForTest()
+	const d, classes = 3, 2
+	var x []float32
+	var y []int32
+	for i := 0; i < 40; i++ {
+		c := int32(i % classes)
+		x = append(x, float32(float64(c)+r.NormFloat64()), float32(r.NormFloat64()), float32(2*r.NormFloat64()))
+		y = append(y, c)
+	}
+	global := fdaGauss{means: [][]float64{{0.3, 0.5, 0.1}, {0.2, 0.9, 0.4}}, cov: []float64{1, 0, 0, 0, 1, 0, 0, 0, 1}}
+	folds := []cvFold{
+		{est: fdaEstimate(x[60:], y[20:], d, classes, global, 0, false), x: x[:60], y: y[:20]},
+		{est: fdaEstimate(x[:60], y[:20], d, classes, global, 0, false), x: x[60:], y: y[20:]},
+	}
+	priors := fdaPriors(y, classes)
+	beta := [2]float64{0.35, 0.6}
+	_, g, err := cvLoss(folds, global, priors, d, beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-6
+	for i := range beta {
+		up, down := beta, beta
+		up[i] += h
+		down[i] -= h
+		fu, _, _ := cvLoss(folds, global, priors, d, up)
+		fd, _, _ := cvLoss(folds, global, priors, d, down)
+		if num := (fu - fd) / (2 * h); math.Abs(num-g[i]) > 1e-5*(1+math.Abs(num)) {
+			t.Errorf("d/dbeta[%d]: analytic %v, numeric %v", i, g[i], num)
+		}
+	}
+	fIn, _, _ := cvLoss(folds, global, priors, d, [2]float64{1, 0.6})
+	fOut, gOut, _ := cvLoss(folds, global, priors, d, [2]float64{1.3, 0.6})
+	if fIn != fOut || gOut[0] != 0 {
+		t.Errorf("beta_m 1.3: loss %v (at 1: %v), gradient %v, want the same loss and 0", fOut, fIn, gOut[0])
+	}
+}
+
+// lbfgs2 finds the minimum (0.3, 0.8) of (b0 − 0.3)² + 2(b1 − 0.8)² + (b0 − 0.3)(b1 − 0.8)
+// (positive definite) from (0.5, 0.5) in 10 iterations.
+func TestLBFGS2Quadratic(t *testing.T) {
+	fn := func(b [2]float64) (float64, [2]float64, error) {
+		u, v := b[0]-0.3, b[1]-0.8
+		return u*u + 2*v*v + u*v, [2]float64{2*u + v, 4*v + u}, nil
+	}
+	x, err := lbfgs2(fn, [2]float64{0.5, 0.5}, 10, 1e-8)
+	if err != nil || math.Abs(x[0]-0.3) > 1e-6 || math.Abs(x[1]-0.8) > 1e-6 {
+		t.Fatalf("minimum at %v (%v), want (0.3, 0.8)", x, err)
+	}
+}
+
+// Cross-validation takes β_m to its upper end, 1, when the global means are the client's
+// classes swapped (the client's own means classify its held-out half; the global ones
+// would misclassify every sample); with nothing to split it returns (0, 0).
+func TestPFedFDABetaCV(t *testing.T) {
+	const d, classes = 2, 2
+	r := rngForTest()
+	var x []float32
+	var y []int32
+	truth := [][]float64{{1, 0}, {-1, 0}}
+	for i := 0; i < 40; i++ {
+		c := i % classes
+		x = append(x, float32(truth[c][0]+0.3*r.NormFloat64()), float32(truth[c][1]+0.3*r.NormFloat64()))
+		y = append(y, int32(c))
+	}
+	wrong := fdaGauss{means: [][]float64{{-1, 0}, {1, 0}}, cov: []float64{1, 0, 0, 1}}
+	b := solveBeta(x, y, d, classes, wrong, fdaPriors(y, classes), r, [2]float64{0.5, 0.5}, false)
+	if b[0] != 1 {
+		t.Errorf("global means swapped: beta %v, want beta_m = 1", b)
+	}
+	if b := solveBeta(x[:2], y[:1], d, classes, wrong, fdaPriors(y, classes), r, [2]float64{0.5, 0.5}, false); b != [2]float64{0, 0} {
+		t.Errorf("one sample: beta %v, want (0, 0)", b)
+	}
+}
+
+// With impl flbench, training is FedAvg's bit for bit (FL-bench never calls pFedFDA's
+// aggregate), and after the evaluated rounds every client's model is the global model with
+// only its classifier replaced.
+func TestPFedFDAFLBenchTrainsAsFedAvg(t *testing.T) {
+	fda, _ := runMLP(t, "pfedfda", nil, map[string]string{"impl": "flbench"}, 2)
+	avg, _ := runMLP(t, "fedavg", nil, nil, 2)
+	if !reflect.DeepEqual(fda.Global, avg.Global) {
+		t.Fatal("flbench global model differs from FedAvg's")
+	}
+	for c, p := range fda.Personal {
+		if !reflect.DeepEqual(tensorsOf(p, func(n string) bool { return !isClassifier(n) }), tensorsOf(avg.Global, func(n string) bool { return !isClassifier(n) })) {
+			t.Fatalf("client %d: body is not the global body", c)
+		}
+		if reflect.DeepEqual(p, avg.Global) {
+			t.Fatalf("client %d: head not replaced", c)
+		}
+	}
+}
+
+// impl paper: after an evaluated round each client's model is the global body with the LDA
+// head of its estimates mixed with the global ones by its fitted β, recomputed here from
+// the features of its training data (batch size above every client's size: nothing is
+// dropped): class means (more than 2 samples; else the global mean), scatter/(n−1) + ε + I,
+// shrunk, then Σ'·w_c = μ_c and b_c = −½μ_c·w_c + log π_c checked by multiplying back.
+func TestPFedFDAPaperEvalHead(t *testing.T) {
+	_, cfg := methodRun(t, "pfedfda", nil, nil)
+	cfg.Run.Model.Arch, cfg.Run.Model.Hidden = "mlp", []int{8}
+	cfg.Run.Train.Rounds, cfg.Run.Train.BatchSize = 2, 100000
+	st, err := train.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, err := gomlxModel(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	checked := 0
+	s := st.Method.(*pFedFDAState)
+	g := gaussOf(s.Global)
+	d, k := m.FeatureDim(), cfg.Data.Classes
 	for c, p := range st.Personal {
-		if p == nil || reflect.DeepEqual(p, initModel(cfg.Run, train.ModelSpec(cfg.Run, cfg.Data))) {
-			continue
-		}
 		trainX, trainY := cfg.Data.Gather(cfg.Assign.Train[c])
-		feats, err := m.Features(p, trainX, 7)
+		feats, err := m.Features(st.Global, trainX, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, k, n := m.FeatureDim(), cfg.Data.Classes, len(trainY)
-		means := make([][]float64, k)
+		bm, bc := float64(s.Beta[c][0].Data[0]), float64(s.Beta[c][0].Data[1])
+		n := len(trainY)
 		counts := make([]float64, k)
-		for j := range means {
-			means[j] = make([]float64, d)
+		own := make([][]float64, k)
+		for j := range own {
+			own[j] = make([]float64, d)
 		}
-		for i, y := range trainY {
-			counts[y]++
+		for i, lab := range trainY {
+			counts[lab]++
 			for a := 0; a < d; a++ {
-				means[y][a] += float64(feats[i*d+a])
+				own[lab][a] += float64(feats[i*d+a])
 			}
 		}
-		for j := range means {
-			for a := range means[j] {
+		for j := range own {
+			for a := range own[j] {
 				if counts[j] > 0 {
-					means[j][a] /= counts[j]
+					own[j][a] /= counts[j]
 				}
 			}
 		}
 		cov := make([]float64, d*d)
-		for i, y := range trainY {
+		for i, lab := range trainY {
 			for a := 0; a < d; a++ {
 				for b := 0; b < d; b++ {
-					cov[a*d+b] += (float64(feats[i*d+a]) - means[y][a]) * (float64(feats[i*d+b]) - means[y][b]) / float64(n)
+					cov[a*d+b] += (float64(feats[i*d+a]) - own[lab][a]) * (float64(feats[i*d+b]) - own[lab][b])
 				}
 			}
 		}
 		tr := 0.0
 		for a := 0; a < d; a++ {
+			for b := 0; b < d; b++ {
+				v := cov[a*d+b]/float64(n-1) + 1e-4
+				if a == b {
+					v++
+				}
+				cov[a*d+b] = bc*v + (1-bc)*g.cov[a*d+b]
+			}
 			tr += cov[a*d+a]
 		}
-		w := p[p.Find("classifier.weight")].Data
-		bias := p[p.Find("classifier.bias")].Data
+		w, bias := p[p.Find("classifier.weight")].Data, p[p.Find("classifier.bias")].Data
 		for j := 0; j < k; j++ {
-			if counts[j] == 0 {
-				continue // a class the client lacks takes the global mean
+			mu := make([]float64, d)
+			for a := range mu {
+				mu[a] = g.means[j][a]
+				if counts[j] > 2 {
+					mu[a] = bm*own[j][a] + (1-bm)*g.means[j][a]
+				}
 			}
 			dot := 0.0
 			for a := 0; a < d; a++ {
 				sw := 0.0
 				for b := 0; b < d; b++ {
-					s := (1 - shrink) * cov[a*d+b]
+					v := (1 - 1e-4) * cov[a*d+b]
 					if a == b {
-						s += shrink*tr/float64(d) + ridge + 1e-6
+						v += 1e-4 * tr / float64(d)
 					}
-					sw += s * float64(w[b*k+j])
+					sw += v * float64(w[b*k+j])
 				}
-				if math.Abs(sw-means[j][a]) > 1e-3*(1+math.Abs(means[j][a])) {
-					t.Fatalf("client %d class %d: (Σ w)[%d] = %v, μ = %v", c, j, a, sw, means[j][a])
+				if math.Abs(sw-mu[a]) > 1e-3*(1+math.Abs(mu[a])) {
+					t.Fatalf("client %d class %d: (Σ'w)[%d] = %v, μ = %v", c, j, a, sw, mu[a])
 				}
-				dot += means[j][a] * float64(w[a*k+j])
+				dot += mu[a] * float64(w[a*k+j])
 			}
-			want := -0.5*dot + math.Log((counts[j]+1)/(float64(n)+float64(k)))
+			want := -0.5*dot + math.Log((counts[j]/float64(n)+1e-4)/(1+float64(k)*1e-4))
 			if math.Abs(float64(bias[j])-want) > 1e-3*(1+math.Abs(want)) {
 				t.Fatalf("client %d class %d: bias %v, want %v", c, j, bias[j], want)
 			}
 		}
-		checked++
-	}
-	if checked == 0 {
-		t.Fatal("no client trained")
-	}
-	// The body is shared: the global body is the size-weighted average of the uploads, so
-	// it moved, and the global head is a valid LDA head (finite).
-	for _, v := range st.Global[st.Global.Find("classifier.weight")].Data {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			t.Fatal("global head not finite")
-		}
-	}
-}
-
-// Cross-validation picks β = 1 when the global estimates are wrong for the client and a
-// β < 1 when the client's own estimates are noisy and the global ones are right.
-func TestPFedFDABetaCV(t *testing.T) {
-	const d, classes = 2, 2
-	f := &pFedFDA{shrink: 0, ridge: 0.01}
-	r := rngForTest()
-	truth := [][]float64{{1, 0}, {-1, 0}}
-	sample := func(n int, noise float64) ([]float32, []int32) {
-		var x []float32
-		var y []int32
-		for i := 0; i < n; i++ {
-			c := i % classes
-			x = append(x, float32(truth[c][0]+noise*r.NormFloat64()), float32(truth[c][1]+noise*r.NormFloat64()))
-			y = append(y, int32(c))
-		}
-		return x, y
-	}
-	gx, gy := sample(2000, 0.5)
-	right := featureStats(gx, gy, d, classes)
-	wrong := featureStats(gx, gy, d, classes)
-	wrong.means[0], wrong.means[1] = []float64{-1, 0}, []float64{1, 0} // classes swapped
-	x, y := sample(40, 0.5)
-	perm := r.Perm(len(y))
-	if b, err := f.betaCV(x, y, d, classes, wrong, perm, 0.5); err != nil || b != 1 {
-		t.Errorf("global means swapped: beta = %v (%v), want 1", b, err)
-	}
-	x, y = sample(8, 1.5)
-	if b, err := f.betaCV(x, y, d, classes, right, r.Perm(len(y)), 0.5); err != nil || b >= 1 {
-		t.Errorf("few noisy local samples, right global estimates: beta = %v (%v), want < 1", b, err)
-	}
-	if b, _ := f.betaCV(x, y, d, classes, nil, r.Perm(len(y)), 0.3); b != 0.3 {
-		t.Errorf("no global estimate: beta = %v, want the fallback 0.3", b)
 	}
 }
