@@ -4,11 +4,13 @@ BIN     := bin/fedpipe
 FMNIST  := /usr/share/datasets/fashion-mnist
 # Fuzz targets run this long each under `make fuzz` (and in CI).
 FUZZTIME ?= 10s
+# The manifests of published tables (the ones fedpipe reproduced checks).
+TABLE_MANIFESTS = $(sort $(wildcard manifests/fedobp-*.yaml manifests/fedselect-*.yaml manifests/dmpfl-*.yaml manifests/table1.yaml))
 # The S3 server the remote's tests start on 127.0.0.1 (artifacts/remote/s3test), built from
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build build-xla run smoke test vet fmt-check data versitygw bench bench-round fuzz clean
+.PHONY: all build build-xla run smoke test vet fmt-check data versitygw bench bench-round fuzz clean reproduce reproduced reproduced-page
 
 all: build
 
@@ -56,6 +58,21 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	CGO_ENABLED=1 $(GO) vet -tags xla ./model/... ./cmd/fedpipe/
+
+## reproduce: computes the missing paper-scale cells of the FMNIST table manifests, one cell at a
+## time at the lowest priority, seed 0 first; resumable; each finished cell is pushed (results
+## only) into reproduced/ (scripts/reproduce.sh says how to pick methods, seeds and manifests).
+reproduce: build data
+	scripts/reproduce.sh
+
+## reproduced: the published cells against the kept results in reproduced/, the summary line,
+## an audit of 2 rounds of one seeded kept cell, and a check that docs/reproduced.md is current.
+reproduced: build data
+	ci/reproduced.sh
+
+## reproduced-page: regenerates docs/reproduced.md from the kept results.
+reproduced-page: build data
+	./$(BIN) reproduced $(TABLE_MANIFESTS) --page docs/reproduced.md
 
 ## bench: CNN4 samples/s on our backend next to PyTorch (needs python3-torch for the ratio).
 bench: build

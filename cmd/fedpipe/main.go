@@ -152,6 +152,7 @@ type commonFlags struct {
 	lockTimeout time.Duration
 	set         []string
 	remote      remoteFlags
+	only        []string
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
@@ -170,6 +171,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	registerLimits(fs)
 	if cmd == "run" || cmd == "status" {
 		c.remote.register(fs, cmd)
+		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report: one cell of a table")
 	}
 }
 
@@ -200,6 +202,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	// so invalid input never writes anything.
 	loader := &data.Loader{DataDir: f.data}
 	g, backend, err := loadGraphSet(path, f.set, loader, f.backend)
+	if err == nil && len(f.only) > 0 {
+		g, err = pipeline.Only(g, f.only)
+	}
 	if err != nil {
 		return fail(err)
 	}

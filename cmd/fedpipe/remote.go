@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -107,6 +108,9 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	lockTimeout := fs.Duration("lock-timeout", 30*time.Second, "how long to wait for another fedpipe using the same store")
+	var sets []string
+	registerSet(fs, &sets)
+	only := fs.StringSlice("only", nil, "only the runs of these method labels (comma-separated) and the stages they need")
 	fs.Usage = func() {
 		what := "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries)."
 		if cmd == "pull" {
@@ -129,7 +133,10 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	var graphs []*pipeline.Graph
 	loader := &data.Loader{DataDir: *dataFlag}
 	for _, path := range fs.Args() {
-		g, _, err := loadGraph(path, loader, *backendFlag)
+		g, _, err := loadGraphSet(path, sets, loader, *backendFlag)
+		if err == nil && len(*only) > 0 {
+			g, err = pipeline.Only(g, *only)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
 			return exitInvalid
@@ -164,6 +171,9 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 			opt.Keep = resultOutput
 		}
 		rep, err = pipeline.Push(ctx, graphs, store, rem, opt)
+		if err == nil {
+			err = recordKept(rf.addr(), graphs, store)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
@@ -188,4 +198,30 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "; %d already in %s, %d %s (%s, remote %s, store %s)\n", rep.Present, where, rep.Missing, absent,
 		fmtSeconds(time.Since(start)), rem, dir)
 	return exitOK
+}
+
+// recordKept writes, for a push into a directory remote, the index of the stages the
+// store holds (pipeline.RecordKept), so that a later reader can tell a kept result that
+// is stale from one never computed. An S3 remote keeps no index.
+func recordKept(address string, graphs []*pipeline.Graph, store *artifacts.Store) error {
+	if strings.Contains(address, "://") && !strings.HasPrefix(address, "file:") {
+		return nil
+	}
+	dir, err := remote.ParseDir(address)
+	if err != nil {
+		return err
+	}
+	for _, g := range graphs {
+		for _, n := range g.Nodes {
+			if _, ok, err := store.ActionMeta(artifacts.Digest(n.Key)); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+			if err := pipeline.RecordKept(dir, g, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
