@@ -116,6 +116,7 @@ func (s *Store) Put(data []byte) (Digest, error) {
 		return Digest{}, err
 	}
 	d := Sum(data)
+	defer s.noteMapped(len(data))
 	if len(data) <= InlineMax {
 		if err := s.setIfDifferent(blobKey(d), encodeInline(data), d); err != nil {
 			return Digest{}, fmt.Errorf("artifacts: put blob %s: %w", d.Short(), err)
@@ -209,6 +210,7 @@ func (s *Store) setIfDifferent(key, val []byte, d Digest) error {
 func (s *Store) Get(d Digest) ([]byte, error) {
 	var out []byte
 	err := s.read(d, func(size int) { out = make([]byte, 0, size) }, func(p []byte) { out = append(out, p...) })
+	s.noteMapped(len(out))
 	if err != nil {
 		return nil, err
 	}

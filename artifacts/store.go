@@ -98,6 +98,8 @@ type Store struct {
 	// snapshot is the private copy OpenReader opened instead of dir ("" if none); Close
 	// removes it.
 	snapshot string
+	// mapped counts the bytes moved since the mapped pages were last released (mapped.go).
+	mapped mappedBytes
 }
 
 // DefaultDir returns the store directory to use: flag if non-empty, else
