@@ -153,12 +153,17 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loader, dir string, r *remote.Remote,
 	store *artifacts.Store) (verify.KeptManifest, *pipeline.Graph, error) {
 	km := verify.KeptManifest{File: path}
-	g, _, err := loadGraphSet(path, f.set, loader, f.backend)
-	var missing *data.MissingDataError
-	if errors.As(err, &missing) {
-		km.Skipped = "data not installed (" + missing.Dataset + ")"
-		return km, nil, nil
+	// A missing dataset is a reason to skip the manifest, not an error: find it before the
+	// graph is built (which reports it as an input error at dataset.path).
+	if m, err := manifest.LoadManifestOptions(path, manifest.Options{Overrides: f.set, Limits: manifestLimits}); err == nil {
+		var missing *data.MissingDataError
+		if _, err := loader.Describe(m.Dataset); errors.As(err, &missing) {
+			km.Name = m.Name
+			km.Skipped = "data not installed (" + missing.Dataset + ")"
+			return km, nil, nil
+		}
 	}
+	g, _, err := loadGraphSet(path, f.set, loader, f.backend)
 	if err != nil {
 		return km, nil, err
 	}

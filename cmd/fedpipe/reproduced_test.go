@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// reproducedOut is what `fedpipe reproduced --json` prints.
+type reproducedOut struct {
+	Manifests []struct {
+		Skipped string `json:"skipped"`
+		Cells   []struct {
+			Method   string `json:"method"`
+			Verdict  string `json:"verdict"`
+			Seeds    int    `json:"seeds"`
+			SeedsOf  int    `json:"seeds_of"`
+			StaleWhy string `json:"stale_why"`
+		} `json:"cells"`
+	} `json:"manifests"`
+	Summary string `json:"summary"`
+}
+
+// Kept results: a cell computed for one of two seeds and pushed results-only into a
+// directory is reproduced over that seed, the other cell not computed; the page is
+// written and checked; an audit recomputes the kept train stage's first rounds; a
+// change of settings makes the kept cell stale (saying what changed); a cell outside its
+// tolerance differs (exit 3); a manifest whose data is missing is listed as not checked.
+func TestReproducedAgainstKeptResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	dir := t.TempDir()
+	body := strings.Replace(tinyManifest, "seeds: [0]", "seeds: [0, 1]", 1) +
+		"expect:\n  - {method: fedavg, metric: final_pooled, published: 50, tolerance: 1000}\n" +
+		"  - {method: local, metric: final_pooled, published: 50, tolerance: 1000}\n"
+	m := writeManifest(t, dir, body)
+	store, kept := filepath.Join(dir, "store"), filepath.Join(dir, "kept")
+	cell := []string{"-S", "seeds=[0]", "--only", "fedavg"}
+	if code, _, errOut := fedpipe(t, append([]string{"run", m, "--store", store, "-q"}, cell...)...); code != 0 {
+		t.Fatalf("run: %s", errOut)
+	}
+	if code, _, errOut := fedpipe(t, append([]string{"push", m, "--store", store, "--remote", kept, "--results-only"}, cell...)...); code != 0 {
+		t.Fatalf("push: %s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "cells", "tiny", "train%20fedavg%20seed=0.json")); err != nil {
+		t.Fatalf("the push wrote no index entry for the kept train stage: %v", err)
+	}
+	check := func(args ...string) (int, reproducedOut, string) {
+		t.Helper()
+		code, out, errOut := fedpipe(t, append([]string{"reproduced", m, "--kept", kept, "--json"}, args...)...)
+		var r reproducedOut
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("reproduced %v: exit %d, %v\n%s%s", args, code, err, out, errOut)
+		}
+		return code, r, errOut
+	}
+	code, r, errOut := check()
+	if code != 0 || len(r.Manifests) != 1 || len(r.Manifests[0].Cells) != 2 {
+		t.Fatalf("exit %d, %+v\n%s", code, r, errOut)
+	}
+	fa, lo := r.Manifests[0].Cells[0], r.Manifests[0].Cells[1]
+	if fa.Verdict != "pass" || fa.Seeds != 1 || fa.SeedsOf != 2 || lo.Verdict != "not computed" {
+		t.Errorf("cells %+v %+v: want fedavg reproduced over 1 of 2 seeds, local not computed", fa, lo)
+	}
+	if want := "1 of 2 published cells reproduced at paper scale (0 stale, 1 not computed)"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+
+	page := filepath.Join(dir, "reproduced.md")
+	if code, _, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--page", page); code != 0 {
+		t.Fatalf("--page: exit %d %s", code, errOut)
+	}
+	text, _ := os.ReadFile(page)
+	if !strings.Contains(string(text), "| fedavg |") || !strings.Contains(string(text), "reproduced") || !strings.Contains(string(text), "seed 0: ") {
+		t.Errorf("page lacks the fedavg row or its provenance:\n%s", text)
+	}
+	if code, _, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--check", page); code != 0 {
+		t.Errorf("--check of a current page: exit %d %s", code, errOut)
+	}
+	os.WriteFile(page, append(text, '\n'), 0o644)
+	if code, _, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--check", page); code != exitFailure || !strings.Contains(errOut, "out of date") {
+		t.Errorf("--check of an edited page: exit %d %s, want 1 and out of date", code, errOut)
+	}
+
+	code, out, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--audit", "2")
+	if code != 0 || !strings.Contains(out, "1 reproduce their fingerprints") {
+		t.Errorf("audit: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, r, _ = check("-S", "train.lr=0.07")
+	if fa := r.Manifests[0].Cells[0]; code != 0 || fa.Verdict != "stale" || !strings.Contains(fa.StaleWhy, "lr") {
+		t.Errorf("after a change of lr: exit %d, fedavg %+v; want stale naming lr", code, fa)
+	}
+
+	// The same kept results against a published number they are far from: differs, exit 3.
+	// (Same manifest name and stages, so the same kept entries serve it.)
+	os.Mkdir(filepath.Join(dir, "strict"), 0o755)
+	strict := writeManifest(t, filepath.Join(dir, "strict"), strings.Replace(body, "published: 50, tolerance: 1000}", "published: 150, tolerance: 1}", 1))
+	code, out, _ = fedpipe(t, "reproduced", strict, "--kept", kept)
+	if code != exitMismatch || !strings.Contains(out, "differs") || !strings.Contains(out, "1 differ") {
+		t.Errorf("a kept cell far from the published number: exit %d\n%s", code, out)
+	}
+
+	// A manifest whose data is not installed is listed, not an error.
+	os.Mkdir(filepath.Join(dir, "nodata"), 0o755)
+	nodata := writeManifest(t, filepath.Join(dir, "nodata"), "name: nodata\ndataset: {name: cifar10, path: "+filepath.Join(dir, "none")+"}\n"+
+		"partition: {scheme: dirichlet, clients: 4}\nmethods: [{name: fedavg}]\nexpect:\n  - {method: fedavg, metric: final_pooled, published: 50}\n")
+	code, out, errOut = fedpipe(t, "reproduced", nodata, "--kept", kept)
+	if code != 0 || !strings.Contains(out, "not checked (data not installed") {
+		t.Errorf("missing data: exit %d\n%s%s", code, out, errOut)
+	}
+}
