@@ -168,12 +168,7 @@ func (f *fedALA) adapt(l *train.Local, global, local, w tensor.List, first bool)
 	}
 	for e := 0; e < epochs; e++ {
 		for start := 0; start < m; start += l.BatchSize() {
-			var bx []float32
-			var by []int32
-			for _, i := range idx[start:min(start+l.BatchSize(), m)] {
-				bx = append(bx, l.TrainX()[i*size:(i+1)*size]...)
-				by = append(by, l.TrainY()[i])
-			}
+			bx, by := gatherBatch(l, idx[start:min(start+l.BatchSize(), m)], size)
 			b := len(by)
 			g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
 			if err != nil {
@@ -239,3 +234,15 @@ func (f *fedALA) Finish(st *train.State, uploads map[int]train.Upload, sizes map
 }
 
 func (f *fedALA) EvalModel(st *train.State, c int) tensor.List { return st.Personal[c] }
+
+// gatherBatch copies the training samples idx of l's client (size values each) into one
+// batch.
+func gatherBatch(l *train.Local, idx []int, size int) ([]float32, []int32) {
+	bx := make([]float32, 0, len(idx)*size)
+	by := make([]int32, 0, len(idx))
+	for _, i := range idx {
+		bx = append(bx, l.TrainX()[i*size:(i+1)*size]...)
+		by = append(by, l.TrainY()[i])
+	}
+	return bx, by
+}

@@ -171,12 +171,7 @@ func (a *alaFLBench) serve(l *train.Local, st *train.State, w int, stream string
 		for pass := 0; ; pass++ {
 			var last float32
 			for start := 0; start < m; start += l.BatchSize() {
-				var bx []float32
-				var by []int32
-				for _, i := range idx[start:min(start+l.BatchSize(), m)] {
-					bx = append(bx, l.TrainX()[i*size:(i+1)*size]...)
-					by = append(by, l.TrainY()[i])
-				}
+				bx, by := gatherBatch(l, idx[start:min(start+l.BatchSize(), m)], size)
 				g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, len(by)*d), make([]float32, len(by)), 0)
 				if err != nil {
 					return nil, err

@@ -214,12 +214,7 @@ func (f *flute) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 		}
 		opt.step("", theta, g, head, 1)
 		setStats(theta, l.Model().BatchStats())
-		for _, v := range theta[wi].Data {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)
-			}
-		}
-		return nil
+		return headFinite(theta[wi].Data, e)
 	})
 	if err != nil {
 		return train.Upload{}, err
@@ -290,4 +285,14 @@ func (f *flute) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
 		}
 	}
 	return 4 * body, 4 * body
+}
+
+// headFinite fails when head training produced a NaN or an infinity in epoch e (0-based).
+func headFinite(w []float32, e int) error {
+	for _, v := range w {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)
+		}
+	}
+	return nil
 }

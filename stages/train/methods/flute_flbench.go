@@ -1,7 +1,6 @@
 package methods
 
 import (
-	"fmt"
 	"math"
 	"sort"
 
@@ -74,12 +73,7 @@ func (f fluteFLBench) train(l *train.Local, st *train.State, c int) (train.Uploa
 			gw[i] += float32(f.lambda1*reg[i] + 2*f.lambda2*w[i])
 		}
 		opt.step("", theta, g, head, 1)
-		for _, v := range theta[wi].Data {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("head training diverged (epoch %d): lower the learning rate", e+1)
-			}
-		}
-		return nil
+		return headFinite(theta[wi].Data, e)
 	})
 	if err != nil {
 		return train.Upload{}, err
