@@ -159,3 +159,16 @@ func TestAudit(t *testing.T) {
 		t.Errorf("--audit-sample without --audit: exit %d", code)
 	}
 }
+
+// A run whose partition is drawn with partition.seed (held across training seeds) is
+// audited on that partition: drawing it with the training seed, as the audit first did,
+// recomputed other clients and failed an honest result at round 1.
+func TestAuditUsesThePartitionSeed(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	m := writeManifest(t, dir, strings.Replace(tinyManifest, "partition: {scheme: natural}", "partition: {scheme: natural, seed: 42}", 1))
+	runJSON(t, "run", m, "--store", store)
+	if a := auditJSON(t, 0, "verify", m, "--store", store, "--audit", "2"); a.Audited != 2 || a.Passed != 2 {
+		t.Errorf("honest audit with partition.seed: %+v", a)
+	}
+}
