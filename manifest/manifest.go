@@ -289,6 +289,11 @@ type Expectation struct {
 	Tolerance   float64 `yaml:"tolerance" check:"ge0"`
 	Source      string  `yaml:"source"`
 	Note        string  `yaml:"note"`
+	// Deviation records a known difference between fedpipe's measurement and the
+	// published number (what is known of its cause, and what was measured, with the
+	// command): a cell outside the tolerance is then reported "differs (known: …)" and
+	// does not fail verify or CI; it never counts as reproduced.
+	Deviation string `yaml:"deviation"`
 	// Shift, when set, compares with the shift stage's summary instead of the evaluate
 	// stage's: the row of that kind ("degree", "label", a corruption name, or
 	// "cifar10c:<name>" for a real CIFAR-10-C corruption) at Level (the

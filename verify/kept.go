@@ -40,6 +40,8 @@ type KeptManifest struct {
 // KeptCounts tallies the cells of checked manifests by kept-results verdict.
 type KeptCounts struct {
 	Cells, Reproduced, Differs, Stale, Missing int
+	// Known counts the cells that differ with a recorded deviation (not in Differs).
+	Known int
 }
 
 // Count tallies ms.
@@ -52,7 +54,11 @@ func Count(ms []KeptManifest) KeptCounts {
 			case Pass:
 				k.Reproduced++
 			case Fail:
-				k.Differs++
+				if c.Known != "" {
+					k.Known++
+				} else {
+					k.Differs++
+				}
 			case Stale:
 				k.Stale++
 			default:
@@ -66,6 +72,9 @@ func Count(ms []KeptManifest) KeptCounts {
 // Line is the one-line summary CI prints.
 func (k KeptCounts) Line() string {
 	s := fmt.Sprintf("%d of %d published cells reproduced at paper scale (%d stale, %d not computed", k.Reproduced, k.Cells, k.Stale, k.Missing)
+	if k.Known > 0 {
+		s += fmt.Sprintf(", %d differ with a known deviation", k.Known)
+	}
 	if k.Differs > 0 {
 		s += fmt.Sprintf(", %d differ", k.Differs)
 	}
@@ -99,6 +108,9 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 			verdict := KeptWord(c.Verdict)
 			if c.Verdict == Stale && c.StaleWhy != "" {
 				verdict += ": " + c.StaleWhy
+			}
+			if c.Known != "" {
+				verdict += " (known deviation: " + c.Known + ")"
 			}
 			how := "—"
 			if i < len(m.Provenance) && len(m.Provenance[i]) > 0 {

@@ -59,6 +59,9 @@ type Cell struct {
 	SeedsOf int     `json:"seeds_of,omitempty"`
 	Diff    float64 `json:"diff"`
 	Verdict string  `json:"verdict"`
+	// Known is the expectation's recorded deviation, set on a failing cell that has one:
+	// the difference is known, so the cell does not fail the command.
+	Known string `json:"known_deviation,omitempty"`
 	// StaleWhy says, for a stale cell (or a measured one some of whose seeds are stale),
 	// what changed since the kept result was made.
 	StaleWhy string `json:"stale_why,omitempty"`
@@ -294,6 +297,9 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 					c.Verdict = Pass
 				}
 			}
+			if c.Verdict == Fail {
+				c.Known = e.Deviation
+			}
 			cells = append(cells, c)
 		}
 	}
@@ -359,7 +365,11 @@ func (c Cell) Row() []string {
 	if c.Shift != "" {
 		cell = strings.TrimSpace(fmt.Sprintf("%s [%s %v]", c.Config, c.Shift, c.Level))
 	}
-	return []string{c.Method, cell, c.Metric, expected, meas, diff, c.Verdict}
+	verdict := c.Verdict
+	if c.Known != "" {
+		verdict += " (known deviation)"
+	}
+	return []string{c.Method, cell, c.Metric, expected, meas, diff, verdict}
 }
 
 // shiftValue reads the expectation's row from a shift summary table, in percent.

@@ -109,6 +109,9 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 			for _, c := range m.Cells {
 				row := c.Row()
 				row[6] = verify.KeptWord(c.Verdict)
+				if c.Known != "" {
+					row[6] += " (known deviation)"
+				}
 				if c.StaleWhy != "" {
 					row[6] += " (" + c.StaleWhy + ")"
 				}
