@@ -63,7 +63,16 @@ for seed in $SEEDS; do
 				[ "$rc" -eq 130 ] && exit 130
 				continue
 			fi
-			"$FEDPIPE" push "$m" "${cell[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only | tee -a "$LOG"
+			# Push the finished cell; retried, since the store was once refused right after the
+			# run closed it (Badger: "Open existing file ... Create a new file").
+			for try in 1 2 3; do
+				if "$FEDPIPE" push "$m" "${cell[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only >>"$LOG" 2>&1; then
+					echo "reproduce: kept $m $label seed $seed" | tee -a "$LOG"
+					break
+				fi
+				echo "reproduce: push of $m $label seed $seed failed (try $try; see $LOG)" | tee -a "$LOG"
+				sleep 10
+			done
 		done
 	done
 done
