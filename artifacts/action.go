@@ -76,23 +76,11 @@ func (s *Store) PutAction(key Digest, a Action) error {
 // through Options.Logf unless the record was simply absent. err is non-nil
 // only for I/O failures of the store itself.
 func (s *Store) GetAction(key Digest) (a Action, ok bool, err error) {
-	var raw []byte
-	err = s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(actionKey(key))
-		if err != nil {
-			return err
-		}
-		raw, err = item.ValueCopy(nil)
-		return err
-	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return Action{}, false, nil
+	rec, found, readable, err := s.readAction(key)
+	if err != nil || !found {
+		return Action{}, false, err
 	}
-	if err != nil {
-		return Action{}, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
-	}
-	var rec actionRecord
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != actionVersion || rec.Outputs == nil {
+	if !readable || rec.Outputs == nil {
 		s.logf("artifacts: action %s has an unreadable record; treating it as a miss", key)
 		return Action{}, false, nil
 	}
@@ -113,6 +101,16 @@ func (s *Store) GetAction(key Digest) (a Action, ok bool, err error) {
 // outputs (GetAction reads and re-hashes every one): for describing a result (its
 // provenance), never for using it. ok is false when no readable record exists.
 func (s *Store) ActionMeta(key Digest) (meta map[string]string, ok bool, err error) {
+	rec, found, readable, err := s.readAction(key)
+	if err != nil || !found || !readable {
+		return nil, false, err
+	}
+	return rec.Meta, true, nil
+}
+
+// readAction reads and decodes the record under key: found is false when there is none,
+// readable false when it does not decode as this version's record; err is an I/O failure.
+func (s *Store) readAction(key Digest) (rec actionRecord, found, readable bool, err error) {
 	var raw []byte
 	err = s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(actionKey(key))
@@ -123,16 +121,15 @@ func (s *Store) ActionMeta(key Digest) (meta map[string]string, ok bool, err err
 		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
+		return rec, false, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
+		return rec, false, false, fmt.Errorf("artifacts: get action %s: %w", key.Short(), err)
 	}
-	var rec actionRecord
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != actionVersion {
-		return nil, false, nil
+		return actionRecord{}, true, false, nil
 	}
-	return rec.Meta, true, nil
+	return rec, true, true, nil
 }
 
 func sortedNames(m map[string]Digest) []string {
