@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 )
 
 // A kept-results directory (a directory remote whose results are kept beside the
@@ -36,34 +38,14 @@ func keptPath(dir, manifest, name string) string {
 }
 
 // RecordKept writes the index entry of stage n of g into the kept-results directory dir
-// (written to a temporary name, synced and renamed, so a reader never sees half of it).
+// (as the directory remote writes its objects: a reader never sees half of it).
 func RecordKept(dir string, g *Graph, n *Node) error {
 	b, err := json.MarshalIndent(keptEntry{Manifest: g.Manifest.Name, Stage: n.Name, Key: n.Key.String(),
 		Description: json.RawMessage(n.desc)}, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := keptPath(dir, g.Manifest.Name, n.Name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, n.Name), append(b, '\n'))
 }
 
 // readKept reads stage name's index entry in dir (ok false if there is none).

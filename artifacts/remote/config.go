@@ -82,8 +82,8 @@ func ParseURL(s string) (bucket, prefix string, err error) {
 	return bucket, prefix, nil
 }
 
-// isDirAddress reports whether address names a directory: file:… or no scheme at all.
-func isDirAddress(address string) bool {
+// IsDirAddress reports whether address names a directory: file:… or no scheme at all.
+func IsDirAddress(address string) bool {
 	return strings.HasPrefix(address, "file:") || !strings.Contains(address, "://")
 }
 
@@ -152,7 +152,7 @@ func Resolve(address string, env func(string) string) (Config, error) {
 	if env == nil {
 		env = os.Getenv
 	}
-	if isDirAddress(address) {
+	if IsDirAddress(address) {
 		dir, err := ParseDir(address)
 		if err != nil {
 			return Config{}, err

@@ -106,18 +106,24 @@ func writeTemp(path string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(data)
+	err = writeSynced(f, data)
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// writeSynced writes data to f, fsyncs and closes it, returning the first error.
+func writeSynced(f *os.File, data []byte) error {
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return err
 }
 
 // syncDir fsyncs a directory, so that names created or renamed in it are durable.
@@ -135,7 +141,14 @@ func syncDir(dir string) error {
 }
 
 func (d *dirObjects) put(_ context.Context, name string, data []byte, _ string) error {
-	path := d.path(name)
+	return WriteFileAtomic(d.path(name), data)
+}
+
+// WriteFileAtomic writes data to path as a directory remote writes an object, safe on a
+// shared filesystem: a temporary file beside it, fsynced, renamed over path, then the
+// folder fsynced; a reader sees the old file or the whole new one. The folder is created
+// if needed.
+func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := writeTemp(path, data)
 	if err != nil {
 		return err
@@ -181,13 +194,7 @@ func createExclusive(path string, data []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = writeSynced(f, data)
 	if err != nil {
 		return true, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -204,7 +203,7 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 // store holds (pipeline.RecordKept), so that a later reader can tell a kept result that
 // is stale from one never computed. An S3 remote keeps no index.
 func recordKept(address string, graphs []*pipeline.Graph, store *artifacts.Store) error {
-	if strings.Contains(address, "://") && !strings.HasPrefix(address, "file:") {
+	if !remote.IsDirAddress(address) {
 		return nil
 	}
 	dir, err := remote.ParseDir(address)
