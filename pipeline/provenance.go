@@ -143,3 +143,22 @@ var cpuModel = sync.OnceValue(func() string {
 // CPUModel is the machine's processor model name as /proc/cpuinfo gives it, or the
 // architecture (runtime.GOARCH) where it cannot be read.
 func CPUModel() string { return cpuModel() }
+
+// ShortCommit is the commit cut to its first 12 characters, as tables show it.
+func (p Provenance) ShortCommit() string { return p.Commit[:min(len(p.Commit), 12)] }
+
+// ThreadsText is Threads as text, "" when not recorded.
+func (p Provenance) ThreadsText() string {
+	if p.Threads <= 0 {
+		return ""
+	}
+	return strconv.Itoa(p.Threads)
+}
+
+// PeakRSSMiB is the peak RSS in whole MiB as text, "" when not recorded.
+func (p Provenance) PeakRSSMiB() string {
+	if p.PeakRSS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", float64(p.PeakRSS)/(1<<20))
+}

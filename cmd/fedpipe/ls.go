@@ -321,17 +321,9 @@ func lsProvShort(p *pipeline.Provenance) []string {
 		}
 		return s
 	}
-	c := p.Commit
-	if len(c) > 12 {
-		c = c[:12]
-	}
 	rss := "-"
-	if p.PeakRSS > 0 {
-		rss = fmt.Sprintf("%.0f MiB", float64(p.PeakRSS)/(1<<20))
+	if m := p.PeakRSSMiB(); m != "" {
+		rss = m + " MiB"
 	}
-	threads := "-"
-	if p.Threads > 0 {
-		threads = strconv.Itoa(p.Threads)
-	}
-	return []string{dash(c), dash(p.Backend), threads, fmt.Sprintf("%.1f", p.Seconds), rss, dash(p.Date)}
+	return []string{dash(p.ShortCommit()), dash(p.Backend), dash(p.ThreadsText()), fmt.Sprintf("%.1f", p.Seconds), rss, dash(p.Date)}
 }

@@ -202,7 +202,7 @@ func provenanceLine(p *pipeline.Provenance) string {
 	}
 	var parts []string
 	if p.CPU != "" {
-		parts = append(parts, fmt.Sprintf("%s, %d threads", p.CPU, p.Threads))
+		parts = append(parts, p.CPU+", "+p.ThreadsText()+" threads")
 	}
 	if p.Backend != "" {
 		parts = append(parts, p.Backend)
@@ -210,14 +210,14 @@ func provenanceLine(p *pipeline.Provenance) string {
 	if p.Seconds > 0 {
 		parts = append(parts, (time.Duration(p.Seconds) * time.Second).Round(time.Minute).String())
 	}
-	if p.PeakRSS > 0 {
-		parts = append(parts, fmt.Sprintf("peak RSS %.2f GB", float64(p.PeakRSS)/1e9))
+	if m := p.PeakRSSMiB(); m != "" {
+		parts = append(parts, "peak RSS "+m+" MiB")
 	}
 	if p.Date != "" {
 		parts = append(parts, p.Date)
 	}
 	if p.Commit != "" {
-		parts = append(parts, "commit "+p.Commit[:min(len(p.Commit), 12)])
+		parts = append(parts, "commit "+p.ShortCommit())
 	}
 	if len(parts) == 0 {
 		return "no record"

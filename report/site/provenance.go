@@ -38,19 +38,8 @@ func provenanceGrid(rows []ProvenanceRow) grid {
 		return s
 	}
 	for _, r := range rows {
-		commit := r.Commit
-		if len(commit) > 12 {
-			commit = commit[:12]
-		}
-		threads, rss := "—", "—"
-		if r.Threads > 0 {
-			threads = strconv.Itoa(r.Threads)
-		}
-		if r.PeakRSS > 0 {
-			rss = fmt.Sprintf("%.0f", float64(r.PeakRSS)/(1<<20))
-		}
-		g.rows = append(g.rows, cells([]string{r.Config, strconv.FormatInt(r.Seed, 10), or(r.Version), or(commit), or(r.Backend), or(r.CPU),
-			threads, fmt.Sprintf("%.1f", r.Seconds), rss, or(r.Date)}))
+		g.rows = append(g.rows, cells([]string{r.Config, strconv.FormatInt(r.Seed, 10), or(r.Version), or(r.ShortCommit()), or(r.Backend), or(r.CPU),
+			or(r.ThreadsText()), fmt.Sprintf("%.1f", r.Seconds), or(r.PeakRSSMiB()), or(r.Date)}))
 	}
 	return g
 }
