@@ -24,6 +24,23 @@ func KeptWord(verdict string) string {
 	return verdict
 }
 
+// KeptVerdict is the kept-results verdict of c as the command and the page show it: the
+// word, why a stale cell is stale, and whether a differing cell's deviation is known (its
+// text too with detail).
+func KeptVerdict(c Cell, detail bool) string {
+	v := KeptWord(c.Verdict)
+	if c.StaleWhy != "" {
+		v += " (" + c.StaleWhy + ")"
+	}
+	switch {
+	case c.Known != "" && detail:
+		v += " (known deviation: " + c.Known + ")"
+	case c.Known != "":
+		v += " (known deviation)"
+	}
+	return v
+}
+
 // KeptManifest is one manifest's part of a kept-results check.
 type KeptManifest struct {
 	File string `json:"file"`
@@ -105,13 +122,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
 		for i, c := range m.Cells {
 			row := c.Row()
-			verdict := KeptWord(c.Verdict)
-			if c.Verdict == Stale && c.StaleWhy != "" {
-				verdict += ": " + c.StaleWhy
-			}
-			if c.Known != "" {
-				verdict += " (known deviation: " + c.Known + ")"
-			}
+			verdict := KeptVerdict(c, true)
 			how := "—"
 			if i < len(m.Provenance) && len(m.Provenance[i]) > 0 {
 				how = strings.Join(m.Provenance[i], "<br>")

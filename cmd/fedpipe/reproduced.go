@@ -98,7 +98,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	text := verify.KeptPage(ms, regenerate)
 	if f.json {
 		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
-			"differs": counts.Differs, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line()})
+			"differs": counts.Differs, "known_deviations": counts.Known, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line()})
 	} else {
 		for _, m := range ms {
 			if m.Skipped != "" {
@@ -108,13 +108,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\n%s\n", m.File)
 			for _, c := range m.Cells {
 				row := c.Row()
-				row[6] = verify.KeptWord(c.Verdict)
-				if c.Known != "" {
-					row[6] += " (known deviation)"
-				}
-				if c.StaleWhy != "" {
-					row[6] += " (" + c.StaleWhy + ")"
-				}
+				row[6] = verify.KeptVerdict(c, false)
 				fmt.Fprintf(stdout, "  %s\n", strings.Join(row, " | "))
 			}
 		}
