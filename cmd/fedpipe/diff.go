@@ -88,7 +88,7 @@ Flags:
 	}
 	fail := func(err error) int { return failure("fedpipe diff", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// While a run holds the store, a second run says at once whom it waits for; status and
-// verify answer from a snapshot without waiting.
+// While a run holds the store, a second run says at once whom it waits for; every
+// read-only command (status, verify, run --dry-run, ls, diff, show) answers from a snapshot
+// without waiting (given a short --lock-timeout, one that waited would fail).
 func TestReadersDoNotWaitForARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two processes")
@@ -46,14 +47,19 @@ func TestReadersDoNotWaitForARun(t *testing.T) {
 		t.Errorf("second run's message lacks %q:\n%s", want, msg)
 	}
 
-	for _, args := range [][]string{{"status", m}, {"verify", m}, {"run", m, "--dry-run"}} {
+	for _, args := range [][]string{{"status", m}, {"verify", m}, {"run", m, "--dry-run"},
+		{"ls", m}, {"diff", m}, {"show", m, "--manifest"}} {
 		start := time.Now()
-		code, out, errs := fedpipe(t, append(args, "--store", store)...)
+		code, out, errs := fedpipe(t, append(args, "--store", store, "--lock-timeout", "2s")...)
 		if took := time.Since(start); took > 15*time.Second {
 			t.Errorf("%s took %v: it waited for the run", args[0], took)
 		}
-		if wantCode := map[string]int{"verify": 3}[args[0]]; code != wantCode {
-			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, wantCode, out, errs)
+		// The run records its manifest when it ends, so diff and show find none yet (exit 1).
+		if wantCode := map[string]int{"verify": 3, "diff": 1, "show": 1}[args[0]]; code != wantCode || strings.Contains(errs, "gave up") {
+			t.Errorf("%v: exit %d, want %d from a snapshot\n%s%s", args, code, wantCode, out, errs)
+		}
+		if want := map[string]string{"diff": "no run of this manifest recorded", "show": "no results recorded"}[args[0]]; !strings.Contains(errs, want) {
+			t.Errorf("%v: stderr lacks %q:\n%s", args, want, errs)
 		}
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".fedpipe-snapshot-*")); len(left) > 0 {

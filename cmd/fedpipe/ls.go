@@ -80,7 +80,7 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 		}
 		graphs = append(graphs, g)
 	}
-	store, err := artifacts.Open(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}
