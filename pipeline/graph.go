@@ -56,6 +56,10 @@ type BuildOptions struct {
 	// Its errors should name the paths searched and how to get the files. Needed only
 	// when a manifest lists shift.cifar10c.
 	CIFAR10C func(manifest.ShiftSpec, manifest.DatasetSpec) (string, error)
+	// CheckInit checks a run's model.init file against the run's model on the described
+	// data (train.CheckInit), so a file that does not fit is refused with the manifest,
+	// before any store exists. Nil skips the check; Build calls it once per file and model.
+	CheckInit func(*manifest.Run, *manifest.DataDesc) error
 }
 
 // Build expands the manifest and returns its stage graph with every key computed.
@@ -87,6 +91,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 	descs := map[string]*manifest.DataDesc{}
 	c10c := map[string]string{}  // dataset key → digest of the CIFAR-10-C files
 	inits := map[string]string{} // model.init path → digest
+	checked := map[string]bool{} // model.init path and model checked by opt.CheckInit
 	var evals, shifts []*Node
 	var reportRuns []*manifest.Run
 	for i := range runs {
@@ -119,6 +124,9 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 				return nil, m.ErrAt("model.init", "cannot read the initial weights: %v (give the path of a safetensors file, relative to the working directory)", err)
 			}
 			inits[r.Model.Init] = initDigest
+		}
+		if err := checkInit(m, opt, r, d, checked); err != nil {
+			return nil, err
 		}
 		train, err := add(&Node{Kind: manifest.KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
 			Backend: opt.Backend,
@@ -176,6 +184,29 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// checkInit runs opt.CheckInit on r's model.init file once per file and model (the
+// model's key fields and data shape), and names the manifest's model.init in its error.
+func checkInit(m *manifest.Manifest, opt BuildOptions, r *manifest.Run, d *manifest.DataDesc, checked map[string]bool) error {
+	if opt.CheckInit == nil || r.Model.Init == "" {
+		return nil
+	}
+	k := fmt.Sprintf("%s\x00%#v\x00%v\x00%d", r.Model.Init, r.Model, d.Shape, d.Classes)
+	if checked[k] {
+		return nil
+	}
+	if err := opt.CheckInit(r, d); err != nil {
+		if !manifest.IsInvalid(err) {
+			return err
+		}
+		// The loader's message already says "invalid input: model.init: "; ErrAt says
+		// where and which field.
+		msg := strings.TrimPrefix(err.Error(), manifest.ErrInvalid.Error()+": ")
+		return m.ErrAt("model.init", "%s", strings.TrimPrefix(msg, "model.init: "))
+	}
+	checked[k] = true
+	return nil
 }
 
 // shiftOf returns the shift stage planned with eval's run, or nil.

@@ -22,6 +22,7 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // Exit codes.
@@ -384,6 +385,7 @@ func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag s
 	if err != nil {
 		return nil, "", &manifest.InputError{File: "--backend", Msg: err.Error()}
 	}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: model.BackendID(backend)})
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
+		CheckInit: train.CheckInit, Backend: model.BackendID(backend)})
 	return g, backend, err
 }
