@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Manifest is a parsed, validated experiment description. See README.md for the reference.
+// Manifest is a parsed, validated experiment description. See docs/manifests.md for the reference.
 type Manifest struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description"`

@@ -15,7 +15,7 @@ import (
 
 // InitialModel returns the run's initial global model: the seeded initialization of spec,
 // with model.init's tensors in place of it when set. The file is a safetensors file of F32
-// tensors with fedpipe's names and layouts (model.ModelSpec; the README shows the
+// tensors with fedpipe's names and layouts (model.ModelSpec; docs/methods.md shows the
 // conversion of torchvision's resnet18). Every parameter must be in the file with its
 // exact shape, except the classifier (classifier.*): when the file lacks it or its class
 // count differs (ImageNet's 1000 classes for OfficeHome's 65), it keeps the seeded
@@ -42,7 +42,7 @@ func applyInit(base, file tensor.List, path, arch string) (tensor.List, error) {
 	out := base.Clone()
 	for _, t := range file {
 		if out.Find(t.Name) < 0 {
-			return nil, fmt.Errorf("%w: model.init: %s holds %q, which is not a parameter of %s (names are fedpipe's: see the README's model.init section)",
+			return nil, fmt.Errorf("%w: model.init: %s holds %q, which is not a parameter of %s (names are fedpipe's: see docs/methods.md, Initial weights)",
 				manifest.ErrInvalid, path, t.Name, arch)
 		}
 	}
