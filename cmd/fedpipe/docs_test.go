@@ -90,16 +90,50 @@ func docCommands(file, text string) []docCommand {
 	}
 	flush()
 	p := prose.String()
-	for _, m := range inlineCode.FindAllStringSubmatchIndex(p, -1) {
-		span := strings.Join(strings.Fields(p[m[4]:m[5]]), " ")
-		add(proseLine[m[0]], span)
+	for _, sp := range codeSpans(p) {
+		add(proseLine[sp[0]], strings.Join(strings.Fields(p[sp[0]:sp[1]]), " "))
 	}
 	return out
 }
 
-// inlineCode matches a markdown code span (backticks of one length on both sides; a span
-// may run over a line break).
-var inlineCode = regexp.MustCompile("(`+)([^`]+?)(`+)")
+// codeSpans returns the [start, end) offsets of the markdown code spans in text: a run of
+// n backticks opens one and the next run of exactly n closes it (a span may hold shorter
+// runs, as a span quoting a message with code in it does, and run over a line break).
+func codeSpans(text string) [][2]int {
+	var out [][2]int
+	run := func(i int) int { // length of the backtick run at i
+		j := i
+		for j < len(text) && text[j] == '`' {
+			j++
+		}
+		return j - i
+	}
+	for i := 0; i < len(text); {
+		if text[i] != '`' {
+			i++
+			continue
+		}
+		n := run(i)
+		start, closed := i+n, false
+		for j := start; j < len(text); {
+			if text[j] != '`' {
+				j++
+				continue
+			}
+			if m := run(j); m == n {
+				out = append(out, [2]int{start, j})
+				i, closed = j+m, true
+				break
+			} else {
+				j += m
+			}
+		}
+		if !closed {
+			i = start // an unmatched run is literal backticks
+		}
+	}
+	return out
+}
 
 // stripComment drops a shell comment: a `#` at the start or after a blank, outside quotes.
 func stripComment(l string) string {
@@ -149,6 +183,9 @@ func splitShell(s string) []string {
 // docFlag matches a flag token: --name (up to `=`) or -x, after a blank or one of `[(|`.
 var docFlag = regexp.MustCompile(`(?:^|[\s\[(|])(--?[A-Za-z][A-Za-z0-9-]*)`)
 
+// placeholder matches a subcommand written as a placeholder (COMMAND, …).
+var placeholder = regexp.MustCompile(`^[A-Z_.…]+$`)
+
 // helpFlag matches a flag in pflag's usage lines: "  -S, --set …" or "      --store …".
 var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-([A-Za-z]), )?--([A-Za-z0-9][A-Za-z0-9-]*)`)
 
@@ -192,7 +229,7 @@ func checkCommand(c docCommand, cache map[string]map[string]bool) error {
 		sub = "version"
 	case sub == "--help" || sub == "-h":
 		sub = "help"
-	case regexp.MustCompile(`^[A-Z_.…]+$`).MatchString(sub):
+	case placeholder.MatchString(sub):
 		return nil
 	}
 	flags, err := cliFlags(sub, cache)
@@ -303,7 +340,8 @@ func TestDocs(t *testing.T) {
 	t.Run("checker", func(t *testing.T) {
 		doc := "Run it:\n\n```sh\nfedpipe run m.yaml --store DIR \\\n  --bogus-flag 3   # no such flag\nfedpipe status m.yaml -S train.lr=0.1 && fedpipe nosuch m.yaml\n" +
 			"fedpipe run MANIFEST [--store DIR]\n            [--json | --not-a-flag]\n```\n\n" +
-			"Inline: `fedpipe ls m.yaml\n--csv --jsonl`, a [link](no-such-page.md) and one to [a heading](commands.md#no-such-heading).\n"
+			"Inline: `fedpipe ls m.yaml\n--csv --jsonl`, a [link](no-such-page.md) and one to [a heading](commands.md#no-such-heading).\n" +
+			"A quoted message: ``waiting for `fedpipe gc --no-such` to finish``; `fedpipe version --json`.\n"
 		cmds := docCommands("synthetic.md", doc)
 		var got []string
 		for _, c := range cmds {
@@ -317,7 +355,9 @@ func TestDocs(t *testing.T) {
 			"7: fedpipe run has no flag --not-a-flag",
 			"11: fedpipe ls has no flag --jsonl",
 		}
-		if len(got) != len(want) {
+		// The double-backtick span is a quoted message, one span: the code inside it is
+		// not a command line, and the span after it is.
+		if len(cmds) != 6 || len(got) != len(want) {
 			t.Fatalf("%d commands, errors:\n%s\nwant:\n%s", len(cmds), strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		for i := range want {
