@@ -86,7 +86,16 @@ type Options struct {
 	// Badger's own warnings and errors. Badger's info and debug output is
 	// dropped. Logf must be safe for concurrent use.
 	Logf func(format string, args ...any)
+
+	// CloseTimeout bounds how long Close waits for Badger to flush and close. Zero means
+	// DefaultCloseTimeout. Badger retries a failed flush forever (a store whose directory
+	// was removed under it, a lost disk); the bound lets the process end anyway.
+	CloseTimeout time.Duration
 }
+
+// DefaultCloseTimeout is Close's bound when Options.CloseTimeout is zero: well inside the
+// 30 s a batch system (SLURM's default KillWait) gives a stopped job before SIGKILL.
+const DefaultCloseTimeout = 20 * time.Second
 
 // A Store is an open content store and action cache. Close it when done; it
 // holds the directory's lock until then.
@@ -100,6 +109,8 @@ type Store struct {
 	snapshot string
 	// mapped counts the bytes moved since the mapped pages were last released (mapped.go).
 	mapped mappedBytes
+	// closeTimeout is Options.CloseTimeout, defaulted.
+	closeTimeout time.Duration
 }
 
 // DefaultDir returns the store directory to use: flag if non-empty, else
@@ -148,7 +159,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("artifacts: open store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, db: db, lock: lock, logf: logf}
+	s := &Store{dir: dir, db: db, lock: lock, logf: logf, closeTimeout: opt.CloseTimeout}
 	if err := s.checkFormat(); err != nil {
 		s.Close()
 		return nil, err
@@ -299,7 +310,7 @@ func (s *Store) Dir() string { return s.dir }
 // Close flushes and closes the database and releases the directory lock. No
 // other method may be called during or after Close.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	err := s.closeDB()
 	if s.lock != nil {
 		unlock(s.lock)
 		s.lock.Close()
@@ -313,6 +324,26 @@ func (s *Store) Close() error {
 		return fmt.Errorf("artifacts: close store %s: %w", s.dir, err)
 	}
 	return nil
+}
+
+// closeDB closes Badger, giving up after the close timeout: what was committed before is
+// in Badger's log, which the next Open replays.
+func (s *Store) closeDB() error {
+	timeout := s.closeTimeout
+	if timeout <= 0 {
+		timeout = DefaultCloseTimeout
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("gave up after %v: Badger could not finish writing its tables (was the store's directory removed, or its disk lost?); "+
+			"what was written before is in its log, which the next run replays", timeout)
+	}
 }
 
 // update runs fn in a read-write transaction, retrying when Badger reports a

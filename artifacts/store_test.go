@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -665,5 +666,35 @@ func TestActionMeta(t *testing.T) {
 	}
 	if m, ok, err := s.ActionMeta(key); !ok || err != nil || !reflect.DeepEqual(m, meta) {
 		t.Errorf("ActionMeta = %v, %v, %v; want %v", m, ok, err, meta)
+	}
+}
+
+// A store whose directory is removed while it is open (a job script cleaning up under a
+// process still closing it): Badger retries its flush forever, but Close gives up after
+// CloseTimeout and says why, so the process can end.
+func TestCloseIsBoundedWhenTheDirectoryIsGone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{CloseTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, err := s.Put([]byte(fmt.Sprintf("blob %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Close of a store whose directory was removed reported no error")
+		}
+		t.Logf("Close: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return within a minute of its 1 s timeout")
 	}
 }

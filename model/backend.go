@@ -191,3 +191,16 @@ func SingleThreaded(backend string) (string, bool) {
 	}
 	return name + ":" + strings.Join(append(keep, "threads=1"), ","), true
 }
+
+// CheckBackendName reports whether config names a backend this package knows (its name
+// before any ':'), without looking for plugins or parsing options: what a machine that
+// only writes a job script for other machines can check (`fedpipe slurm --backend`).
+func CheckBackendName(config string) error {
+	switch name, _, _ := strings.Cut(config, ":"); name {
+	case fastcpu.Name, cpubackend.Name, xlaName:
+		return nil
+	default:
+		return fmt.Errorf("unknown backend %q: use %q (default), %q (the reference) or \"xla:<plugin name or absolute .so path>\"",
+			config, CPUBackend, OracleBackend)
+	}
+}

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -176,7 +173,7 @@ func runAudit(g *pipeline.Graph, store *artifacts.Store, loader *data.Loader, ba
 	}
 	kept := len(nodes)
 	nodes = sampleNodes(nodes, o.sample, o.seed)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	var cells []auditCell
 	counts := map[string]int{}

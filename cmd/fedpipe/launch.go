@@ -35,6 +35,11 @@ type launchFlags struct {
 	fedpipe   string
 	timeLimit string
 	partition string
+	account   string
+	gres      string
+	setup     []string
+	output    string
+	backend   string
 }
 
 // quantity is a Kubernetes resource quantity as the flags accept it (2, 500m, 4Gi, 1.5G).
@@ -79,6 +84,11 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&f.fedpipe, "fedpipe", "fedpipe", "the fedpipe binary as the compute nodes see it")
 		fs.StringVar(&f.timeLimit, "time", "24:00:00", "time limit per worker (#SBATCH --time)")
 		fs.StringVar(&f.partition, "partition", "", "SLURM partition (#SBATCH --partition)")
+		fs.StringVar(&f.account, "account", "", "account the job is charged to (#SBATCH --account)")
+		fs.StringVar(&f.gres, "gres", "", "generic resources per task, e.g. gpu:1 or gpu:a100:1 for XLA workers (#SBATCH --gres); pair with --backend")
+		fs.StringArrayVar(&f.setup, "setup", nil, "a shell line each task runs before fedpipe, e.g. 'module load cuda/12.4' or 'source ~/venv/bin/activate' (repeatable, in order)")
+		fs.StringVar(&f.output, "output", "", "path of each task's log, with sbatch's patterns (#SBATCH --output; default <job name>-%A_%a.out in the submission directory)")
+		fs.StringVar(&f.backend, "backend", "", "GoMLX backend the workers train with, e.g. xla:cuda (passed as --backend; default the workers' $GOMLX_BACKEND, else the CPU backend)")
 	}
 	fs.Usage = func() {
 		what := "Prints a Kubernetes ConfigMap (the manifest) and an Indexed Job of --workers pods, each running\n`fedpipe run MANIFEST --remote URL --worker`. Apply with: fedpipe k8s … | kubectl apply -f -"
@@ -123,6 +133,11 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	if !quantity.MatchString(f.cpu) || !quantity.MatchString(f.memory) {
 		return bad("--cpu %q / --memory %q: want quantities such as 2, 500m, 4Gi", f.cpu, f.memory)
+	}
+	if cmd == "slurm" {
+		if err := checkSlurmFlags(f); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if f.leaseTTL < time.Second {
 		return bad("--lease-ttl must be at least 1s")
@@ -170,6 +185,9 @@ func workerArgs(f launchFlags, manifest, store, index string) []string {
 	}
 	if f.dataDir != "" {
 		args = append(args, "--data", f.dataDir)
+	}
+	if f.backend != "" {
+		args = append(args, "--backend", f.backend)
 	}
 	return args
 }
@@ -283,54 +301,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// slurmMem converts a Kubernetes-style memory quantity to sbatch's --mem (M, G units).
-func slurmMem(q string) string {
-	for _, u := range []struct{ k8s, slurm string }{{"Ki", "K"}, {"Mi", "M"}, {"Gi", "G"}, {"Ti", "T"}} {
-		if strings.HasSuffix(q, u.k8s) {
-			return strings.TrimSuffix(q, u.k8s) + u.slurm
-		}
-	}
-	return q
-}
-
-// slurmScript returns an sbatch script for a job array of f.workers fedpipe workers.
-func slurmScript(f launchFlags, name, manifest string) string {
-	var b strings.Builder
-	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	line("#!/bin/bash")
-	line("#SBATCH --job-name=%s", name)
-	line("#SBATCH --array=0-%d", f.workers-1)
-	line("#SBATCH --ntasks=1")
-	line("#SBATCH --cpus-per-task=%s", f.cpu)
-	line("#SBATCH --mem=%s", slurmMem(f.memory))
-	line("#SBATCH --time=%s", f.timeLimit)
-	line("#SBATCH --output=%s-%%A_%%a.out", name)
-	if f.partition != "" {
-		line("#SBATCH --partition=%s", f.partition)
-	}
-	line("#")
-	line("# fedpipe sweep: %s on %d workers sharing %s.", filepath.Base(manifest), f.workers, f.remote)
-	line("# Submit with `sbatch`; the job inherits the submitting shell's environment, so export")
-	line("# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL, AWS_REGION) there, or")
-	line("# keep them in ~/.aws/credentials. No credential is written into this script.")
-	line("set -euo pipefail")
-	line(`export CI=true  # plain per-stage log lines`)
-	line(`store="${TMPDIR:-/tmp}/fedpipe-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}"`)
-	line(`trap 'rm -rf "$store"' EXIT`)
-	args := workerArgs(f, manifest, "STORE", "INDEX")
-	quoted := []string{shellQuote(f.fedpipe)}
-	for _, a := range args {
-		switch {
-		case a == "STORE":
-			quoted = append(quoted, `"$store"`)
-		case strings.HasPrefix(a, "INDEX/"):
-			quoted = append(quoted, `"${SLURM_ARRAY_TASK_ID}`+strings.TrimPrefix(a, "INDEX")+`"`)
-		default:
-			quoted = append(quoted, shellQuote(a))
-		}
-	}
-	line("%s", strings.Join(quoted, " "))
-	return b.String()
 }

@@ -154,7 +154,9 @@ func TestSlurmScriptParses(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "launch-secret-value")
 	m := writeManifest(t, t.TempDir(), launchManifest)
 	code, out, errOut := fedpipe(t, "slurm", m, "--remote", "s3://lab-cache/sweeps", "--workers", "5",
-		"--cpu", "4", "--memory", "8Gi", "--time", "02:00:00", "--partition", "cpu", "--fedpipe", "/opt/fedpipe/bin/fedpipe")
+		"--cpu", "4", "--memory", "8Gi", "--time", "02:00:00", "--partition", "cpu", "--fedpipe", "/opt/fedpipe/bin/fedpipe",
+		"--account", "lab-42", "--gres", "gpu:a100:1", "--backend", "xla:cuda", "--output", "/scratch/logs/%x-%A_%a.log",
+		"--setup", "module load cuda/12.4", "--setup", "source ~/venvs/fp/bin/activate")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -163,15 +165,22 @@ func TestSlurmScriptParses(t *testing.T) {
 	}
 	opts := sbatchOptions(t, out)
 	want := map[string]string{"job-name": "fedpipe-launch-sweep-1", "array": "0-4", "cpus-per-task": "4", "mem": "8G",
-		"time": "02:00:00", "partition": "cpu", "ntasks": "1", "output": "fedpipe-launch-sweep-1-%A_%a.out"}
+		"time": "02:00:00", "partition": "cpu", "ntasks": "1", "output": "/scratch/logs/%x-%A_%a.log",
+		"account": "lab-42", "gres": "gpu:a100:1"}
 	for k, v := range want {
 		if opts[k] != v {
 			t.Errorf("#SBATCH --%s = %q, want %q", k, opts[k], v)
 		}
 	}
 	abs, _ := filepath.Abs(m)
-	if !strings.Contains(out, "/opt/fedpipe/bin/fedpipe run "+abs+" --remote s3://lab-cache/sweeps --store \"$store\" --lease-ttl 1m0s --worker\n") {
+	if !strings.Contains(out, "/opt/fedpipe/bin/fedpipe run "+abs+" --remote s3://lab-cache/sweeps --store \"$store\" --lease-ttl 1m0s --worker --backend xla:cuda &\n") {
 		t.Errorf("worker command missing:\n%s", out)
+	}
+	// The setup lines run in order, before fedpipe, and a failing one ends the task.
+	setup := strings.Index(out, "set -e ")
+	cuda, venv := strings.Index(out, "\nmodule load cuda/12.4\n"), strings.Index(out, "\nsource ~/venvs/fp/bin/activate\n")
+	if setup < 0 || cuda < setup || venv < cuda || venv > strings.Index(out, "/opt/fedpipe/bin/fedpipe run") {
+		t.Errorf("setup lines missing or out of order:\n%s", out)
 	}
 	if bash, err := exec.LookPath("bash"); err == nil {
 		p := filepath.Join(t.TempDir(), "sweep.sh")
@@ -204,10 +213,24 @@ func TestLaunchersRejectBadFlags(t *testing.T) {
 		{"k8s", m, "--image", "i", "--remote", "file:///srv/cache", "--workers", "2"},                  // pods share no directory
 		{"slurm", m, "--remote", "file://host/srv/cache", "--workers", "2"},                            // a file URL with a host
 		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--memory", "lots"},                   // bad quantity
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--cpu", "500m"},                      // SLURM: whole CPUs
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--time", "2 hours"},                  // not sbatch's format
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--time", "1:2:3:4"},                  // too many fields
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--partition", "gpu\n#SBATCH --x"},    // breaks out of its line
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--account", "a b"},                   // a space
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--gres", "gpu:"},                     // no count
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--setup", "module load x\nrm -rf ~"}, // two lines in one
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--output", " "},                      // blank
+		{"slurm", m, "--remote", "s3://b-1/p", "--workers", "2", "--backend", "tpu:x"},                 // unknown backend
 		{"slurm", filepath.Join(t.TempDir(), "none.yaml"), "--remote", "s3://b-1/p", "--workers", "2"}, // no manifest
 	} {
-		if code, _, errOut := fedpipe(t, args...); code != exitInvalid || errOut == "" {
+		code, _, errOut := fedpipe(t, args...)
+		if code != exitInvalid || errOut == "" {
 			t.Errorf("%q: exit %d (%q), want %d with a message", args, code, errOut, exitInvalid)
+		}
+		// A bad SLURM value is named by its flag.
+		if flag := args[len(args)-2]; args[0] == "slurm" && strings.HasPrefix(flag, "--") && flag != "--workers" && !strings.Contains(errOut, flag) {
+			t.Errorf("%q: the message does not name %s: %q", args, flag, errOut)
 		}
 	}
 }

@@ -3,15 +3,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -218,7 +215,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 
 	progress := newProgress(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	rem, err := f.remote.open(ctx, logs.Logf)
 	if err != nil {

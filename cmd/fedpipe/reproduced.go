@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -62,7 +60,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(stderr)
 	defer stop()
 	r, err := remote.Open(ctx, "file://"+dir, remote.Options{Logf: func(format string, a ...any) {
 		fmt.Fprintf(stderr, "fedpipe reproduced: "+format+"\n", a...)
