@@ -82,7 +82,7 @@ func render(format string, w, h vg.Length, paint func(dc draw.Canvas, txt func(s
 			fpdf.SetDefaultModificationDate(pdfEpoch)
 			fpdf.SetDefaultCatalogSort(true)
 		})
-		c = vgpdf.New(w, h)
+		c = straightAlpha{vgpdf.New(w, h)}
 		txt = pdfText
 	default:
 		return nil, fmt.Errorf("chart: unknown format %q (want svg, png or pdf)", format)
@@ -96,6 +96,27 @@ func render(format string, w, h vg.Length, paint func(dc draw.Canvas, txt func(s
 		return nil, fmt.Errorf("chart: writing %s: %w", format, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// straightAlpha hands vgpdf colours with straight (not premultiplied) channels: vgpdf
+// takes color.Color's premultiplied RGBA as straight, so a translucent fill (a band)
+// comes out dark grey.
+type straightAlpha struct{ *vgpdf.Canvas }
+
+// SetColor implements vg.Canvas.
+func (c straightAlpha) SetColor(clr color.Color) {
+	if clr == nil {
+		clr = color.Black
+	}
+	n := color.NRGBA64Model.Convert(clr).(color.NRGBA64)
+	c.Canvas.SetColor(straight(n))
+}
+
+// straight is a colour whose RGBA method returns its straight channels, for vgpdf only.
+type straight color.NRGBA64
+
+func (s straight) RGBA() (r, g, b, a uint32) {
+	return uint32(s.R), uint32(s.G), uint32(s.B), uint32(s.A)
 }
 
 // pdfASCII spells out the characters the report's labels use that Windows-1252 (vgpdf's

@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -146,5 +147,15 @@ func TestTicks(t *testing.T) {
 	}
 	if got := fmt.Sprint(roundTicks{n: 7, integral: true}.Ticks(1, 4)); !strings.Contains(got, "{1 1}") || strings.Contains(got, "1.5") {
 		t.Errorf("integral ticks of 1..4: %s", got)
+	}
+}
+
+// vgpdf gets a translucent colour's straight channels, not the premultiplied ones (which
+// it would draw as a dark grey).
+func TestStraightAlpha(t *testing.T) {
+	n := color.NRGBA64Model.Convert(color.NRGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0x30}).(color.NRGBA64)
+	r, g, b, a := straight(n).RGBA()
+	if r>>8 != 0x00 || g>>8 != 0x72 || b>>8 != 0xB2 || a>>8 != 0x30 {
+		t.Errorf("straight channels %x %x %x %x", r>>8, g>>8, b>>8, a>>8)
 	}
 }

@@ -33,6 +33,8 @@ type Site struct {
 	// Notes say which figures were left out of a large report, and which manifests share a
 	// name (their columns are then labelled by file).
 	Notes []string
+	// Formats are the figure files the page and the markdown link to (Options.Formats).
+	Formats []string
 
 	graphs []*pipeline.Graph
 }
@@ -43,11 +45,31 @@ type NamedTable struct {
 	Table *table.Table
 }
 
-// Build reads the cached results of the graphs' stages from store and lays them out. With
-// several graphs (say, the manifests of one paper table's columns), each manifest's runs
-// form their own columns, labelled by its name less the prefix the names share. It runs
-// nothing and writes nothing.
+// DefaultFormats are the figure files a report writes unless told otherwise: SVG (also
+// inlined in the page) and PNG for slides.
+var DefaultFormats = []string{"svg", "png"}
+
+// Options say which figure files the page links to.
+type Options struct {
+	// Formats are the figure files written beside the page, a subset of chart.Formats in
+	// any order; empty: DefaultFormats.
+	Formats []string
+}
+
+// Build is BuildWith with the default options.
 func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	return BuildWith(Options{}, store, graphs...)
+}
+
+// BuildWith reads the cached results of the graphs' stages from store and lays them out.
+// With several graphs (say, the manifests of one paper table's columns), each manifest's
+// runs form their own columns, labelled by its name less the prefix the names share. It
+// runs nothing and writes nothing; it draws each figure's SVG, which the page inlines.
+func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	formats, err := figureFormats(opt.Formats)
+	if err != nil {
+		return nil, err
+	}
 	if len(graphs) == 0 {
 		return nil, fmt.Errorf("site: no manifest to report on")
 	}
@@ -77,7 +99,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	m := graphs[0].Manifest
 	metric := primaryMetric(m)
-	s := &Site{Title: title, graphs: graphs, Notes: notes}
+	s := &Site{Title: title, graphs: graphs, Notes: notes, Formats: formats}
 	for _, x := range c.runs {
 		s.Runs++
 		if x.summary != nil {
@@ -129,6 +151,14 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
 	s.Figures = append(s.Figures, c.maskIoU(&s.Notes)...)
 	s.Figures = append(s.Figures, c.shifts()...)
+	for i := range s.Figures {
+		f := &s.Figures[i]
+		svg, err := f.Chart.Render("svg")
+		if err != nil {
+			return nil, fmt.Errorf("figure %s: %w", f.Name, err)
+		}
+		f.SVG = string(svg)
+	}
 	s.Markdown = s.markdown(sections)
 	s.HTML = s.html(sections)
 	return s, nil
@@ -454,7 +484,11 @@ func (s *Site) markdown(sections []section) string {
 			fmt.Fprintf(&b, "%s\n\n", n)
 		}
 		for _, f := range s.Figures {
-			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`. [PNG](figures/%s.png) for slides.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name, f.Name)
+			fmt.Fprintf(&b, "### %s\n\n", f.Title)
+			if img := s.pageImage(); img != "" {
+				fmt.Fprintf(&b, "![%s](figures/%s.%s)\n\n", f.Title, f.Name, img)
+			}
+			fmt.Fprintf(&b, "%s Data: `tables/%s.csv`.%s\n\n", f.Caption, f.Name, s.fileLinks(f.Name, true))
 		}
 	}
 	return b.String()
@@ -483,7 +517,7 @@ figure { margin: 10px 0 22px; flex: 0 1 calc(50% - 14px); min-width: 480px; }
 figure.wide { flex-basis: 100%; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e1e4e8; }
 figcaption { font-size: 13px; color: #444444; margin-top: 4px; }
-figcaption a.png { color: #0072B2; margin-left: 6px; font-size: 12px; }
+figcaption a.file { color: #0072B2; margin-left: 6px; font-size: 12px; }
 nav { font-size: 13px; margin: 8px 0 0; }
 nav a { color: #0072B2; margin-right: 14px; text-decoration: none; }
 code { font-size: 13px; background: #f0f2f4; padding: 1px 4px; border-radius: 3px; }
@@ -582,8 +616,8 @@ func (s *Site) html(sections []section) string {
 				class = ` class="wide"`
 			}
 			name := html.EscapeString(f.Name)
-			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>, <code>figures/%s.svg</code>. <a class=\"png\" href=\"figures/%s.png\">PNG</a></figcaption>\n</figure>\n",
-				name, class, html.EscapeString(f.Title), f.SVG, html.EscapeString(f.Caption), name, name, name)
+			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>.%s</figcaption>\n</figure>\n",
+				name, class, html.EscapeString(f.Title), inlineSVG(f.SVG), html.EscapeString(f.Caption), name, s.fileLinks(f.Name, false))
 		}
 		b.WriteString("</div>\n")
 	}
