@@ -45,6 +45,8 @@ type Heatmap struct {
 var (
 	panelSide = 2.1 * vg.Inch
 	barWidth  = 0.95 * vg.Inch
+	// rowGap keeps a panel's title clear of the tick labels of the panel above.
+	rowGap = vg.Points(14)
 )
 
 func (h Heatmap) grid() (cols, rows int) {
@@ -57,7 +59,7 @@ func (h Heatmap) grid() (cols, rows int) {
 
 func (h Heatmap) size() (w, ht vg.Length) {
 	cols, rows := h.grid()
-	return vg.Length(cols)*panelSide + barWidth, titleHeight() + vg.Length(rows)*panelSide
+	return vg.Length(cols)*panelSide + barWidth, titleHeight() + vg.Length(rows)*panelSide + vg.Length(rows-1)*rowGap
 }
 
 // Render draws the panels as a document of format ("svg", "png" or "pdf").
@@ -115,7 +117,7 @@ func clientTicks(labels []string, n int, txt func(string) string) plot.ConstantT
 // panelPlot draws one panel with the shared palette.
 func (h Heatmap) panelPlot(pan Panel, cm palette.ColorMap, txt func(string) string) *plot.Plot {
 	p := newPlot("", "", txt)
-	p.Title.Text = txt(clip(pan.Title, 30))
+	p.Title.Text = txt(clip(pan.Title, 26))
 	p.Title.TextStyle = textStyle(labelSize)
 	p.X.Padding, p.Y.Padding = 0, 0
 	n := len(pan.Values)
@@ -148,7 +150,7 @@ func (h Heatmap) draw(dc draw.Canvas, txt func(string) string) {
 	for i, pan := range h.Panels {
 		plots[i/cols][i%cols] = h.panelPlot(pan, cm, txt)
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(6),
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: rowGap,
 		PadLeft: vg.Points(4), PadBottom: vg.Points(4)}
 	for r := range plots {
 		for c, p := range plots[r] {
