@@ -124,6 +124,17 @@ func TestPDFText(t *testing.T) {
 	}
 }
 
+// A chart with no point to draw (all NaN, or no series) still renders, with empty axes.
+func TestEmptyChart(t *testing.T) {
+	for _, c := range []Chart{Line{Series: []Series{{Name: "x", X: []float64{1, 2}, Y: []float64{math.NaN(), math.NaN()}}}}, Line{}, Heatmap{}} {
+		for _, format := range Formats {
+			if _, err := c.Render(format); err != nil {
+				t.Errorf("%T.%s: %v", c, format, err)
+			}
+		}
+	}
+}
+
 func TestUnknownFormat(t *testing.T) {
 	if _, err := samples()["line"].Render("eps"); err == nil {
 		t.Error("eps rendered")

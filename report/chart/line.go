@@ -211,6 +211,9 @@ func (c Line) build(txt func(string) string) (*plot.Plot, []legendEntry, error) 
 	if c.YLo < c.YHi {
 		p.Y.Min, p.Y.Max = c.YLo, c.YHi
 	}
+	if !(p.X.Min <= p.X.Max) || !(p.Y.Min <= p.Y.Max) { // nothing to draw: empty axes
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	}
 	if ts := Ticks(p.Y.Min, p.Y.Max, 6); len(ts) > 1 { // extend the y range to whole ticks
 		step := ts[1] - ts[0]
 		p.Y.Min, p.Y.Max = math.Floor(p.Y.Min/step+1e-9)*step, math.Ceil(p.Y.Max/step-1e-9)*step
