@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/report/site"
 )
 
 // latexResults renders the report's results table (method × cell, mean ± std over seeds) as
@@ -81,6 +82,19 @@ func latexResults(t *table.Table, title string) (string, error) {
 // latexEscape escapes LaTeX's special characters in text.
 func latexEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
-		"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "α", `$\alpha$`, "β", `$\beta$`)
+		"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "α", `$\alpha$`, "β", `$\beta$`, "±", `$\pm$`, "×", `$\times$`, "−", `$-$`)
 	return r.Replace(s)
+}
+
+// latexFigures writes one LaTeX figure per report figure, including its PDF
+// (figures/<name>.pdf, relative to the report directory) with its caption and a label
+// fig:<name>.
+func latexFigures(figs []site.Figure) string {
+	var b strings.Builder
+	b.WriteString("% fedpipe report: the figures as PDF\n% requires \\usepackage{graphicx}; the paths are relative to the report directory\n% (\\input this file from there, or set \\graphicspath{{DIR/}})\n")
+	for _, f := range figs {
+		fmt.Fprintf(&b, "\n\\begin{figure}[t]\n\\centering\n\\includegraphics[width=\\linewidth]{figures/%s.pdf}\n\\caption{%s}\n\\label{fig:%s}\n\\end{figure}\n",
+			f.Name, latexEscape(f.Caption), f.Name)
+	}
+	return b.String()
 }

@@ -39,7 +39,7 @@ Usage:
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
-  fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG figures
+  fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG/PNG/PDF figures
   fedpipe fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref
   fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
   fedpipe ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics

@@ -4,26 +4,30 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// reportCmd writes a manifest's cached results as an HTML page, a markdown file, one SVG
-// and one PNG per figure and the figures' and tables' numbers as Parquet and CSV.
+// reportCmd writes a manifest's cached results as an HTML page, a markdown file, each
+// figure as SVG, PNG and/or PDF (--format) and the figures' and tables' numbers as Parquet
+// and CSV.
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
-	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table")
+	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
+	figFormats := fs.StringSlice("format", slices.Clone(site.DefaultFormats), "figure files to write: svg, png (twice the SVG's size, for slides), pdf (for LaTeX)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.svg   each figure on its own, and as *.png (twice the size) for slides\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.{svg,png,pdf}  each figure on its own, in the --format asked for (SVG and\n                      PNG, twice the SVG's size, for slides, by default; PDF for LaTeX;\n                      with --latex, figures.tex includes the PDFs)\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -31,6 +35,12 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 || *out == "" {
 		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
 		return exitInvalid
+	}
+	for _, fm := range *figFormats {
+		if !slices.Contains(chart.Formats, fm) {
+			fmt.Fprintf(stderr, "fedpipe report: --format %q: want svg, png or pdf\n", fm)
+			return exitInvalid
+		}
 	}
 	fail := func(err error) int { return failure("fedpipe report", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
@@ -47,7 +57,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer store.Close()
-	s, err := site.Build(store, graphs...)
+	s, err := site.BuildWith(site.Options{Formats: *figFormats}, store, graphs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -64,21 +74,24 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	formats := []string{"parquet", "csv"}
 	for _, fig := range s.Figures {
-		if err := write(filepath.Join("figures", fig.Name+".svg"), []byte(fig.SVG)); err != nil {
-			return fail(err)
-		}
-		// The same figure as a bitmap for slides, written (like every file here) whole or
-		// not at all.
-		bitmap, err := fig.PNG()
-		if err == nil {
-			err = write(filepath.Join("figures", fig.Name+".png"), bitmap)
-		}
-		if err != nil {
-			return fail(err)
+		// Each file is written (like every file here) whole or not at all.
+		for _, fm := range s.Formats {
+			b, err := fig.Render(fm)
+			if err == nil {
+				err = write(filepath.Join("figures", fig.Name+"."+fm), b)
+			}
+			if err != nil {
+				return fail(err)
+			}
 		}
 		k, err := writeTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)
 		files += k
 		if err != nil {
+			return fail(err)
+		}
+	}
+	if *latex && slices.Contains(s.Formats, "pdf") && len(s.Figures) > 0 {
+		if err := write(filepath.Join("figures", "figures.tex"), []byte(latexFigures(s.Figures))); err != nil {
 			return fail(err)
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"encoding/xml"
 	"image/png"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,8 +71,10 @@ func TestReportCommand(t *testing.T) {
 	if !strings.HasPrefix(string(csv), "cell,method,round,accuracy_pct,accuracy_std_pct\n") {
 		t.Errorf("accuracy-rounds.csv header: %q", strings.SplitN(string(csv), "\n", 2)[0])
 	}
-	// --json names what was written.
-	code, stdout, errs = fedpipe(t, "report", m, "--store", store, "-o", filepath.Join(dir, "out3"), "--json")
+	// --json names what was written; --format pdf adds a PDF per figure. The same store
+	// gives the same bytes, in every format.
+	out3 := filepath.Join(dir, "out3")
+	code, stdout, errs = fedpipe(t, "report", m, "--store", store, "-o", out3, "--json", "--format", "svg,png,pdf")
 	var res struct {
 		Computed int      `json:"computed"`
 		Figures  []string `json:"figures"`
@@ -79,6 +83,29 @@ func TestReportCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &res); code != exitOK || err != nil || res.Computed != 12 || len(res.Figures) != 13 ||
 		res.HTML != filepath.Join(dir, "out3", "index.html") {
 		t.Errorf("--json: exit %d, %+v (%v)\n%s%s", code, res, err, stdout, errs)
+	}
+	sameFiles(t, out, out3, "figures/*.svg")
+	sameFiles(t, out, out3, "figures/*.png")
+	if pdfs, _ := filepath.Glob(filepath.Join(out3, "figures", "*.pdf")); len(pdfs) != 13 {
+		t.Errorf("%d PDFs, want 13", len(pdfs))
+	}
+	if pdfs, _ := filepath.Glob(filepath.Join(out, "figures", "*.pdf")); len(pdfs) != 0 {
+		t.Errorf("PDFs written without --format pdf: %q", pdfs)
+	}
+	out4 := filepath.Join(dir, "out4")
+	if code, stdout, errs = fedpipe(t, "report", m, "--store", store, "-o", out4, "--format", "pdf", "--latex"); code != exitOK {
+		t.Fatalf("report --format pdf: exit %d\n%s%s", code, stdout, errs)
+	}
+	sameFiles(t, out3, out4, "figures/*.pdf")
+	tex, err := os.ReadFile(filepath.Join(out4, "figures", "figures.tex"))
+	if err != nil || strings.Count(string(tex), "\\includegraphics") != 13 || !strings.Contains(string(tex), "{figures/accuracy-rounds.pdf}") {
+		t.Errorf("figures.tex (%v):\n%s", err, tex)
+	}
+	if md, _ := os.ReadFile(filepath.Join(out4, "report.md")); strings.Contains(string(md), ".svg") || !strings.Contains(string(md), "(figures/accuracy-rounds.pdf)") {
+		t.Errorf("report.md of a PDF-only report links other files or not the PDFs")
+	}
+	if code, _, errs := fedpipe(t, "report", m, "--store", store, "-o", out4, "--format", "eps"); code != exitInvalid || !strings.Contains(errs, "eps") {
+		t.Errorf("--format eps: exit %d, %q", code, errs)
 	}
 	pq, err := os.ReadFile(filepath.Join(out, "tables", "results.parquet"))
 	if err != nil || !strings.HasPrefix(string(pq), "PAR1") {
@@ -117,7 +144,8 @@ func TestReportOfSeveralManifests(t *testing.T) {
 	}
 }
 
-// checkPNG checks that the PNG beside an SVG figure decodes and is twice the SVG's size.
+// checkPNG checks that the PNG beside an SVG figure decodes and is twice the SVG's size
+// (in CSS pixels, 96 to the inch; the SVG's is in points, 72 to the inch).
 func checkPNG(t *testing.T, svgPath string) {
 	t.Helper()
 	svg, err := os.ReadFile(svgPath)
@@ -125,11 +153,18 @@ func checkPNG(t *testing.T, svgPath string) {
 		t.Fatal(err)
 	}
 	var root struct {
-		Width  int `xml:"width,attr"`
-		Height int `xml:"height,attr"`
+		Width  string `xml:"width,attr"`
+		Height string `xml:"height,attr"`
 	}
 	if err := xml.Unmarshal(svg, &root); err != nil {
 		t.Fatalf("%s: %v", svgPath, err)
+	}
+	px := func(pt string) int {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(pt, "pt"), 64)
+		if err != nil {
+			t.Fatalf("%s: size %q", svgPath, pt)
+		}
+		return int(math.Round(2 * v / 72 * 96))
 	}
 	pngPath := strings.TrimSuffix(svgPath, ".svg") + ".png"
 	b, err := os.ReadFile(pngPath)
@@ -140,7 +175,26 @@ func checkPNG(t *testing.T, svgPath string) {
 	if err != nil {
 		t.Fatalf("%s: %v", pngPath, err)
 	}
-	if got := img.Bounds().Size(); got.X != 2*root.Width || got.Y != 2*root.Height {
-		t.Errorf("%s is %v, want twice the SVG's %d×%d", pngPath, got, root.Width, root.Height)
+	if got := img.Bounds().Size(); got.X != px(root.Width) || got.Y != px(root.Height) {
+		t.Errorf("%s is %v, want twice the SVG's %s×%s", pngPath, got, root.Width, root.Height)
+	}
+}
+
+// sameFiles checks that the files matching pattern in dir a have the same bytes in dir b.
+func sameFiles(t *testing.T, a, b, pattern string) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(a, pattern))
+	if len(paths) == 0 {
+		t.Errorf("no %s in %s", pattern, a)
+	}
+	for _, p := range paths {
+		x, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, strings.TrimPrefix(p, a)))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two reports of the same store (%v)", strings.TrimPrefix(p, a), err)
+		}
 	}
 }

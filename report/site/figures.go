@@ -2,35 +2,98 @@ package site
 
 import (
 	"fmt"
+	"html"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
-	"github.com/fedpipe/fedpipe/report/plot"
+	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/stages/report"
 )
 
-// Figure is one plot: its SVG and the table of the numbers it draws.
+// Figure is one plot: what it draws, its SVG and the table of the numbers it draws.
 type Figure struct {
 	// Name is the file name without extension, e.g. "accuracy-rounds".
 	Name    string
 	Title   string
 	Caption string
-	SVG     string
-	Data    *table.Table
+	// SVG is the figure as an SVG document (the page inlines it).
+	SVG   string
+	Chart chart.Chart
+	Data  *table.Table
 }
 
-// PNG renders the figure as a PNG image for slides, at plot.DefaultScale times the SVG's
-// size. It rasterizes SVG, so the two show the same; it is drawn on demand (not kept in
-// the Site) because a large report's bitmaps would otherwise all sit in memory at once.
-func (f Figure) PNG() ([]byte, error) {
-	b, err := plot.PNG(f.SVG, plot.DefaultScale)
+// Render draws the figure as a document of format: "svg", "png" (chart.PNGScale times
+// the SVG's size, for slides) or "pdf" (for LaTeX). The bitmaps and PDFs are drawn on
+// demand (not kept in the Site) because a large report's would otherwise all sit in
+// memory at once.
+func (f Figure) Render(format string) ([]byte, error) {
+	if format == "svg" && f.SVG != "" {
+		return []byte(f.SVG), nil
+	}
+	b, err := f.Chart.Render(format)
 	if err != nil {
 		return nil, fmt.Errorf("figure %s: %w", f.Name, err)
 	}
 	return b, nil
+}
+
+// inlineSVG is an SVG document without its XML prolog, to be placed in an HTML page.
+func inlineSVG(svg string) string {
+	if i := strings.Index(svg, "<svg"); i >= 0 {
+		return svg[i:]
+	}
+	return svg
+}
+
+// figureFormats checks the figure formats asked for and puts them in chart.Formats'
+// order; none asked: DefaultFormats.
+func figureFormats(asked []string) ([]string, error) {
+	if len(asked) == 0 {
+		return DefaultFormats, nil
+	}
+	for _, f := range asked {
+		if !slices.Contains(chart.Formats, f) {
+			return nil, fmt.Errorf("site: figure format %q: want %s", f, strings.Join(chart.Formats, ", "))
+		}
+	}
+	var out []string
+	for _, f := range chart.Formats {
+		if slices.Contains(asked, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// pageImage is the format the markdown shows a figure in: SVG, else PNG, else none.
+func (s *Site) pageImage() string {
+	for _, f := range []string{"svg", "png"} {
+		if slices.Contains(s.Formats, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// formatUse says what each figure file is for, after its link.
+var formatUse = map[string]string{"svg": "", "png": " for slides", "pdf": " for LaTeX"}
+
+// fileLinks links a figure's files (Site.Formats), as markdown or as HTML.
+func (s *Site) fileLinks(name string, markdown bool) string {
+	var b strings.Builder
+	for _, f := range s.Formats {
+		up := strings.ToUpper(f)
+		if markdown {
+			fmt.Fprintf(&b, " [%s](figures/%s.%s)%s.", up, name, f, formatUse[f])
+		} else {
+			fmt.Fprintf(&b, ` <a class="file" href="figures/%s.%s">%s</a>`, html.EscapeString(name), f, up)
+		}
+	}
+	return b.String()
 }
 
 // fileName makes a label safe as part of a file name.
@@ -86,14 +149,14 @@ func titleIn(title, col string) string {
 func (c *collected) accuracyRounds() []Figure {
 	type fig struct {
 		col    string
-		series []plot.Series
+		series []chart.Series
 		data   *table.Table
 	}
 	var figs []fig
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
-		var series []plot.Series
+		var series []chart.Series
 		var data []roundAccuracy
 		for _, row := range rows {
 			perRound := map[int][]float64{}
@@ -112,7 +175,7 @@ func (c *collected) accuracyRounds() []Figure {
 			if len(perRound) == 0 {
 				continue
 			}
-			s := plot.Series{Name: row}
+			s := chart.Series{Name: row}
 			for _, r := range sortedKeys(perRound) {
 				mean, std := report.Mean(perRound[r]), math.NaN()
 				if len(perRound[r]) > 1 {
@@ -137,13 +200,13 @@ func (c *collected) accuracyRounds() []Figure {
 	var out []Figure
 	for _, f := range figs {
 		title := titleIn("Test accuracy per round", f.col)
-		chart := plot.LineChart{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: f.series}
+		line := chart.Line{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: f.series}
 		if len(figs) > 1 && ylo < yhi {
-			chart.YLo, chart.YHi = ylo, yhi
+			line.YLo, line.YHi = ylo, yhi
 		}
 		out = append(out, Figure{Name: figName("accuracy-rounds", f.col), Title: title,
 			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds, with a band of ± the std over seeds (FedSelect Fig. 2); the figures share their y range.",
-			SVG:     chart.SVG(), Data: f.data})
+			Chart:   line, Data: f.data})
 	}
 	return out
 }
@@ -211,7 +274,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		for i := range labels {
 			labels[i] = fmt.Sprint(i)
 		}
-		panels := make([]plot.Panel, len(tensors))
+		panels := make([]chart.Panel, len(tensors))
 		for t, tn := range tensors {
 			m := make([][]float64, clients)
 			for i := range m {
@@ -220,7 +283,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 					m[i][j] = math.NaN()
 				}
 			}
-			panels[t] = plot.Panel{Title: tn, Labels: labels, Values: m}
+			panels[t] = chart.Panel{Title: tn, Labels: labels, Values: m}
 		}
 		for _, r := range x.iou {
 			p := panels[idx[r.Tensor]].Values
@@ -250,8 +313,8 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
-			SVG:  plot.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown}.SVG(),
-			Data: dataTable(x.iou)})
+			Chart: chart.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown},
+			Data:  dataTable(x.iou)})
 	}
 	return figs
 }
@@ -280,10 +343,10 @@ func (c *collected) selection(notes *[]string) []Figure {
 			a.pers += s.Personalized
 			a.total += s.Total
 		}
-		var series []plot.Series
+		var series []chart.Series
 		var data []layerFraction
 		for _, tn := range tensors {
-			s := plot.Series{Name: tn}
+			s := chart.Series{Name: tn}
 			for _, r := range sortedKeys(per[tn]) {
 				a := per[tn][r]
 				f := 100 * float64(a.pers) / float64(max(a.total, 1))
@@ -300,8 +363,8 @@ func (c *collected) selection(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Personalized fraction per layer: " + label
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
-			SVG:  plot.LineChart{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 720, Height: 420}.SVG(),
-			Data: dataTable(data)})
+			Chart: chart.Line{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 6.5, Height: 3.8},
+			Data:  dataTable(data)})
 	}
 	return figs
 }
@@ -338,10 +401,10 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 				logX = false
 			}
 		}
-		var series []plot.Series
+		var series []chart.Series
 		var data []scoreAccuracy
 		for _, sc := range scores {
-			s := plot.Series{Name: sc}
+			s := chart.Series{Name: sc}
 			for _, q := range sortedKeys(qs) {
 				v, ok := vals[key{sc, q}]
 				if !ok {
@@ -356,16 +419,16 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 			}
 			series = append(series, s)
 		}
-		xl := "quantile q"
+		xl, axisNote := "quantile q", ""
 		var tick func(float64) string
 		if logX {
-			xl = "quantile q (axis: 1 − q, the fraction of entries kept personal, log scale)"
+			xl, axisNote = "quantile q (axis: 1 − q, log scale)", " The x axis is 1 − q, the fraction of entries kept personal, on a log scale, its ticks labelled with q."
 			tick = func(x float64) string { return strconv.FormatFloat(1-x, 'g', 6, 64) }
 		}
 		title := titleIn("FedOBP: importance score vs quantile", col)
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
-			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4).",
-			SVG:     plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick}.SVG(),
+			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4)." + axisNote,
+			Chart:   chart.Line{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick},
 			Data:    dataTable(data)})
 	}
 	return figs
@@ -414,10 +477,10 @@ func (c *collected) shifts() []Figure {
 	var figs []Figure
 	for _, col := range c.cols {
 		for _, kind := range kinds {
-			var series []plot.Series
+			var series []chart.Series
 			var data []shiftAccuracy
 			for _, row := range c.rows {
-				s := plot.Series{Name: row}
+				s := chart.Series{Name: row}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
 						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
@@ -440,8 +503,8 @@ func (c *collected) shifts() []Figure {
 			}
 			title = titleIn(title, col)
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
-				SVG:  plot.LineChart{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series}.SVG(),
-				Data: dataTable(data)})
+				Chart: chart.Line{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series},
+				Data:  dataTable(data)})
 		}
 	}
 	return figs

@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"path/filepath"
 	"strings"
@@ -33,6 +32,8 @@ type Site struct {
 	// Notes say which figures were left out of a large report, and which manifests share a
 	// name (their columns are then labelled by file).
 	Notes []string
+	// Formats are the figure files the page and the markdown link to (Options.Formats).
+	Formats []string
 
 	graphs []*pipeline.Graph
 }
@@ -43,11 +44,31 @@ type NamedTable struct {
 	Table *table.Table
 }
 
-// Build reads the cached results of the graphs' stages from store and lays them out. With
-// several graphs (say, the manifests of one paper table's columns), each manifest's runs
-// form their own columns, labelled by its name less the prefix the names share. It runs
-// nothing and writes nothing.
+// DefaultFormats are the figure files a report writes unless told otherwise: SVG (also
+// inlined in the page) and PNG for slides.
+var DefaultFormats = []string{"svg", "png"}
+
+// Options say which figure files the page links to.
+type Options struct {
+	// Formats are the figure files written beside the page, a subset of chart.Formats in
+	// any order; empty: DefaultFormats.
+	Formats []string
+}
+
+// Build is BuildWith with the default options.
 func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	return BuildWith(Options{}, store, graphs...)
+}
+
+// BuildWith reads the cached results of the graphs' stages from store and lays them out.
+// With several graphs (say, the manifests of one paper table's columns), each manifest's
+// runs form their own columns, labelled by its name less the prefix the names share. It
+// runs nothing and writes nothing; it draws each figure's SVG, which the page inlines.
+func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
+	formats, err := figureFormats(opt.Formats)
+	if err != nil {
+		return nil, err
+	}
 	if len(graphs) == 0 {
 		return nil, fmt.Errorf("site: no manifest to report on")
 	}
@@ -77,7 +98,7 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	}
 	m := graphs[0].Manifest
 	metric := primaryMetric(m)
-	s := &Site{Title: title, graphs: graphs, Notes: notes}
+	s := &Site{Title: title, graphs: graphs, Notes: notes, Formats: formats}
 	for _, x := range c.runs {
 		s.Runs++
 		if x.summary != nil {
@@ -129,6 +150,14 @@ func Build(store *artifacts.Store, graphs ...*pipeline.Graph) (*Site, error) {
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
 	s.Figures = append(s.Figures, c.maskIoU(&s.Notes)...)
 	s.Figures = append(s.Figures, c.shifts()...)
+	for i := range s.Figures {
+		f := &s.Figures[i]
+		svg, err := f.Chart.Render("svg")
+		if err != nil {
+			return nil, fmt.Errorf("figure %s: %w", f.Name, err)
+		}
+		f.SVG = string(svg)
+	}
 	s.Markdown = s.markdown(sections)
 	s.HTML = s.html(sections)
 	return s, nil
@@ -454,140 +483,13 @@ func (s *Site) markdown(sections []section) string {
 			fmt.Fprintf(&b, "%s\n\n", n)
 		}
 		for _, f := range s.Figures {
-			fmt.Fprintf(&b, "### %s\n\n![%s](figures/%s.svg)\n\n%s Data: `tables/%s.csv`. [PNG](figures/%s.png) for slides.\n\n", f.Title, f.Title, f.Name, f.Caption, f.Name, f.Name)
-		}
-	}
-	return b.String()
-}
-
-const css = `
-body { font-family: Helvetica, Arial, sans-serif; color: #1a1a1a; background: #f6f7f9; margin: 0; line-height: 1.45; }
-main { max-width: 1180px; margin: 0 auto; padding: 28px 36px 60px; background: #ffffff; min-height: 100vh; box-shadow: 0 0 12px rgba(0,0,0,0.06); }
-h1 { font-size: 28px; margin: 0 0 6px; }
-h2 { font-size: 21px; margin: 34px 0 8px; padding-bottom: 4px; border-bottom: 2px solid #0072B2; }
-h3 { font-size: 16px; margin: 24px 0 6px; }
-p.meta { color: #555555; margin: 4px 0 14px; }
-p.intro { color: #333333; margin: 6px 0 12px; font-size: 14px; }
-table { border-collapse: collapse; margin: 8px 0 18px; font-size: 13.5px; }
-caption { text-align: left; font-weight: bold; padding: 4px 0; white-space: nowrap; }
-th, td { border: 1px solid #d0d4da; padding: 5px 10px; text-align: right; vertical-align: top; }
-th { background: #eef2f6; font-weight: 600; }
-td:first-child, th:first-child, td.text, th.text { text-align: left; }
-tbody tr:nth-child(even) td { background: #fafbfc; }
-td.pass { background: #e3f0fa !important; color: #004b78; }
-td.fail { background: #fbe6da !important; color: #8a3000; font-weight: 600; }
-td.missing { color: #8a8a8a; font-style: italic; }
-.summary { display: inline-block; margin: 4px 0 10px; padding: 6px 12px; border-radius: 4px; background: #eef2f6; font-size: 14px; }
-div.figures { display: flex; flex-wrap: wrap; gap: 8px 28px; align-items: flex-start; }
-figure { margin: 10px 0 22px; flex: 0 1 calc(50% - 14px); min-width: 480px; }
-figure.wide { flex-basis: 100%; }
-figure svg { max-width: 100%; height: auto; border: 1px solid #e1e4e8; }
-figcaption { font-size: 13px; color: #444444; margin-top: 4px; }
-figcaption a.png { color: #0072B2; margin-left: 6px; font-size: 12px; }
-nav { font-size: 13px; margin: 8px 0 0; }
-nav a { color: #0072B2; margin-right: 14px; text-decoration: none; }
-code { font-size: 13px; background: #f0f2f4; padding: 1px 4px; border-radius: 3px; }
-`
-
-func (g grid) html(b *strings.Builder) {
-	b.WriteString("<table>\n")
-	if g.caption != "" {
-		fmt.Fprintf(b, "<caption>%s</caption>\n", html.EscapeString(g.caption))
-	}
-	b.WriteString("<thead><tr>")
-	for i, h := range g.head {
-		if i < g.text {
-			fmt.Fprintf(b, `<th class="text">%s</th>`, html.EscapeString(h))
-		} else {
-			fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
-		}
-	}
-	b.WriteString("</tr></thead>\n<tbody>\n")
-	for _, r := range g.rows {
-		b.WriteString("<tr>")
-		for _, c := range r {
-			class := c.class
-			if !numeric(c.text) {
-				class = strings.TrimSpace(class + " text")
+			fmt.Fprintf(&b, "### %s\n\n", f.Title)
+			if img := s.pageImage(); img != "" {
+				fmt.Fprintf(&b, "![%s](figures/%s.%s)\n\n", f.Title, f.Name, img)
 			}
-			if class != "" {
-				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, html.EscapeString(c.text))
-			} else {
-				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c.text))
-			}
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</tbody>\n</table>\n")
-}
-
-// numeric reports whether a cell reads as a number (right-aligned) rather than text.
-func numeric(s string) bool {
-	if s == "" || s == "—" {
-		return true
-	}
-	c := s[0]
-	return c >= '0' && c <= '9' || c == '+' || c == '-' || c == '>'
-}
-
-// inlineCode turns `x` spans of a plain-text paragraph into <code> elements.
-func inlineCode(s string) string {
-	parts := strings.Split(html.EscapeString(s), "`")
-	var b strings.Builder
-	for i, p := range parts {
-		if i%2 == 1 && i < len(parts)-1 {
-			b.WriteString("<code>" + p + "</code>")
-		} else {
-			if i%2 == 1 {
-				b.WriteString("`")
-			}
-			b.WriteString(p)
+			fmt.Fprintf(&b, "%s Data: `tables/%s.csv`.%s\n\n", f.Caption, f.Name, s.fileLinks(f.Name, true))
 		}
 	}
-	return b.String()
-}
-
-func (s *Site) html(sections []section) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s — fedpipe report</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n",
-		html.EscapeString(s.Title), css)
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(s.Title))
-	if d := s.description(); d != "" {
-		fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", html.EscapeString(d))
-	}
-	fmt.Fprintf(&b, "<div class=\"summary\">Manifest <code>%s</code> · %d of %d runs computed · %d figures</div>\n", html.EscapeString(s.files()), s.Computed, s.Runs, len(s.Figures))
-	b.WriteString("<nav>")
-	for i, sec := range sections {
-		fmt.Fprintf(&b, `<a href="#s%d">%s</a>`, i, html.EscapeString(sec.title))
-	}
-	if len(s.Figures) > 0 {
-		b.WriteString(`<a href="#figures">Figures</a>`)
-	}
-	b.WriteString("</nav>\n")
-	for i, sec := range sections {
-		fmt.Fprintf(&b, "<h2 id=\"s%d\">%s</h2>\n<p class=\"intro\">%s</p>\n", i, html.EscapeString(sec.title), inlineCode(sec.intro))
-		for _, g := range sec.grids {
-			g.html(&b)
-		}
-	}
-	if len(s.Figures) > 0 {
-		b.WriteString("<h2 id=\"figures\">Figures</h2>\n")
-		for _, n := range s.Notes {
-			fmt.Fprintf(&b, "<p class=\"intro\">%s</p>\n", html.EscapeString(n))
-		}
-		b.WriteString("<div class=\"figures\">\n")
-		for _, f := range s.Figures {
-			class := ""
-			if strings.HasPrefix(f.Name, "mask-iou") {
-				class = ` class="wide"`
-			}
-			name := html.EscapeString(f.Name)
-			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>, <code>figures/%s.svg</code>. <a class=\"png\" href=\"figures/%s.png\">PNG</a></figcaption>\n</figure>\n",
-				name, class, html.EscapeString(f.Title), f.SVG, html.EscapeString(f.Caption), name, name, name)
-		}
-		b.WriteString("</div>\n")
-	}
-	b.WriteString("</main>\n</body>\n</html>\n")
 	return b.String()
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -53,14 +54,14 @@ func tinyRun(t *testing.T) (string, *pipeline.Graph, *artifacts.Store) {
 	return string(b), g, store
 }
 
-// svgSeries parses an SVG strictly and returns the data-name of its series groups (line
-// charts) or panels (heatmaps).
-func svgSeries(t *testing.T, name, svg string) []string {
+// svgTexts parses an SVG strictly and returns its text nodes (titles, labels, legend
+// entries, panel titles), checking that it has no script and loads nothing.
+func svgTexts(t *testing.T, name, svg string) []string {
 	t.Helper()
 	d := xml.NewDecoder(strings.NewReader(svg))
 	d.Strict = true
-	var names []string
-	depth := 0
+	var texts []string
+	depth, inText := 0, false
 	for {
 		tok, err := d.Token()
 		if errors.Is(err, io.EOF) {
@@ -75,32 +76,55 @@ func svgSeries(t *testing.T, name, svg string) []string {
 			if depth == 1 && (tok.Name.Local != "svg" || tok.Name.Space != "http://www.w3.org/2000/svg") {
 				t.Fatalf("%s: root element is %v, want svg in the SVG namespace", name, tok.Name)
 			}
-			var class, dn string
 			for _, a := range tok.Attr {
-				switch a.Name.Local {
-				case "class":
-					class = a.Value
-				case "data-name":
-					dn = a.Value
-				case "href":
+				if a.Name.Local == "href" {
 					t.Errorf("%s: external reference %q", name, a.Value)
 				}
-			}
-			if class == "series" || class == "panel" {
-				names = append(names, dn)
 			}
 			if tok.Name.Local == "script" {
 				t.Errorf("%s: has a script", name)
 			}
+			inText = tok.Name.Local == "text"
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(tok))
+			}
 		case xml.EndElement:
 			depth--
+			inText = false
+		}
+	}
+	return texts
+}
+
+// svgSeries returns the names of a figure's series (line charts) or panels (heatmaps),
+// checking that each is written in its SVG.
+func svgSeries(t *testing.T, f *Figure) []string {
+	t.Helper()
+	var names []string
+	switch c := f.Chart.(type) {
+	case chart.Line:
+		for _, s := range c.Series {
+			names = append(names, s.Name)
+		}
+	case chart.Heatmap:
+		for _, p := range c.Panels {
+			names = append(names, p.Title)
+		}
+	default:
+		t.Fatalf("%s: chart %T", f.Name, f.Chart)
+	}
+	texts := svgTexts(t, f.Name, f.SVG)
+	for _, n := range names {
+		if !slices.Contains(texts, n) {
+			t.Errorf("%s: %q is not written in the SVG (texts %q)", f.Name, n, texts)
 		}
 	}
 	return names
 }
 
-// pngLink is a link to a figure's PNG, written beside the page in figures/.
-var pngLink = regexp.MustCompile(`^figures/[a-z0-9._-]+\.png$`)
+// pngLink is a link to a figure's file, written beside the page in figures/.
+var pngLink = regexp.MustCompile(`^figures/[a-z0-9._-]+\.(svg|png|pdf)$`)
 
 // checkHTML tokenizes the page and checks that every element is closed in order (void
 // elements aside), and that nothing is loaded from elsewhere or scripted.
@@ -124,7 +148,7 @@ func checkHTML(t *testing.T, page string) {
 				t.Errorf("page has a <%s>: it must be self-contained without scripts", tok.Data)
 			}
 			for _, a := range tok.Attr {
-				// A link may lead to a figure's PNG, which the report writes beside the page;
+				// A link may lead to a figure's file, which the report writes beside the page;
 				// nothing else is outside it.
 				if tok.Data == "a" && a.Key == "href" && pngLink.MatchString(a.Val) {
 					continue
@@ -188,10 +212,10 @@ func TestReportOfATinyRun(t *testing.T) {
 			t.Errorf("no figure %s", name)
 			continue
 		}
-		if got := svgSeries(t, name, f.SVG); !slices.Equal(got, series) {
+		if got := svgSeries(t, f); !slices.Equal(got, series) {
 			t.Errorf("%s: series %q, want %q", name, got, series)
 		}
-		if !strings.Contains(s.HTML, f.SVG) {
+		if !strings.Contains(s.HTML, inlineSVG(f.SVG)) {
 			t.Errorf("%s is not inlined in the page", name)
 		}
 		if !strings.Contains(s.Markdown, "figures/"+name+".svg") {
@@ -204,8 +228,9 @@ func TestReportOfATinyRun(t *testing.T) {
 			t.Errorf("%s has no data table", name)
 		}
 	}
-	for _, f := range s.Figures {
-		svgSeries(t, f.Name, f.SVG)
+	for i := range s.Figures {
+		f := &s.Figures[i]
+		svgSeries(t, f)
 		if strings.Contains(f.Name, "fedavg") {
 			t.Errorf("figure %s: FedAvg has no masks or selections", f.Name)
 		}
@@ -254,7 +279,7 @@ func TestReportShowsWhatIsNotComputed(t *testing.T) {
 		if strings.Contains(f.Name, "local") {
 			t.Errorf("figure %s drawn without data", f.Name)
 		}
-		if f.Name == "accuracy-rounds" && slices.Contains(svgSeries(t, f.Name, f.SVG), "local") {
+		if f.Name == "accuracy-rounds" && slices.Contains(svgSeries(t, &f), "local") {
 			t.Error("accuracy-rounds has a series for a method that never ran")
 		}
 	}
@@ -344,7 +369,7 @@ methods:
 			t.Errorf("no figure %s", name)
 			continue
 		}
-		if got := svgSeries(t, name, f.SVG); !slices.Equal(got, []string{"fedavg", "local lr=0.05", "local lr=0.1"}) {
+		if got := svgSeries(t, f); !slices.Equal(got, []string{"fedavg", "local lr=0.05", "local lr=0.1"}) {
 			t.Errorf("%s: series %q", name, got)
 		}
 	}
