@@ -32,9 +32,14 @@ const StateSkipped = "skipped"
 type Split struct {
 	Worker        bool
 	Shard, Shards int
-	// Poll is how often a worker looks again while others hold what it waits for
-	// (default 2 s).
-	Poll time.Duration
+	// Poll is how soon a worker looks again while others hold what it waits for (default
+	// 2 s). Each further look that finds nothing new waits twice as long, up to MaxPoll
+	// (default 8×Poll), with jitter; progress, or a change in what it waits for (another
+	// stage, another holder), starts again from Poll.
+	Poll, MaxPoll time.Duration
+
+	// sleep waits between looks (sleepCtx; tests count the waits instead).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // ParseShard parses "i/n" (0 ≤ i < n).
@@ -85,6 +90,14 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
+	wait := backoff{base: poll, limit: sp.MaxPoll}
+	if wait.limit <= 0 {
+		wait.limit = 8 * poll
+	}
+	sleep := sp.sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
 	var owner map[*Node]int
 	if sp.Shards > 0 {
 		owner = shardOwners(plan, sp.Shards)
@@ -116,7 +129,7 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 		return out
 	}
 	index := 0
-	lastWaiting := ""
+	lastWaiting, lastShown := "", ""
 	for {
 		progressed, left := false, 0
 		var waiting []string
@@ -191,23 +204,26 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			break
 		}
 		if progressed {
+			wait.reset()
 			continue
 		}
 		if len(waiting) == 0 {
 			break // everything left is another shard's, or needs what is
 		}
+		if all := strings.Join(waiting, ", "); all != lastWaiting {
+			wait.reset()
+			lastWaiting = all
+		}
 		w := strings.Join(waiting[:min(len(waiting), 3)], ", ")
 		if len(waiting) > 3 {
 			w += fmt.Sprintf(" and %d more", len(waiting)-3)
 		}
-		if w != lastWaiting {
+		if w != lastShown {
 			e.Progress.Logf("waiting for other workers: %s", w)
-			lastWaiting = w
+			lastShown = w
 		}
-		select {
-		case <-ctx.Done():
-			return collect(), ctx.Err()
-		case <-time.After(poll):
+		if err := sleep(ctx, wait.next()); err != nil {
+			return collect(), err
 		}
 	}
 	return collect(), nil

@@ -2,9 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -79,5 +83,79 @@ func TestSplitWithoutRemoteFails(t *testing.T) {
 	_, err := e.Execute(context.Background(), &Graph{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "need a remote") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A worker waiting for stages other workers hold looks again after 1, 2, 4, 8, 8 … s
+// (Poll 1 s, MaxPoll 8 s, each drawn from the upper half), not every second; when it
+// fetches a result the others finished and then waits for another holder's stage, it
+// starts again from Poll. The waits are counted, not slept.
+func TestWaitingWorkerBacksOff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := partialGraph(t)
+	dir := t.TempDir()
+	open := func(holder string) *remote.Remote {
+		r, err := remote.Open(ctx, dir, remote.Options{Holder: holder, LeaseTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	train, eval := nodeOf(t, g, manifest.KindTrain), nodeOf(t, g, manifest.KindEvaluate)
+	other := openTestStore(t)
+	runPlan(t, g, other, nil, map[string]int{})
+	trained, ok, err := other.GetAction(artifacts.Digest(train.Key))
+	if err != nil || !ok {
+		t.Fatalf("the other worker's train result: %v %v", ok, err)
+	}
+	r1, r2 := open("w1"), open("w2")
+	held, _, err := r1.TryLease(ctx, artifacts.Digest(train.Key))
+	if err != nil || held == nil {
+		t.Fatalf("w1 claims the train stage: %v %v", held, err)
+	}
+
+	var waits []time.Duration
+	sp := &Split{Worker: true, Poll: time.Second, MaxPoll: 8 * time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 6: // w1 finishes the train stage; w2 claims the evaluation
+			if _, err := r1.PushAction(ctx, other, artifacts.Digest(train.Key), trained); err != nil {
+				t.Fatal(err)
+			}
+			held.Release(ctx)
+			l, _, err := r2.TryLease(ctx, artifacts.Digest(eval.Key))
+			if err != nil || l == nil {
+				t.Fatalf("w2 claims the evaluation: %v %v", l, err)
+			}
+			t.Cleanup(func() { l.Release(context.Background()) })
+		case 12:
+			cancel()
+		}
+		return ctx.Err()
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	e := &Executor{Store: st, Stages: fakeStages(ran), Progress: Quiet{}, Remote: open("me"), Split: sp}
+	if _, err := e.Execute(ctx, g, plan); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Execute: %v, want it cancelled while waiting", err)
+	}
+	s := time.Second
+	want := []time.Duration{s, 2 * s, 4 * s, 8 * s, 8 * s, 8 * s, s, 2 * s, 4 * s, 8 * s, 8 * s, 8 * s}
+	if len(waits) != len(want) {
+		t.Fatalf("waited %d times (%v), want %d", len(waits), waits, len(want))
+	}
+	for i, d := range waits {
+		if d < want[i]/2 || d > want[i] {
+			t.Errorf("wait %d: %v, want between %v and %v (all: %v)", i+1, d, want[i]/2, want[i], waits)
+		}
+	}
+	if ran[manifest.KindTrain] != 0 || ran[manifest.KindEvaluate] != 0 {
+		t.Errorf("the waiting worker ran %v; the others hold those stages", ran)
 	}
 }
