@@ -37,6 +37,9 @@ type Split struct {
 	// (default 8×Poll), with jitter; progress, or a change in what it waits for (another
 	// stage, another holder), starts again from Poll.
 	Poll, MaxPoll time.Duration
+	// RetryFor is how long a finished stage's push is retried while the remote cannot be
+	// reached (default 10 minutes); the result stays in the local store meanwhile.
+	RetryFor time.Duration
 
 	// sleep waits between looks (sleepCtx; tests count the waits instead).
 	sleep func(ctx context.Context, d time.Duration) error
@@ -51,6 +54,22 @@ func ParseShard(s string) (i, n int, err error) {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 ≤ I < N, e.g. 0/4", s)
 	}
 	return i, n, nil
+}
+
+// retryFor is RetryFor or its default.
+func (sp *Split) retryFor() time.Duration {
+	if sp.RetryFor > 0 {
+		return sp.RetryFor
+	}
+	return 10 * time.Minute
+}
+
+// sleepFunc is how the split run waits: sleepCtx unless a test counts the waits.
+func (sp *Split) sleepFunc() func(context.Context, time.Duration) error {
+	if sp.sleep != nil {
+		return sp.sleep
+	}
+	return sleepCtx
 }
 
 // leased reports whether workers claim n before running it.
@@ -94,10 +113,7 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 	if wait.limit <= 0 {
 		wait.limit = 8 * poll
 	}
-	sleep := sp.sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
+	sleep := sp.sleepFunc()
 	var owner map[*Node]int
 	if sp.Shards > 0 {
 		owner = shardOwners(plan, sp.Shards)

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +159,76 @@ func TestWaitingWorkerBacksOff(t *testing.T) {
 	}
 	if ran[manifest.KindTrain] != 0 || ran[manifest.KindEvaluate] != 0 {
 		t.Errorf("the waiting worker ran %v; the others hold those stages", ran)
+	}
+}
+
+// logProgress is Quiet but keeps the log lines.
+type logProgress struct {
+	Quiet
+	LogCapture
+}
+
+func (p *logProgress) Logf(format string, args ...any) { p.LogCapture.Logf(format, args...) }
+
+// A worker whose remote cannot take a finished stage's result keeps it and retries the
+// push with backoff (counted, not slept) until the remote takes it; with no time left to
+// retry, the run fails naming the remote.
+func TestWorkerRetriesAFailedPush(t *testing.T) {
+	ctx := context.Background()
+	g := partialGraph(t)
+	dir := t.TempDir()
+	r, err := remote.Open(ctx, dir, remote.Options{Holder: "me", LeaseTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file where the blobs' folder should be: every upload fails, as on a filesystem
+	// that went away.
+	block := filepath.Join(dir, "cas")
+	if err := os.WriteFile(block, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	sp := &Split{Worker: true, Poll: time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		if waits++; waits == 3 {
+			os.Remove(block) // the remote is back
+		}
+		return nil
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	lines := strings.Join(logs.Take(), "\n")
+	if waits != 3 || !strings.Contains(lines, "could not push its result") || !strings.Contains(lines, "after retrying") {
+		t.Errorf("%d waits, want 3; log:\n%s", waits, lines)
+	}
+	for _, n := range g.Nodes {
+		if ok, err := r.HasAction(ctx, artifacts.Digest(n.Key)); err != nil || !ok {
+			t.Errorf("%s is not in the remote after the retried push: %v", n.Name, err)
+		}
+	}
+
+	// No time left to retry: the run fails, naming the remote.
+	dir2 := t.TempDir()
+	r2, err := remote.Open(ctx, dir2, remote.Options{Holder: "me", LeaseTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir2, "cas"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp.RetryFor = time.Nanosecond
+	st2 := openTestStore(t)
+	plan, _ = Plan(g, st2, &LogCapture{})
+	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r2, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), "pushing the result to the remote") || !strings.Contains(err.Error(), r2.String()) {
+		t.Errorf("Execute with the remote gone: %v; want a push failure naming %s", err, r2)
 	}
 }
