@@ -37,8 +37,9 @@ type Split struct {
 	// (default 8×Poll), with jitter; progress, or a change in what it waits for (another
 	// stage, another holder), starts again from Poll.
 	Poll, MaxPoll time.Duration
-	// RetryFor is how long a finished stage's push is retried while the remote cannot be
-	// reached (default 10 minutes); the result stays in the local store meanwhile.
+	// RetryFor is how long a worker waits for a remote that does not answer (default 10
+	// minutes): before reading it again, or before pushing a finished stage's result,
+	// which stays in the local store meanwhile.
 	RetryFor time.Duration
 
 	// sleep waits between looks (sleepCtx; tests count the waits instead).
@@ -146,9 +147,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 	}
 	index := 0
 	lastWaiting, lastShown := "", ""
+	var downSince time.Time // when the remote stopped answering (zero while it answers)
 	for {
 		progressed, left := false, 0
 		var waiting []string
+		var trouble error // a read of the remote that got no answer: wait for it
 		for i, p := range plan {
 			n := p.Node
 			if results[i] != nil || skipped[n] != "" {
@@ -173,7 +176,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			reason := p.Reason
 			res, ok, err := e.fetch(ctx, n, actions, &reason)
 			if err != nil {
-				return collect(), err
+				if !e.unreachable(ctx, err) {
+					return collect(), err
+				}
+				trouble = err
+				break
 			}
 			if ok {
 				results[i], progressed = &res, true
@@ -187,7 +194,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			if sp.Worker && leased(n) {
 				l, holder, err := e.Remote.TryLease(ctx, artifacts.Digest(n.Key))
 				if err != nil {
-					return collect(), err
+					if !e.unreachable(ctx, err) {
+						return collect(), err
+					}
+					trouble = err
+					break
 				}
 				if l == nil {
 					waiting = append(waiting, n.Name+" ("+holder+")")
@@ -198,7 +209,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 				if res, ok, err := e.fetch(ctx, n, actions, &reason); err != nil || ok {
 					lease.Release(context.WithoutCancel(ctx))
 					if err != nil {
-						return collect(), err
+						if !e.unreachable(ctx, err) {
+							return collect(), err
+						}
+						trouble = err
+						break
 					}
 					results[i], progressed = &res, true
 					continue
@@ -215,6 +230,25 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 				return collect(), err
 			}
 			results[i], progressed = &res, true
+		}
+		if trouble != nil {
+			if downSince.IsZero() {
+				downSince = time.Now()
+				wait.reset()
+				e.Progress.Logf("cannot reach the remote (%v); retrying with backoff for up to %v", trouble, sp.retryFor())
+			}
+			if time.Since(downSince) >= sp.retryFor() {
+				return collect(), trouble
+			}
+			if err := sleep(ctx, wait.next()); err != nil {
+				return collect(), err
+			}
+			continue
+		}
+		if !downSince.IsZero() {
+			e.Progress.Logf("the remote %s answers again (after %v)", e.Remote, time.Since(downSince).Round(time.Second))
+			downSince = time.Time{}
+			wait.reset()
 		}
 		if left == 0 {
 			break
@@ -243,6 +277,13 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 		}
 	}
 	return collect(), nil
+}
+
+// unreachable reports whether err, from a read of the remote, means that the remote does
+// not answer (Remote.Ping fails too): a worker then waits for it, as for a stage another
+// worker holds, instead of giving up on the first blip. Other errors end the run.
+func (e *Executor) unreachable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !errors.Is(err, context.Canceled) && e.Remote.Ping(ctx) != nil
 }
 
 // runLeased runs a stage under lease (nil: none): the stage is cancelled if the lease is

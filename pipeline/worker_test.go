@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/remote/s3test"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -230,5 +231,66 @@ func TestWorkerRetriesAFailedPush(t *testing.T) {
 	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r2, Split: sp}
 	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), "pushing the result to the remote") || !strings.Contains(err.Error(), r2.String()) {
 		t.Errorf("Execute with the remote gone: %v; want a push failure naming %s", err, r2)
+	}
+}
+
+// A worker whose S3 server goes away waits for it with backoff (the waits counted, not
+// slept), saying so once, and carries on when it is back; one that has waited RetryFor
+// gives up, naming the remote.
+func TestWorkerWaitsForAnUnreachableRemote(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "fedpipe")
+	open := func() *remote.Remote {
+		r, err := remote.Open(ctx, "s3://fedpipe/sweep", remote.Options{Env: srv.Getenv, LeaseTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	g := partialGraph(t)
+	r := open()
+	srv.Stop()
+	var waits []time.Duration
+	sp := &Split{Worker: true, Poll: time.Second, MaxPoll: 4 * time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		if waits = append(waits, d); len(waits) == 4 {
+			srv.Restart(t)
+		}
+		return nil
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	lines := strings.Join(logs.Take(), "\n")
+	if len(waits) != 4 || strings.Count(lines, "cannot reach the remote") != 1 || !strings.Contains(lines, "answers again") ||
+		!strings.Contains(lines, r.String()) {
+		t.Errorf("waits %v; log:\n%s", waits, lines)
+	}
+	for i, hi := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second} {
+		if waits[i] > hi || waits[i] < hi/2 {
+			t.Errorf("wait %d: %v, want between %v and %v", i+1, waits[i], hi/2, hi)
+		}
+	}
+	for _, n := range g.Nodes {
+		if ok, err := r.HasAction(ctx, artifacts.Digest(n.Key)); err != nil || !ok {
+			t.Errorf("%s is not in the remote: %v", n.Name, err)
+		}
+	}
+
+	srv.Stop()
+	sp.RetryFor = time.Millisecond
+	sp.sleep = func(context.Context, time.Duration) error { time.Sleep(time.Millisecond); return nil }
+	st2 := openTestStore(t)
+	plan, _ = Plan(g, st2, &LogCapture{})
+	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), r.String()) {
+		t.Errorf("Execute with the remote gone for good: %v; want an error naming %s", err, r)
 	}
 }
