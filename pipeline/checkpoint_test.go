@@ -1,11 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 )
 
 // TestSaveCheckpointStreams: blobs are stored as write passes them, the resume point moves
@@ -58,4 +62,46 @@ func TestSaveCheckpointStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(4, "global", "mask/00002")
+}
+
+// Checkpoints that cannot reach the remote are kept locally; the failure is logged once,
+// not at every round, and so is the first push that gets through again.
+func TestCheckpointPushFailureLoggedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t)
+	dir := t.TempDir()
+	r, err := remote.Open(ctx, dir, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := filepath.Join(dir, "cas") // a file where the blobs' folder should be
+	if err := os.WriteFile(block, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	sc := &StageContext{Node: &Node{Kind: "train", Name: "train x", Key: Key{4, 5}}, store: s, progress: logs, ctx: ctx, remote: r}
+	save := func(round int) {
+		t.Helper()
+		err := sc.SaveCheckpoint(round, func(put func(string, []byte) error) error {
+			return put("global", []byte{byte(round)})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := 1; round <= 4; round++ {
+		save(round)
+	}
+	if lines := logs.Take(); len(lines) != 1 || !strings.Contains(lines[0], "could not push the checkpoint after round 1") || !strings.Contains(lines[0], r.String()) {
+		t.Errorf("4 failed pushes logged %q; want one line naming the remote", lines)
+	}
+	if round, _, ok := sc.loadLocalCheckpoint(); !ok || round != 4 {
+		t.Errorf("local resume point: round %d %v, want 4", round, ok)
+	}
+	os.Remove(block)
+	save(5)
+	save(6)
+	if lines := logs.Take(); len(lines) != 1 || !strings.Contains(lines[0], "again (after round 5)") {
+		t.Errorf("after the remote came back: %q; want one line", lines)
+	}
 }

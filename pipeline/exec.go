@@ -273,6 +273,9 @@ type StageContext struct {
 	// ctx and remote let checkpoints travel to and from the remote (nil: none).
 	ctx    context.Context
 	remote *remote.Remote
+	// pushFailing is set while checkpoints cannot be pushed (only the first failure is
+	// logged, and the next success).
+	pushFailing bool
 }
 
 // Resumed records that the stage continued from its checkpoint after round.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 )
 
@@ -109,4 +110,31 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, ok bool) {
 		}
 		return fmt.Sprintf("%s (%d of %d stage keys changed)", strings.Join(reasons, ", "), changed, total), true
 	}
+}
+
+// KeptKeys returns the keys that the kept-results index of directory dir names (none
+// when dir has no index): the result each stage of each manifest last pushed there, which
+// a reader reports as current or stale, so gc keeps them whatever manifests it is given.
+func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
+	keys := map[artifacts.Digest]bool{}
+	files, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var e keptEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		key, err := artifacts.ParseDigest(e.Key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: key: %w", path, err)
+		}
+		keys[key] = true
+	}
+	return keys, nil
 }

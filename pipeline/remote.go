@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
@@ -63,12 +64,36 @@ func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifac
 }
 
 // push uploads a stage's result (blobs, then the entry) and drops its remote checkpoint.
+// A worker of a split run (whose store may be a job's temporary directory) retries a push
+// that fails, with backoff, for up to Split.RetryFor, so that a remote that went away for
+// a while does not cost the result.
 func (e *Executor) push(ctx context.Context, n *Node, a artifacts.Action) error {
 	if e.Remote == nil {
 		return nil
 	}
-	if _, err := e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a); err != nil {
-		return fmt.Errorf("pushing the result to the remote: %w", err)
+	var failed time.Time
+	wait := backoff{base: time.Second, limit: time.Minute}
+	for {
+		_, err := e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a)
+		if err == nil {
+			break
+		}
+		sp := e.Split
+		if failed.IsZero() {
+			failed = time.Now()
+		}
+		if ctx.Err() != nil || sp == nil || time.Since(failed) >= sp.retryFor() {
+			return fmt.Errorf("pushing the result to the remote: %w", err)
+		}
+		if wait.cur == 0 {
+			e.Progress.Logf("%s: could not push its result (%v); it is in the local store; retrying for up to %v", n.Name, err, sp.retryFor())
+		}
+		if err := sp.sleepFunc()(ctx, wait.next()); err != nil {
+			return err
+		}
+	}
+	if !failed.IsZero() {
+		e.Progress.Logf("%s: pushed its result to %s after retrying for %v", n.Name, e.Remote, time.Since(failed).Round(time.Second))
 	}
 	if err := e.Remote.DeleteCheckpoint(ctx, artifacts.Digest(n.Key)); err != nil {
 		e.Progress.Logf("%v", err)
@@ -92,7 +117,15 @@ func (sc *StageContext) pushCheckpoint(idx checkpointIndex, d artifacts.Digest) 
 		if sc.ctx.Err() != nil {
 			return sc.ctx.Err()
 		}
-		sc.Logf("%s: could not push the checkpoint after round %d: %v", sc.Node.Name, idx.Round, err)
+		if !sc.pushFailing {
+			sc.Logf("%s: could not push the checkpoint after round %d: %v; training goes on from the local checkpoints (further failures are not repeated)", sc.Node.Name, idx.Round, err)
+		}
+		sc.pushFailing = true
+		return nil
+	}
+	if sc.pushFailing {
+		sc.Logf("%s: pushed its checkpoint to %s again (after round %d)", sc.Node.Name, sc.remote, idx.Round)
+		sc.pushFailing = false
 	}
 	return nil
 }

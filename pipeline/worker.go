@@ -32,9 +32,18 @@ const StateSkipped = "skipped"
 type Split struct {
 	Worker        bool
 	Shard, Shards int
-	// Poll is how often a worker looks again while others hold what it waits for
-	// (default 2 s).
-	Poll time.Duration
+	// Poll is how soon a worker looks again while others hold what it waits for (default
+	// 2 s). Each further look that finds nothing new waits twice as long, up to MaxPoll
+	// (default 8×Poll), with jitter; progress, or a change in what it waits for (another
+	// stage, another holder), starts again from Poll.
+	Poll, MaxPoll time.Duration
+	// RetryFor is how long a worker waits for a remote that does not answer (default 10
+	// minutes): before reading it again, or before pushing a finished stage's result,
+	// which stays in the local store meanwhile.
+	RetryFor time.Duration
+
+	// sleep waits between looks (sleepCtx; tests count the waits instead).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // ParseShard parses "i/n" (0 ≤ i < n).
@@ -46,6 +55,22 @@ func ParseShard(s string) (i, n int, err error) {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 ≤ I < N, e.g. 0/4", s)
 	}
 	return i, n, nil
+}
+
+// retryFor is RetryFor or its default.
+func (sp *Split) retryFor() time.Duration {
+	if sp.RetryFor > 0 {
+		return sp.RetryFor
+	}
+	return 10 * time.Minute
+}
+
+// sleepFunc is how the split run waits: sleepCtx unless a test counts the waits.
+func (sp *Split) sleepFunc() func(context.Context, time.Duration) error {
+	if sp.sleep != nil {
+		return sp.sleep
+	}
+	return sleepCtx
 }
 
 // leased reports whether workers claim n before running it.
@@ -85,6 +110,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
+	wait := backoff{base: poll, limit: sp.MaxPoll}
+	if wait.limit <= 0 {
+		wait.limit = 8 * poll
+	}
+	sleep := sp.sleepFunc()
 	var owner map[*Node]int
 	if sp.Shards > 0 {
 		owner = shardOwners(plan, sp.Shards)
@@ -116,10 +146,12 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 		return out
 	}
 	index := 0
-	lastWaiting := ""
+	lastWaiting, lastShown := "", ""
+	var downSince time.Time // when the remote stopped answering (zero while it answers)
 	for {
 		progressed, left := false, 0
 		var waiting []string
+		var trouble error // a read of the remote that got no answer: wait for it
 		for i, p := range plan {
 			n := p.Node
 			if results[i] != nil || skipped[n] != "" {
@@ -144,7 +176,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			reason := p.Reason
 			res, ok, err := e.fetch(ctx, n, actions, &reason)
 			if err != nil {
-				return collect(), err
+				if !e.unreachable(ctx, err) {
+					return collect(), err
+				}
+				trouble = err
+				break
 			}
 			if ok {
 				results[i], progressed = &res, true
@@ -158,7 +194,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			if sp.Worker && leased(n) {
 				l, holder, err := e.Remote.TryLease(ctx, artifacts.Digest(n.Key))
 				if err != nil {
-					return collect(), err
+					if !e.unreachable(ctx, err) {
+						return collect(), err
+					}
+					trouble = err
+					break
 				}
 				if l == nil {
 					waiting = append(waiting, n.Name+" ("+holder+")")
@@ -169,7 +209,11 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 				if res, ok, err := e.fetch(ctx, n, actions, &reason); err != nil || ok {
 					lease.Release(context.WithoutCancel(ctx))
 					if err != nil {
-						return collect(), err
+						if !e.unreachable(ctx, err) {
+							return collect(), err
+						}
+						trouble = err
+						break
 					}
 					results[i], progressed = &res, true
 					continue
@@ -187,30 +231,59 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			}
 			results[i], progressed = &res, true
 		}
+		if trouble != nil {
+			if downSince.IsZero() {
+				downSince = time.Now()
+				wait.reset()
+				e.Progress.Logf("cannot reach the remote (%v); retrying with backoff for up to %v", trouble, sp.retryFor())
+			}
+			if time.Since(downSince) >= sp.retryFor() {
+				return collect(), trouble
+			}
+			if err := sleep(ctx, wait.next()); err != nil {
+				return collect(), err
+			}
+			continue
+		}
+		if !downSince.IsZero() {
+			e.Progress.Logf("the remote %s answers again (after %v)", e.Remote, time.Since(downSince).Round(time.Second))
+			downSince = time.Time{}
+			wait.reset()
+		}
 		if left == 0 {
 			break
 		}
 		if progressed {
+			wait.reset()
 			continue
 		}
 		if len(waiting) == 0 {
 			break // everything left is another shard's, or needs what is
 		}
+		if all := strings.Join(waiting, ", "); all != lastWaiting {
+			wait.reset()
+			lastWaiting = all
+		}
 		w := strings.Join(waiting[:min(len(waiting), 3)], ", ")
 		if len(waiting) > 3 {
 			w += fmt.Sprintf(" and %d more", len(waiting)-3)
 		}
-		if w != lastWaiting {
+		if w != lastShown {
 			e.Progress.Logf("waiting for other workers: %s", w)
-			lastWaiting = w
+			lastShown = w
 		}
-		select {
-		case <-ctx.Done():
-			return collect(), ctx.Err()
-		case <-time.After(poll):
+		if err := sleep(ctx, wait.next()); err != nil {
+			return collect(), err
 		}
 	}
 	return collect(), nil
+}
+
+// unreachable reports whether err, from a read of the remote, means that the remote does
+// not answer (Remote.Ping fails too): a worker then waits for it, as for a stage another
+// worker holds, instead of giving up on the first blip. Other errors end the run.
+func (e *Executor) unreachable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !errors.Is(err, context.Canceled) && e.Remote.Ping(ctx) != nil
 }
 
 // runLeased runs a stage under lease (nil: none): the stage is cancelled if the lease is

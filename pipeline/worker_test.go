@@ -2,9 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/remote/s3test"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -79,5 +86,211 @@ func TestSplitWithoutRemoteFails(t *testing.T) {
 	_, err := e.Execute(context.Background(), &Graph{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "need a remote") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A worker waiting for stages other workers hold looks again after 1, 2, 4, 8, 8 … s
+// (Poll 1 s, MaxPoll 8 s, each drawn from the upper half), not every second; when it
+// fetches a result the others finished and then waits for another holder's stage, it
+// starts again from Poll. The waits are counted, not slept.
+func TestWaitingWorkerBacksOff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := partialGraph(t)
+	dir := t.TempDir()
+	open := func(holder string) *remote.Remote {
+		r, err := remote.Open(ctx, dir, remote.Options{Holder: holder, LeaseTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	train, eval := nodeOf(t, g, manifest.KindTrain), nodeOf(t, g, manifest.KindEvaluate)
+	other := openTestStore(t)
+	runPlan(t, g, other, nil, map[string]int{})
+	trained, ok, err := other.GetAction(artifacts.Digest(train.Key))
+	if err != nil || !ok {
+		t.Fatalf("the other worker's train result: %v %v", ok, err)
+	}
+	r1, r2 := open("w1"), open("w2")
+	held, _, err := r1.TryLease(ctx, artifacts.Digest(train.Key))
+	if err != nil || held == nil {
+		t.Fatalf("w1 claims the train stage: %v %v", held, err)
+	}
+
+	var waits []time.Duration
+	sp := &Split{Worker: true, Poll: time.Second, MaxPoll: 8 * time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		switch len(waits) {
+		case 6: // w1 finishes the train stage; w2 claims the evaluation
+			if _, err := r1.PushAction(ctx, other, artifacts.Digest(train.Key), trained); err != nil {
+				t.Fatal(err)
+			}
+			held.Release(ctx)
+			l, _, err := r2.TryLease(ctx, artifacts.Digest(eval.Key))
+			if err != nil || l == nil {
+				t.Fatalf("w2 claims the evaluation: %v %v", l, err)
+			}
+			t.Cleanup(func() { l.Release(context.Background()) })
+		case 12:
+			cancel()
+		}
+		return ctx.Err()
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	e := &Executor{Store: st, Stages: fakeStages(ran), Progress: Quiet{}, Remote: open("me"), Split: sp}
+	if _, err := e.Execute(ctx, g, plan); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Execute: %v, want it cancelled while waiting", err)
+	}
+	s := time.Second
+	want := []time.Duration{s, 2 * s, 4 * s, 8 * s, 8 * s, 8 * s, s, 2 * s, 4 * s, 8 * s, 8 * s, 8 * s}
+	if len(waits) != len(want) {
+		t.Fatalf("waited %d times (%v), want %d", len(waits), waits, len(want))
+	}
+	for i, d := range waits {
+		if d < want[i]/2 || d > want[i] {
+			t.Errorf("wait %d: %v, want between %v and %v (all: %v)", i+1, d, want[i]/2, want[i], waits)
+		}
+	}
+	if ran[manifest.KindTrain] != 0 || ran[manifest.KindEvaluate] != 0 {
+		t.Errorf("the waiting worker ran %v; the others hold those stages", ran)
+	}
+}
+
+// logProgress is Quiet but keeps the log lines.
+type logProgress struct {
+	Quiet
+	LogCapture
+}
+
+func (p *logProgress) Logf(format string, args ...any) { p.LogCapture.Logf(format, args...) }
+
+// A worker whose remote cannot take a finished stage's result keeps it and retries the
+// push with backoff (counted, not slept) until the remote takes it; with no time left to
+// retry, the run fails naming the remote.
+func TestWorkerRetriesAFailedPush(t *testing.T) {
+	ctx := context.Background()
+	g := partialGraph(t)
+	dir := t.TempDir()
+	r, err := remote.Open(ctx, dir, remote.Options{Holder: "me", LeaseTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file where the blobs' folder should be: every upload fails, as on a filesystem
+	// that went away.
+	block := filepath.Join(dir, "cas")
+	if err := os.WriteFile(block, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	sp := &Split{Worker: true, Poll: time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		if waits++; waits == 3 {
+			os.Remove(block) // the remote is back
+		}
+		return nil
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	lines := strings.Join(logs.Take(), "\n")
+	if waits != 3 || !strings.Contains(lines, "could not push its result") || !strings.Contains(lines, "after retrying") {
+		t.Errorf("%d waits, want 3; log:\n%s", waits, lines)
+	}
+	for _, n := range g.Nodes {
+		if ok, err := r.HasAction(ctx, artifacts.Digest(n.Key)); err != nil || !ok {
+			t.Errorf("%s is not in the remote after the retried push: %v", n.Name, err)
+		}
+	}
+
+	// No time left to retry: the run fails, naming the remote.
+	dir2 := t.TempDir()
+	r2, err := remote.Open(ctx, dir2, remote.Options{Holder: "me", LeaseTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir2, "cas"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp.RetryFor = time.Nanosecond
+	st2 := openTestStore(t)
+	plan, _ = Plan(g, st2, &LogCapture{})
+	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r2, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), "pushing the result to the remote") || !strings.Contains(err.Error(), r2.String()) {
+		t.Errorf("Execute with the remote gone: %v; want a push failure naming %s", err, r2)
+	}
+}
+
+// A worker whose S3 server goes away waits for it with backoff (the waits counted, not
+// slept), saying so once, and carries on when it is back; one that has waited RetryFor
+// gives up, naming the remote.
+func TestWorkerWaitsForAnUnreachableRemote(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t, "fedpipe")
+	open := func() *remote.Remote {
+		r, err := remote.Open(ctx, "s3://fedpipe/sweep", remote.Options{Env: srv.Getenv, LeaseTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	g := partialGraph(t)
+	r := open()
+	srv.Stop()
+	var waits []time.Duration
+	sp := &Split{Worker: true, Poll: time.Second, MaxPoll: 4 * time.Second}
+	sp.sleep = func(ctx context.Context, d time.Duration) error {
+		if waits = append(waits, d); len(waits) == 4 {
+			srv.Restart(t)
+		}
+		return nil
+	}
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	lines := strings.Join(logs.Take(), "\n")
+	if len(waits) != 4 || strings.Count(lines, "cannot reach the remote") != 1 || !strings.Contains(lines, "answers again") ||
+		!strings.Contains(lines, r.String()) {
+		t.Errorf("waits %v; log:\n%s", waits, lines)
+	}
+	for i, hi := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second} {
+		if waits[i] > hi || waits[i] < hi/2 {
+			t.Errorf("wait %d: %v, want between %v and %v", i+1, waits[i], hi/2, hi)
+		}
+	}
+	for _, n := range g.Nodes {
+		if ok, err := r.HasAction(ctx, artifacts.Digest(n.Key)); err != nil || !ok {
+			t.Errorf("%s is not in the remote: %v", n.Name, err)
+		}
+	}
+
+	srv.Stop()
+	sp.RetryFor = time.Millisecond
+	sp.sleep = func(context.Context, time.Duration) error { time.Sleep(time.Millisecond); return nil }
+	st2 := openTestStore(t)
+	plan, _ = Plan(g, st2, &LogCapture{})
+	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), r.String()) {
+		t.Errorf("Execute with the remote gone for good: %v; want an error naming %s", err, r)
 	}
 }

@@ -245,3 +245,34 @@ func (d *dirObjects) remove(_ context.Context, name string) error {
 	}
 	return nil
 }
+
+// scan walks the prefix's folder and the folders below it, skipping temporary files.
+func (d *dirObjects) scan(_ context.Context, prefix string) ([]objectInfo, error) {
+	var out []objectInfo
+	dir := d.path(strings.TrimSuffix(prefix, "/"))
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if missing(err) {
+				return nil // the folder does not exist yet, or a file went meanwhile
+			}
+			return err
+		}
+		if e.IsDir() || strings.HasPrefix(e.Name(), tmpPrefix) {
+			return nil
+		}
+		info, err := e.Info()
+		if missing(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, objectInfo{name: filepath.ToSlash(rel), size: info.Size(), modified: info.ModTime()})
+		return nil
+	})
+	return out, err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,10 +22,15 @@ import (
 // expired when it has watched the same generation and ETag for a whole TTL by its own
 // clock (so clocks need not agree), and takes the stage over by creating generation
 // gen+1, again conditionally: one taker wins. A holder whose heartbeat finds a later
-// generation, or that could not renew for a TTL, has lost the stage and is told so
-// through Lost. Release deletes the holder's generations after the stage's result is
-// pushed; the others check the result before claiming, so a deleted lease is never
-// mistaken for an unfinished stage.
+// generation has lost the stage and is told so through Lost. A holder that cannot reach
+// the remote keeps its claim and retries, with a growing wait, until the remote answers:
+// the stage goes on meanwhile (its checkpoints are local), and the first heartbeat that
+// gets through either renews the lease or finds that a worker who could reach the remote
+// took the stage over after a TTL of silence (Lost). Either way no result is wrong: a
+// stage is a pure function of its key, so two workers that ran it push the same bytes.
+// Release deletes the holder's generations after the stage's result is pushed; the
+// others check the result before claiming, so a deleted lease is never mistaken for an
+// unfinished stage.
 
 // A Lease is this process's claim on one stage. Create it with TryLease; call Release
 // exactly once, when the stage is finished or abandoned.
@@ -137,8 +143,10 @@ func (r *Remote) leaseHolder(ctx context.Context, key artifacts.Digest, gen int)
 // on a stage nobody held.
 func (l *Lease) TookOver() string { return l.prev }
 
-// Lost is closed when this process no longer holds the lease: another worker took it over
-// (this one was deemed dead), or heartbeats failed for a whole TTL. The stage should stop.
+// Lost is closed when this process no longer holds the lease: another worker took it
+// over (this one was deemed dead, or could not reach the remote for a TTL while the
+// other could). The stage should stop. A remote that cannot be reached does not close
+// it by itself: the heartbeat retries (see heartbeat).
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 func (l *Lease) markLost(why string) {
@@ -149,25 +157,35 @@ func (l *Lease) markLost(why string) {
 }
 
 // heartbeat rewrites the lease every TTL/3 until Release, and watches for a later
-// generation.
+// generation. While the remote cannot be reached it retries after 2, 4 … × TTL/3, at
+// most a TTL, each wait drawn from its upper half (so that workers cut off together do
+// not all call a recovering server at once), saying so once when the remote goes away,
+// once a TTL later (others may take the stage over from then on), and once when it
+// answers again.
 func (l *Lease) heartbeat() {
 	defer close(l.done)
 	r := l.r
 	period := r.ttl / 3
-	tick := time.NewTicker(period)
-	defer tick.Stop()
+	step, wait := period, period // the nominal wait, and the wait drawn from it
 	lastOK := time.Now()
+	down, warned := false, false
 	for beat := 1; ; beat++ {
+		timer := time.NewTimer(wait)
 		select {
 		case <-l.stop:
+			timer.Stop()
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), period)
 		taken, err := r.exists(ctx, r.object(leaseObject(l.key, l.gen+1)))
 		if err == nil && taken {
 			cancel()
-			l.markLost("another worker took it over")
+			why := "another worker took it over"
+			if down {
+				why += fmt.Sprintf(" while this one could not reach the remote (for %v)", time.Since(lastOK).Round(time.Second))
+			}
+			l.markLost(why)
 			return
 		}
 		if err == nil {
@@ -176,13 +194,22 @@ func (l *Lease) heartbeat() {
 		}
 		cancel()
 		if err == nil {
-			lastOK = time.Now()
+			if down {
+				r.log("remote %s: reachable again after %v; the lease of %s is renewed", r, time.Since(lastOK).Round(time.Second), l.key.Short())
+			}
+			lastOK, down, warned, step, wait = time.Now(), false, false, period, period
 			continue
 		}
-		if time.Since(lastOK) >= r.ttl {
-			l.markLost(fmt.Sprintf("no heartbeat reached the remote for %v (%v)", r.ttl, r.scrub(err)))
-			return
+		if !down {
+			down = true
+			r.log("remote %s is unreachable (%v): the stage %s goes on from its local checkpoints, and its lease heartbeat retries with backoff", r, r.scrub(err), l.key.Short())
 		}
+		if !warned && time.Since(lastOK) >= r.ttl {
+			warned = true
+			r.log("remote %s: no heartbeat of the lease of %s reached it for %v; a worker that can reach it may take the stage over (this one stops when it sees that)", r, l.key.Short(), r.ttl)
+		}
+		step = min(2*step, r.ttl)
+		wait = step/2 + time.Duration(rand.Int64N(int64(step-step/2)+1))
 	}
 }
 

@@ -2,8 +2,10 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,4 +169,111 @@ func TestConditionalCreateRefusesExistingObject(t *testing.T) {
 			t.Fatalf("after a refused create the object holds %q (%v %v), want \"a\"", b, found, err)
 		}
 	})
+}
+
+// flaky is a remote's objects that fail every call while down is set, as an S3 server
+// that stopped or a shared filesystem that went away would; calls counts the attempts.
+type flaky struct {
+	objects
+	down  atomic.Bool
+	calls atomic.Int64
+}
+
+var errUnreachable = errors.New("dial tcp 127.0.0.1:9: connection refused")
+
+func (f *flaky) fail() error {
+	f.calls.Add(1)
+	if f.down.Load() {
+		return errUnreachable
+	}
+	return nil
+}
+
+func (f *flaky) exists(ctx context.Context, name string) (bool, error) {
+	if err := f.fail(); err != nil {
+		return false, err
+	}
+	return f.objects.exists(ctx, name)
+}
+
+func (f *flaky) put(ctx context.Context, name string, data []byte, ct string) error {
+	if err := f.fail(); err != nil {
+		return err
+	}
+	return f.objects.put(ctx, name, data, ct)
+}
+
+// A holder that cannot reach the remote keeps its lease and retries with a growing wait
+// (fewer attempts than a heartbeat every TTL/3), saying which remote it cannot reach;
+// when the remote answers again the lease is renewed and still held. If meanwhile a
+// worker that could reach the remote took the stage over, the first heartbeat that gets
+// through reports the lease lost.
+func TestLeaseSurvivesAnUnreachableRemote(t *testing.T) {
+	eachBackend(t, testLeaseSurvivesAnUnreachableRemote)
+}
+
+func testLeaseSurvivesAnUnreachableRemote(t *testing.T, s backend) {
+	ttl := 900 * time.Millisecond
+	r1, logs := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
+	f := &flaky{objects: r1.objs}
+	r1.objs = f
+	ctx := context.Background()
+	key := artifacts.Sum([]byte("train d"))
+	l1, _, err := r1.TryLease(ctx, key)
+	if err != nil || l1 == nil {
+		t.Fatalf("claim: %v %v", l1, err)
+	}
+	f.down.Store(true)
+	f.calls.Store(0)
+	time.Sleep(4 * ttl)
+	select {
+	case <-l1.Lost():
+		t.Fatalf("the lease was given up while the remote was unreachable: %s", logs)
+	default:
+	}
+	// A heartbeat every TTL/3 would have tried 12 times; the backoff (0.3, 0.6, 0.9,
+	// 0.9 … s, each drawn from its upper half) at most 8.
+	if n := f.calls.Load(); n < 2 || n > 8 {
+		t.Errorf("%d heartbeat attempts in 4 TTLs of outage, want 2 to 8", n)
+	}
+	if msg := logs.String(); !strings.Contains(msg, "remote "+r1.String()+" is unreachable") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("the outage is not reported naming the remote and why:\n%s", msg)
+	}
+	f.down.Store(false)
+	deadline := time.Now().Add(4 * ttl)
+	for !strings.Contains(logs.String(), "reachable again") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat got through after the remote came back:\n%s", logs)
+		}
+		time.Sleep(ttl / 10)
+	}
+	select {
+	case <-l1.Lost():
+		t.Fatalf("the lease was lost although nobody took it:\n%s", logs)
+	default:
+	}
+
+	// Cut off again; this time a worker that reaches the remote takes the stage over.
+	f.down.Store(true)
+	r2, _ := s.open(t, Options{Holder: "w2", LeaseTTL: ttl})
+	var l2 *Lease
+	for start := time.Now(); l2 == nil; time.Sleep(ttl / 10) {
+		if time.Since(start) > 10*ttl {
+			t.Fatal("the silent holder's lease was never taken over")
+		}
+		if l2, _, err = r2.TryLease(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer l2.Release(ctx)
+	f.down.Store(false)
+	select {
+	case <-l1.Lost():
+	case <-time.After(4 * ttl):
+		t.Fatal("back in touch, the old holder never noticed the takeover")
+	}
+	if !strings.Contains(logs.String(), "another worker took it over while this one could not reach the remote") {
+		t.Errorf("the loss does not say why:\n%s", logs)
+	}
+	l1.Release(ctx)
 }

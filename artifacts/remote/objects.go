@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -35,6 +36,17 @@ type objects interface {
 	list(ctx context.Context, prefix string) (map[string]string, error)
 	// remove deletes an object; removing an absent one is not an error.
 	remove(ctx context.Context, name string) error
+	// scan returns every object whose name starts with prefix (a folder, ending in "/"),
+	// named relative to prefix, with its size and last modification time as the server
+	// or file server records it; it reads no object's bytes.
+	scan(ctx context.Context, prefix string) ([]objectInfo, error)
+}
+
+// objectInfo is an object as scan lists it.
+type objectInfo struct {
+	name     string
+	size     int64
+	modified time.Time
 }
 
 // s3Objects keeps the objects in an S3 bucket.
@@ -123,6 +135,20 @@ func (s *s3Objects) list(ctx context.Context, prefix string) (map[string]string,
 			return nil, obj.Err
 		}
 		out[strings.TrimPrefix(obj.Key, prefix)] = obj.ETag
+	}
+	return out, nil
+}
+
+func (s *s3Objects) scan(ctx context.Context, prefix string) ([]objectInfo, error) {
+	var out []objectInfo
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			if notFound(obj.Err) {
+				break
+			}
+			return nil, obj.Err
+		}
+		out = append(out, objectInfo{name: strings.TrimPrefix(obj.Key, prefix), size: obj.Size, modified: obj.LastModified})
 	}
 	return out, nil
 }

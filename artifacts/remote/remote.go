@@ -485,3 +485,13 @@ func (r *Remote) DeleteCheckpoint(ctx context.Context, stage artifacts.Digest) e
 	}
 	return nil
 }
+
+// Ping returns nil when the remote answers a request (whether a probe object exists),
+// else the error, naming the remote: it tells a remote that cannot be reached from one
+// that answered with an error of its own.
+func (r *Remote) Ping(ctx context.Context) error {
+	if _, err := r.exists(ctx, r.object("ping")); err != nil {
+		return r.scrub(fmt.Errorf("remote %s: %w", r, err))
+	}
+	return nil
+}

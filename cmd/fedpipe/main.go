@@ -41,7 +41,7 @@ Usage:
   fedpipe export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files
   fedpipe report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG/PNG/PDF figures
   fedpipe fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref
-  fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses
+  fedpipe gc [MANIFEST...]          delete results no given manifest (or recent run) uses; --remote URL: in a remote
   fedpipe ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics
   fedpipe show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results
   fedpipe diff A B                  parameters and metrics side by side (manifests, cells, last run)

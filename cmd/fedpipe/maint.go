@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -56,7 +57,8 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// gc removes what no given manifest, and no recent run, references.
+// gc removes what no given manifest, and no recent run, references: from the local store,
+// or with --remote from a remote (gcRemote, gcremote.go).
 func gc(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("gc", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -64,14 +66,41 @@ func gc(args []string, stdout, stderr io.Writer) int {
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
+	remoteFlag := fs.String("remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
+	dryRun := fs.Bool("dry-run", false, "--remote: list what would be removed, with sizes, and remove nothing")
+	grace := fs.Duration("grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]\n\nDeletes every cached result that none of the MANIFESTs' stages uses and that is older than\n--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.\nResume checkpoints are kept. At least one MANIFEST or --keep-recent is required.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]
+       fedpipe gc --remote URL [MANIFEST...] [--keep-recent DURATION] [--grace DURATION] [--dry-run]
+
+Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
+--keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.
+Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required.
+
+With --remote, tidies the remote instead (the local store is not opened): drops the result
+entries no MANIFEST's stage uses (and older than --keep-recent), the checkpoints of those
+stages, the blobs nothing kept references and expired leases of dropped stages. It never
+removes anything of a stage a live worker holds (its lease was renewed lately), nor any
+object written less than --grace ago. A directory remote that is a kept-results directory
+(e.g. reproduced/) also keeps every result its cells/ index names. --dry-run lists what
+would go, with sizes and a total.
+
+Flags:
+%s`, fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() == 0 && *recent <= 0 {
 		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
+		return exitInvalid
+	}
+	if *remoteFlag == "" && (*dryRun || fs.Changed("grace")) {
+		fmt.Fprintln(stderr, "fedpipe gc: --dry-run and --grace apply to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
+		return exitInvalid
+	}
+	if *remoteFlag != "" && fs.Changed("store") {
+		fmt.Fprintln(stderr, "fedpipe gc: --store and --remote exclude each other: gc tidies one of them (run it twice for both)")
 		return exitInvalid
 	}
 	var graphs []*pipeline.Graph
@@ -83,6 +112,9 @@ func gc(args []string, stdout, stderr io.Writer) int {
 			return exitInvalid
 		}
 		graphs = append(graphs, g)
+	}
+	if *remoteFlag != "" {
+		return gcRemote(*remoteFlag, graphs, remote.GCOptions{KeepRecent: *recent, Grace: *grace, DryRun: *dryRun}, stdout, stderr)
 	}
 	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {

@@ -55,7 +55,11 @@ func (r *remoteFlags) split() (*pipeline.Split, error) {
 	if r.leaseTTL < time.Second {
 		return nil, fmt.Errorf("--lease-ttl %v: must be at least 1s", r.leaseTTL)
 	}
-	sp := &pipeline.Split{Worker: r.worker, Poll: min(max(r.leaseTTL/6, 200*time.Millisecond), 10*time.Second)}
+	// A waiting worker backs off from Poll to MaxPoll; at most half a TTL between looks
+	// keeps a dead worker's stage taken over within about two TTLs of its last heartbeat
+	// (a lease is taken over once seen unchanged for a TTL; see remote.TryLease).
+	poll := min(max(r.leaseTTL/6, 200*time.Millisecond), 10*time.Second)
+	sp := &pipeline.Split{Worker: r.worker, Poll: poll, MaxPoll: min(max(r.leaseTTL/2, poll), 30*time.Second)}
 	if r.shard != "" {
 		i, n, err := pipeline.ParseShard(r.shard)
 		if err != nil {

@@ -38,7 +38,53 @@ type Server struct {
 	Endpoint string
 	// Root is the POSIX backend's directory: object KEY of bucket B is the file Root/B/KEY.
 	Root string
-	cmd  *exec.Cmd
+
+	bin, addr, home, logPath string
+	logf                     *os.File
+	cmd                      *exec.Cmd // nil while stopped
+}
+
+// launch starts versitygw on s.addr and waits until it listens.
+func (s *Server) launch(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(s.bin, "--access", AccessKey, "--secret", SecretKey, "--port", s.addr, "--quiet",
+		"posix", s.Root)
+	cmd.Stdout, cmd.Stderr = s.logf, s.logf
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start versitygw: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(s.logPath)
+			t.Fatalf("versitygw did not listen on %s within 15s:\n%s", s.addr, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop kills the server, as an S3 service that went away: requests to the endpoint are
+// refused until Restart.
+func (s *Server) Stop() {
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.cmd = nil
+	}
+}
+
+// Restart starts a stopped server again on the same endpoint, with the same objects.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	s.launch(t)
 }
 
 // Binary returns the path of the versitygw binary, or "" with the places searched.
@@ -104,32 +150,12 @@ func Start(t testing.TB, buckets ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--access", AccessKey, "--secret", SecretKey, "--port", addr, "--quiet",
-		"posix", root)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	s := &Server{Endpoint: "http://" + addr, Root: root, cmd: cmd}
+	s := &Server{Endpoint: "http://" + addr, Root: root, bin: bin, addr: addr, home: dir, logf: logf, logPath: logPath}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		s.Stop()
 		logf.Close()
 	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("versitygw did not listen on %s within 15s:\n%s", addr, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.launch(t)
 	client, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""),
 		Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
 	if err != nil {
