@@ -152,6 +152,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeEmptyValueLogs(dir, logf)
 	bopt := badgerOptions(dir, logf)
 	db, err := badger.Open(bopt)
 	if err != nil {
@@ -165,6 +166,23 @@ func Open(dir string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// removeEmptyValueLogs deletes value-log files of length zero in dir. Badger refuses to
+// open a store holding one ("Open existing file …vlog: Create a new file"), and one was
+// found after a run closed the store normally (the next fedpipe's push failed, and a
+// second try succeeded because the failed open had grown the file). A file of length zero
+// has not even its header, so it holds no value: removing it loses nothing. The caller
+// holds the store's lock.
+func removeEmptyValueLogs(dir string, logf func(string, ...any)) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	for _, p := range logs {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			if os.Remove(p) == nil {
+				logf("removed the empty value-log file %s (it held nothing; Badger cannot open a store with one)", filepath.Base(p))
+			}
+		}
+	}
 }
 
 // MinFreeBytes is the free space a store's filesystem must keep beyond what a write

@@ -698,3 +698,37 @@ func TestCloseIsBoundedWhenTheDirectoryIsGone(t *testing.T) {
 		t.Fatal("Close did not return within a minute of its 1 s timeout")
 	}
 }
+
+// An empty value-log file beside a closed store (one was found after a run closed its
+// store normally) does not stop the next Open, and what the store held is still there.
+func TestOpenWithAnEmptyValueLog(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("value-log "), 2000) // over the 4 KiB threshold: in the value log
+	d, err := s.Put(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "000002.vlog"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	s, err = Open(dir, Options{Logf: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatalf("Open with an empty value-log file: %v", err)
+	}
+	defer s.Close()
+	got, err := s.Get(d)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after reopening: %d bytes, %v", len(got), err)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "000002.vlog") {
+		t.Errorf("the removal was not reported: %q", notes)
+	}
+}
