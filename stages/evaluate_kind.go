@@ -28,7 +28,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	// fine-tuning.
 	final, finalFT, ok := train.FinalFromHistory(sc.Run(), history, a.Clients())
 	if !ok {
-		if final, finalFT, err = train.EvaluateFinal(model, sc.Run(), ds, a, models, fin.global); err != nil {
+		if final, finalFT, err = train.EvaluateFinal(model, fin.method, sc.Run(), ds, a, models, fin.global); err != nil {
 			return nil, err
 		}
 	}

@@ -54,11 +54,12 @@ func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error)
 
 func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
-// final is what the stages after training need: the data, the partition, a compiled
-// model and each client's final model.
+// final is what the stages after training need: the data, the partition, the run's
+// method, a compiled model and each client's final model.
 type final struct {
 	ds     *data.Dataset
 	assign *partition.Assignment
+	method train.Method
 	model  *model.Model
 	models []tensor.List
 	// global is the global model of methods that infer with it beside the personal ones
@@ -91,11 +92,15 @@ func (env *Env) loadFinal(sc Context) (*final, error) {
 			return nil, err
 		}
 	}
+	method, err := train.NewRunMethod(sc.Run())
+	if err != nil {
+		return nil, err
+	}
 	model, err := model.NewModel(env.Backend, train.ModelSpec(sc.Run(), ds))
 	if err != nil {
 		return nil, err
 	}
-	return &final{ds: ds, assign: a, model: model, models: models, global: global}, nil
+	return &final{ds: ds, assign: a, method: method, model: model, models: models, global: global}, nil
 }
 
 // finalModels reads the model each client is evaluated with from the train stage (input 0).

@@ -18,7 +18,13 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := train.Config{Run: sc.Run(), Data: ds, Assign: a, Backend: env.Backend, Lockstep: train.LockstepDefault(env.Backend),
+	// The run's method, built once: it lays out a resumed state, trains, and gives the
+	// models stored.
+	method, err := train.NewRunMethod(sc.Run())
+	if err != nil {
+		return nil, err
+	}
+	cfg := train.Config{Run: sc.Run(), Method: method, Data: ds, Assign: a, Backend: env.Backend, Lockstep: train.LockstepDefault(env.Backend),
 		Checkpoint: func(st *train.State) error {
 			return sc.SaveCheckpoint(st.Round, func(put func(string, []byte) error) error {
 				return train.WriteCheckpoint(st, put)
@@ -27,12 +33,12 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
-		if st, err := train.DecodeState(blobs, a.Clients(), sc.Run()); err == nil && st.Round == round {
+		if st, err := train.DecodeState(blobs, a.Clients(), method); err == nil && st.Round == round {
 			cfg.Resume = st
 			sc.Resumed(round)
 		}
 	}
-	if st, ok := extension(sc, a.Clients()); ok && (cfg.Resume == nil || cfg.Resume.Round < st.Round) {
+	if st, ok := extension(sc, a.Clients(), method); ok && (cfg.Resume == nil || cfg.Resume.Round < st.Round) {
 		cfg.Resume = st
 		sc.Resumed(st.Round)
 	}
@@ -45,16 +51,11 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if train.PersonalModels(sc.Run()) {
 		// One client's model at a time: a list of every client's would sit beside the state
 		// and its encoding (100 FedOBP clients: 230 MB more at the run's peak).
-		err := train.EachEvalModel(sc.Run(), st, a.Clients(), func(c int, m tensor.List) {
+		train.EachEvalModel(method, st, a.Clients(), func(c int, m tensor.List) {
 			out[clientName("model", c)] = tensor.Encode(m)
 		})
-		if err != nil {
-			return nil, err
-		}
 	}
-	if g, ok, err := train.EvalGlobal(sc.Run(), st); err != nil {
-		return nil, err
-	} else if ok {
+	if g, ok := train.EvalGlobal(method, st); ok {
 		out["model/global"] = tensor.Encode(g)
 	}
 	if out["cost"], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {

@@ -256,13 +256,11 @@ func (s single) Evaluate(_ int, x []float32, y []int32) (Metric, error) {
 
 // PrepareFinal returns the models the clients are finally evaluated with after
 // fine-tuning (with the same streams as the last round's evaluation in training), and
-// false, with the final models themselves, when the run does not fine-tune.
-func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, bool, error) {
+// false, with the final models themselves, when the run does not fine-tune. method is the
+// run's method as NewRunMethod builds it.
+func PrepareFinal(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, bool, error) {
 	cs := clientSet{d: ds, a: a}
-	method, err := NewRunMethod(r)
-	if err != nil {
-		return nil, false, err
-	}
+	var err error
 	o := evalOpts(r, model.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
 	if o.aug, err = newAugmenter(r.Train, ds); err != nil {
 		return nil, false, err
@@ -282,13 +280,13 @@ func PrepareFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partitio
 // EvaluateFinal evaluates the final models on each client's test split: before
 // fine-tuning (the models as they are), and after (nil when the run does not fine-tune).
 // See FinalEvaluator; global only for methods that need it.
-func EvaluateFinal(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (before, after []Metric, err error) {
-	prepared, finetuned, err := PrepareFinal(m, r, ds, a, models)
+func EvaluateFinal(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (before, after []Metric, err error) {
+	prepared, finetuned, err := PrepareFinal(m, method, r, ds, a, models)
 	if err != nil {
 		return nil, nil, err
 	}
 	score := func(models []tensor.List) ([]Metric, error) {
-		ev, err := evaluatorOf(m, r, ds, a, models, global)
+		ev, err := evaluatorOf(m, method, r, ds, a, models, global)
 		if err != nil {
 			return nil, err
 		}
@@ -338,23 +336,18 @@ func MeanAccuracy(rows []Metric, split string) float64 {
 	return s / float64(n)
 }
 
-// EvalModels returns, for each of the clients, the model it is evaluated with at the end
-// of a run in state st.
-func EvalModels(r *manifest.Run, st *State, clients int) ([]tensor.List, error) {
+// EvalModels returns, for each of the clients, the model method (the run's, as
+// NewRunMethod builds it) evaluates it with at the end of a run in state st.
+func EvalModels(method Method, st *State, clients int) []tensor.List {
 	out := make([]tensor.List, clients)
-	err := EachEvalModel(r, st, clients, func(c int, m tensor.List) { out[c] = m })
-	return out, err
+	EachEvalModel(method, st, clients, func(c int, m tensor.List) { out[c] = m })
+	return out
 }
 
 // EachEvalModel is EvalModels passing each client's model to fn in client order instead of
 // keeping them all.
-func EachEvalModel(r *manifest.Run, st *State, clients int, fn func(c int, m tensor.List)) error {
-	m, err := NewRunMethod(r)
-	if err != nil {
-		return err
-	}
+func EachEvalModel(method Method, st *State, clients int, fn func(c int, m tensor.List)) {
 	for c := range clients {
-		fn(c, m.EvalModel(st, c))
+		fn(c, method.EvalModel(st, c))
 	}
-	return nil
 }

@@ -15,7 +15,10 @@ import (
 
 // Config is one train stage's input.
 type Config struct {
-	Run     *manifest.Run
+	Run *manifest.Run
+	// Method is the run's method as NewRunMethod builds it, when the caller has built it
+	// already (the train stage builds it once for all its uses); nil: Run builds it.
+	Method  Method
 	Data    *data.Dataset
 	Assign  *partition.Assignment
 	Backend string
@@ -53,9 +56,12 @@ func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
 // Run trains the run's method for its rounds and returns the final state.
 func Run(ctx context.Context, cfg Config) (*State, error) {
 	r := cfg.Run
-	method, err := NewRunMethod(r)
-	if err != nil {
-		return nil, err
+	method := cfg.Method
+	if method == nil {
+		var err error
+		if method, err = NewRunMethod(r); err != nil {
+			return nil, err
+		}
 	}
 	spec := ModelSpec(r, cfg.Data)
 	net, err := model.NewModel(cfg.Backend, spec)
