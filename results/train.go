@@ -1,6 +1,6 @@
 package results
 
-// The tables of a train stage (stages/train writes them; stages/stages.go stores them
+// The tables of a train stage (stages/train writes them; stages/train_kind.go stores them
 // under the output names given below).
 
 // Metric is one row of a train stage's `metrics` table: one client's loss and accuracy

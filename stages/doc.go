@@ -21,5 +21,7 @@
 // (results.Metric, results.Summary, …) and is written and read with results.Encode and
 // results.Decode.
 //
-// Funcs maps each kind to its implementation; stage packages never import pipeline.
+// Funcs maps each kind to its implementation, one file per kind (partition_kind.go,
+// train_kind.go, evaluate_kind.go, shift_kind.go, report_kind.go; stages.go holds what they
+// share); stage packages never import pipeline.
 package stages

@@ -9,8 +9,9 @@ import (
 // everything but train.rounds) to continue from, as a longer run from scratch would have
 // it after that many rounds: the evaluation the shorter run made at its last round is
 // dropped unless the longer run evaluates then too. Methods whose schedule depends on
-// the total rounds (manifest.Extendable) never extend.
-func extension(sc Context, clients int) (*train.State, bool) {
+// the total rounds (manifest.Extendable) never extend. method is the run's method
+// (train.NewRunMethod).
+func extension(sc Context, clients int, method train.Method) (*train.State, bool) {
 	r := sc.Run()
 	if !manifest.Extendable(r) {
 		return nil, false
@@ -19,7 +20,7 @@ func extension(sc Context, clients int) (*train.State, bool) {
 	if !ok {
 		return nil, false
 	}
-	st, err := train.DecodeState(blobs, clients, r)
+	st, err := train.DecodeState(blobs, clients, method)
 	if err != nil || st.Round != rounds {
 		return nil, false
 	}

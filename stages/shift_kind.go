@@ -27,7 +27,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	ev, err := train.FinalEvaluator(model, sc.Run(), ds, a, models, fin.global)
+	ev, err := train.FinalEvaluator(model, fin.method, sc.Run(), ds, a, models, fin.global)
 	if err != nil {
 		return nil, err
 	}

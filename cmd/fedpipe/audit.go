@@ -138,7 +138,7 @@ func auditNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, lo
 	if n.Data != nil && ds.Digest != n.Data.Digest {
 		return c, fmt.Errorf("%s: dataset %s changed since planning (digest %s, planned %s)", n.Name, ds.Name, ds.Digest, n.Data.Digest)
 	}
-	assign, err := partition.Make(ds, r.Dataset, r.Partition, r.PartitionSeed()) // as the partition stage draws it (stages/stages.go)
+	assign, err := partition.Make(ds, r.Dataset, r.Partition, r.PartitionSeed()) // as the partition stage draws it (stages/partition_kind.go)
 	if err != nil {
 		return c, err
 	}

@@ -36,47 +36,6 @@ nav a { color: #0072B2; margin-right: 14px; text-decoration: none; }
 code { font-size: 13px; background: #f0f2f4; padding: 1px 4px; border-radius: 3px; }
 `
 
-func (g grid) html(b *strings.Builder) {
-	b.WriteString("<table>\n")
-	if g.caption != "" {
-		fmt.Fprintf(b, "<caption>%s</caption>\n", html.EscapeString(g.caption))
-	}
-	b.WriteString("<thead><tr>")
-	for i, h := range g.head {
-		if i < g.text {
-			fmt.Fprintf(b, `<th class="text">%s</th>`, html.EscapeString(h))
-		} else {
-			fmt.Fprintf(b, "<th>%s</th>", html.EscapeString(h))
-		}
-	}
-	b.WriteString("</tr></thead>\n<tbody>\n")
-	for _, r := range g.rows {
-		b.WriteString("<tr>")
-		for _, c := range r {
-			class := c.class
-			if !numeric(c.text) {
-				class = strings.TrimSpace(class + " text")
-			}
-			if class != "" {
-				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, html.EscapeString(c.text))
-			} else {
-				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c.text))
-			}
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</tbody>\n</table>\n")
-}
-
-// numeric reports whether a cell reads as a number (right-aligned) rather than text.
-func numeric(s string) bool {
-	if s == "" || s == "—" {
-		return true
-	}
-	c := s[0]
-	return c >= '0' && c <= '9' || c == '+' || c == '-' || c == '>'
-}
-
 // inlineCode turns `x` spans of a plain-text paragraph into <code> elements.
 func inlineCode(s string) string {
 	parts := strings.Split(html.EscapeString(s), "`")

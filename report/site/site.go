@@ -276,18 +276,6 @@ func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 // value reads a metric in percent.
 func value(s evaluate.Summary, metric string) float64 { return verify.Value(s, metric) }
 
-// cell is one table cell: its text and a style class (pass, fail, missing or "").
-type cell struct{ text, class string }
-
-// grid is a table rendered both as markdown and HTML.
-type grid struct {
-	caption string
-	head    []string
-	// text is the number of leading columns of words (left-aligned in markdown; 0 means 1).
-	text int
-	rows [][]cell
-}
-
 type section struct {
 	title, intro string
 	grids        []grid
@@ -401,18 +389,6 @@ func runsGrid(entries []report.Entry) grid {
 	return g
 }
 
-// cells wraps plain texts as table cells; "—" marks a missing value.
-func cells(texts []string) []cell {
-	out := make([]cell, len(texts))
-	for i, t := range texts {
-		out[i] = cell{text: t}
-		if t == "—" {
-			out[i].class = "missing"
-		}
-	}
-	return out
-}
-
 // shiftGrids lays accuracy under shift out as the report stage does (report.ShiftGrids):
 // DM-PFL Table 1's columns of shift degrees, and a column per corruption severity.
 func (c *collected) shiftGrids() ([]grid, error) {
@@ -439,29 +415,6 @@ func fromReportGrid(g report.Grid) grid {
 		gg.rows = append(gg.rows, cells(r))
 	}
 	return gg
-}
-
-// mdEsc keeps a cell from breaking a markdown table.
-func mdEsc(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
-func (g grid) markdown(b *strings.Builder) {
-	if g.caption != "" {
-		fmt.Fprintf(b, "**%s**\n\n", g.caption)
-	}
-	b.WriteString("|")
-	for _, h := range g.head {
-		b.WriteString(" " + mdEsc(h) + " |")
-	}
-	text := max(g.text, 1)
-	b.WriteString("\n|" + strings.Repeat("---|", text) + strings.Repeat("---:|", len(g.head)-text) + "\n")
-	for _, r := range g.rows {
-		b.WriteString("|")
-		for _, c := range r {
-			b.WriteString(" " + mdEsc(c.text) + " |")
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
 }
 
 func (s *Site) markdown(sections []section) string {

@@ -12,7 +12,10 @@ import (
 // its own BatchNorm tensors when the model has BatchNorm and the manifest asks for it:
 // model.bn_stats: local keeps the running statistics out of aggregation (the default, as
 // the official FedSelect code: its running statistics are never averaged), and
-// model.bn_params: personal does the same for BatchNorm's scale and shift.
+// model.bn_params: personal does the same for BatchNorm's scale and shift. It is the one
+// way a run's method is made: each stage builds it once (stages/train_kind.go, and
+// stages/stages.go's loadFinal for the evaluate and shift stages) and hands it to what
+// needs it (Config.Method, DecodeState, EachEvalModel, EvalGlobal, PrepareFinal, …).
 func NewRunMethod(r *manifest.Run) (Method, error) {
 	m, err := NewMethod(r)
 	if err != nil {

@@ -42,10 +42,7 @@ func TestFedAvgResNet18(t *testing.T) {
 		if PersonalModels(r) != (tc.stats == "local" || tc.params == "personal") {
 			t.Errorf("%+v: PersonalModels = %v", tc, PersonalModels(r))
 		}
-		models, err := EvalModels(r, st, a.Clients())
-		if err != nil {
-			t.Fatal(err)
-		}
+		models := EvalModels(runMethod(t, r), st, a.Clients())
 		for _, p := range st.Global {
 			i := st.Global.Find(p.Name)
 			stat := model.IsRunningStat(p.Name)

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
 )
 
@@ -162,18 +161,15 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 	return table("work", b, err)
 }
 
-// DecodeState reverses EncodeState (and EncodeCheckpoint) for a run whose method is def.
-func DecodeState(blobs map[string][]byte, clients int, r *manifest.Run) (*State, error) {
+// DecodeState reverses EncodeState (and EncodeCheckpoint) for a run of method m (as
+// NewRunMethod builds it), whose Init lays out the state the blobs fill.
+func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error) {
 	st := &State{}
 	var err error
 	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
 		return nil, err
 	}
 	// The method's own Init says which per-client slots exist; fill them from the blobs.
-	m, err := NewRunMethod(r)
-	if err != nil {
-		return nil, err
-	}
 	m.Init(st, clients)
 	for c := range st.Personal {
 		st.Personal[c] = nil

@@ -37,7 +37,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if _, ok := blobs["aux/anchor/00000"]; ok {
 		t.Error("client 0's unset anchor was stored")
 	}
-	back, err := DecodeState(blobs, 2, run)
+	back, err := DecodeState(blobs, 2, runMethod(t, run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, st)
 	}
 	delete(blobs, "metrics")
-	if _, err := DecodeState(blobs, 2, run); err == nil {
+	if _, err := DecodeState(blobs, 2, runMethod(t, run)); err == nil {
 		t.Error("a checkpoint missing its metrics decoded")
 	}
 	// A state with no metrics yet (checkpoint before the first evaluation) encodes too.
@@ -105,7 +105,7 @@ func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	if _, ok := blobs["aux/bn/00001"]; !ok {
 		t.Errorf("no blob aux/bn/00001 among %v", keys(blobs))
 	}
-	back, err := DecodeState(blobs, 2, run)
+	back, err := DecodeState(blobs, 2, runMethod(t, run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func resumeEqualsUninterrupted(t *testing.T, r *manifest.Run, ds *data.Dataset, 
 		t.Fatal(err)
 	}
 	for i, b := range blobs {
-		st, err := DecodeState(b, a.Clients(), r)
+		st, err := DecodeState(b, a.Clients(), runMethod(t, r))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestCheckpointChunksRoundTrip(t *testing.T) {
 			t.Fatalf("chunk %d missing", k)
 		}
 	}
-	back, err := DecodeState(blobs, 2, run)
+	back, err := DecodeState(blobs, 2, runMethod(t, run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestCheckpointChunksRoundTrip(t *testing.T) {
 	if _, ok := blobs["comm"]; !ok {
 		t.Error("unsorted rows were chunked")
 	}
-	if back, err = DecodeState(blobs, 2, run); err != nil || !reflect.DeepEqual(back, st) {
+	if back, err = DecodeState(blobs, 2, runMethod(t, run)); err != nil || !reflect.DeepEqual(back, st) {
 		t.Errorf("unsorted round trip: %v", err)
 	}
 }

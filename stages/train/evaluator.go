@@ -17,17 +17,13 @@ type Evaluator interface {
 	Evaluate(c int, x []float32, y []int32) (Metric, error)
 }
 
-// EvalGlobal returns the global model a method infers with beside the personal ones, and
+// EvalGlobal returns the global model method m infers with beside the personal ones, and
 // false for methods that have none of their own.
-func EvalGlobal(r *manifest.Run, st *State) (tensor.List, bool, error) {
-	m, err := NewMethod(r)
-	if err != nil {
-		return nil, false, err
-	}
+func EvalGlobal(m Method, st *State) (tensor.List, bool) {
 	if g, ok := optional[GlobalEvaluator](m); ok {
-		return g.EvalGlobal(st), true, nil
+		return g.EvalGlobal(st), true
 	}
-	return nil, false, nil
+	return nil, false
 }
 
 // NeedsGlobal reports whether a run's evaluation needs the global model beside each
@@ -98,21 +94,18 @@ func (p plain) Evaluate(c int, x []float32, y []int32) (Metric, error) {
 
 // FinalEvaluator returns the evaluator of a run's final models after fine-tuning when the
 // run fine-tunes (see PrepareFinal; the shift stage's protocol); global is the run's
-// global model (EvalGlobal), needed when NeedsGlobal(r).
-func FinalEvaluator(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
-	prepared, _, err := PrepareFinal(m, r, ds, a, models)
+// global model (EvalGlobal), needed when NeedsGlobal(r). method is the run's method as
+// NewRunMethod builds it.
+func FinalEvaluator(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, global tensor.List) (Evaluator, error) {
+	prepared, _, err := PrepareFinal(m, method, r, ds, a, models)
 	if err != nil {
 		return nil, err
 	}
-	return evaluatorOf(m, r, ds, a, prepared, global)
+	return evaluatorOf(m, method, r, ds, a, prepared, global)
 }
 
 // evaluatorOf returns the evaluator of the given client models as they are.
-func evaluatorOf(m *model.Model, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, prepared []tensor.List, global tensor.List) (Evaluator, error) {
-	method, err := NewRunMethod(r)
-	if err != nil {
-		return nil, err
-	}
+func evaluatorOf(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, prepared []tensor.List, global tensor.List) (Evaluator, error) {
 	if !NeedsGlobal(r) {
 		return scoring(method, PlainEvaluator(m, prepared), r.Train.BatchSize), nil
 	}

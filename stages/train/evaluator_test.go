@@ -28,15 +28,12 @@ func TestFinalEvaluationMatchesLastRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		models, err := EvalModels(r, st, cfg.Assign.Clients())
-		if err != nil {
-			t.Fatal(err)
-		}
+		models := EvalModels(runMethod(t, r), st, cfg.Assign.Clients())
 		m, err := model.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		final, after, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
+		final, after, err := EvaluateFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, nil)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -25,15 +25,12 @@ func TestFinalFromHistory(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no final rows in the history", method)
 		}
-		models, err := EvalModels(r, st, clients)
-		if err != nil {
-			t.Fatal(err)
-		}
+		models := EvalModels(runMethod(t, r), st, clients)
 		m, err := model.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantFT, err := EvaluateFinal(m, r, cfg.Data, cfg.Assign, models, nil)
+		want, wantFT, err := EvaluateFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, nil)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -147,7 +147,7 @@ func TestRunFingerprints(t *testing.T) {
 			t.Errorf("%s stopped after round 2: round %d, fingerprints %v, want %v", method, short.Round, short.Fingerprints, fs[:2])
 		}
 		for i, b := range cps {
-			st, err := DecodeState(b, a.Clients(), r)
+			st, err := DecodeState(b, a.Clients(), runMethod(t, r))
 			if err != nil {
 				t.Fatal(err)
 			}

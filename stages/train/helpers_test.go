@@ -2,6 +2,7 @@ package train
 
 import (
 	"math/rand/v2"
+	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -55,4 +56,14 @@ func (cs clientSet) all(c int) clientData {
 	cd := cs.train(c)
 	cd.testX, cd.testY = cs.test(c)
 	return cd
+}
+
+// runMethod is NewRunMethod(r), failing t when it fails.
+func runMethod(t testing.TB, r *manifest.Run) Method {
+	t.Helper()
+	m, err := NewRunMethod(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

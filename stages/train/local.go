@@ -1,0 +1,292 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/stages/rng"
+)
+
+// Local gives a method what it needs to train one client in one round.
+type Local struct {
+	model  *model.Model
+	opt    model.SGD
+	data   clientData
+	epochs int
+	batch  int
+	seed   int64
+	round  int
+	client int
+	aug    *augmenter // nil: no augmentation
+	rounds int        // the run's total rounds
+	// group trains this client in lockstep with the round's others (nil: on its own).
+	group *lockGroup
+	// evaluates: every client is evaluated right after this round (see Evaluates).
+	evaluates bool
+	// samples and flops count the training work done through this Local.
+	samples int64
+	flops   float64
+	// frozenBN trains with BatchNorm frozen (model.ModelSpec.FrozenBN; see WithFrozenBN).
+	frozenBN bool
+	// parent is the Local a WithFrozenBN copy counts its work on (nil: itself).
+	parent *Local
+}
+
+// WithFrozenBN returns a Local whose Train and TrainProx train with BatchNorm as in
+// evaluation — the running statistics normalize and stay unchanged (model.Model.FrozenBN)
+// — and the receiver unchanged; work it does is counted on l. Such passes run on their
+// own, never in lockstep. Without BatchNorm it trains exactly as l.
+func (l *Local) WithFrozenBN() *Local {
+	return &Local{model: l.model, opt: l.opt, data: l.data, epochs: l.epochs, batch: l.batch, seed: l.seed,
+		round: l.round, client: l.client, aug: l.aug, rounds: l.rounds, group: l.group, frozenBN: true, parent: l}
+}
+
+// LocalConfig is what a Local is made of (NewLocal): the run's model and settings and one
+// client's training data in one round.
+type LocalConfig struct {
+	Model     *model.Model
+	Optimizer model.SGD
+	// TrainX and TrainY are the client's training inputs (sample after sample) and labels.
+	TrainX            []float32
+	TrainY            []int32
+	Epochs, BatchSize int
+	Seed              int64
+	Round, Rounds     int
+	Client            int
+}
+
+// NewLocal returns the Local of one client in one round, without augmentation: for
+// methods' tests and tools that train a client outside Run.
+func NewLocal(c LocalConfig) *Local {
+	return &Local{model: c.Model, opt: c.Optimizer, data: clientData{trainX: c.TrainX, trainY: c.TrainY},
+		epochs: c.Epochs, batch: c.BatchSize, seed: c.Seed, round: c.Round, client: c.Client, rounds: c.Rounds}
+}
+
+// Model is the compiled model the client trains with (not safe to keep after the round).
+func (l *Local) Model() *model.Model { return l.model }
+
+// Optimizer is the run's SGD settings.
+func (l *Local) Optimizer() model.SGD { return l.opt }
+
+// TrainX is the client's training inputs, sample after sample (TrainSize of them).
+func (l *Local) TrainX() []float32 { return l.data.trainX }
+
+// TrainY is the client's training labels.
+func (l *Local) TrainY() []int32 { return l.data.trainY }
+
+// BatchSize is the run's mini-batch size.
+func (l *Local) BatchSize() int { return l.batch }
+
+// Seed is the run's seed, the root of every random stream (stages/rng).
+func (l *Local) Seed() int64 { return l.seed }
+
+// Client is the client this Local trains.
+func (l *Local) Client() int { return l.client }
+
+// Rounds is the run's number of rounds.
+func (l *Local) Rounds() int { return l.rounds }
+
+// Round is the current round.
+func (l *Local) Round() int { return l.round }
+
+// Evaluates reports, for a RoundEnder's Local, whether every client is evaluated right
+// after this round (FedALA's and pFedFDA's evaluation models are prepared then); false in
+// Train.
+func (l *Local) Evaluates() bool { return l.evaluates }
+
+// Epochs is the run's number of local epochs.
+func (l *Local) Epochs() int { return l.epochs }
+
+// LR is the run's learning rate.
+func (l *Local) LR() float32 { return l.opt.LR }
+
+// TrainSize is the client's number of training samples.
+func (l *Local) TrainSize() int { return len(l.data.trainY) }
+
+// Batches calls fn on every mini-batch of epochs passes over the client's training data,
+// epoch e in the order of the stream (seed, round, client, stream+"/e"). With
+// train.augment, the batches are augmented (see augmenter) from the stream (seed, round,
+// client, stream+"/e/augment"). The slices are reused between calls.
+func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float32, y []int32) error) error {
+	n := len(l.data.trainY)
+	if n == 0 {
+		return nil
+	}
+	size := len(l.data.trainX) / n
+	bx := make([]float32, 0, l.batch*size)
+	by := make([]int32, 0, l.batch)
+	for e := 0; e < epochs; e++ {
+		perm := rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d", stream, e)).Perm(n)
+		var augRNG *rand.Rand
+		if l.aug != nil {
+			augRNG = rng.New(l.seed, l.round, l.client, fmt.Sprintf("%s/%d/augment", stream, e))
+		}
+		for start := 0; start < n; start += l.batch {
+			bx, by = bx[:0], by[:0]
+			for _, i := range perm[start:min(start+l.batch, n)] {
+				bx = append(bx, l.data.trainX[i*size:(i+1)*size]...)
+				by = append(by, l.data.trainY[i])
+			}
+			if l.aug != nil {
+				l.aug.apply(augRNG, bx)
+			}
+			if err := fn(e, bx, by); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Fisher returns the diagonal empirical Fisher information of the client's training data
+// at params: the mean over its samples of the squared per-sample gradient.
+func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
+	out := ZeroMask(params)
+	n := len(l.data.trainY)
+	if n == 0 {
+		return out, nil
+	}
+	size := len(l.data.trainX) / n
+	for i := 0; i < n; i++ {
+		g, err := l.gradient(params, l.data.trainX[i*size:(i+1)*size], l.data.trainY[i:i+1])
+		if err != nil {
+			return nil, err
+		}
+		l.Count(1, nil)
+		for t := range g {
+			o := out[out.Find(g[t].Name)].Data
+			for j, v := range g[t].Data {
+				o[j] += v * v / float32(n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// FullGradientSquared returns the square, entry by entry, of the gradient of the client's
+// mean training loss at params (computed over batches of EvalBatch samples, each weighted
+// by its size): FedOBP's Fisher score (Eq. 6).
+func (l *Local) FullGradientSquared(params tensor.List) (tensor.List, error) {
+	out := ZeroMask(params)
+	n := len(l.data.trainY)
+	if n == 0 {
+		return out, nil
+	}
+	size := len(l.data.trainX) / n
+	for start := 0; start < n; start += EvalBatch {
+		end := min(start+EvalBatch, n)
+		g, err := l.gradient(params, l.data.trainX[start*size:end*size], l.data.trainY[start:end])
+		if err != nil {
+			return nil, err
+		}
+		l.Count(int64(end-start), nil)
+		w := float32(end-start) / float32(n)
+		for t := range g {
+			o := out[out.Find(g[t].Name)].Data
+			for j, v := range g[t].Data {
+				o[j] += w * v
+			}
+		}
+	}
+	for _, t := range out {
+		for j, v := range t.Data {
+			t.Data[j] = v * v
+		}
+	}
+	return out, nil
+}
+
+// Train runs epochs of mini-batch SGD from params on the client's training data at
+// learning rate lr, updating only the entries where mask is 1 (nil: all). Momentum starts
+// at zero. The sample order of epoch e comes from the stream (seed, round, client,
+// stream+"/e"), so two calls with different stream names see independent orders.
+func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream string) (tensor.List, error) {
+	return l.TrainProx(params, mask, lr, epochs, stream, 0, nil)
+}
+
+// TrainProx is Train with the proximal term μ/2·‖θ − ref‖² added to the loss (μ = 0: none).
+func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
+	n := len(l.data.trainY)
+	if n == 0 || epochs == 0 {
+		return params.Clone(), nil
+	}
+	opt := l.opt
+	opt.LR = lr
+	if !l.frozenBN && l.group.accepts(opt, mask, mu) {
+		l.Count(int64(n)*int64(epochs), params)
+		return l.group.train(params, func(step func(x []float32, y []int32) (float32, error)) error {
+			return l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
+				loss, err := step(x, y)
+				if err != nil {
+					return err
+				}
+				return diverged(loss, e)
+			})
+		})
+	}
+	var out tensor.List
+	err := l.group.exclusive(func() (err error) {
+		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref)
+		return err
+	})
+	return out, err
+}
+
+// diverged is the error of a training loss that is no longer finite (nil while it is).
+func diverged(loss float32, epoch int) error {
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return fmt.Errorf("training diverged (loss %v at epoch %d): lower the learning rate", loss, epoch+1)
+	}
+	return nil
+}
+
+// gradient is the model's gradient at params on one batch, with the model to itself.
+func (l *Local) gradient(params tensor.List, x []float32, y []int32) (g tensor.List, err error) {
+	err = l.group.exclusive(func() error {
+		g, err = l.model.Gradient(params, x, y)
+		return err
+	})
+	return g, err
+}
+
+// trainSession is TrainProx's passes on a Session of the Local's model.
+func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
+	n := len(l.data.trainY)
+	m := l.model
+	if l.frozenBN {
+		var err error
+		if m, err = m.FrozenBN(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := m.NewSession(params, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if mask != nil {
+		if err := s.SetMask(mask); err != nil {
+			return nil, err
+		}
+	}
+	if mu != 0 {
+		if err := s.SetProx(mu, ref); err != nil {
+			return nil, err
+		}
+	}
+	l.Count(int64(n)*int64(epochs), params)
+	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
+		loss, err := s.Step(x, y)
+		if err != nil {
+			return err
+		}
+		return diverged(loss, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Params()
+}
