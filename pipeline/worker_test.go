@@ -196,17 +196,7 @@ func TestWorkerRetriesAFailedPush(t *testing.T) {
 		}
 		return nil
 	}
-	st := openTestStore(t)
-	plan, err := Plan(g, st, &LogCapture{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logProgress{}
-	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
-	if _, err := e.Execute(ctx, g, plan); err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
-	lines := strings.Join(logs.Take(), "\n")
+	lines := executeWorker(ctx, t, g, r, sp)
 	if waits != 3 || !strings.Contains(lines, "could not push its result") || !strings.Contains(lines, "after retrying") {
 		t.Errorf("%d waits, want 3; log:\n%s", waits, lines)
 	}
@@ -227,8 +217,8 @@ func TestWorkerRetriesAFailedPush(t *testing.T) {
 	}
 	sp.RetryFor = time.Nanosecond
 	st2 := openTestStore(t)
-	plan, _ = Plan(g, st2, &LogCapture{})
-	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r2, Split: sp}
+	plan, _ := Plan(g, st2, &LogCapture{})
+	e := &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r2, Split: sp}
 	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), "pushing the result to the remote") || !strings.Contains(err.Error(), r2.String()) {
 		t.Errorf("Execute with the remote gone: %v; want a push failure naming %s", err, r2)
 	}
@@ -258,17 +248,7 @@ func TestWorkerWaitsForAnUnreachableRemote(t *testing.T) {
 		}
 		return nil
 	}
-	st := openTestStore(t)
-	plan, err := Plan(g, st, &LogCapture{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logProgress{}
-	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
-	if _, err := e.Execute(ctx, g, plan); err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
-	lines := strings.Join(logs.Take(), "\n")
+	lines := executeWorker(ctx, t, g, r, sp)
 	if len(waits) != 4 || strings.Count(lines, "cannot reach the remote") != 1 || !strings.Contains(lines, "answers again") ||
 		!strings.Contains(lines, r.String()) {
 		t.Errorf("waits %v; log:\n%s", waits, lines)
@@ -288,9 +268,26 @@ func TestWorkerWaitsForAnUnreachableRemote(t *testing.T) {
 	sp.RetryFor = time.Millisecond
 	sp.sleep = func(context.Context, time.Duration) error { time.Sleep(time.Millisecond); return nil }
 	st2 := openTestStore(t)
-	plan, _ = Plan(g, st2, &LogCapture{})
-	e = &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r, Split: sp}
+	plan, _ := Plan(g, st2, &LogCapture{})
+	e := &Executor{Store: st2, Stages: fakeStages(map[string]int{}), Progress: Quiet{}, Remote: r, Split: sp}
 	if _, err := e.Execute(ctx, g, plan); err == nil || !strings.Contains(err.Error(), r.String()) {
 		t.Errorf("Execute with the remote gone for good: %v; want an error naming %s", err, r)
 	}
+}
+
+// executeWorker plans g on a fresh store and executes it with the remote r and split sp,
+// returning the progress log.
+func executeWorker(ctx context.Context, t *testing.T, g *Graph, r *remote.Remote, sp *Split) string {
+	t.Helper()
+	st := openTestStore(t)
+	plan, err := Plan(g, st, &LogCapture{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logProgress{}
+	e := &Executor{Store: st, Stages: fakeStages(map[string]int{}), Progress: logs, Remote: r, Split: sp}
+	if _, err := e.Execute(ctx, g, plan); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return strings.Join(logs.Take(), "\n")
 }
