@@ -48,7 +48,7 @@ func TestReadersDoNotWaitForARun(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"status", m}, {"verify", m}, {"run", m, "--dry-run"},
-		{"ls", m}, {"diff", m}, {"show", m, "--manifest"}} {
+		{"ls", m}, {"diff", m}, {"show", m, "--manifest"}, {"push", m, "--remote", filepath.Join(dir, "kept"), "--results-only"}} {
 		start := time.Now()
 		code, out, errs := fedpipe(t, append(args, "--store", store, "--lock-timeout", "2s")...)
 		if took := time.Since(start); took > 15*time.Second {

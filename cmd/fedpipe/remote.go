@@ -154,7 +154,13 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 		return remoteExit(err)
 	}
 	dir := artifacts.DefaultDir(*storeFlag)
-	store, err := artifacts.Open(dir, artifacts.Options{LockTimeout: *lockTimeout, Logf: logf})
+	open := artifacts.Open
+	if cmd == "push" {
+		// push only reads the local store: a store a run holds (a paper-scale cell
+		// computing beside the one just finished) is read from a snapshot, not waited for.
+		open = artifacts.OpenReader
+	}
+	store, err := open(dir, artifacts.Options{LockTimeout: *lockTimeout, Logf: logf})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
 		return exitFailure
