@@ -14,11 +14,13 @@ import (
 
 // OpenReader opens the store in dir for reading without waiting for a process that holds
 // it. If the store is free it is opened as Open does. If another process holds it (a
-// `fedpipe run`), OpenReader reads a snapshot instead: the files Badger may rewrite (its
-// memtables, the newest value log, its manifest) are copied and the immutable ones (tables,
-// older value logs) hard-linked (copied where links are impossible) into a private
-// directory, which is opened as a store and removed by Close. The holder's files are never
-// written. Every read is still verified against its digest, so whatever the holder was
+// `fedpipe run`), OpenReader reads a snapshot instead: its memtables, manifest, tables
+// (small: values over 4 KiB live in the value logs) and newest value log are copied, and
+// its older value logs hard-linked (copied where links are impossible, or when small),
+// into a private directory, which is opened as a store and removed by Close. The holder's
+// files are never written: Badger truncates a file it deletes, and a hard link would share
+// that (snapshot's compaction once emptied a running holder's tables; see
+// TestSnapshotNeverWritesTheHoldersFiles). Every read is still verified against its digest, so whatever the holder was
 // writing at the instant of the copy reads as a miss, never as wrong data.
 //
 // Anything written to a snapshot is discarded on Close.
@@ -90,20 +92,25 @@ func snapshot(dir string) (string, error) {
 	for _, n := range mems {
 		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
+	// Badger deletes a file by truncating it to zero length first, and a snapshot's Badger
+	// may delete what it opened: tables after a compaction, a value log holding only its
+	// header. A hard link shares the holder's file, so those are copied; the value logs the
+	// snapshot only reads are linked (the newest, which it appends to, is copied).
 	for i, n := range vlogs {
 		newest := i == len(vlogs)-1
 		steps = append(steps, func() error {
-			if newest {
-				return copyFile(filepath.Join(dir, n), filepath.Join(snap, n))
+			src := filepath.Join(dir, n)
+			if st, err := os.Stat(src); newest || err != nil || st.Size() < smallValueLog {
+				return copyFile(src, filepath.Join(snap, n))
 			}
-			return linkOrCopy(filepath.Join(dir, n), filepath.Join(snap, n))
+			return linkOrCopy(src, filepath.Join(snap, n))
 		})
 	}
 	for _, n := range others {
 		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
 	for _, n := range ssts {
-		steps = append(steps, func() error { return linkOrCopy(filepath.Join(dir, n), filepath.Join(snap, n)) })
+		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -113,6 +120,11 @@ func snapshot(dir string) (string, error) {
 	}
 	return snap, nil
 }
+
+// smallValueLog is the size under which a value-log file is copied into a snapshot rather
+// than linked: one holding only its header (20 bytes) may be deleted by the snapshot's
+// Badger on open.
+const smallValueLog = 1 << 20
 
 func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {

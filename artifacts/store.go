@@ -169,11 +169,12 @@ func Open(dir string, opt Options) (*Store, error) {
 }
 
 // removeEmptyValueLogs deletes value-log files of length zero in dir. Badger refuses to
-// open a store holding one ("Open existing file …vlog: Create a new file"), and one was
-// found after a run closed the store normally (the next fedpipe's push failed, and a
-// second try succeeded because the failed open had grown the file). A file of length zero
-// has not even its header, so it holds no value: removing it loses nothing. The caller
-// holds the store's lock.
+// open a store holding one ("Open existing file …vlog: Create a new file"). Stores were
+// left with one by OpenReader's snapshots, which hard-linked value logs: a snapshot's Badger
+// deletes a value log holding only its header by truncating it, emptying the holder's file
+// too (reader.go now copies small value logs). A file of length zero has not even its
+// header, so it holds no value: removing it loses nothing. The caller holds the store's
+// lock.
 func removeEmptyValueLogs(dir string, logf func(string, ...any)) {
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	for _, p := range logs {
