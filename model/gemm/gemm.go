@@ -1,6 +1,9 @@
 // Package gemm is fedpipe's single-precision matrix multiplication: a cache-blocked GEMM
 // (BLIS-style packing of A and B into micro-panels) whose inner 6×16 micro-kernel is written
-// in Go assembly for amd64 CPUs with AVX2 and FMA, with a pure-Go kernel elsewhere.
+// in Go assembly for amd64 CPUs with AVX2 and FMA, with a pure-Go kernel elsewhere. CPUs with
+// AVX-512 run 512-bit versions of the assembly kernels (also two 6×16 tiles at once) that
+// compute the AVX2 kernels' results bit for bit (see KernelISA; $FEDPIPE_KERNEL=avx2 forces
+// the AVX2 ones).
 //
 // Results are deterministic and independent of the number of workers: the work is split over
 // blocks of output elements, never over the reduction axis, and every output element is
@@ -48,7 +51,8 @@ func (m Matrix) T() Matrix {
 }
 
 // Kernel names the micro-kernel in use: "avx2fma" or "generic". Different kernels round
-// differently, so it belongs in any identity of computed results.
+// differently, so it belongs in any identity of computed results. The AVX-512 kernels are
+// "avx2fma" too: they give the same bits (KernelISA tells them apart, for display).
 func Kernel() string { return kernelName }
 
 // minParallelFlops is the size (m·n·k) below which Sgemm runs on the calling goroutine only.
@@ -302,42 +306,71 @@ func (p *problem) run(it int, w *workspace) {
 			packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
 		}
 		accumulate := p0 > 0
-		for jr := 0; jr < nb; jr += nr {
+		// tile computes the mr×nr tile of C at rows ir, columns jr of the item.
+		tile := func(jr, ir int) {
 			bp := pb[(jr/nr)*kb*nr:]
 			nn := min(nr, nb-jr)
-			for ir := 0; ir < mb; ir += mr {
-				mm := min(mr, mb-ir)
-				cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
-				micro := func(c []float32, ldc int, acc bool) {
-					switch {
-					case direct && mm == mr && p.a.ColStride == 1:
-						kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
-					case direct && mm == mr:
-						kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
-					case direct:
-						kernel(kb, w.pa, bp, c, ldc, acc)
-					default:
-						kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
-					}
-				}
-				if mm == mr && nn == nr {
-					micro(p.c[cIdx:], p.ldc, accumulate)
-					continue
-				}
-				// Ragged edge: same kernel into a scratch tile, then copy the valid part.
-				micro(w.tile[:], nr, false)
-				for i := range mm {
-					row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
-					t := w.tile[i*nr : i*nr+nn]
-					if accumulate {
-						for j := range row {
-							row[j] += t[j]
-						}
-					} else {
-						copy(row, t)
-					}
+			mm := min(mr, mb-ir)
+			cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
+			micro := func(c []float32, ldc int, acc bool) {
+				switch {
+				case direct && mm == mr && p.a.ColStride == 1:
+					kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
+				case direct && mm == mr:
+					kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
+				case direct:
+					kernel(kb, w.pa, bp, c, ldc, acc)
+				default:
+					kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
 				}
 			}
+			if mm == mr && nn == nr {
+				micro(p.c[cIdx:], p.ldc, accumulate)
+				return
+			}
+			// Ragged edge: same kernel into a scratch tile, then copy the valid part.
+			micro(w.tile[:], nr, false)
+			for i := range mm {
+				row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
+				t := w.tile[i*nr : i*nr+nn]
+				if accumulate {
+					for j := range row {
+						row[j] += t[j]
+					}
+				} else {
+					copy(row, t)
+				}
+			}
+		}
+		wide := hasWideKernel()
+		for jr := 0; jr < nb; {
+			if !wide || nb-jr < 2*nr {
+				for ir := 0; ir < mb; ir += mr {
+					tile(jr, ir)
+				}
+				jr += nr
+				continue
+			}
+			// Two full panels at once (kernelWide, AVX-512): the same operations for every
+			// element as two calls of the one-panel kernel; ragged last rows go tile by tile.
+			bp := pb[(jr/nr)*kb*nr:]
+			for ir := 0; ir < mb; ir += mr {
+				if mb-ir < mr {
+					tile(jr, ir)
+					tile(jr+nr, ir)
+					continue
+				}
+				c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
+				switch {
+				case direct && p.a.ColStride == 1:
+					kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
+				case direct:
+					kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
+				default:
+					kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
+				}
+			}
+			jr += 2 * nr
 		}
 	}
 }
