@@ -18,7 +18,7 @@ var kernelName = map[bool]string{true: "avx2fma", false: "generic"}[useAVX2]
 // (x/sys/cpu checks that the OS saves the zmm registers).
 var hasAVX512 = cpu.X86.HasAVX512F
 
-// useAVX512 selects the AVX-512 kernels over the AVX2 ones where the CPU has them, unless
+// useAVX512 selects the AVX-512 kernel (6×32: two B panels at once) besides the AVX2 ones where the CPU has them, unless
 // $FEDPIPE_KERNEL=avx2. SetKernelISA changes it (only between products, never during one).
 var useAVX512 = useAVX2 && hasAVX512 && os.Getenv("FEDPIPE_KERNEL") != "avx2"
 
@@ -75,12 +75,15 @@ func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accu
 //go:noescape
 func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 
-// kernel6x16AVX512Rows is kernel6x16AVX2Rows in 512-bit registers (the same bits).
+// kernel6x16AVX512Rows is kernel6x16AVX2Rows in 512-bit registers (the same bits). Sgemm does
+// not use it: with six accumulators it runs at about 72% of the AVX2 kernel's speed on a core
+// that splits 512-bit FMAs in two (docs/avx512.md); the benchmarks and tests keep it.
 //
 //go:noescape
 func kernel6x16AVX512Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 
-// kernel6x16AVX512Cols is kernel6x16AVX2Cols in 512-bit registers (the same bits).
+// kernel6x16AVX512Cols is kernel6x16AVX2Cols in 512-bit registers (the same bits); not used
+// by Sgemm (see kernel6x16AVX512Rows).
 //
 //go:noescape
 func kernel6x16AVX512Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
@@ -108,10 +111,6 @@ func kernelCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate
 	_ = a[(k-1)*lda+mr-1]
 	_ = b[k*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
-	if useAVX512 {
-		kernel6x16AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
-		return
-	}
 	kernel6x16AVX2Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
@@ -121,10 +120,6 @@ func kernelRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate
 	_ = a[(mr-1)*lda+k-1]
 	_ = b[k*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
-	if useAVX512 {
-		kernel6x16AVX512Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
-		return
-	}
 	kernel6x16AVX2Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
@@ -134,10 +129,6 @@ func kernel(k int, a, b, c []float32, ldc int, accumulate bool) {
 		_ = a[k*mr-1]
 		_ = b[k*nr-1]
 		_ = c[(mr-1)*ldc+nr-1]
-		if useAVX512 {
-			kernel6x16AVX512Cols(k, &a[0], mr, &b[0], &c[0], ldc, accumulate)
-			return
-		}
 		kernel6x16AVX2Cols(k, &a[0], mr, &b[0], &c[0], ldc, accumulate)
 		return
 	}
@@ -168,3 +159,6 @@ func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumu
 	_ = c[(mr-1)*ldc+2*nr-1]
 	kernel6x32AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
+
+// cpuHasAVX2 reports whether the CPU has AVX2 and FMA, whatever kernel is selected.
+var cpuHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
