@@ -59,11 +59,11 @@ func BenchmarkFMAPeak(b *testing.B) {
 	}
 }
 
-// BenchmarkMicroKernel times one 6×32 block of C over k = kc from packed, cache-resident
-// panels: two calls of each 6×16 kernel, or one of the 6×32.
+// BenchmarkMicroKernel times one 6×64 block of C over k = kc from packed, cache-resident
+// panels: four calls of each 6×16 kernel, two of the 6×32, or one of the 6×64.
 func BenchmarkMicroKernel(b *testing.B) {
 	a := make([]float32, kc*mr)
-	bp := make([]float32, 2*kc*nr)
+	bp := make([]float32, 4*kc*nr)
 	for i := range a {
 		a[i] = float32(i%7) * 0.1
 	}
@@ -71,14 +71,15 @@ func BenchmarkMicroKernel(b *testing.B) {
 		bp[i] = float32(i%5) * 0.1
 	}
 	for _, kk := range []struct {
-		name  string
-		f     func(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
-		wide  bool
-		needs bool
+		name   string
+		f      func(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
+		panels int  // B panels per call
+		needs  bool // needs AVX-512
 	}{
-		{"avx2-6x16", kernel6x16AVX2Cols, false, false},
-		{"avx512-6x16", kernel6x16AVX512Cols, false, true},
-		{"avx512-6x32", kernel6x32AVX512Cols, true, true},
+		{"avx2-6x16", kernel6x16AVX2Cols, 1, false},
+		{"avx512-6x16", kernel6x16AVX512Cols, 1, true},
+		{"avx512-6x32", kernel6x32AVX512Cols, 2, true},
+		{"avx512-6x64", kernel6x64AVX512Cols, 4, true},
 	} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", kk.name, threads), func(b *testing.B) {
@@ -87,18 +88,15 @@ func BenchmarkMicroKernel(b *testing.B) {
 				}
 				for b.Loop() {
 					onThreads(threads, func() {
-						var c [mr * 2 * nr]float32
+						var c [mr * 4 * nr]float32
 						for range 256 {
-							if kk.wide {
-								kk.f(kc, &a[0], mr, &bp[0], &c[0], 2*nr, false)
-							} else {
-								kk.f(kc, &a[0], mr, &bp[0], &c[0], 2*nr, false)
-								kk.f(kc, &a[0], mr, &bp[kc*nr], &c[nr], 2*nr, false)
+							for q := 0; q < 4; q += kk.panels {
+								kk.f(kc, &a[0], mr, &bp[q*kc*nr], &c[q*nr], 4*nr, false)
 							}
 						}
 					})
 				}
-				b.ReportMetric(256*2*mr*2*nr*kc*float64(threads)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(256*2*mr*4*nr*kc*float64(threads)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
 	}
@@ -112,15 +110,23 @@ var cnn4InferShapes = []cnn4Shape{
 }
 
 // BenchmarkCNN4ISA times each GEMM of a cnn4 training step (cnn4Shapes) with every ISA this
-// CPU has, on one and two workers, and the forward GEMMs of inference at batch 256.
+// CPU has (and AVX-512 with the 6×32 kernel only), on one and two workers, and the forward
+// GEMMs of inference at batch 256.
 func BenchmarkCNN4ISA(b *testing.B) {
 	was := useAVX512
 	defer func() { useAVX512 = was }()
 	for _, s := range append(cnn4Shapes, cnn4InferShapes...) {
 		am, bm, c := s.operands()
 		for _, threads := range []int{1, 2} {
-			for _, isa := range KernelISAs() {
+			for _, isa := range append(KernelISAs(), "avx512-6x32") {
+				if isa == "avx512-6x32" && !hasAVX512 {
+					continue
+				}
 				b.Run(fmt.Sprintf("%s/threads=%d/%s", s.name, threads, isa), func(b *testing.B) {
+					defer func() { maxWidePanels = 4 }()
+					if isa == "avx512-6x32" {
+						isa, maxWidePanels = "avx512", 2
+					}
 					if err := SetKernelISA(isa); err != nil {
 						b.Fatal(err)
 					}

@@ -92,36 +92,43 @@ func TestAVX512MicroKernelsMatchAVX2(t *testing.T) {
 			for _, mode := range []string{"packed", "rows", "cols"} {
 				for _, acc := range []bool{false, true} {
 					lda, aLen := mr, max(k, 1)*mr
-					avx2, avx512, wide := kern(kernel6x16AVX2Cols), kern(kernel6x16AVX512Cols), kern(kernel6x32AVX512Cols)
+					avx2, avx512, wide, wide4 := kern(kernel6x16AVX2Cols), kern(kernel6x16AVX512Cols), kern(kernel6x32AVX512Cols), kern(kernel6x64AVX512Cols)
 					switch mode {
 					case "rows":
 						lda = k + 3
 						aLen = mr * lda
-						avx2, avx512, wide = kernel6x16AVX2Rows, kernel6x16AVX512Rows, kernel6x32AVX512Rows
+						avx2, avx512, wide, wide4 = kernel6x16AVX2Rows, kernel6x16AVX512Rows, kernel6x32AVX512Rows, kernel6x64AVX512Rows
 					case "cols":
 						lda = mr + 5
 						aLen = max(k, 1) * lda
 					}
 					a := make([]float32, aLen)
-					b := make([]float32, max(k, 1)*2*nr)
+					b := make([]float32, max(k, 1)*4*nr)
 					fill(r, a, special)
 					fill(r, b, special)
-					ldc := 2*nr + 3
+					ldc := 4*nr + 3
 					c0 := make([]float32, mr*ldc)
 					fill(r, c0, special)
 					want := append([]float32(nil), c0...)
-					avx2(k, &a[0], lda, &b[0], &want[0], ldc, acc)
-					avx2(k, &a[0], lda, &b[k*nr:][0], &want[nr], ldc, acc)
+					for q := range 4 {
+						avx2(k, &a[0], lda, &b[q*k*nr:][0], &want[q*nr], ldc, acc)
+					}
 					what := fmt.Sprintf("special=%g k=%d %s accumulate=%v", special, k, mode, acc)
 
 					got := append([]float32(nil), c0...)
-					avx512(k, &a[0], lda, &b[0], &got[0], ldc, acc)
-					avx512(k, &a[0], lda, &b[k*nr:][0], &got[nr], ldc, acc)
+					for q := range 4 {
+						avx512(k, &a[0], lda, &b[q*k*nr:][0], &got[q*nr], ldc, acc)
+					}
 					sameBits(t, "6×16 "+what, got, want)
 
 					got = append(got[:0], c0...)
 					wide(k, &a[0], lda, &b[0], &got[0], ldc, acc)
+					wide(k, &a[0], lda, &b[2*k*nr:][0], &got[2*nr], ldc, acc)
 					sameBits(t, "6×32 "+what, got, want)
+
+					got = append(got[:0], c0...)
+					wide4(k, &a[0], lda, &b[0], &got[0], ldc, acc)
+					sameBits(t, "6×64 "+what, got, want)
 				}
 			}
 		}
@@ -130,7 +137,7 @@ func TestAVX512MicroKernelsMatchAVX2(t *testing.T) {
 
 // TestSgemmAVX512MatchesAVX2 runs whole products with the AVX-512 kernels and with the AVX2
 // ones and requires the same bits in all of C (the padding too): every ragged edge of the
-// 6×16 and 6×32 tiles (m and n from 1 to a few tiles plus remainders), k across kc blocks
+// 6×16, 6×32 and 6×64 tiles (m and n from 1 to a few tiles plus remainders), k across kc blocks
 // (so C is accumulated into), transposed and strided operands, one and two workers, A packed
 // or read in place, B packed per item or once, products swapped or not.
 func TestSgemmAVX512MatchesAVX2(t *testing.T) {
@@ -138,7 +145,7 @@ func TestSgemmAVX512MatchesAVX2(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 33))
 	defer func() { inPlaceA, prepackB, swapOperands, alwaysSwap = true, true, true, false }()
 	ms := []int{1, 2, 5, 6, 7, 11, 12, 13, 17, 18, 19, 36, 97}
-	ns := []int{1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 80, 97}
+	ns := []int{1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 80, 95, 96, 97, 111, 112, 113, 127, 128, 129, 160}
 	var cases []gemmCase
 	for _, m := range ms {
 		for _, n := range ns {
@@ -149,7 +156,7 @@ func TestSgemmAVX512MatchesAVX2(t *testing.T) {
 	cases = append(cases, gemmCase{m: 97, n: 65, k: 600, pad: 1}, gemmCase{m: 13, n: 49, k: 513, transA: true, transB: true},
 		gemmCase{m: 200, n: 300, k: 300, transB: true}, gemmCase{m: 32, n: 512, k: 300}, gemmCase{m: 25, n: 32, k: 1000, transA: true})
 	for i, tc := range cases {
-		special := []float64{0, 0.01, 0.2}[i%3]
+		special := []float64{0, 0.01, 0.2, 0.6}[i%4]
 		a, b := tc.matrices(r, special)
 		workers := 1 + i%2
 		inPlaceA, prepackB = i%3 != 1, i%4 != 2

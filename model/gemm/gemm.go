@@ -214,6 +214,10 @@ func readsInPlace(a Matrix) bool {
 	return (a.ColStride == 1 || a.RowStride == 1) && inPlaceA && hasRowsKernel()
 }
 
+// maxWidePanels bounds the panels a wide kernel call takes, 2 or 4 (a variable so the
+// benchmarks can compare the 6×32 and 6×64 kernels; results do not depend on it).
+var maxWidePanels = 4
+
 // inPlaceA enables reading A in place (a variable so tests can compare both paths).
 var inPlaceA = true
 
@@ -344,33 +348,40 @@ func (p *problem) run(it int, w *workspace) {
 		}
 		wide := hasWideKernel()
 		for jr := 0; jr < nb; {
-			if !wide || nb-jr < 2*nr {
+			panels := 1
+			if wide && nb-jr >= 4*nr && maxWidePanels >= 4 {
+				panels = 4
+			} else if wide && nb-jr >= 2*nr {
+				panels = 2
+			}
+			if panels == 1 {
 				for ir := 0; ir < mb; ir += mr {
 					tile(jr, ir)
 				}
 				jr += nr
 				continue
 			}
-			// Two full panels at once (kernelWide, AVX-512): the same operations for every
-			// element as two calls of the one-panel kernel; ragged last rows go tile by tile.
+			// Several full panels at once (kernelWide, AVX-512): the same operations for every
+			// element as one-panel kernel calls; ragged last rows go tile by tile.
 			bp := pb[(jr/nr)*kb*nr:]
 			for ir := 0; ir < mb; ir += mr {
 				if mb-ir < mr {
-					tile(jr, ir)
-					tile(jr+nr, ir)
+					for q := range panels {
+						tile(jr+q*nr, ir)
+					}
 					continue
 				}
 				c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
 				switch {
 				case direct && p.a.ColStride == 1:
-					kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
+					kernelWideRows(panels, kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
 				case direct:
-					kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
+					kernelWideCols(panels, kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
 				default:
-					kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
+					kernelWide(panels, kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
 				}
 			}
-			jr += 2 * nr
+			jr += panels * nr
 		}
 	}
 }

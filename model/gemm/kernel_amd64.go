@@ -135,30 +135,46 @@ func kernel(k int, a, b, c []float32, ldc int, accumulate bool) {
 	kernelGeneric(k, a, b, c, ldc, accumulate)
 }
 
-// kernelWide is kernel over 2·nr columns: B's packed panels at b and b[k*nr:]; only when
-// hasWideKernel.
-func kernelWide(k int, a, b, c []float32, ldc int, accumulate bool) {
-	_ = a[k*mr-1]
-	_ = b[2*k*nr-1]
-	_ = c[(mr-1)*ldc+2*nr-1]
-	kernel6x32AVX512Cols(k, &a[0], mr, &b[0], &c[0], ldc, accumulate)
+// kernelWide is kernel over panels·nr columns (panels 2 or 4): B's packed panels at b,
+// b[k*nr:], …; only when hasWideKernel.
+func kernelWide(panels, k int, a, b, c []float32, ldc int, accumulate bool) {
+	kernelWideCols(panels, k, a, mr, b, c, ldc, accumulate)
 }
 
-// kernelWideRows is kernelRows over 2·nr columns (see kernelWide).
-func kernelWideRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+// kernelWideRows is kernelRows over panels·nr columns (see kernelWide).
+func kernelWideRows(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	_ = a[(mr-1)*lda+k-1]
-	_ = b[2*k*nr-1]
-	_ = c[(mr-1)*ldc+2*nr-1]
+	_ = b[panels*k*nr-1]
+	_ = c[(mr-1)*ldc+panels*nr-1]
+	if panels == 4 {
+		kernel6x64AVX512Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
+		return
+	}
 	kernel6x32AVX512Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
-// kernelWideCols is kernelCols over 2·nr columns (see kernelWide).
-func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+// kernelWideCols is kernelCols over panels·nr columns (see kernelWide).
+func kernelWideCols(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	_ = a[(k-1)*lda+mr-1]
-	_ = b[2*k*nr-1]
-	_ = c[(mr-1)*ldc+2*nr-1]
+	_ = b[panels*k*nr-1]
+	_ = c[(mr-1)*ldc+panels*nr-1]
+	if panels == 4 {
+		kernel6x64AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
+		return
+	}
 	kernel6x32AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
 // cpuHasAVX2 reports whether the CPU has AVX2 and FMA, whatever kernel is selected.
 var cpuHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// kernel6x64AVX512Rows computes four adjacent 6×16 tiles at once: the B panels at
+// b + q·k·16 (q = 0…3) into columns 16q…16q+15 of C; each element as kernel6x16AVX2Rows.
+//
+//go:noescape
+func kernel6x64AVX512Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
+
+// kernel6x64AVX512Cols is kernel6x64AVX512Rows reading A by columns (a[p*lda+i]).
+//
+//go:noescape
+func kernel6x64AVX512Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
