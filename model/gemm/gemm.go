@@ -1,8 +1,8 @@
 // Package gemm is fedpipe's single-precision matrix multiplication: a cache-blocked GEMM
 // (BLIS-style packing of A and B into micro-panels) whose inner 6×16 micro-kernel is written
 // in Go assembly for amd64 CPUs with AVX2 and FMA, with a pure-Go kernel elsewhere. CPUs with
-// AVX-512 run 512-bit versions of the assembly kernels (also two 6×16 tiles at once) that
-// compute the AVX2 kernels' results bit for bit (see KernelISA; $FEDPIPE_KERNEL=avx2 forces
+// AVX-512 compute two 6×16 tiles at once with 512-bit registers where two full B panels
+// remain, with the AVX2 kernels' results bit for bit (see KernelISA; $FEDPIPE_KERNEL=avx2 forces
 // the AVX2 ones).
 //
 // Results are deterministic and independent of the number of workers: the work is split over
@@ -214,10 +214,6 @@ func readsInPlace(a Matrix) bool {
 	return (a.ColStride == 1 || a.RowStride == 1) && inPlaceA && hasRowsKernel()
 }
 
-// maxWidePanels bounds the panels a wide kernel call takes, 2 or 4 (a variable so the
-// benchmarks can compare the 6×32 and 6×64 kernels; results do not depend on it).
-var maxWidePanels = 4
-
 // inPlaceA enables reading A in place (a variable so tests can compare both paths).
 var inPlaceA = true
 
@@ -348,40 +344,33 @@ func (p *problem) run(it int, w *workspace) {
 		}
 		wide := hasWideKernel()
 		for jr := 0; jr < nb; {
-			panels := 1
-			if wide && nb-jr >= 4*nr && maxWidePanels >= 4 {
-				panels = 4
-			} else if wide && nb-jr >= 2*nr {
-				panels = 2
-			}
-			if panels == 1 {
+			if !wide || nb-jr < 2*nr {
 				for ir := 0; ir < mb; ir += mr {
 					tile(jr, ir)
 				}
 				jr += nr
 				continue
 			}
-			// Several full panels at once (kernelWide, AVX-512): the same operations for every
-			// element as one-panel kernel calls; ragged last rows go tile by tile.
+			// Two full panels at once (kernelWide, AVX-512): the same operations for every
+			// element as two calls of the one-panel kernel; ragged last rows go tile by tile.
 			bp := pb[(jr/nr)*kb*nr:]
 			for ir := 0; ir < mb; ir += mr {
 				if mb-ir < mr {
-					for q := range panels {
-						tile(jr+q*nr, ir)
-					}
+					tile(jr, ir)
+					tile(jr+nr, ir)
 					continue
 				}
 				c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
 				switch {
 				case direct && p.a.ColStride == 1:
-					kernelWideRows(panels, kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
+					kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
 				case direct:
-					kernelWideCols(panels, kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
+					kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
 				default:
-					kernelWide(panels, kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
+					kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
 				}
 			}
-			jr += panels * nr
+			jr += 2 * nr
 		}
 	}
 }

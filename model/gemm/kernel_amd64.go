@@ -14,12 +14,13 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("FEDPIPE_GEMM_GENER
 // compute the AVX2 kernels' results bit for bit, so both are "avx2fma".
 var kernelName = map[bool]string{true: "avx2fma", false: "generic"}[useAVX2]
 
-// hasAVX512 reports whether the CPU and OS run the AVX-512F kernels of kernel512_amd64.s
+// hasAVX512 reports whether the CPU and OS run the AVX-512F kernel of kernel512_amd64.s
 // (x/sys/cpu checks that the OS saves the zmm registers).
 var hasAVX512 = cpu.X86.HasAVX512F
 
-// useAVX512 selects the AVX-512 kernel (6×32: two B panels at once) besides the AVX2 ones where the CPU has them, unless
-// $FEDPIPE_KERNEL=avx2. SetKernelISA changes it (only between products, never during one).
+// useAVX512 selects the AVX-512 kernel (6×32: two B panels at once) besides the AVX2 ones
+// where the CPU has it, unless $FEDPIPE_KERNEL=avx2. SetKernelISA changes it (only between
+// products, never during one).
 var useAVX512 = useAVX2 && hasAVX512 && os.Getenv("FEDPIPE_KERNEL") != "avx2"
 
 // KernelISA names the instruction set the micro-kernels in use are written for: "avx512",
@@ -75,19 +76,6 @@ func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accu
 //go:noescape
 func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 
-// kernel6x16AVX512Rows is kernel6x16AVX2Rows in 512-bit registers (the same bits). Sgemm does
-// not use it: with six accumulators it runs at about 72% of the AVX2 kernel's speed on a core
-// that splits 512-bit FMAs in two (docs/avx512.md); the benchmarks and tests keep it.
-//
-//go:noescape
-func kernel6x16AVX512Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
-
-// kernel6x16AVX512Cols is kernel6x16AVX2Cols in 512-bit registers (the same bits); not used
-// by Sgemm (see kernel6x16AVX512Rows).
-//
-//go:noescape
-func kernel6x16AVX512Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
-
 // kernel6x32AVX512Rows computes two adjacent 6×16 tiles at once: the B panels at b and
 // b + k·16, into columns 0–15 and 16–31 of C; each element as kernel6x16AVX2Rows does.
 //
@@ -135,46 +123,27 @@ func kernel(k int, a, b, c []float32, ldc int, accumulate bool) {
 	kernelGeneric(k, a, b, c, ldc, accumulate)
 }
 
-// kernelWide is kernel over panels·nr columns (panels 2 or 4): B's packed panels at b,
-// b[k*nr:], …; only when hasWideKernel.
-func kernelWide(panels, k int, a, b, c []float32, ldc int, accumulate bool) {
-	kernelWideCols(panels, k, a, mr, b, c, ldc, accumulate)
+// kernelWide is kernel over 2·nr columns: B's packed panels at b and b[k*nr:]; only when
+// hasWideKernel.
+func kernelWide(k int, a, b, c []float32, ldc int, accumulate bool) {
+	kernelWideCols(k, a, mr, b, c, ldc, accumulate)
 }
 
-// kernelWideRows is kernelRows over panels·nr columns (see kernelWide).
-func kernelWideRows(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+// kernelWideRows is kernelRows over 2·nr columns (see kernelWide).
+func kernelWideRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	_ = a[(mr-1)*lda+k-1]
-	_ = b[panels*k*nr-1]
-	_ = c[(mr-1)*ldc+panels*nr-1]
-	if panels == 4 {
-		kernel6x64AVX512Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
-		return
-	}
+	_ = b[2*k*nr-1]
+	_ = c[(mr-1)*ldc+2*nr-1]
 	kernel6x32AVX512Rows(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
-// kernelWideCols is kernelCols over panels·nr columns (see kernelWide).
-func kernelWideCols(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+// kernelWideCols is kernelCols over 2·nr columns (see kernelWide).
+func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	_ = a[(k-1)*lda+mr-1]
-	_ = b[panels*k*nr-1]
-	_ = c[(mr-1)*ldc+panels*nr-1]
-	if panels == 4 {
-		kernel6x64AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
-		return
-	}
+	_ = b[2*k*nr-1]
+	_ = c[(mr-1)*ldc+2*nr-1]
 	kernel6x32AVX512Cols(k, &a[0], lda, &b[0], &c[0], ldc, accumulate)
 }
 
 // cpuHasAVX2 reports whether the CPU has AVX2 and FMA, whatever kernel is selected.
 var cpuHasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
-// kernel6x64AVX512Rows computes four adjacent 6×16 tiles at once: the B panels at
-// b + q·k·16 (q = 0…3) into columns 16q…16q+15 of C; each element as kernel6x16AVX2Rows.
-//
-//go:noescape
-func kernel6x64AVX512Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
-
-// kernel6x64AVX512Cols is kernel6x64AVX512Rows reading A by columns (a[p*lda+i]).
-//
-//go:noescape
-func kernel6x64AVX512Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)

@@ -46,16 +46,16 @@ func SetKernelISA(isa string) error {
 func hasWideKernel() bool { return false }
 
 // kernelWide is not used off amd64 (hasWideKernel is false).
-func kernelWide(panels, k int, a, b, c []float32, ldc int, accumulate bool) {
+func kernelWide(k int, a, b, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelWide without a wide kernel")
 }
 
 // kernelWideRows is not used off amd64 (hasWideKernel is false).
-func kernelWideRows(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+func kernelWideRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelWideRows without a wide kernel")
 }
 
 // kernelWideCols is not used off amd64 (hasWideKernel is false).
-func kernelWideCols(panels, k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelWideCols without a wide kernel")
 }
