@@ -139,8 +139,13 @@ func sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 		rb, chunk = split(m, n, workers)
 		mBlocks = (m + rb - 1) / rb
 	} else {
-		for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > 1 {
-			chunk = (chunk + 1) / 2
+		// Not below two panels where the AVX-512 kernel takes two at once.
+		minChunk := 1
+		if hasWideKernel() && nPanels >= 2 {
+			minChunk = 2
+		}
+		for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > minChunk {
+			chunk = max((chunk+1)/2, minChunk)
 		}
 	}
 	nChunks := (nPanels + chunk - 1) / chunk
