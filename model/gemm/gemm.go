@@ -290,6 +290,7 @@ func putWorkspace(w *workspace) { workspacePool.Put(w) }
 
 // run computes work item it: rows [i0, i0+rb) × columns [j0, j0+chunk) of C, over all of K.
 func (p *problem) run(it int, w *workspace) {
+	wide := hasWideKernel()
 	i0 := (it / p.nChunks) * p.rb
 	j0 := (it % p.nChunks) * p.chunk
 	mb := min(p.rb, p.m-i0)
@@ -311,71 +312,64 @@ func (p *problem) run(it int, w *workspace) {
 			packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
 		}
 		accumulate := p0 > 0
-		// tile computes the mr×nr tile of C at rows ir, columns jr of the item.
-		tile := func(jr, ir int) {
-			bp := pb[(jr/nr)*kb*nr:]
-			nn := min(nr, nb-jr)
-			mm := min(mr, mb-ir)
-			cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
-			micro := func(c []float32, ldc int, acc bool) {
-				switch {
-				case direct && mm == mr && p.a.ColStride == 1:
-					kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
-				case direct && mm == mr:
-					kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
-				case direct:
-					kernel(kb, w.pa, bp, c, ldc, acc)
-				default:
-					kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
-				}
-			}
-			if mm == mr && nn == nr {
-				micro(p.c[cIdx:], p.ldc, accumulate)
-				return
-			}
-			// Ragged edge: same kernel into a scratch tile, then copy the valid part.
-			micro(w.tile[:], nr, false)
-			for i := range mm {
-				row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
-				t := w.tile[i*nr : i*nr+nn]
-				if accumulate {
-					for j := range row {
-						row[j] += t[j]
-					}
-				} else {
-					copy(row, t)
-				}
-			}
-		}
-		wide := hasWideKernel()
 		for jr := 0; jr < nb; {
-			if !wide || nb-jr < 2*nr {
-				for ir := 0; ir < mb; ir += mr {
-					tile(jr, ir)
+			// With the AVX-512 kernel, two full panels go at once (kernelWide): the same
+			// operations for every element as two calls of the one-panel kernel. Their ragged
+			// last rows, like everything else, go tile by tile below.
+			irFrom, panels := 0, 1
+			if wide && nb-jr >= 2*nr {
+				bp := pb[(jr/nr)*kb*nr:]
+				irFrom, panels = mb-mb%mr, 2
+				for ir := 0; ir < irFrom; ir += mr {
+					c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
+					switch {
+					case direct && p.a.ColStride == 1:
+						kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
+					case direct:
+						kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
+					default:
+						kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
+					}
+				}
+			}
+			for ; panels > 0; panels-- {
+				bp := pb[(jr/nr)*kb*nr:]
+				nn := min(nr, nb-jr)
+				for ir := irFrom; ir < mb; ir += mr {
+					mm := min(mr, mb-ir)
+					cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
+					micro := func(c []float32, ldc int, acc bool) {
+						switch {
+						case direct && mm == mr && p.a.ColStride == 1:
+							kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
+						case direct && mm == mr:
+							kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
+						case direct:
+							kernel(kb, w.pa, bp, c, ldc, acc)
+						default:
+							kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
+						}
+					}
+					if mm == mr && nn == nr {
+						micro(p.c[cIdx:], p.ldc, accumulate)
+						continue
+					}
+					// Ragged edge: same kernel into a scratch tile, then copy the valid part.
+					micro(w.tile[:], nr, false)
+					for i := range mm {
+						row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
+						t := w.tile[i*nr : i*nr+nn]
+						if accumulate {
+							for j := range row {
+								row[j] += t[j]
+							}
+						} else {
+							copy(row, t)
+						}
+					}
 				}
 				jr += nr
-				continue
 			}
-			// Two full panels at once (kernelWide, AVX-512): the same operations for every
-			// element as two calls of the one-panel kernel; ragged last rows go tile by tile.
-			bp := pb[(jr/nr)*kb*nr:]
-			for ir := 0; ir < mb; ir += mr {
-				if mb-ir < mr {
-					tile(jr, ir)
-					tile(jr+nr, ir)
-					continue
-				}
-				c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
-				switch {
-				case direct && p.a.ColStride == 1:
-					kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
-				case direct:
-					kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
-				default:
-					kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
-				}
-			}
-			jr += 2 * nr
 		}
 	}
 }
