@@ -55,9 +55,13 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if len(isas) == 0 {
 		isas = []string{gemm.KernelISA()}
 	}
-	for _, isa := range isas {
+	for i, isa := range isas {
 		if err := gemm.SetKernelISA(isa); err != nil {
 			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %v\n", err)
+			return exitInvalid
+		}
+		if slices.Index(isas, isa) != i {
+			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %s given twice\n", isa)
 			return exitInvalid
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/model/gemm"
 )
 
 // TestKernelOrder: several kernels are timed in mirrored order, one kernel once.
@@ -18,8 +20,13 @@ func TestKernelOrder(t *testing.T) {
 	}
 }
 
-// TestBenchKernelFlag: an ISA this machine lacks is refused before anything is timed.
+// TestBenchKernelFlag: an ISA this machine lacks, or one given twice, is refused before
+// anything is timed.
 func TestBenchKernelFlag(t *testing.T) {
+	isa := gemm.KernelISAs()[0] // available on every machine
+	if code, _, errOut := fedpipe(t, "bench", "--kernel", isa+","+isa); code != exitInvalid || !strings.Contains(errOut, "given twice") {
+		t.Errorf("--kernel %s,%s: exit %d, stderr %q", isa, isa, code, errOut)
+	}
 	for _, args := range [][]string{{"bench", "--kernel", "sse"}, {"bench", "--round", "--kernel", "avx2,mmx"}} {
 		code, _, errOut := fedpipe(t, args...)
 		if code != exitInvalid || !strings.Contains(errOut, "unavailable here") {
