@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/model/gemm"
 	"github.com/fedpipe/fedpipe/model/xlaenv"
 )
 
@@ -97,6 +98,7 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			xla = "yes"
 		}
 		fmt.Fprintf(stdout, "xla:      %s\n", xla)
+		fmt.Fprintf(stdout, "gemm:     %s kernels in fpfast (results as %s; $FEDPIPE_KERNEL=avx2 forces AVX2)\n", gemm.KernelISA(), gemm.Kernel())
 		printCheck(stdout, checked, checkFailed)
 		return code
 	}

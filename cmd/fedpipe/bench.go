@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/model/gemm"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -34,6 +36,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	setting := fs.String("setting", settingFedOBP, "with --round: "+settingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
 		settingFedSelect+" (FedSelect Table 1: ResNet-18, 10 clients of 100 samples, 3 epochs)")
 	lockstep := fs.Bool("lockstep", false, "with --round: train a round's clients in one compiled step (MultiSession), as runs on XLA do (default: on for xla backends)")
+	kernels := fs.StringSlice("kernel", nil, "GEMM kernel ISAs of the fpfast backend to time in this invocation, e.g. avx512,avx2 (default: the one in use; available here: "+
+		strings.Join(gemm.KernelISAs(), ",")+"); several are timed twice, in the order given and then reversed, and each figure is the mean of its two passes; they compute the same bits")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -45,13 +49,29 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
 		return exitInvalid
 	}
+	was := gemm.KernelISA()
+	defer func() { _ = gemm.SetKernelISA(was) }() // bench may run in-process (tests)
+	isas := *kernels
+	if len(isas) == 0 {
+		isas = []string{gemm.KernelISA()}
+	}
+	for i, isa := range isas {
+		if err := gemm.SetKernelISA(isa); err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %v\n", err)
+			return exitInvalid
+		}
+		if slices.Index(isas, isa) != i {
+			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %s given twice\n", isa)
+			return exitInvalid
+		}
+	}
 	if *round {
 		lock := *lockstep
 		if !fs.Changed("lockstep") {
 			lock = train.LockstepDefault(backend)
 		}
 		opts := roundOptions{setting: *setting, rounds: *rounds, workers: *workers, ft: *ft, lockstep: lock,
-			script: *torchScript, python: *python, noTorch: *noTorch}
+			script: *torchScript, python: *python, noTorch: *noTorch, kernels: isas}
 		return benchRound(backend, opts, stdout, stderr)
 	}
 	script := *torchScript
@@ -66,8 +86,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if *arch != model.ArchCNN4 {
 		script = "" // the reference script is the cnn4
 	}
-	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps\n", *arch, model.BackendID(backend), *batch, *steps)
-	header := fmt.Sprintf("%-9s %-10s %14s %14s %8s", "shape", "phase", "fedpipe/s", "pytorch/s", "ratio")
+	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps; GEMM kernel (fpfast backend) timed in order: %s\n", *arch, model.BackendID(backend), *batch, *steps, strings.Join(kernelOrder(isas), ", "))
+	header := fmt.Sprintf("%-9s %-10s %-7s %14s %14s %8s", "shape", "phase", "kernel", "fedpipe/s", "pytorch/s", "ratio")
 	if *oracle {
 		header += fmt.Sprintf(" %14s %10s", "oracle/s", "vs oracle")
 	}
@@ -83,10 +103,20 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fedpipe bench: --arch %s --shape %s: %v\n", *arch, s, err)
 			return exitInvalid
 		}
-		train, infer, err := model.BenchModel(backend, spec, *batch, *steps)
-		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
-			return exitFailure
+		// The kernels are timed in kernelOrder (a, b, b, a): each figure is the mean of two
+		// passes, each BenchModel building and warming up its own model.
+		train, infer := make([]float64, len(isas)), make([]float64, len(isas))
+		passes := float64(len(kernelOrder(isas)) / len(isas))
+		for _, isa := range kernelOrder(isas) {
+			_ = gemm.SetKernelISA(isa) // checked above
+			tr, in, err := model.BenchModel(backend, spec, *batch, *steps)
+			if err != nil {
+				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
+				return exitFailure
+			}
+			k := slices.Index(isas, isa)
+			train[k] += tr / passes
+			infer[k] += in / passes
 		}
 		var oracleTrain, oracleInfer float64
 		if *oracle {
@@ -103,20 +133,23 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		for _, row := range []struct {
-			phase        string
-			ours, oracle float64
-			key          string
+			phase  string
+			ours   []float64
+			oracle float64
+			key    string
 		}{{"train", train, oracleTrain, "torch_train_samples_per_s"}, {"infer", infer, oracleInfer, "torch_infer_samples_per_s"}} {
-			theirs, ratio := "-", "-"
-			if v, ok := ref[row.key]; ok && v > 0 {
-				theirs = fmt.Sprintf("%.1f", v)
-				ratio = fmt.Sprintf("%.2fx", row.ours/v)
+			for i, isa := range isas {
+				theirs, ratio := "-", "-"
+				if v, ok := ref[row.key]; ok && v > 0 {
+					theirs = fmt.Sprintf("%.1f", v)
+					ratio = fmt.Sprintf("%.2fx", row.ours[i]/v)
+				}
+				line := fmt.Sprintf("%-9s %-10s %-7s %14.1f %14s %8s", s, row.phase, isa, row.ours[i], theirs, ratio)
+				if *oracle {
+					line += fmt.Sprintf(" %14.1f %9.2fx", row.oracle, row.ours[i]/row.oracle)
+				}
+				fmt.Fprintln(stdout, line)
 			}
-			line := fmt.Sprintf("%-9s %-10s %14.1f %14s %8s", s, row.phase, row.ours, theirs, ratio)
-			if *oracle {
-				line += fmt.Sprintf(" %14.1f %9.2fx", row.oracle, row.ours/row.oracle)
-			}
-			fmt.Fprintln(stdout, line)
 		}
 	}
 	return exitOK

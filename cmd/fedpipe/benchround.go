@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/model/gemm"
 )
 
 // The settings bench --round times.
@@ -30,6 +31,7 @@ type roundOptions struct {
 	ft, lockstep    bool
 	script, python  string
 	noTorch         bool
+	kernels         []string // GEMM kernel ISAs timed one after another (gemm.SetKernelISA)
 }
 
 // benchRound times one federated round of a published setting and one evaluation of every
@@ -64,13 +66,37 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s round: %s %s, %d of %d clients (%d training samples in all), %d local epochs, batch %d, SGD lr %g momentum %g; backend %s\n",
 		name, spec.Arch, shapeString(spec.InputShape), cfg.Participants, cfg.Clients, cfg.TrainSamples, cfg.Epochs, cfg.Batch, cfg.Opt.LR, cfg.Opt.Momentum, model.BackendID(backend))
+	kernels := o.kernels
+	if len(kernels) == 0 {
+		kernels = []string{gemm.KernelISA()}
+	}
+	fmt.Fprintf(stdout, "GEMM kernel (fpfast backend; the kernels compute the same bits) timed in order: %s\n", strings.Join(kernelOrder(kernels), ", "))
 	fmt.Fprintf(stdout, "load before: %s\n", loadAvg())
 	start := time.Now()
-	res, err := model.BenchRound(backend, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
-		return exitFailure
+	all := make([]model.RoundResult, len(kernels))
+	for i, isa := range kernelOrder(kernels) {
+		if err := gemm.SetKernelISA(isa); err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
+			return exitInvalid
+		}
+		r, err := model.BenchRound(backend, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
+			return exitFailure
+		}
+		if len(kernels) > 1 {
+			fmt.Fprintf(stdout, "kernel %s: %.2f s/round, %.0f training samples/s (load now %s)\n", isa, r.RoundSeconds, r.TrainSamplesPerSec(), loadAvg())
+		}
+		k := slices.Index(kernels, isa)
+		if i < len(kernels) {
+			all[k] = r
+		} else { // the second, mirrored pass: the mean of both
+			all[k].RoundSeconds = (all[k].RoundSeconds + r.RoundSeconds) / 2
+			all[k].EvalSeconds = (all[k].EvalSeconds + r.EvalSeconds) / 2
+			all[k].EvalFTSeconds = (all[k].EvalFTSeconds + r.EvalFTSeconds) / 2
+		}
 	}
+	res := all[0]
 	ours := time.Since(start)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // Maxrss in KiB on Linux; children excluded
@@ -88,11 +114,15 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 		if ft {
 			args = append(args, "--ft")
 		}
+		var err error
 		if ref, err = runScript(python, script, args, stderr); err != nil {
 			fmt.Fprintf(stderr, "fedpipe bench --round: PyTorch reference unavailable: %v\n", err)
 		}
 	}
 	fmt.Fprintf(stdout, "%-34s %12s %12s %10s\n", "", "fedpipe", "pytorch", "speed-up")
+	if len(kernels) > 1 {
+		fmt.Fprintf(stdout, "(fedpipe: kernel %s, the mean of its two passes)\n", kernels[0])
+	}
 	row := func(name string, ours float64, key string, higherBetter bool) {
 		theirs, ratio := "-", "-"
 		if v, ok := ref[key]; ok && v > 0 && ours > 0 {
@@ -119,6 +149,15 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 		line += fmt.Sprintf(", pytorch %.2f h", tc/3600)
 	}
 	fmt.Fprintln(stdout, line)
+	for i, isa := range kernels[1:] {
+		r := all[i+1]
+		line := fmt.Sprintf("kernel %s (mean of two passes): %.2f s/round, %.0f training samples/s; %s is %.2fx that", isa, r.RoundSeconds, r.TrainSamplesPerSec(),
+			kernels[0], res.TrainSamplesPerSec()/r.TrainSamplesPerSec())
+		if v, ok := ref["torch_round_train_samples_per_s"]; ok && v > 0 {
+			line += fmt.Sprintf("; %s is %.2fx pytorch", isa, r.TrainSamplesPerSec()/v)
+		}
+		fmt.Fprintln(stdout, line)
+	}
 	fmt.Fprintf(stdout, "fedpipe peak RSS %.0f MiB (getrusage maxrss; fedpipe's part took %.0f s)\n", float64(ru.Maxrss)/1024, ours.Seconds())
 	if res.Lockstep > 0 {
 		fmt.Fprintf(stdout, "clients per lockstep step: up to %d; graphs compiled: %s\n", res.Lockstep, compilations(res.Compilations))
@@ -127,6 +166,21 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
 	return exitOK
+}
+
+// kernelOrder is the order in which bench times the GEMM kernels: one kernel once; several
+// in the order given and then in reverse (a, b, b, a), so that neither gains from running
+// later in the process (warm caches and heap) or loses to a passing load, and each figure is
+// the mean of two passes.
+func kernelOrder(kernels []string) []string {
+	if len(kernels) < 2 {
+		return kernels
+	}
+	order := slices.Clone(kernels)
+	for i := len(kernels) - 1; i >= 0; i-- {
+		order = append(order, kernels[i])
+	}
+	return order
 }
 
 // compilations formats Model.Compilations in a fixed order.

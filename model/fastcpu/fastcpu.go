@@ -150,7 +150,9 @@ func (b *Backend) String() string { return Name }
 
 // Description implements backends.Backend.
 func (b *Backend) Description() string {
-	return "fedpipe fast CPU backend (fpcpu with a blocked " + gemm.Kernel() + " SGEMM for DotGeneral)"
+	// Display only (no key reads it): the ISA of the kernels may differ between machines
+	// computing the same bits, gemm.Kernel() may not.
+	return "fedpipe fast CPU backend (fpcpu with a blocked " + gemm.Kernel() + " SGEMM for DotGeneral, " + gemm.KernelISA() + " kernels)"
 }
 
 // Finalize implements backends.Backend.

@@ -1,6 +1,9 @@
 // Package gemm is fedpipe's single-precision matrix multiplication: a cache-blocked GEMM
 // (BLIS-style packing of A and B into micro-panels) whose inner 6×16 micro-kernel is written
-// in Go assembly for amd64 CPUs with AVX2 and FMA, with a pure-Go kernel elsewhere.
+// in Go assembly for amd64 CPUs with AVX2 and FMA, with a pure-Go kernel elsewhere. CPUs with
+// AVX-512 compute two 6×16 tiles at once with 512-bit registers where two full B panels
+// remain, with the AVX2 kernels' results bit for bit (see KernelISA; $FEDPIPE_KERNEL=avx2 forces
+// the AVX2 ones).
 //
 // Results are deterministic and independent of the number of workers: the work is split over
 // blocks of output elements, never over the reduction axis, and every output element is
@@ -48,7 +51,8 @@ func (m Matrix) T() Matrix {
 }
 
 // Kernel names the micro-kernel in use: "avx2fma" or "generic". Different kernels round
-// differently, so it belongs in any identity of computed results.
+// differently, so it belongs in any identity of computed results. The AVX-512 kernels are
+// "avx2fma" too: they give the same bits (KernelISA tells them apart, for display).
 func Kernel() string { return kernelName }
 
 // minParallelFlops is the size (m·n·k) below which Sgemm runs on the calling goroutine only.
@@ -135,8 +139,13 @@ func sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 		rb, chunk = split(m, n, workers)
 		mBlocks = (m + rb - 1) / rb
 	} else {
-		for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > 1 {
-			chunk = (chunk + 1) / 2
+		// Not below two panels where the AVX-512 kernel takes two at once.
+		minChunk := 1
+		if hasWideKernel() && nPanels >= 2 {
+			minChunk = 2
+		}
+		for mBlocks*((nPanels+chunk-1)/chunk) < 4*workers && chunk > minChunk {
+			chunk = max((chunk+1)/2, minChunk)
 		}
 	}
 	nChunks := (nPanels + chunk - 1) / chunk
@@ -281,6 +290,7 @@ func putWorkspace(w *workspace) { workspacePool.Put(w) }
 
 // run computes work item it: rows [i0, i0+rb) × columns [j0, j0+chunk) of C, over all of K.
 func (p *problem) run(it int, w *workspace) {
+	wide := hasWideKernel()
 	i0 := (it / p.nChunks) * p.rb
 	j0 := (it % p.nChunks) * p.chunk
 	mb := min(p.rb, p.m-i0)
@@ -302,41 +312,63 @@ func (p *problem) run(it int, w *workspace) {
 			packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
 		}
 		accumulate := p0 > 0
-		for jr := 0; jr < nb; jr += nr {
-			bp := pb[(jr/nr)*kb*nr:]
-			nn := min(nr, nb-jr)
-			for ir := 0; ir < mb; ir += mr {
-				mm := min(mr, mb-ir)
-				cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
-				micro := func(c []float32, ldc int, acc bool) {
+		for jr := 0; jr < nb; {
+			// With the AVX-512 kernel, two full panels go at once (kernelWide): the same
+			// operations for every element as two calls of the one-panel kernel. Their ragged
+			// last rows, like everything else, go tile by tile below.
+			irFrom, panels := 0, 1
+			if wide && nb-jr >= 2*nr {
+				bp := pb[(jr/nr)*kb*nr:]
+				irFrom, panels = mb-mb%mr, 2
+				for ir := 0; ir < irFrom; ir += mr {
+					c := p.c[p.cOff+(i0+ir)*p.ldc+j0+jr:]
 					switch {
-					case direct && mm == mr && p.a.ColStride == 1:
-						kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
-					case direct && mm == mr:
-						kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
+					case direct && p.a.ColStride == 1:
+						kernelWideRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, p.ldc, accumulate)
 					case direct:
-						kernel(kb, w.pa, bp, c, ldc, acc)
+						kernelWideCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, p.ldc, accumulate)
 					default:
-						kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
+						kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
 					}
 				}
-				if mm == mr && nn == nr {
-					micro(p.c[cIdx:], p.ldc, accumulate)
-					continue
-				}
-				// Ragged edge: same kernel into a scratch tile, then copy the valid part.
-				micro(w.tile[:], nr, false)
-				for i := range mm {
-					row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
-					t := w.tile[i*nr : i*nr+nn]
-					if accumulate {
-						for j := range row {
-							row[j] += t[j]
+			}
+			for ; panels > 0; panels-- {
+				bp := pb[(jr/nr)*kb*nr:]
+				nn := min(nr, nb-jr)
+				for ir := irFrom; ir < mb; ir += mr {
+					mm := min(mr, mb-ir)
+					cIdx := p.cOff + (i0+ir)*p.ldc + j0 + jr
+					micro := func(c []float32, ldc int, acc bool) {
+						switch {
+						case direct && mm == mr && p.a.ColStride == 1:
+							kernelRows(kb, p.a.Data[p.a.Offset+(i0+ir)*p.a.RowStride+p0:], p.a.RowStride, bp, c, ldc, acc)
+						case direct && mm == mr:
+							kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
+						case direct:
+							kernel(kb, w.pa, bp, c, ldc, acc)
+						default:
+							kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
 						}
-					} else {
-						copy(row, t)
+					}
+					if mm == mr && nn == nr {
+						micro(p.c[cIdx:], p.ldc, accumulate)
+						continue
+					}
+					// Ragged edge: same kernel into a scratch tile, then copy the valid part.
+					micro(w.tile[:], nr, false)
+					for i := range mm {
+						row := p.c[cIdx+i*p.ldc : cIdx+i*p.ldc+nn]
+						t := w.tile[i*nr : i*nr+nn]
+						if accumulate {
+							for j := range row {
+								row[j] += t[j]
+							}
+						} else {
+							copy(row, t)
+						}
 					}
 				}
+				jr += nr
 			}
 		}
 	}

@@ -2,6 +2,8 @@
 
 package gemm
 
+import "fmt"
+
 const kernelName = "generic"
 
 // useAVX2 is always false off amd64 (tests read it).
@@ -24,4 +26,36 @@ func kernelRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate
 // kernelCols is not used off amd64 (hasRowsKernel is false).
 func kernelCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelCols without an in-place kernel")
+}
+
+// KernelISA names the instruction set of the micro-kernels in use: "generic" off amd64.
+func KernelISA() string { return "generic" }
+
+// KernelISAs lists the instruction sets SetKernelISA accepts here: only "generic".
+func KernelISAs() []string { return []string{"generic"} }
+
+// SetKernelISA accepts only "generic" off amd64 (see the amd64 version).
+func SetKernelISA(isa string) error {
+	if isa != "generic" {
+		return fmt.Errorf("gemm: kernel %q unavailable here (have [generic])", isa)
+	}
+	return nil
+}
+
+// hasWideKernel reports whether the kernelWide functions may run: never off amd64.
+func hasWideKernel() bool { return false }
+
+// kernelWide is not used off amd64 (hasWideKernel is false).
+func kernelWide(k int, a, b, c []float32, ldc int, accumulate bool) {
+	panic("gemm: kernelWide without a wide kernel")
+}
+
+// kernelWideRows is not used off amd64 (hasWideKernel is false).
+func kernelWideRows(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+	panic("gemm: kernelWideRows without a wide kernel")
+}
+
+// kernelWideCols is not used off amd64 (hasWideKernel is false).
+func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
+	panic("gemm: kernelWideCols without a wide kernel")
 }

@@ -2,43 +2,53 @@ package gemm
 
 import "testing"
 
+// cnn4Shape is one GEMM of a cnn4 training step; aT and bT: the operand is stored transposed.
+type cnn4Shape struct {
+	name    string
+	m, n, k int
+	aT, bT  bool
+}
+
+// cnn4Shapes are the GEMMs of one cnn4 training step on 28×28×1 at batch 32.
+var cnn4Shapes = []cnn4Shape{
+	{"conv1-fwd", 18432, 32, 25, false, false},
+	{"conv1-dW", 25, 32, 18432, true, false},
+	{"conv2-fwd", 2048, 64, 800, false, false},
+	{"conv2-dW", 800, 64, 2048, true, false},
+	{"conv2-dX", 2048, 800, 64, false, true},
+	{"fc1-fwd", 32, 512, 1024, false, false},
+	{"fc1-dW", 1024, 512, 32, true, false},
+	{"fc1-dX", 32, 1024, 512, false, true},
+}
+
+// operands returns s's A, B (values i%7/10, i%5/10) and a C to write to.
+func (s cnn4Shape) operands() (am, bm Matrix, c []float32) {
+	a := make([]float32, s.m*s.k)
+	bb := make([]float32, s.k*s.n)
+	for i := range a {
+		a[i] = float32(i%7) * 0.1
+	}
+	for i := range bb {
+		bb[i] = float32(i%5) * 0.1
+	}
+	am = RowMajor(a, 0, s.k)
+	if s.aT {
+		am = RowMajor(a, 0, s.m).T()
+	}
+	bm = RowMajor(bb, 0, s.n)
+	if s.bT {
+		bm = RowMajor(bb, 0, s.k).T()
+	}
+	return am, bm, make([]float32, s.m*s.n)
+}
+
 // BenchmarkCNN4Shapes times, on one worker, the GEMMs of one cnn4 training step on 28×28×1
 // at batch 32, one by one (forward, weight gradient and input gradient of each layer, with
 // the operands transposed as the step has them), to see which shapes run far below the
 // kernel's peak (products that Sgemm swaps also run unswapped): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
 func BenchmarkCNN4Shapes(b *testing.B) {
-	type shape struct {
-		name    string
-		m, n, k int
-		aT, bT  bool
-	}
-	for _, s := range []shape{
-		{"conv1-fwd", 18432, 32, 25, false, false},
-		{"conv1-dW", 25, 32, 18432, true, false},
-		{"conv2-fwd", 2048, 64, 800, false, false},
-		{"conv2-dW", 800, 64, 2048, true, false},
-		{"conv2-dX", 2048, 800, 64, false, true},
-		{"fc1-fwd", 32, 512, 1024, false, false},
-		{"fc1-dW", 1024, 512, 32, true, false},
-		{"fc1-dX", 32, 1024, 512, false, true},
-	} {
-		a := make([]float32, s.m*s.k)
-		bb := make([]float32, s.k*s.n)
-		for i := range a {
-			a[i] = float32(i%7) * 0.1
-		}
-		for i := range bb {
-			bb[i] = float32(i%5) * 0.1
-		}
-		c := make([]float32, s.m*s.n)
-		am := RowMajor(a, 0, s.k)
-		if s.aT {
-			am = RowMajor(a, 0, s.m).T()
-		}
-		bm := RowMajor(bb, 0, s.n)
-		if s.bT {
-			bm = RowMajor(bb, 0, s.k).T()
-		}
+	for _, s := range cnn4Shapes {
+		am, bm, c := s.operands()
 		run := func(name string, swap bool) {
 			b.Run(name, func(b *testing.B) {
 				defer func(was bool) { swapOperands = was }(swapOperands)
