@@ -146,6 +146,16 @@ type GCReport struct {
 // then every chunk no remaining blob uses, and finally asks Badger to reclaim value-log
 // space. Refs are never deleted.
 func (s *Store) GC(keep map[Digest]bool, live map[Digest]bool) (GCReport, error) {
+	return s.collect(keep, live, false)
+}
+
+// GCDryRun reports what GC(keep, live) would remove, removing nothing.
+func (s *Store) GCDryRun(keep map[Digest]bool, live map[Digest]bool) (GCReport, error) {
+	return s.collect(keep, live, true)
+}
+
+// collect is GC, or with dry only its report.
+func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (GCReport, error) {
 	var r GCReport
 	actions, err := s.Actions()
 	if err != nil {
@@ -153,7 +163,7 @@ func (s *Store) GC(keep map[Digest]bool, live map[Digest]bool) (GCReport, error)
 	}
 	for key := range actions {
 		if !keep[key] {
-			if err := s.update(func(txn *badger.Txn) error { return txn.Delete(actionKey(key)) }); err != nil {
+			if err := s.deleteKey(actionKey(key), dry); err != nil {
 				return r, err
 			}
 			r.Actions++
@@ -186,7 +196,7 @@ func (s *Store) GC(keep map[Digest]bool, live map[Digest]bool) (GCReport, error)
 			}
 			continue
 		}
-		if err := s.update(func(txn *badger.Txn) error { return txn.Delete(blobKey(d)) }); err != nil {
+		if err := s.deleteKey(blobKey(d), dry); err != nil {
 			return r, err
 		}
 		r.Blobs++
@@ -210,13 +220,21 @@ func (s *Store) GC(keep map[Digest]bool, live map[Digest]bool) (GCReport, error)
 			}
 			return nil
 		})
-		if err := s.update(func(txn *badger.Txn) error { return txn.Delete(chunkKey(d)) }); err != nil {
+		if err := s.deleteKey(chunkKey(d), dry); err != nil {
 			return r, err
 		}
 		r.Chunks++
 		r.Bytes += int64(size)
 	}
-	for s.db.RunValueLogGC(0.5) == nil {
+	for !dry && s.db.RunValueLogGC(0.5) == nil {
 	}
 	return r, nil
+}
+
+// deleteKey deletes key, unless dry.
+func (s *Store) deleteKey(key []byte, dry bool) error {
+	if dry {
+		return nil
+	}
+	return s.update(func(txn *badger.Txn) error { return txn.Delete(key) })
 }

@@ -146,7 +146,6 @@ func TestGCRemoteErrors(t *testing.T) {
 	dir := t.TempDir()
 	m := writeManifest(t, dir, tinyManifest)
 	for _, args := range [][]string{
-		{"gc", m, "--dry-run"},
 		{"gc", m, "--grace", "1m"},
 		{"gc", m, "--remote", filepath.Join(dir, "r"), "--store", filepath.Join(dir, "s")},
 		{"gc", m, "--remote", "gs://bkt-1/p"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -67,15 +68,16 @@ func gc(args []string, stdout, stderr io.Writer) int {
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
 	remoteFlag := fs.String("remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
-	dryRun := fs.Bool("dry-run", false, "--remote: list what would be removed, with sizes, and remove nothing")
+	dryRun := fs.Bool("dry-run", false, "list what would be removed, with sizes, and remove nothing")
 	grace := fs.Duration("grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR]
+		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR] [--dry-run]
        fedpipe gc --remote URL [MANIFEST...] [--keep-recent DURATION] [--grace DURATION] [--dry-run]
 
 Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
 --keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.
-Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required.
+Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required. --dry-run
+counts what would go, with sizes, and removes nothing.
 
 With --remote, tidies the remote instead (the local store is not opened): drops the result
 entries no MANIFEST's stage uses (and older than --keep-recent), the checkpoints of those
@@ -95,8 +97,8 @@ Flags:
 		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
 		return exitInvalid
 	}
-	if *remoteFlag == "" && (*dryRun || fs.Changed("grace")) {
-		fmt.Fprintln(stderr, "fedpipe gc: --dry-run and --grace apply to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
+	if *remoteFlag == "" && fs.Changed("grace") {
+		fmt.Fprintln(stderr, "fedpipe gc: --grace applies to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
 		return exitInvalid
 	}
 	if *remoteFlag != "" && fs.Changed("store") {
@@ -116,7 +118,15 @@ Flags:
 	if *remoteFlag != "" {
 		return gcRemote(*remoteFlag, graphs, remote.GCOptions{KeepRecent: *recent, Grace: *grace, DryRun: *dryRun}, stdout, stderr)
 	}
-	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
+	open := artifacts.Open
+	if *dryRun {
+		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
+		if _, err := os.Stat(artifacts.DefaultDir(*storeFlag)); err != nil {
+			fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", artifacts.DefaultDir(*storeFlag))
+			return exitOK
+		}
+	}
+	s, err := open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
 		return exitFailure
@@ -128,7 +138,13 @@ Flags:
 		var live map[artifacts.Digest]bool
 		if live, err = pipeline.Live(s, keep); err == nil {
 			var r artifacts.GCReport
-			if r, err = s.GC(keep, live); err == nil {
+			if *dryRun {
+				if r, err = s.GCDryRun(keep, live); err == nil {
+					fmt.Fprintf(stdout, "would remove %d results, %d blobs, %d chunks (%s) from %s (now %s in %d blobs); removed nothing\n",
+						r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), s.Dir(), mib(before.StoredBytes), before.Blobs)
+					return exitOK
+				}
+			} else if r, err = s.GC(keep, live); err == nil {
 				after, _ := s.Stats()
 				fmt.Fprintf(stdout, "removed %d results, %d blobs, %d chunks (%s); store now %s in %d blobs (was %s)\n",
 					r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), mib(after.StoredBytes), after.Blobs, mib(before.StoredBytes))

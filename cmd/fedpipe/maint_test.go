@@ -27,12 +27,33 @@ func TestFsckFindsCorruptionAndGCKeepsWhatManifestsUse(t *testing.T) {
 	if code, _, errs := fedpipe(t, "gc", "--store", store); code != 2 || !strings.Contains(errs, "refusing to delete everything") {
 		t.Errorf("gc with nothing to keep: exit %d, %s", code, errs)
 	}
+	// A dry run counts what gc then removes, and removes nothing.
+	code, dry, errs := fedpipe(t, "gc", m, "--store", store, "--dry-run")
+	if code != 0 || !strings.Contains(dry, "would remove ") || !strings.Contains(dry, "removed nothing") {
+		t.Fatalf("gc --dry-run: exit %d\n%s%s", code, dry, errs)
+	}
+	code, dry2, _ := fedpipe(t, "gc", m, "--store", store, "--dry-run")
+	if code != 0 || dry2 != dry {
+		t.Errorf("a second dry run differs (the first removed something?):\n%s\n%s", dry, dry2)
+	}
 	code, out, errs := fedpipe(t, "gc", m, "--store", store)
 	if code != 0 || !strings.Contains(out, "removed ") {
 		t.Fatalf("gc: exit %d\n%s%s", code, out, errs)
 	}
 	if strings.Contains(out, "removed 0 results") {
 		t.Errorf("gc removed nothing although the second manifest's results are unused:\n%s", out)
+	}
+	// The dry run announced exactly the counts and bytes gc removed.
+	counts := func(s, verb string) string {
+		i := strings.Index(s, verb)
+		j := strings.Index(s[i:], ")")
+		if i < 0 || j < 0 {
+			return ""
+		}
+		return s[i+len(verb) : i+j+1]
+	}
+	if w, g := counts(dry, "would remove "), counts(out, "removed "); w == "" || w != g {
+		t.Errorf("the dry run said %q, gc removed %q", w, g)
 	}
 	again := runJSON(t, "run", m, "--store", store)
 	for _, s := range again.Stages {
