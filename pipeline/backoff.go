@@ -2,8 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 )
 
 // backoff paces a worker that waits for stages other workers hold (executeSplit): the
@@ -23,8 +24,7 @@ func (b *backoff) next() time.Duration {
 	} else {
 		b.cur = min(2*b.cur, max(b.limit, b.base))
 	}
-	half := b.cur / 2
-	return half + time.Duration(rand.Int64N(int64(b.cur-half)+1))
+	return remote.Jitter(b.cur)
 }
 
 // reset makes the next wait base again.

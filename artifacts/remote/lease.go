@@ -209,7 +209,7 @@ func (l *Lease) heartbeat() {
 			r.log("remote %s: no heartbeat of the lease of %s reached it for %v; a worker that can reach it may take the stage over (this one stops when it sees that)", r, l.key.Short(), r.ttl)
 		}
 		step = min(2*step, r.ttl)
-		wait = step/2 + time.Duration(rand.Int64N(int64(step-step/2)+1))
+		wait = Jitter(step)
 	}
 }
 
@@ -241,4 +241,13 @@ func (l *Lease) Release(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Jitter returns a wait drawn at random from the upper half of d (between d/2 and d):
+// processes that back off together (heartbeats of workers cut off at once, workers
+// waiting for the same stages) then do not call the remote in step. It moves only when a
+// process looks, never what it computes.
+func Jitter(d time.Duration) time.Duration {
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }
