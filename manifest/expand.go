@@ -303,6 +303,13 @@ func (m *Manifest) checkRun(r *Run, mi int) error {
 	if p.TestSource == "official" && (p.Scheme != "shards" || (p.ShardMode != "class_pure" && p.ShardMode != "official")) {
 		return m.ErrAt("partition.test_source", "test_source official draws test sets by shard class: it needs scheme shards with shard_mode class_pure or official")
 	}
+	classPure := p.Scheme == "shards" && (p.ShardMode == "class_pure" || p.ShardMode == "official")
+	if p.Population != 0 && (!classPure || p.Population < p.Clients) {
+		return m.ErrAt("partition.population", "population %d draws the %d clients from that many users partitioned: it needs scheme shards with shard_mode class_pure or official, and at least partition.clients users", p.Population, p.Clients)
+	}
+	if p.ShardTake == "official" && !classPure {
+		return m.ErrAt("partition.shard_take", "shard_take official cuts class-pure shards: it needs scheme shards with shard_mode class_pure or official")
+	}
 	return nil
 }
 

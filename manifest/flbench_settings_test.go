@@ -77,3 +77,33 @@ func TestNormalizeFLBenchChecked(t *testing.T) {
 		}
 	}
 }
+
+// partition.population and shard_take are FedSelect's official data settings: refused,
+// naming the field at its line, outside class-pure shards or with fewer users than clients.
+func TestPopulationAndShardTakeChecked(t *testing.T) {
+	const head = "name: t\ndataset: {name: cifar10}\npartition:\n"
+	shards := "  scheme: shards\n  clients: 10\n  shards: 2\n  samples_per_client: 100\n"
+	cases := []struct{ body, field, line string }{
+		{"  scheme: dirichlet\n  clients: 10\n  population: 100\n", "partition.population", "m.yaml:6"},
+		{shards + "  shard_mode: official\n  population: 5\n", "partition.population", "m.yaml:9"},
+		{shards + "  population: 100\n", "partition.population", "m.yaml:8"},
+		{shards + "  shard_take: official\n", "partition.shard_take", "m.yaml:8"},
+		{shards + "  shard_mode: official\n  population: 100\n  shard_take: official\n", "", ""},
+	}
+	for _, c := range cases {
+		src := head + c.body + "methods: [{name: fedavg}]\n"
+		m, err := ParseManifest("m.yaml", []byte(src))
+		if err == nil {
+			_, err = m.Expand()
+		}
+		if c.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.body, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.field) || !strings.Contains(err.Error(), c.line) {
+			t.Errorf("%s: error %v, want one at %s naming %s", c.body, err, c.line, c.field)
+		}
+	}
+}

@@ -134,6 +134,14 @@ type PartitionSpec struct {
 	// TestPerClient (test_source official): test samples per client, split evenly over its
 	// shards; 0 gives each client one share of each of its classes' official test samples.
 	TestPerClient int `yaml:"test_per_client" check:"ge0"`
+	// Population (shards with shard_mode class_pure or official): users the data is
+	// partitioned among, of whom clients are drawn at random to form the federation
+	// (FedSelect's official code: 100 users, 10 drawn); 0 partitions among clients only.
+	Population int `yaml:"population" check:"ge0"`
+	// ShardTake (shards with shard_mode class_pure or official): first (default) takes
+	// each shard's first samples; official cuts the client's shards, joined in the order
+	// drawn, as FedSelect's official code does (utils/sampling.py; see partition.OfficialCut).
+	ShardTake string `yaml:"shard_take" check:"oneof=|first|official"`
 	// ClassDraw (pathological): cyclic (default) gives client c the shuffled classes
 	// (c·s + k) mod C, so only C/s class sets occur; random draws each client's s distinct
 	// classes at random (McMahan-style shards, DM-PFL A.1.3).

@@ -215,6 +215,8 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 		setIf(m, "shard_mode", p.ShardMode, p.ShardMode != "" && p.ShardMode != "random")
 		setIf(m, "test_source", p.TestSource, p.TestSource == "official")
 		setIf(m, "test_per_client", p.TestPerClient, p.TestPerClient != 0)
+		setIf(m, "population", p.Population, p.Population > p.Clients)
+		setIf(m, "shard_take", p.ShardTake, p.ShardTake == "official")
 	case "pathological":
 		m["classes_per_client"], m["quantity_skew"] = p.ClassesPerClient, p.QuantitySkew
 		setIf(m, "class_draw", p.ClassDraw, p.ClassDraw == "random")

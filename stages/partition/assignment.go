@@ -29,6 +29,16 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 		}
 		pool = keep
 	}
+	if p.Scheme == "shards" && p.Population > p.Clients {
+		// Partition among the whole population, then keep the drawn users as the clients.
+		all := p
+		all.Clients, all.Population = p.Population, 0
+		a, err := Make(ds, spec, all, seed)
+		if err != nil {
+			return nil, err
+		}
+		return a.pick(subset(p.Population, p.Clients, seed, "partition/population")), nil
+	}
 	if p.Scheme == "shards" && p.TestSource == "official" {
 		return classShardsOfficial(ds, pool, p, seed)
 	}
@@ -47,7 +57,7 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 		}
 	case "shards":
 		if p.ShardMode == "class_pure" || p.ShardMode == "official" {
-			parts, _, err = ClassShards(labels, ds.Classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
+			parts, err = classShards(labels, ds.Classes, p, seed)
 		} else {
 			parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
 		}
@@ -113,13 +123,22 @@ func classShardsOfficial(ds *data.Dataset, pool []int, p manifest.PartitionSpec,
 	for i, s := range testPool {
 		testY[i] = ds.Y[s]
 	}
-	parts, draw, err := ClassShards(trainY, ds.Classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
+	parts, draw, err := classShardsDrawn(trainY, ds.Classes, p, seed)
 	if err != nil {
 		return nil, err
 	}
-	tests, err := ClassTest(testY, ds.Classes, draw, p.TestPerClient/p.Shards)
+	testTake := p.TestPerClient / p.Shards
+	if p.ShardTake == "official" {
+		testTake = 0
+	}
+	tests, err := ClassTest(testY, ds.Classes, draw, testTake)
 	if err != nil {
 		return nil, err
+	}
+	if p.ShardTake == "official" {
+		for c := range tests {
+			tests[c] = OfficialCut(tests[c], p.Shards, p.TestPerClient/p.Shards)
+		}
 	}
 	a := &Assignment{Train: make([][]int, len(parts)), Test: make([][]int, len(parts))}
 	for c := range parts {
@@ -134,6 +153,37 @@ func classShardsOfficial(ds *data.Dataset, pool []int, p manifest.PartitionSpec,
 		a.Train[c], a.Test[c] = parts[c], tests[c]
 	}
 	return a, nil
+}
+
+// classShards deals class-pure shards (shard_mode class_pure or official) of labels.
+func classShards(labels []int32, classes int, p manifest.PartitionSpec, seed int64) ([][]int, error) {
+	parts, _, err := classShardsDrawn(labels, classes, p, seed)
+	return parts, err
+}
+
+// classShardsDrawn is classShards that also returns each client's shard labels; with
+// shard_take official each client's samples are its whole shards cut by OfficialCut.
+func classShardsDrawn(labels []int32, classes int, p manifest.PartitionSpec, seed int64) ([][]int, [][]int32, error) {
+	if p.ShardTake != "official" {
+		return ClassShards(labels, classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
+	}
+	parts, draw, err := ClassShards(labels, classes, p.Clients, p.Shards, 0, p.ShardMode == "class_pure", seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	for c := range parts {
+		parts[c] = OfficialCut(parts[c], p.Shards, p.SamplesPerClient/p.Shards)
+	}
+	return parts, draw, nil
+}
+
+// pick keeps the clients at idx, in that order, as clients 0, 1, ….
+func (a *Assignment) pick(idx []int) *Assignment {
+	out := &Assignment{Train: make([][]int, len(idx)), Test: make([][]int, len(idx))}
+	for i, c := range idx {
+		out.Train[i], out.Test[i] = a.Train[c], a.Test[c]
+	}
+	return out
 }
 
 // gather picks v's entries at idx.

@@ -3,7 +3,6 @@ package partition
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
@@ -87,10 +86,35 @@ func shardLabels(classes, clients, shards, perClass int, distinct bool, seed int
 	return nil, fmt.Errorf("class-pure shards: no draw in %d gave every client %d distinct classes", MaxShardDraws, shards)
 }
 
+// OfficialCut picks a client's samples as FedSelect's official noniid does
+// (utils/sampling.py): joined is the client's shards in the order drawn (n samples, shards
+// of them), cut into slices [k, k+size) at k = 0, n/shards+1, 2(n/shards+1), … below n.
+// size 0 stands for the code's default size of −1: Python's slice [0:−1] keeps all but the
+// last sample and the later slices [k:k−1] are empty, so a client's 100 official test
+// samples become 99.
+func OfficialCut(joined []int, shards, size int) []int {
+	n := len(joined)
+	step := n/shards + 1
+	var out []int
+	for k := 0; k < n; k += step {
+		end := min(k+size, n)
+		if size == 0 {
+			end = k - 1
+			if k == 0 {
+				end = n - 1
+			}
+		}
+		if end > k {
+			out = append(out, joined[k:end]...)
+		}
+	}
+	return out
+}
+
 // ClassTest draws each client's test set from test samples (labels of the official test
 // split) the way ClassShards dealt its training shards: each class's test samples are cut
 // into as many equal shares as the class has shards, and client c takes one share per
-// shard label, each its first perShard samples (0: the whole share).
+// shard label, each its first perShard samples (0: the whole share), in the order drawn.
 func ClassTest(labels []int32, classes int, draw [][]int32, perShard int) ([][]int, error) {
 	count := make([]int, classes)
 	for _, d := range draw {
@@ -115,7 +139,6 @@ func ClassTest(labels []int32, classes int, draw [][]int32, perShard int) ([][]i
 			out[c] = append(out[c], byClass[cls][start:start+take]...)
 			used[cls]++
 		}
-		sort.Ints(out[c])
 	}
 	return out, nil
 }

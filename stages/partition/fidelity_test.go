@@ -156,3 +156,139 @@ func TestPathologicalRandomPairsAndUniformQuantities(t *testing.T) {
 		t.Errorf("the default (cyclic) split has %d pairs, want at most 5", len(cycPairs))
 	}
 }
+
+// OfficialCut against slices worked out by hand from utils/sampling.py's
+// [k:k+size] for k in range(0, n, n//s+1), with Python's meaning of size −1.
+func TestOfficialCut(t *testing.T) {
+	seq := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = 100 + i
+		}
+		return out
+	}
+	cases := []struct {
+		n, shards, size int
+		want            []int
+	}{
+		{10, 2, 2, []int{100, 101, 106, 107}},                                // step 6
+		{10, 2, 0, []int{100, 101, 102, 103, 104, 105, 106, 107, 108}},       // [0:-1], then [6:5] empty
+		{10, 2, 5, []int{100, 101, 102, 103, 104, 106, 107, 108, 109}},       // [0:5], [6:11] clipped
+		{9, 3, 2, []int{100, 101, 104, 105, 108}},                            // step 4: k = 0, 4, 8
+		{100, 2, 0, append(seq(99)[:0:0], seq(99)...)},                       // a test share of 100 → 99
+		{500, 2, 50, append(append([]int{}, seq(50)...), seq(301)[251:]...)}, // shard 2 from its 2nd sample
+	}
+	for _, c := range cases {
+		got := OfficialCut(seq(c.n), c.shards, c.size)
+		if len(got) != len(c.want) {
+			t.Fatalf("n %d shards %d size %d: %v, want %v", c.n, c.shards, c.size, got, c.want)
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Fatalf("n %d shards %d size %d: %v, want %v", c.n, c.shards, c.size, got, c.want)
+			}
+		}
+	}
+}
+
+// FedSelect's official data: 100 users partitioned into class-pure shards, 10 of them
+// drawn, each client's shards cut as utils/sampling.py cuts them (100 training samples:
+// the first 50 of one shard and samples 2–51 of the other; 99 of its 100 official test
+// samples).
+func TestPopulationDrawAndOfficialCut(t *testing.T) {
+	const classes, train, test = 10, 50000, 10000 // CIFAR-10
+	ds := &data.Dataset{Name: "t", Shape: []int{1}, Classes: classes, X: make([]float32, train+test), Y: make([]int32, train+test), TestStart: train}
+	for i := range ds.Y {
+		ds.Y[i] = int32((i * 3) % classes)
+	}
+	p := manifest.PartitionSpec{Scheme: "shards", Clients: 10, Population: 100, Shards: 2, SamplesPerClient: 100, ShardMode: "official", TestSource: "official", ShardTake: "official"}
+	a, err := Make(ds, manifest.DatasetSpec{}, p, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := p
+	all.Clients, all.Population = 100, 0
+	whole, err := Make(ds, manifest.DatasetSpec{}, all, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rank[s] is sample s's position among its class's samples of its split.
+	rank := make([]int, len(ds.Y))
+	seenTrain, seenTest := make([]int, classes), make([]int, classes)
+	for s, y := range ds.Y {
+		if s < train {
+			rank[s], seenTrain[y] = seenTrain[y], seenTrain[y]+1
+		} else {
+			rank[s], seenTest[y] = seenTest[y], seenTest[y]+1
+		}
+	}
+	drawn := map[int]bool{}
+	for c := range a.Train {
+		// The client is one of the 100 users, unchanged.
+		u := -1
+		for v := range whole.Train {
+			if equalInts(whole.Train[v], a.Train[c]) && equalInts(whole.Test[v], a.Test[c]) {
+				u = v
+			}
+		}
+		if u < 0 || drawn[u] {
+			t.Fatalf("client %d is not a distinct user of the 100-user partition (user %d)", c, u)
+		}
+		drawn[u] = true
+		// Shards of a class are 250 consecutive ranks (test shares 50): one training run
+		// starts a shard, the other one sample into one; the test runs are a whole share
+		// and the next share less its last sample (one run of 99 when both are one class).
+		trainRuns, testRuns := runs(a.Train[c], ds.Y, rank), runs(a.Test[c], ds.Y, rank)
+		if len(a.Train[c]) != 100 || len(trainRuns) != 2 || trainRuns[0].n != 50 || trainRuns[1].n != 50 ||
+			trainRuns[0].start%250+trainRuns[1].start%250 != 1 {
+			t.Errorf("client %d: training runs %v, want 50 from a shard's start and 50 from one past it", c, trainRuns)
+		}
+		okTest := len(testRuns) == 1 && testRuns[0].n == 99 && testRuns[0].start%50 == 0
+		okTest = okTest || len(testRuns) == 2 && testRuns[0].n+testRuns[1].n == 99 && testRuns[0].n*testRuns[1].n == 50*49 &&
+			testRuns[0].start%50 == 0 && testRuns[1].start%50 == 0
+		if !okTest {
+			t.Errorf("client %d: test runs %v, want a share of 50 and 49 of the next", c, testRuns)
+		}
+	}
+	other, err := Make(ds, manifest.DatasetSpec{}, p, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if equalInts(other.Train[0], a.Train[0]) && equalInts(other.Train[9], a.Train[9]) {
+		t.Error("another seed drew the same users")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+type run struct{ class, start, n int }
+
+// runs groups samples (sorted by class, then rank) into runs of consecutive ranks.
+func runs(samples []int, y []int32, rank []int) []run {
+	s := append([]int(nil), samples...)
+	sort.Slice(s, func(i, j int) bool {
+		if y[s[i]] != y[s[j]] {
+			return y[s[i]] < y[s[j]]
+		}
+		return rank[s[i]] < rank[s[j]]
+	})
+	var out []run
+	for i, v := range s {
+		if i > 0 && y[v] == y[s[i-1]] && rank[v] == rank[s[i-1]]+1 {
+			out[len(out)-1].n++
+			continue
+		}
+		out = append(out, run{int(y[v]), rank[v], 1})
+	}
+	return out
+}
