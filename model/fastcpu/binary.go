@@ -89,6 +89,18 @@ func (op binaryOp) applyScalarLeft(dst []float32, v float32, y []float32) {
 	}
 }
 
+// accumulate adds s to d element by element, d[j] = s[j] + d[j] (the operand order Go
+// compiles d[j] += s[j] to), on the assembly loop where there is one: the sums that
+// ScatterSum and ReduceSum build one term at a time.
+func accumulate(d, s []float32) {
+	s = s[:len(d)]
+	k := opAdd.binaryVec(d, s, d, 0, vecVec)
+	d, s = d[k:], s[k:]
+	for j, v := range s {
+		d[j] = v + d[j]
+	}
+}
+
 // trailingBroadcast reports whether small (same rank as out) is 1 on a prefix of axes and
 // equal to out on the rest, returning the number of elements of that trailing block.
 func trailingBroadcast(small, out []int) (int, bool) {

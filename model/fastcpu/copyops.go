@@ -238,22 +238,34 @@ func execGather(engine *simplego.Backend, node *simplego.Node, inputs []*simpleg
 			for m := lo; m < hi; m++ {
 				dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
 			}
-		case c < 16: // Short rows: a loop beats copy's call.
-			for m := lo; m < hi; m++ {
-				r := min(max(int(idx[m]), 0), rows-1)
-				d, s := dst[m*c:(m+1)*c], src[r*c:(r+1)*c]
-				for j := range d {
-					d[j] = s[j]
-				}
-			}
 		default:
-			for m := lo; m < hi; m++ {
-				r := min(max(int(idx[m]), 0), rows-1)
-				copy(dst[m*c:(m+1)*c], src[r*c:(r+1)*c])
-			}
+			gatherRuns(dst, src, idx, c, rows, lo, hi)
 		}
 	})
 	return out, nil
+}
+
+// gatherRuns is execGather's copy for rows of c ≥ 2 elements: out[m] = src[idx[m]] for m
+// in [lo, hi), indices clamped to [0, rows). Consecutive indices (r, r+1, …, the k pixels
+// of a kernel row in im2col) are copied as one block, which is the same copy with fewer
+// calls.
+func gatherRuns(dst, src []float32, idx []int32, c, rows, lo, hi int) {
+	for m := lo; m < hi; {
+		r := min(max(int(idx[m]), 0), rows-1)
+		n := 1 // Rows in the run: idx[m+j] = r+j, all in range.
+		for m+n < hi && int(idx[m+n]) == r+n && r+n < rows {
+			n++
+		}
+		d, s := dst[m*c:(m+n)*c], src[r*c:(r+n)*c]
+		if len(d) < 16 { // Short blocks: a loop beats copy's call.
+			for j := range d {
+				d[j] = s[j]
+			}
+		} else {
+			copy(d, s)
+		}
+		m += n
+	}
 }
 
 // rowGather reports whether a Gather node is the row gather execGather implements.
@@ -320,17 +332,30 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 			}
 			return
 		}
-		for m, r := range idx {
-			if int(r) < lo || int(r) >= hi {
-				continue
-			}
-			d, s := dst[int(r)*c:(int(r)+1)*c], updates[m*c:(m+1)*c]
-			for j, v := range s {
-				d[j] += v
-			}
-		}
+		scatterRuns(dst, updates, idx, c, lo, hi)
 	})
 	return out, nil
+}
+
+// scatterRuns is execScatterSum's sum for rows of c ≥ 2 elements: dst[idx[m]] +=
+// updates[m] for every m in increasing order whose row idx[m] lies in [lo, hi). A run of
+// consecutive rows (idx[m+j] = idx[m]+j, as col2im's kernel rows give) is added as one
+// block: its rows are distinct, so every element still takes its additions one at a time
+// in increasing m, the same operations in the same order.
+func scatterRuns(dst, updates []float32, idx []int32, c, lo, hi int) {
+	for m := 0; m < len(idx); {
+		r := int(idx[m])
+		if r < lo || r >= hi {
+			m++
+			continue
+		}
+		n := 1
+		for m+n < len(idx) && int(idx[m+n]) == r+n && r+n < hi {
+			n++
+		}
+		accumulate(dst[r*c:(r+n)*c], updates[m*c:(m+n)*c])
+		m += n
+	}
 }
 
 // rowScatter reports whether a ScatterSum node is the row scatter execScatterSum

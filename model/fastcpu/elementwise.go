@@ -379,6 +379,8 @@ func reduceFloat32(threads int, dst, src []float32, outer, red, inner int, isMax
 					for i, v := range s {
 						d[i] = max(d[i], v)
 					}
+				} else if len(d) >= 8 {
+					accumulate(d, s)
 				} else {
 					for i, v := range s {
 						d[i] += v

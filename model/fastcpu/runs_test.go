@@ -1,0 +1,198 @@
+package fastcpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// runIndices returns m row indices in [0, rows) made of runs of consecutive rows (lengths
+// 1 to maxRun, as im2col's kernel rows), some runs reaching the last row and, with
+// outside, running past it, and some indices out of range (which the gather clamps).
+func runIndices(r *rand.Rand, rows, m, maxRun int, outside bool) []int32 {
+	idx := make([]int32, 0, m)
+	for len(idx) < m {
+		n := 1 + r.IntN(maxRun)
+		start := r.IntN(rows)
+		if r.IntN(5) == 0 {
+			start = max(0, rows-1-r.IntN(3)) // Runs up to, or past, the last row.
+		}
+		for j := 0; j < n && len(idx) < m && (outside || start+j < rows); j++ {
+			idx = append(idx, int32(start+j))
+		}
+		if outside && r.IntN(7) == 0 {
+			idx = append(idx, int32(-1-r.IntN(3)), int32(rows+r.IntN(3)))
+		}
+	}
+	return idx[:m]
+}
+
+// specialSlice returns n values of which about one in eight is an infinity, a signed zero,
+// a subnormal or a NaN with a random payload.
+func specialSlice(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		switch r.IntN(16) {
+		case 0:
+			x[i] = math.Float32frombits(0x7fc00000 | r.Uint32()&0x3fffff | r.Uint32()&0x80000000) // NaN
+		case 1:
+			x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+		case 2:
+			x[i] = float32(math.Copysign(0, float64(1-2*r.IntN(2))))
+		case 3:
+			x[i] = 1e-40
+		}
+	}
+	return x
+}
+
+// addFirst is v + d as the loops fastcpu had before accumulate compiled it on amd64
+// (ADDSS with v as the first operand): when both are NaN the result is v's payload,
+// quieted. Written out so that the reference does not depend on the operand order the
+// compiler picks for a test loop.
+func addFirst(v, d float32) float32 {
+	const quiet = 0x400000
+	switch {
+	case v != v:
+		return math.Float32frombits(math.Float32bits(v) | quiet)
+	case d != d:
+		return math.Float32frombits(math.Float32bits(d) | quiet)
+	}
+	return v + d
+}
+
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestGatherRunsMatchesRowCopy checks gatherRuns against the row-by-row copy it replaced,
+// for runs of consecutive indices (coalesced), clamped indices, runs that end at the last
+// row, and every split of the rows between callers.
+func TestGatherRunsMatchesRowCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, c := range []int{2, 3, 5, 15, 16, 17, 32, 64} {
+		for _, rows := range []int{1, 2, 7, 100} {
+			m := 300
+			idx := runIndices(r, rows, m, 6, true)
+			src := specialSlice(r, rows*c)
+			want := make([]float32, m*c)
+			for i, x := range idx {
+				k := min(max(int(x), 0), rows-1)
+				copy(want[i*c:(i+1)*c], src[k*c:(k+1)*c])
+			}
+			for _, split := range []int{0, 1, 37, m} {
+				got := make([]float32, m*c)
+				gatherRuns(got, src, idx, c, rows, 0, split)
+				gatherRuns(got, src, idx, c, rows, split, m)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("c %d rows %d split %d: out[%d] = %v, want %v", c, rows, split, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}
+
+// TestScatterRunsMatchesRowAdd checks scatterRuns, with the assembly loop and without,
+// against the row-by-row loop it replaced (each element summed one term at a time in
+// increasing m, NaN payloads as that loop's ADDSS chose them), on values with NaNs (random payloads), infinities, signed zeros and
+// subnormals, for runs of consecutive rows and any split of the rows between workers.
+func TestScatterRunsMatchesRowAdd(t *testing.T) {
+	defer func() { noAsm = false }()
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, c := range []int{2, 3, 7, 8, 9, 16, 31, 32, 64} {
+		for _, rows := range []int{1, 3, 50} {
+			m := 400
+			idx := runIndices(r, rows, m, 6, false)
+			upd := specialSlice(r, m*c)
+			start := specialSlice(r, rows*c)
+			want := append([]float32(nil), start...)
+			for i, x := range idx {
+				d, s := want[int(x)*c:(int(x)+1)*c], upd[i*c:(i+1)*c]
+				for j, v := range s {
+					d[j] = addFirst(v, d[j])
+				}
+			}
+			for _, goOnly := range []bool{false, true} {
+				noAsm = goOnly
+				for _, split := range []int{0, 1, rows / 2, rows} {
+					got := append([]float32(nil), start...)
+					scatterRuns(got, upd, idx, c, 0, split)
+					scatterRuns(got, upd, idx, c, split, rows)
+					if j := sameBits(got, want); j >= 0 {
+						t.Fatalf("c %d rows %d split %d Go only %v: out[%d] = %#x, want %#x", c, rows, split, goOnly, j,
+							math.Float32bits(got[j]), math.Float32bits(want[j]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestReduceSumAccumulateMatchesLoop checks reduceFloat32's sums (the assembly loop on rows
+// of 8 or more) against the element-by-element loop they replaced, with special values.
+func TestReduceSumAccumulateMatchesLoop(t *testing.T) {
+	defer func() { noAsm = false }()
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, l := range [][3]int{{1, 500, 32}, {3, 40, 9}, {2, 7, 8}, {1, 100, 7}, {5, 1, 70}, {1, 3000, 64}, {4, 2, 1}} {
+		outer, red, inner := l[0], l[1], l[2]
+		src := specialSlice(r, outer*red*inner)
+		want := make([]float32, outer*inner)
+		for o := range outer {
+			d := want[o*inner : (o+1)*inner]
+			for rr := range red {
+				for i, v := range src[(o*red+rr)*inner : (o*red+rr+1)*inner] {
+					d[i] = addFirst(v, d[i])
+				}
+			}
+		}
+		for _, goOnly := range []bool{false, true} {
+			noAsm = goOnly
+			for _, threads := range []int{1, 3} {
+				got := make([]float32, outer*inner)
+				reduceFloat32(threads, got, src, outer, red, inner, false)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%v threads %d Go only %v: out[%d] = %#x, want %#x", l, threads, goOnly, j,
+						math.Float32bits(got[j]), math.Float32bits(want[j]))
+				}
+			}
+		}
+	}
+}
+
+// TestRunOpsMatchOracle compares the row Gather and ScatterSum on im2col-like indices
+// (runs of consecutive rows) with simplego's, end to end through a graph, on one and
+// several workers.
+func TestRunOpsMatchOracle(t *testing.T) {
+	fast, oracle := backendsPair(t)
+	r := rand.New(rand.NewPCG(27, 28))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, c := range [][3]int{{144, 32, 3600}, {784, 3, 20000}, {64, 8, 70000}, {10, 2, 50}} {
+			rows, cols, m := c[0], c[1], c[2]
+			idx := runIndices(r, rows, m, 5, false)
+			x := randTensor(r, rows, cols)
+			upd := randTensor(r, m, cols)
+			it := tensors.FromFlatDataAndDimensions(idx, m, 1)
+			for name, fn := range map[string]func(in []*Node) *Node{
+				"gather":  func(in []*Node) *Node { return Gather(in[0], in[1]) },
+				"scatter": func(in []*Node) *Node { return ScatterSum(in[0], in[1], Const(in[0].Graph(), upd), false, false) },
+			} {
+				got, want, dims := runBoth(t, fast, oracle, fn, x, it)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%s %v (GOMAXPROCS %d) → %v: out[%d] = %v, oracle %v", name, c, procs, dims, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}
