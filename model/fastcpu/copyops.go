@@ -2,10 +2,12 @@ package fastcpu
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -185,6 +187,39 @@ func concatFloat32(threads int, dst []float32, srcs [][]float32, blocks []int) {
 			off += b
 		}
 	})
+}
+
+// execBroadcastInDim replaces simplego's BroadcastInDim for a float32 scalar broadcast on
+// fpfast backends (the zeros col2im and max-pooling's gradient scatter into): every output
+// element gets the scalar's bits, a +0 by clearing the buffer (which writes memory once,
+// where simplego's fill copies it from itself). Other broadcasts go to simplego.
+func execBroadcastInDim(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	src := float32Data(engine, inputs[0])
+	outShape := nodeShape(node)
+	if lookup(engine) == nil || len(src) != 1 || outShape.DType != dtypes.Float32 {
+		return simplegoBroadcastInDim(engine, node, inputs, inputsOwned)
+	}
+	out := engine.NewBuffer(outShape)
+	if out == nil {
+		return nil, fmt.Errorf("%s BroadcastInDim: backend is finalized", Name)
+	}
+	fillFloat32(float32Data(engine, out), src[0])
+	return out, nil
+}
+
+// fillFloat32 sets every element of dst to v, bit for bit (NaN payloads and the sign of
+// zero included).
+func fillFloat32(dst []float32, v float32) {
+	if math.Float32bits(v) == 0 {
+		clear(dst)
+		return
+	}
+	bits := math.Float32bits(v)
+	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
+	for i := range u {
+		u[i] = bits
+	}
 }
 
 // minParallelElems is the number of elements below which copy ops run on one goroutine.

@@ -196,3 +196,45 @@ func TestRunOpsMatchOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastScalarMatchesOracle compares the broadcast of a float32 scalar (or
+// one-element tensor) with simplego's, bit for bit: +0 (cleared), −0, a NaN with a payload,
+// an infinity, a subnormal and an ordinary value, into several shapes.
+func TestBroadcastScalarMatchesOracle(t *testing.T) {
+	fast, oracle := backendsPair(t)
+	values := []float32{0, float32(math.Copysign(0, -1)), math.Float32frombits(0xffa12345), float32(math.Inf(-1)), 1e-40, 1.5}
+	for _, v := range values {
+		for _, dims := range [][]int{{}, {1}, {7}, {3, 5}, {589824, 1}, {4608, 32}} {
+			for _, operand := range [][]int{{}, {1}} {
+				x := tensors.FromFlatDataAndDimensions([]float32{v}, operand...)
+				got, want, outDims := runBoth(t, fast, oracle, func(in []*Node) *Node {
+					if len(operand) == 0 {
+						return BroadcastToDims(in[0], dims...)
+					}
+					return BroadcastToDims(Reshape(in[0], make1s(len(dims))...), dims...)
+				}, x)
+				if len(got) != len(want) {
+					t.Fatalf("%v into %v: %d values, oracle %d", v, dims, len(got), len(want))
+				}
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%#x into %v → %v: out[%d] = %#x, oracle %#x", math.Float32bits(v), dims, outDims, j,
+						math.Float32bits(got[j]), math.Float32bits(want[j]))
+				}
+				for j := range got {
+					if math.Float32bits(got[j]) != math.Float32bits(v) {
+						t.Fatalf("%#x into %v: out[%d] = %#x", math.Float32bits(v), dims, j, math.Float32bits(got[j]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// make1s returns n ones (a one-element shape of rank n).
+func make1s(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
