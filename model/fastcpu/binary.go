@@ -129,6 +129,11 @@ func binaryExec(op binaryOp, original *executor) executor {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
 		outShape := nodeShape(node)
+		if outShape.DType == dtypes.Int32 {
+			if out := int32Binary(engine, op, inputs, inputsOwned, outShape); out != nil {
+				return out, nil
+			}
+		}
 		if outShape.DType != dtypes.Float32 {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
@@ -190,6 +195,100 @@ func binaryExec(op binaryOp, original *executor) executor {
 			})
 		}
 		return out, nil
+	}
+}
+
+// int32Binary computes an int32 Add, Sub or Mul whose operands have the output's size or
+// one element (max-pooling's flat indices, arg·cout + base), with Go's wrapping int32
+// arithmetic as simplego's generic loops: the same integers. It returns nil, having
+// changed nothing, for any other pattern (left to simplego).
+func int32Binary(engine *simplego.Backend, op binaryOp, inputs []*simplego.Buffer, inputsOwned []bool,
+	outShape shapes.Shape) *simplego.Buffer {
+	x, y := dataOf[int32](engine, inputs[0]), dataOf[int32](engine, inputs[1])
+	n := outShape.Size()
+	if x == nil || y == nil || n == 0 || (len(x) != n && len(x) != 1) || (len(y) != n && len(y) != 1) {
+		return nil
+	}
+	out := outputOf(engine, inputs, inputsOwned, outShape)
+	if out == nil {
+		return nil
+	}
+	dst := dataOf[int32](engine, out)
+	elementwise(threadsOf(engine), n, func(lo, hi int) { op.applyInt32(dst[lo:hi], x, y, lo) })
+	return out
+}
+
+// applyInt32 computes dst[i] = x[lo+i] op y[lo+i] for int32 operands, either of which may
+// have one element (broadcast).
+func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
+	at := func(v []int32) []int32 {
+		if len(v) == 1 {
+			return nil
+		}
+		return v[lo : lo+len(dst)]
+	}
+	xs, ys := at(x), at(y)
+	switch {
+	case xs != nil && ys != nil:
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = xs[i] + ys[i]
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = xs[i] - ys[i]
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = xs[i] * ys[i]
+			}
+		}
+	case xs != nil:
+		v := y[0]
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = xs[i] + v
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = xs[i] - v
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = xs[i] * v
+			}
+		}
+	case ys != nil:
+		v := x[0]
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = v + ys[i]
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = v - ys[i]
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = v * ys[i]
+			}
+		}
+	default: // Both one element: n is 1 too.
+		var v int32
+		switch op {
+		case opAdd:
+			v = x[0] + y[0]
+		case opSub:
+			v = x[0] - y[0]
+		case opMul:
+			v = x[0] * y[0]
+		}
+		for i := range dst {
+			dst[i] = v
+		}
 	}
 }
 

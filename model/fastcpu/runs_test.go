@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
@@ -237,4 +238,63 @@ func make1s(n int) []int {
 		out[i] = 1
 	}
 	return out
+}
+
+// TestInt32BinaryMatchesOracle compares int32 Add, Sub and Mul (full-size operands, either
+// one a scalar, owned or not; values that overflow and wrap) with simplego's.
+func TestInt32BinaryMatchesOracle(t *testing.T) {
+	fast, oracle := backendsPair(t)
+	r := rand.New(rand.NewPCG(29, 30))
+	ints := func(dims ...int) *tensors.Tensor {
+		n := 1
+		for _, d := range dims {
+			n *= d
+		}
+		v := make([]int32, n)
+		for i := range v {
+			switch r.IntN(4) {
+			case 0:
+				v[i] = int32(r.Uint32()) // Overflows when multiplied.
+			default:
+				v[i] = int32(r.IntN(2000) - 1000)
+			}
+		}
+		return tensors.FromFlatDataAndDimensions(v, dims...)
+	}
+	for _, sp := range [][2][]int{{{4608, 32}, {4608, 32}}, {{4608, 32}, {}}, {{}, {512, 64}}, {{}, {}}, {{3, 5}, {1, 1}}, {{1, 1}, {7, 2}}, {{1, 1}, {1, 1}}, {{3, 5}, {1, 5}}} {
+		for name, fn := range map[string]func(a, b *Node) *Node{"Add": Add, "Sub": Sub, "Mul": Mul} {
+			for _, owned := range []bool{false, true} {
+				a, b := ints(sp[0]...), ints(sp[1]...)
+				run := func(be backends.Backend) []int32 {
+					e, err := NewExec(be, func(in []*Node) *Node {
+						x, y := in[0], in[1]
+						if owned {
+							x, y = Neg(Neg(x)), Neg(Neg(y))
+						}
+						return fn(x, y)
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer e.Finalize()
+					la, _ := a.LocalClone()
+					lb, _ := b.LocalClone()
+					outs, err := e.Exec(la, lb)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return tensors.MustCopyFlatData[int32](outs[0])
+				}
+				got, want := run(fast), run(oracle)
+				if len(got) != len(want) {
+					t.Fatalf("%s %v (owned %v): %d values, oracle %d", name, sp, owned, len(got), len(want))
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Fatalf("%s %v (owned %v): out[%d] = %d, oracle %d", name, sp, owned, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
 }
