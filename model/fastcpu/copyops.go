@@ -270,14 +270,27 @@ func execGather(engine *simplego.Backend, node *simplego.Node, inputs []*simpleg
 	parallelFor(threadsOf(engine), len(idx), len(dst), func(lo, hi int) {
 		switch {
 		case c == 1:
-			for m := lo; m < hi; m++ {
-				dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
-			}
+			gatherValues(dst, src, idx, lo, hi)
 		default:
 			gatherRuns(dst, src, idx, c, rows, lo, hi)
 		}
 	})
 	return out, nil
+}
+
+// gatherValues is execGather's copy for rows of one element: dst[m] = src[idx[m]] for m in
+// [lo, hi), indices clamped to [0, len(src)). The assembly loop gathers 8 at a time where
+// there is one (and the indices fit its 32-bit lanes), Go does the rest.
+func gatherValues(dst, src []float32, idx []int32, lo, hi int) {
+	rows := len(src)
+	if n := (hi - lo) &^ 7; hasGatherAVX2 && !noAsm && n > 0 && rows <= math.MaxInt32 {
+		_, _ = dst[lo+n-1], idx[lo+n-1]
+		gather1AVX2(n, &dst[lo], &src[0], &idx[lo], int32(rows-1))
+		lo += n
+	}
+	for m := lo; m < hi; m++ {
+		dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
+	}
 }
 
 // gatherRuns is execGather's copy for rows of c ≥ 2 elements: out[m] = src[idx[m]] for m

@@ -298,3 +298,64 @@ func TestInt32BinaryMatchesOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherValuesMatchesLoop checks gatherValues (VPGATHERDD where there is AVX2) against
+// the Go loop, bit for bit on special values, with indices below 0 and past the end
+// (clamped), ranges that start anywhere and end with a tail, and one-value sources.
+func TestGatherValuesMatchesLoop(t *testing.T) {
+	defer func() { noAsm = false }()
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, rows := range []int{1, 2, 9, 25089} {
+		src := specialSlice(r, rows)
+		for _, m := range []int{1, 7, 8, 9, 63, 64, 1000} {
+			idx := runIndices(r, rows, m, 5, true)
+			idx[0], idx[m-1] = math.MinInt32, math.MaxInt32
+			want := make([]float32, m)
+			for i, x := range idx {
+				want[i] = src[min(max(int(x), 0), rows-1)]
+			}
+			for _, goOnly := range []bool{false, true} {
+				noAsm = goOnly
+				for _, split := range []int{0, 1, 3, m / 2, m} {
+					split = min(split, m)
+					got := make([]float32, m)
+					gatherValues(got, src, idx, 0, split)
+					gatherValues(got, src, idx, split, m)
+					if j := sameBits(got, want); j >= 0 {
+						t.Fatalf("rows %d m %d split %d Go only %v: out[%d] = %#x, want %#x", rows, m, split, goOnly, j,
+							math.Float32bits(got[j]), math.Float32bits(want[j]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGatherValues times the single-value gather of cnn4's first im2col (32 images of
+// 28×28, 5×5 windows: 460,800 values from 25,088) with the assembly loop and in Go.
+func BenchmarkGatherValues(b *testing.B) {
+	defer func() { noAsm = false }()
+	r := rand.New(rand.NewPCG(33, 34))
+	src := specialSlice(r, 25088)
+	var idx []int32
+	for s := range 32 {
+		for y := range 24 {
+			for x := range 24 {
+				for i := range 5 {
+					for j := range 5 {
+						idx = append(idx, int32(s*784+(y+i)*28+x+j))
+					}
+				}
+			}
+		}
+	}
+	dst := make([]float32, len(idx))
+	for _, goOnly := range []bool{false, true} {
+		b.Run(map[bool]string{false: "asm", true: "go"}[goOnly], func(b *testing.B) {
+			noAsm = goOnly
+			for b.Loop() {
+				gatherValues(dst, src, idx, 0, len(idx))
+			}
+		})
+	}
+}
