@@ -101,6 +101,23 @@ func accumulate(d, s []float32) {
 	}
 }
 
+// sumRows adds rows rows of len(d) values, stride elements apart in s, into d in row
+// order, each sum d[j] = s[r·stride+j] + d[j] as accumulate's: the assembly loop keeps
+// column blocks in registers across the rows, Go adds the columns past its multiple of 8.
+func sumRows(d, s []float32, rows, stride int) {
+	k := sumRowsVec(d, s, rows, stride)
+	if k == len(d) {
+		return
+	}
+	for r := range rows {
+		row := s[r*stride+k : r*stride+len(d)]
+		tail := d[k:]
+		for j, v := range row {
+			tail[j] = v + tail[j]
+		}
+	}
+}
+
 // trailingBroadcast reports whether small (same rank as out) is 1 on a prefix of axes and
 // equal to out on the rest, returning the number of elements of that trailing block.
 func trailingBroadcast(small, out []int) (int, bool) {
