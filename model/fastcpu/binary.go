@@ -247,6 +247,8 @@ func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
 	xs, ys := at(x), at(y)
 	switch {
 	case xs != nil && ys != nil:
+		k := op.int32Vec(dst, xs, ys, 0)
+		dst, xs, ys = dst[k:], xs[k:], ys[k:]
 		switch op {
 		case opAdd:
 			for i := range dst {
@@ -263,6 +265,8 @@ func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
 		}
 	case xs != nil:
 		v := y[0]
+		k := op.int32Vec(dst, xs, nil, v)
+		dst, xs = dst[k:], xs[k:]
 		switch op {
 		case opAdd:
 			for i := range dst {
@@ -279,6 +283,10 @@ func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
 		}
 	case ys != nil:
 		v := x[0]
+		if op != opSub { // v + y and v · y are y + v and y · v: the same integers.
+			k := op.int32Vec(dst, ys, nil, v)
+			dst, ys = dst[k:], ys[k:]
+		}
 		switch op {
 		case opAdd:
 			for i := range dst {

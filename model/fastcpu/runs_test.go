@@ -243,8 +243,18 @@ func make1s(n int) []int {
 }
 
 // TestInt32BinaryMatchesOracle compares int32 Add, Sub and Mul (full-size operands, either
-// one a scalar, owned or not; values that overflow and wrap) with simplego's.
+// one a scalar, owned or not; values that overflow and wrap; lengths with and without a
+// tail past the assembly loops' multiple of 8) with simplego's, with the assembly loops
+// and in Go alone.
 func TestInt32BinaryMatchesOracle(t *testing.T) {
+	defer func() { noAsm = false }()
+	for _, goOnly := range []bool{false, true} {
+		noAsm = goOnly
+		testInt32Binary(t)
+	}
+}
+
+func testInt32Binary(t *testing.T) {
 	fast, oracle := backendsPair(t)
 	r := rand.New(rand.NewPCG(29, 30))
 	ints := func(dims ...int) *tensors.Tensor {
@@ -263,7 +273,7 @@ func TestInt32BinaryMatchesOracle(t *testing.T) {
 		}
 		return tensors.FromFlatDataAndDimensions(v, dims...)
 	}
-	for _, sp := range [][2][]int{{{4608, 32}, {4608, 32}}, {{4608, 32}, {}}, {{}, {512, 64}}, {{}, {}}, {{3, 5}, {1, 1}}, {{1, 1}, {7, 2}}, {{1, 1}, {1, 1}}, {{3, 5}, {1, 5}}} {
+	for _, sp := range [][2][]int{{{4608, 32}, {4608, 32}}, {{4608, 32}, {}}, {{}, {512, 64}}, {{}, {}}, {{3, 5}, {1, 1}}, {{1, 1}, {7, 2}}, {{1, 1}, {1, 1}}, {{3, 5}, {1, 5}}, {{4099}, {4099}}, {{4099}, {}}, {{}, {4099}}, {{8}, {}}} {
 		for name, fn := range map[string]func(a, b *Node) *Node{"Add": Add, "Sub": Sub, "Mul": Mul} {
 			for _, owned := range []bool{false, true} {
 				a, b := ints(sp[0]...), ints(sp[1]...)
