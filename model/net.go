@@ -31,6 +31,9 @@ type layerCache struct {
 	// window's first maximal element ([B·ph·pw·cout, 1] int32), and where that max is
 	// positive (ReLU passes it; [B·ph·pw, cout] bool).
 	at, pos *Node
+	// conv only: the weight as the [k·k·cin, cout] matrix of the forward product, which the
+	// input gradient reuses (a second Reshape of the weight would copy it again).
+	wm *Node
 	// fc only: the pre-activation output.
 	z *Node
 }
@@ -111,10 +114,11 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	b := x.Shape().Dimensions[0]
 	oh, ow := l.h-l.k+1, l.w-l.k+1
 	cols := im2col(x, l.k, oh, ow)
-	z := DotGeneral(cols, []int{1}, nil, Reshape(weight, l.k*l.k*l.cin, l.cout), []int{0}, nil)
+	wm := Reshape(weight, l.k*l.k*l.cin, l.cout)
+	z := DotGeneral(cols, []int{1}, nil, wm, []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
 	out, c := poolForward(z, b, l)
-	c.in = cols
+	c.in, c.wm = cols, wm
 	return out, c
 }
 
@@ -132,7 +136,8 @@ func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
 	if win := windows * per; win != b*oh*ow { // Pooling floors odd sizes: drop the rows no window covers.
 		zw = Slice(Reshape(z, b, oh*ow, l.cout), AxisRange(), AxisRange(0, ph*pw*per), AxisRange())
 	}
-	arg := ArgMax(Reshape(zw, windows, per, l.cout), 1, dtypes.Int32)
+	zr := Reshape(zw, windows, per, l.cout)
+	arg := ArgMax(zr, 1, dtypes.Int32)
 	// Window p's chosen element in channel ch is in row arg of the window's four, which
 	// start at row p·4 of z plus the uncovered rows of the samples before p's:
 	// flat index = arg·cout + base[p, ch].
@@ -146,7 +151,14 @@ func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
 	}
 	var c layerCache
 	c.at = Reshape(Add(Mul(arg, Scalar(g, dtypes.Int32, l.cout)), Const(g, tensors.FromFlatDataAndDimensions(base, windows, l.cout))), windows*l.cout, 1)
-	mx := Reshape(Gather(Reshape(z, b*oh*ow*l.cout, 1), c.at), windows, l.cout)
+	// The Gather reads z through zr when they hold the same values: z then has one consumer
+	// and zr's last is this Reshape, so neither copies its buffer (a Reshape of a value
+	// still needed later copies it).
+	flat := z
+	if zw == z {
+		flat = zr
+	}
+	mx := Reshape(Gather(Reshape(flat, b*oh*ow*l.cout, 1), c.at), windows, l.cout)
 	zero := ScalarZero(g, dtype)
 	// ReLU stays Max(x, 0), which keeps a NaN (a diverging run must show in its loss); the
 	// backward pass routes the gradient where the max is positive.
@@ -163,7 +175,11 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 	dW = Reshape(DotGeneral(c.in, []int{0}, nil, dz, []int{0}, nil), l.k, l.k, l.cin, l.cout)
 	dB = ReduceSum(dz, 0)
 	if needInput {
-		dCols := DotGeneral(dz, []int{1}, nil, Reshape(weight, kk, l.cout), []int{1}, nil)
+		wm := c.wm
+		if wm == nil {
+			wm = Reshape(weight, kk, l.cout)
+		}
+		dCols := DotGeneral(dz, []int{1}, nil, wm, []int{1}, nil)
 		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
 	}
 	return dW, dB, dX

@@ -89,6 +89,35 @@ func (op binaryOp) applyScalarLeft(dst []float32, v float32, y []float32) {
 	}
 }
 
+// accumulate adds s to d element by element, d[j] = s[j] + d[j] (the operand order Go
+// compiles d[j] += s[j] to), on the assembly loop where there is one: the sums that
+// ScatterSum and ReduceSum build one term at a time.
+func accumulate(d, s []float32) {
+	s = s[:len(d)]
+	k := opAdd.binaryVec(d, s, d, 0, vecVec)
+	d, s = d[k:], s[k:]
+	for j, v := range s {
+		d[j] = v + d[j]
+	}
+}
+
+// sumRows adds rows rows of len(d) values, stride elements apart in s, into d in row
+// order, each sum d[j] = s[r·stride+j] + d[j] as accumulate's: the assembly loop keeps
+// column blocks in registers across the rows, Go adds the columns past its multiple of 8.
+func sumRows(d, s []float32, rows, stride int) {
+	k := sumRowsVec(d, s, rows, stride)
+	if k == len(d) {
+		return
+	}
+	for r := range rows {
+		row := s[r*stride+k : r*stride+len(d)]
+		tail := d[k:]
+		for j, v := range row {
+			tail[j] = v + tail[j]
+		}
+	}
+}
+
 // trailingBroadcast reports whether small (same rank as out) is 1 on a prefix of axes and
 // equal to out on the rest, returning the number of elements of that trailing block.
 func trailingBroadcast(small, out []int) (int, bool) {
@@ -117,6 +146,11 @@ func binaryExec(op binaryOp, original *executor) executor {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
 		outShape := nodeShape(node)
+		if outShape.DType == dtypes.Int32 {
+			if out := int32Binary(engine, op, inputs, inputsOwned, outShape); out != nil {
+				return out, nil
+			}
+		}
 		if outShape.DType != dtypes.Float32 {
 			return (*original)(engine, node, inputs, inputsOwned)
 		}
@@ -178,6 +212,108 @@ func binaryExec(op binaryOp, original *executor) executor {
 			})
 		}
 		return out, nil
+	}
+}
+
+// int32Binary computes an int32 Add, Sub or Mul whose operands have the output's size or
+// one element (max-pooling's flat indices, arg·cout + base), with Go's wrapping int32
+// arithmetic as simplego's generic loops: the same integers. It returns nil, having
+// changed nothing, for any other pattern (left to simplego).
+func int32Binary(engine *simplego.Backend, op binaryOp, inputs []*simplego.Buffer, inputsOwned []bool,
+	outShape shapes.Shape) *simplego.Buffer {
+	x, y := dataOf[int32](engine, inputs[0]), dataOf[int32](engine, inputs[1])
+	n := outShape.Size()
+	if x == nil || y == nil || n == 0 || (len(x) != n && len(x) != 1) || (len(y) != n && len(y) != 1) {
+		return nil
+	}
+	out := outputOf(engine, inputs, inputsOwned, outShape)
+	if out == nil {
+		return nil
+	}
+	dst := dataOf[int32](engine, out)
+	elementwise(threadsOf(engine), n, func(lo, hi int) { op.applyInt32(dst[lo:hi], x, y, lo) })
+	return out
+}
+
+// applyInt32 computes dst[i] = x[lo+i] op y[lo+i] for int32 operands, either of which may
+// have one element (broadcast).
+func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
+	at := func(v []int32) []int32 {
+		if len(v) == 1 {
+			return nil
+		}
+		return v[lo : lo+len(dst)]
+	}
+	xs, ys := at(x), at(y)
+	switch {
+	case xs != nil && ys != nil:
+		k := op.int32Vec(dst, xs, ys, 0)
+		dst, xs, ys = dst[k:], xs[k:], ys[k:]
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = xs[i] + ys[i]
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = xs[i] - ys[i]
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = xs[i] * ys[i]
+			}
+		}
+	case xs != nil:
+		v := y[0]
+		k := op.int32Vec(dst, xs, nil, v)
+		dst, xs = dst[k:], xs[k:]
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = xs[i] + v
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = xs[i] - v
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = xs[i] * v
+			}
+		}
+	case ys != nil:
+		v := x[0]
+		if op != opSub { // v + y and v · y are y + v and y · v: the same integers.
+			k := op.int32Vec(dst, ys, nil, v)
+			dst, ys = dst[k:], ys[k:]
+		}
+		switch op {
+		case opAdd:
+			for i := range dst {
+				dst[i] = v + ys[i]
+			}
+		case opSub:
+			for i := range dst {
+				dst[i] = v - ys[i]
+			}
+		case opMul:
+			for i := range dst {
+				dst[i] = v * ys[i]
+			}
+		}
+	default: // Both one element: n is 1 too.
+		var v int32
+		switch op {
+		case opAdd:
+			v = x[0] + y[0]
+		case opSub:
+			v = x[0] - y[0]
+		case opMul:
+			v = x[0] * y[0]
+		}
+		for i := range dst {
+			dst[i] = v
+		}
 	}
 }
 

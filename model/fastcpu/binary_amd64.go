@@ -34,6 +34,24 @@ func rsubAVX2(n int, dst, x *float32, v float32)
 //go:noescape
 func rmulAVX2(n int, dst, x *float32, v float32)
 
+// sumRowsAVX2 adds rows rows of n values (n a multiple of 8), stride elements apart, into
+// dst in row order: dst[j] = src[r*stride+j] + dst[j]; see binary_amd64.s. rows ≥ 1.
+//
+//go:noescape
+func sumRowsAVX2(rows, n int, dst, src *float32, stride int)
+
+// sumRowsVec runs sumRowsAVX2 over the first multiple of 8 of dst's values and returns how
+// many it did (0 without AVX2).
+func sumRowsVec(dst, src []float32, rows, stride int) int {
+	n := len(dst) &^ 7
+	if !hasBinaryAVX2 || noAsm || n == 0 || rows <= 0 {
+		return 0
+	}
+	_ = src[(rows-1)*stride+n-1]
+	sumRowsAVX2(rows, n, &dst[0], &src[0], stride)
+	return n
+}
+
 // binaryVec runs op's assembly loop over the first multiple of 8 of dst's values: vector
 // op vector (y has len(dst) values), vector op scalar (scalar: y[0], right), or scalar op
 // vector (left: v op x). It returns how many values it did.

@@ -189,3 +189,70 @@ rmulAVX2_loop:
 rmulAVX2_done:
 	VZEROUPPER
 	RET
+
+// func sumRowsAVX2(rows, n int, dst, src *float32, stride int)
+//
+// For r in [0, rows) in order, j in [0, n) (n a multiple of 8): dst[j] = src[r*stride+j] +
+// dst[j], each sum with the row's value as the first operand, as accumulate's. Columns go
+// in blocks of 32 (then 8) held in registers across all the rows: the same additions in
+// the same order as adding the rows one by one, without storing the partial sums. stride
+// is in elements; rows ≥ 1.
+TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), R8
+	MOVQ n+8(FP), CX
+	MOVQ dst+16(FP), DI
+	MOVQ src+24(FP), SI
+	MOVQ stride+32(FP), R9
+	SHLQ $2, R9              // row stride in bytes
+
+sumRows_block32:
+	CMPQ CX, $32
+	JL sumRows_block8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ SI, DX
+	MOVQ R8, BX
+sumRows_loop32:
+	VMOVUPS (DX), Y4
+	VADDPS Y0, Y4, Y0
+	VMOVUPS 32(DX), Y5
+	VADDPS Y1, Y5, Y1
+	VMOVUPS 64(DX), Y6
+	VADDPS Y2, Y6, Y2
+	VMOVUPS 96(DX), Y7
+	VADDPS Y3, Y7, Y3
+	ADDQ R9, DX
+	DECQ BX
+	JNZ sumRows_loop32
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP sumRows_block32
+
+sumRows_block8:
+	CMPQ CX, $8
+	JL sumRows_done
+	VMOVUPS (DI), Y0
+	MOVQ SI, DX
+	MOVQ R8, BX
+sumRows_loop8:
+	VMOVUPS (DX), Y4
+	VADDPS Y0, Y4, Y0
+	ADDQ R9, DX
+	DECQ BX
+	JNZ sumRows_loop8
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP sumRows_block8
+
+sumRows_done:
+	VZEROUPPER
+	RET

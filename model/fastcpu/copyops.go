@@ -2,10 +2,12 @@ package fastcpu
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -187,6 +189,39 @@ func concatFloat32(threads int, dst []float32, srcs [][]float32, blocks []int) {
 	})
 }
 
+// execBroadcastInDim replaces simplego's BroadcastInDim for a float32 scalar broadcast on
+// fpfast backends (the zeros col2im and max-pooling's gradient scatter into): every output
+// element gets the scalar's bits, a +0 by clearing the buffer (which writes memory once,
+// where simplego's fill copies it from itself). Other broadcasts go to simplego.
+func execBroadcastInDim(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
+	inputsOwned []bool) (*simplego.Buffer, error) {
+	src := float32Data(engine, inputs[0])
+	outShape := nodeShape(node)
+	if lookup(engine) == nil || len(src) != 1 || outShape.DType != dtypes.Float32 {
+		return simplegoBroadcastInDim(engine, node, inputs, inputsOwned)
+	}
+	out := engine.NewBuffer(outShape)
+	if out == nil {
+		return nil, fmt.Errorf("%s BroadcastInDim: backend is finalized", Name)
+	}
+	fillFloat32(float32Data(engine, out), src[0])
+	return out, nil
+}
+
+// fillFloat32 sets every element of dst to v, bit for bit (NaN payloads and the sign of
+// zero included).
+func fillFloat32(dst []float32, v float32) {
+	if math.Float32bits(v) == 0 {
+		clear(dst)
+		return
+	}
+	bits := math.Float32bits(v)
+	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
+	for i := range u {
+		u[i] = bits
+	}
+}
+
 // minParallelElems is the number of elements below which copy ops run on one goroutine.
 const minParallelElems = 1 << 16
 
@@ -235,25 +270,50 @@ func execGather(engine *simplego.Backend, node *simplego.Node, inputs []*simpleg
 	parallelFor(threadsOf(engine), len(idx), len(dst), func(lo, hi int) {
 		switch {
 		case c == 1:
-			for m := lo; m < hi; m++ {
-				dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
-			}
-		case c < 16: // Short rows: a loop beats copy's call.
-			for m := lo; m < hi; m++ {
-				r := min(max(int(idx[m]), 0), rows-1)
-				d, s := dst[m*c:(m+1)*c], src[r*c:(r+1)*c]
-				for j := range d {
-					d[j] = s[j]
-				}
-			}
+			gatherValues(dst, src, idx, lo, hi)
 		default:
-			for m := lo; m < hi; m++ {
-				r := min(max(int(idx[m]), 0), rows-1)
-				copy(dst[m*c:(m+1)*c], src[r*c:(r+1)*c])
-			}
+			gatherRuns(dst, src, idx, c, rows, lo, hi)
 		}
 	})
 	return out, nil
+}
+
+// gatherValues is execGather's copy for rows of one element: dst[m] = src[idx[m]] for m in
+// [lo, hi), indices clamped to [0, len(src)). The assembly loop gathers 8 at a time where
+// there is one (and the indices fit its 32-bit lanes), Go does the rest.
+func gatherValues(dst, src []float32, idx []int32, lo, hi int) {
+	rows := len(src)
+	if n := (hi - lo) &^ 7; hasGatherAVX2 && !noAsm && n > 0 && rows <= math.MaxInt32 {
+		_, _ = dst[lo+n-1], idx[lo+n-1]
+		gather1AVX2(n, &dst[lo], &src[0], &idx[lo], int32(rows-1))
+		lo += n
+	}
+	for m := lo; m < hi; m++ {
+		dst[m] = src[min(max(int(idx[m]), 0), rows-1)]
+	}
+}
+
+// gatherRuns is execGather's copy for rows of c ≥ 2 elements: out[m] = src[idx[m]] for m
+// in [lo, hi), indices clamped to [0, rows). Consecutive indices (r, r+1, …, the k pixels
+// of a kernel row in im2col) are copied as one block, which is the same copy with fewer
+// calls.
+func gatherRuns(dst, src []float32, idx []int32, c, rows, lo, hi int) {
+	for m := lo; m < hi; {
+		r := min(max(int(idx[m]), 0), rows-1)
+		n := 1 // Rows in the run: idx[m+j] = r+j, all in range.
+		for m+n < hi && int(idx[m+n]) == r+n && r+n < rows {
+			n++
+		}
+		d, s := dst[m*c:(m+n)*c], src[r*c:(r+n)*c]
+		if len(d) < 16 { // Short blocks: a loop beats copy's call.
+			for j := range d {
+				d[j] = s[j]
+			}
+		} else {
+			copy(d, s)
+		}
+		m += n
+	}
 }
 
 // rowGather reports whether a Gather node is the row gather execGather implements.
@@ -320,17 +380,30 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 			}
 			return
 		}
-		for m, r := range idx {
-			if int(r) < lo || int(r) >= hi {
-				continue
-			}
-			d, s := dst[int(r)*c:(int(r)+1)*c], updates[m*c:(m+1)*c]
-			for j, v := range s {
-				d[j] += v
-			}
-		}
+		scatterRuns(dst, updates, idx, c, lo, hi)
 	})
 	return out, nil
+}
+
+// scatterRuns is execScatterSum's sum for rows of c ≥ 2 elements: dst[idx[m]] +=
+// updates[m] for every m in increasing order whose row idx[m] lies in [lo, hi). A run of
+// consecutive rows (idx[m+j] = idx[m]+j, as col2im's kernel rows give) is added as one
+// block: its rows are distinct, so every element still takes its additions one at a time
+// in increasing m, the same operations in the same order.
+func scatterRuns(dst, updates []float32, idx []int32, c, lo, hi int) {
+	for m := 0; m < len(idx); {
+		r := int(idx[m])
+		if r < lo || r >= hi {
+			m++
+			continue
+		}
+		n := 1
+		for m+n < len(idx) && int(idx[m+n]) == r+n && r+n < hi {
+			n++
+		}
+		accumulate(dst[r*c:(r+n)*c], updates[m*c:(m+n)*c])
+		m += n
+	}
 }
 
 // rowScatter reports whether a ScatterSum node is the row scatter execScatterSum

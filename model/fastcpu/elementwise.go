@@ -373,6 +373,10 @@ func reduceFloat32(threads int, dst, src []float32, outer, red, inner int, isMax
 				d[i] = init
 			}
 			base := o * red * inner
+			if !isMax && len(d) >= 8 && red > 0 {
+				sumRows(d, src[base+iLo:], red, inner)
+				continue
+			}
 			for r := range red {
 				s := src[base+r*inner+iLo : base+r*inner+iHi]
 				if isMax {

@@ -32,6 +32,7 @@ var (
 	simplegoLogicalAnd, simplegoLogicalOr, simplegoLogicalNot      executor
 	simplegoReduceSum, simplegoReduceMax, simplegoGather           executor
 	simplegoScatterSum, simplegoArgMinMax                          executor
+	simplegoBroadcastInDim                                         executor
 	hookInstalled                                                  bool
 	hookError                                                      string
 )
@@ -54,6 +55,7 @@ func init() {
 		{backends.OpTypeMul, &simplegoMul, binaryExec(opMul, &simplegoMul)},
 		{backends.OpTypeGather, &simplegoGather, execGather},
 		{backends.OpTypeScatterSum, &simplegoScatterSum, execScatterSum},
+		{backends.OpTypeBroadcastInDim, &simplegoBroadcastInDim, execBroadcastInDim},
 		{backends.OpTypeArgMinMax, &simplegoArgMinMax, execArgMinMax},
 		{backends.OpTypeWhere, &simplegoWhere, execWhere},
 		{backends.OpTypeMax, &simplegoMax, execMax},

@@ -426,9 +426,7 @@ func packB(dst []float32, b Matrix, p0, j0, kb, nb int) {
 		cols := min(nr, nb-jr)
 		base := b.Offset + p0*b.RowStride + (j0+jr)*b.ColStride
 		if cols == nr && b.ColStride == 1 {
-			for p := range kb {
-				copy(panel[p*nr:p*nr+nr], b.Data[base+p*b.RowStride:base+p*b.RowStride+nr])
-			}
+			packRows(panel, b.Data[base:], kb, b.RowStride)
 			continue
 		}
 		if cols == nr && b.RowStride == 1 {
@@ -450,6 +448,23 @@ func packB(dst []float32, b Matrix, p0, j0, kb, nb int) {
 				}
 			}
 		}
+	}
+}
+
+// packRows copies kb rows of nr values, stride elements apart in src, one after another
+// into dst: packB's panel of a row-major B. The assembly loop moves a row in two 32-byte
+// moves where it runs; a copy() per row took a memmove call for 64 bytes.
+func packRows(dst, src []float32, kb, stride int) {
+	if kb <= 0 {
+		return
+	}
+	_, _ = dst[kb*nr-1], src[(kb-1)*stride+nr-1]
+	if useAVX2 && nr == 16 {
+		copyRows16AVX2(kb, &dst[0], &src[0], stride)
+		return
+	}
+	for p := range kb {
+		copy(dst[p*nr:p*nr+nr], src[p*stride:p*stride+nr])
 	}
 }
 
