@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"slices"
 	"sort"
 	"testing"
 
@@ -227,7 +228,7 @@ func TestPopulationDrawAndOfficialCut(t *testing.T) {
 		// The client is one of the 100 users, unchanged.
 		u := -1
 		for v := range whole.Train {
-			if equalInts(whole.Train[v], a.Train[c]) && equalInts(whole.Test[v], a.Test[c]) {
+			if slices.Equal(whole.Train[v], a.Train[c]) && slices.Equal(whole.Test[v], a.Test[c]) {
 				u = v
 			}
 		}
@@ -254,21 +255,9 @@ func TestPopulationDrawAndOfficialCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if equalInts(other.Train[0], a.Train[0]) && equalInts(other.Train[9], a.Train[9]) {
+	if slices.Equal(other.Train[0], a.Train[0]) && slices.Equal(other.Train[9], a.Train[9]) {
 		t.Error("another seed drew the same users")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 type run struct{ class, start, n int }
