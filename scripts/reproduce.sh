@@ -10,6 +10,7 @@
 #   make reproduce                        # everything, in the order below
 #   METHODS="fedavg local" SEEDS=0 make reproduce
 #   nice -n 19 make reproduce &           # in the background while you work; kill -STOP to pause
+#   tail -f .fedpipe-reproduce.log        # the running cell: a line every 30 s (round, ETA)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FEDPIPE=${FEDPIPE:-./bin/fedpipe}
@@ -53,7 +54,7 @@ for seed in $SEEDS; do
 				continue
 			fi
 			echo "reproduce: $(date -u +%FT%TZ) $m $label seed $seed" | tee -a "$LOG"
-			nice -n 19 "$FEDPIPE" run "$m" "${cell[@]}" --store "$STORE" --quiet >>"$LOG" 2>&1 &
+			nice -n 19 "$FEDPIPE" run "$m" "${cell[@]}" --store "$STORE" >>"$LOG" 2>&1 &
 			child=$!
 			wait "$child"
 			rc=$?
