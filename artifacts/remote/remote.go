@@ -5,7 +5,8 @@
 // Layout under the remote's prefix (s3://bucket/prefix), or under the directory
 // (file:///dir), one file per object:
 //
-//	cas/<digest>         a blob's bytes, named by their SHA-256 (as the local store's)
+//	cas/<digest>         a blob's bytes, or a zstd frame of them (blobcodec.go), named by
+//	                     the blob's SHA-256 (as the local store's)
 //	ac/<key>             an action entry: JSON {"v":1,"outputs":{name: digest},"meta":{…}};
 //	                     "v":2 for a partial entry, whose meta lists the outputs left out
 //	                     (partial.go)
@@ -216,7 +217,7 @@ func (r *Remote) PutBlob(ctx context.Context, data []byte) (d artifacts.Digest, 
 	if err != nil || has {
 		return d, false, err
 	}
-	if err := r.put(ctx, r.object(blobObject(d)), data, ""); err != nil {
+	if err := r.put(ctx, r.object(blobObject(d)), encodeBlob(data), ""); err != nil {
 		return d, false, r.scrub(fmt.Errorf("remote %s: upload blob %s: %w", r, d.Short(), err))
 	}
 	r.mu.Lock()
@@ -237,12 +238,13 @@ func (r *Remote) GetBlob(ctx context.Context, d artifacts.Digest) ([]byte, error
 	if !found {
 		return nil, fmt.Errorf("%w: blob %s is not in the remote %s", artifacts.ErrNotFound, d, r)
 	}
-	if artifacts.Sum(data) != d {
+	obj := data
+	if data, found = DecodeBlob(obj, d); !found {
 		r.mu.Lock()
 		r.bad[d] = true
 		delete(r.present, d)
 		r.mu.Unlock()
-		r.log("remote %s: blob %s is corrupt (its %d bytes do not hash to its name); treating it as missing", r, d, len(data))
+		r.log("remote %s: blob %s is corrupt (its %d bytes neither hash to its name nor decompress to bytes that do); treating it as missing", r, d, len(obj))
 		return nil, fmt.Errorf("%w: blob %s in the remote %s is corrupt", artifacts.ErrNotFound, d, r)
 	}
 	r.mu.Lock()

@@ -163,7 +163,7 @@ func testCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T, s backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[1000] ^= 0xff
+	b[len(b)/2] ^= 0xff // the object may be a zstd frame of the blob (blobcodec.go)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
