@@ -110,11 +110,7 @@ func sumRows(d, s []float32, rows, stride int) {
 		return
 	}
 	for r := range rows {
-		row := s[r*stride+k : r*stride+len(d)]
-		tail := d[k:]
-		for j, v := range row {
-			tail[j] = v + tail[j]
-		}
+		accumulate(d[k:], s[r*stride+k:r*stride+len(d)])
 	}
 }
 
@@ -236,8 +232,10 @@ func int32Binary(engine *simplego.Backend, op binaryOp, inputs []*simplego.Buffe
 }
 
 // applyInt32 computes dst[i] = x[lo+i] op y[lo+i] for int32 operands, either of which may
-// have one element (broadcast).
+// have one element (broadcast): the assembly loop does the first multiple of 8 where it
+// runs, Go's wrapping arithmetic the rest.
 func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
+	f := op.int32Func()
 	at := func(v []int32) []int32 {
 		if len(v) == 1 {
 			return nil
@@ -248,73 +246,38 @@ func (op binaryOp) applyInt32(dst, x, y []int32, lo int) {
 	switch {
 	case xs != nil && ys != nil:
 		k := op.int32Vec(dst, xs, ys, 0)
-		dst, xs, ys = dst[k:], xs[k:], ys[k:]
-		switch op {
-		case opAdd:
-			for i := range dst {
-				dst[i] = xs[i] + ys[i]
-			}
-		case opSub:
-			for i := range dst {
-				dst[i] = xs[i] - ys[i]
-			}
-		case opMul:
-			for i := range dst {
-				dst[i] = xs[i] * ys[i]
-			}
+		for i := k; i < len(dst); i++ {
+			dst[i] = f(xs[i], ys[i])
 		}
 	case xs != nil:
-		v := y[0]
-		k := op.int32Vec(dst, xs, nil, v)
-		dst, xs = dst[k:], xs[k:]
-		switch op {
-		case opAdd:
-			for i := range dst {
-				dst[i] = xs[i] + v
-			}
-		case opSub:
-			for i := range dst {
-				dst[i] = xs[i] - v
-			}
-		case opMul:
-			for i := range dst {
-				dst[i] = xs[i] * v
-			}
+		k := op.int32Vec(dst, xs, nil, y[0])
+		for i := k; i < len(dst); i++ {
+			dst[i] = f(xs[i], y[0])
 		}
 	case ys != nil:
-		v := x[0]
+		k := 0
 		if op != opSub { // v + y and v · y are y + v and y · v: the same integers.
-			k := op.int32Vec(dst, ys, nil, v)
-			dst, ys = dst[k:], ys[k:]
+			k = op.int32Vec(dst, ys, nil, x[0])
 		}
-		switch op {
-		case opAdd:
-			for i := range dst {
-				dst[i] = v + ys[i]
-			}
-		case opSub:
-			for i := range dst {
-				dst[i] = v - ys[i]
-			}
-		case opMul:
-			for i := range dst {
-				dst[i] = v * ys[i]
-			}
+		for i := k; i < len(dst); i++ {
+			dst[i] = f(x[0], ys[i])
 		}
 	default: // Both one element: n is 1 too.
-		var v int32
-		switch op {
-		case opAdd:
-			v = x[0] + y[0]
-		case opSub:
-			v = x[0] - y[0]
-		case opMul:
-			v = x[0] * y[0]
-		}
 		for i := range dst {
-			dst[i] = v
+			dst[i] = f(x[0], y[0])
 		}
 	}
+}
+
+// int32Func is op on two int32 values, with Go's wrapping arithmetic.
+func (op binaryOp) int32Func() func(a, b int32) int32 {
+	switch op {
+	case opSub:
+		return func(a, b int32) int32 { return a - b }
+	case opMul:
+		return func(a, b int32) int32 { return a * b }
+	}
+	return func(a, b int32) int32 { return a + b }
 }
 
 // outputFor returns the output buffer of an elementwise op: an owned input of the output's

@@ -211,11 +211,11 @@ func execBroadcastInDim(engine *simplego.Backend, node *simplego.Node, inputs []
 // fillFloat32 sets every element of dst to v, bit for bit (NaN payloads and the sign of
 // zero included).
 func fillFloat32(dst []float32, v float32) {
-	if math.Float32bits(v) == 0 {
+	bits := math.Float32bits(v)
+	if bits == 0 {
 		clear(dst)
 		return
 	}
-	bits := math.Float32bits(v)
 	u := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
 	for i := range u {
 		u[i] = bits

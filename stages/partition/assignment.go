@@ -57,7 +57,7 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 		}
 	case "shards":
 		if p.ShardMode == "class_pure" || p.ShardMode == "official" {
-			parts, err = classShards(labels, ds.Classes, p, seed)
+			parts, _, err = classShards(labels, ds.Classes, p, seed)
 		} else {
 			parts, err = Shards(labels, p.Clients, p.Shards, p.SamplesPerClient, seed)
 		}
@@ -123,23 +123,15 @@ func classShardsOfficial(ds *data.Dataset, pool []int, p manifest.PartitionSpec,
 	for i, s := range testPool {
 		testY[i] = ds.Y[s]
 	}
-	parts, draw, err := classShardsDrawn(trainY, ds.Classes, p, seed)
+	parts, draw, err := classShards(trainY, ds.Classes, p, seed)
 	if err != nil {
 		return nil, err
 	}
-	testTake := p.TestPerClient / p.Shards
-	if p.ShardTake == "official" {
-		testTake = 0
-	}
-	tests, err := ClassTest(testY, ds.Classes, draw, testTake)
+	tests, err := ClassTest(testY, ds.Classes, draw, shardTake(p, p.TestPerClient))
 	if err != nil {
 		return nil, err
 	}
-	if p.ShardTake == "official" {
-		for c := range tests {
-			tests[c] = OfficialCut(tests[c], p.Shards, p.TestPerClient/p.Shards)
-		}
-	}
+	cutOfficial(tests, p, p.TestPerClient)
 	a := &Assignment{Train: make([][]int, len(parts)), Test: make([][]int, len(parts))}
 	for c := range parts {
 		for i := range parts[c] {
@@ -155,26 +147,36 @@ func classShardsOfficial(ds *data.Dataset, pool []int, p manifest.PartitionSpec,
 	return a, nil
 }
 
-// classShards deals class-pure shards (shard_mode class_pure or official) of labels.
-func classShards(labels []int32, classes int, p manifest.PartitionSpec, seed int64) ([][]int, error) {
-	parts, _, err := classShardsDrawn(labels, classes, p, seed)
-	return parts, err
-}
-
-// classShardsDrawn is classShards that also returns each client's shard labels; with
-// shard_take official each client's samples are its whole shards cut by OfficialCut.
-func classShardsDrawn(labels []int32, classes int, p manifest.PartitionSpec, seed int64) ([][]int, [][]int32, error) {
-	if p.ShardTake != "official" {
-		return ClassShards(labels, classes, p.Clients, p.Shards, p.SamplesPerClient/p.Shards, p.ShardMode == "class_pure", seed)
-	}
-	parts, draw, err := ClassShards(labels, classes, p.Clients, p.Shards, 0, p.ShardMode == "class_pure", seed)
+// classShards deals class-pure shards (shard_mode class_pure or official) of labels and
+// returns each client's samples and shard labels; with shard_take official each client's
+// samples are its whole shards cut by OfficialCut.
+func classShards(labels []int32, classes int, p manifest.PartitionSpec, seed int64) ([][]int, [][]int32, error) {
+	parts, draw, err := ClassShards(labels, classes, p.Clients, p.Shards, shardTake(p, p.SamplesPerClient), p.ShardMode == "class_pure", seed)
 	if err != nil {
 		return nil, nil, err
 	}
-	for c := range parts {
-		parts[c] = OfficialCut(parts[c], p.Shards, p.SamplesPerClient/p.Shards)
-	}
+	cutOfficial(parts, p, p.SamplesPerClient)
 	return parts, draw, nil
+}
+
+// shardTake is how many samples ClassShards or ClassTest takes of each shard for perClient
+// samples a client: all of it with shard_take official (OfficialCut chooses afterwards).
+func shardTake(p manifest.PartitionSpec, perClient int) int {
+	if p.ShardTake == "official" {
+		return 0
+	}
+	return perClient / p.Shards
+}
+
+// cutOfficial applies OfficialCut to every client's joined shards when shard_take is
+// official, perClient/shards samples from each cut.
+func cutOfficial(parts [][]int, p manifest.PartitionSpec, perClient int) {
+	if p.ShardTake != "official" {
+		return
+	}
+	for c := range parts {
+		parts[c] = OfficialCut(parts[c], p.Shards, perClient/p.Shards)
+	}
 }
 
 // pick keeps the clients at idx, in that order, as clients 0, 1, ….
