@@ -195,13 +195,8 @@ func (l *Loader) CIFAR10C(shift manifest.ShiftSpec, spec manifest.DatasetSpec) (
 // images are: float32((px/255 − mean)/std) per channel, computed in float64, as
 // byteImageDataset does.
 func (d *Dataset) NormalizeBytes(pix []byte) []float32 {
-	c := len(d.PixelMean)
-	table := make([][256]float32, c)
-	for k := range table {
-		for v := range table[k] {
-			table[k][v] = float32((float64(v)/255 - d.PixelMean[k]) / d.PixelStd[k])
-		}
-	}
+	table := byteTables(d.PixelMean, d.PixelStd)
+	c := len(table)
 	x := make([]float32, len(pix))
 	for i, v := range pix {
 		x[i] = table[i%c][v]

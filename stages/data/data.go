@@ -5,6 +5,8 @@
 package data
 
 import (
+	"slices"
+
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -12,8 +14,14 @@ import (
 type Dataset struct {
 	Name string
 	// X holds the samples back to back, each of prod(Shape) float32 values (NHWC for
-	// images), already normalized.
+	// images), already normalized. It is nil for byte images (see pix), whose values
+	// Sample and Gather decode.
 	X []float32
+	// pix holds the pixels of a dataset read from uint8 images, back to back (NHWC), and
+	// lut each channel's 256 normalized values: value j of the pooled samples is
+	// lut[j%C][pix[j]], the float32 X would hold, in a quarter of its memory.
+	pix []byte
+	lut [][256]float32
 	// Y holds the labels, 0 ≤ y < Classes.
 	Y       []int32
 	Shape   []int
@@ -52,10 +60,37 @@ func (d *Dataset) SampleSize() int {
 	return n
 }
 
-// Sample returns sample i's values (a view, not a copy).
+// Sample returns sample i's values: a view of X, or for byte images a fresh slice.
 func (d *Dataset) Sample(i int) []float32 {
 	s := d.SampleSize()
-	return d.X[i*s : (i+1)*s]
+	if d.pix == nil {
+		return d.X[i*s : (i+1)*s]
+	}
+	return d.appendSample(make([]float32, 0, s), i, s)
+}
+
+// appendSample appends sample i (of s values) to x.
+func (d *Dataset) appendSample(x []float32, i, s int) []float32 {
+	if d.pix == nil {
+		return append(x, d.X[i*s:(i+1)*s]...)
+	}
+	pix := d.pix[i*s : (i+1)*s]
+	n := len(x)
+	x = slices.Grow(x, s)[:n+s]
+	out := x[n:]
+	if len(d.lut) == 1 {
+		lut := &d.lut[0]
+		for j, v := range pix {
+			out[j] = lut[v]
+		}
+		return x
+	}
+	// A sample holds whole pixels (s is a multiple of C), so value j is of channel j%C.
+	c := len(d.lut)
+	for j, v := range pix {
+		out[j] = d.lut[j%c][v]
+	}
+	return x
 }
 
 // Gather copies the samples at idx, in that order, into contiguous x and y slices.
@@ -64,7 +99,7 @@ func (d *Dataset) Gather(idx []int) ([]float32, []int32) {
 	x := make([]float32, 0, len(idx)*s)
 	y := make([]int32, 0, len(idx))
 	for _, i := range idx {
-		x = append(x, d.Sample(i)...)
+		x = d.appendSample(x, i, s)
 		y = append(y, d.Y[i])
 	}
 	return x, y

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestLoadFashionMNISTFormat(t *testing.T) {
 			t.Fatalf("pooled %d samples, labels %v", d.Len(), d.Y)
 		}
 		// Pixel 255 → (1 − mean)/std; pixel 0 → −mean/std.
-		if got, want := d.X[0], float32((1-FMNISTMean)/FMNISTStd); got != want {
+		if got, want := d.Sample(0)[0], float32((1-FMNISTMean)/FMNISTStd); got != want {
 			t.Errorf("white pixel = %v, want %v", got, want)
 		}
 		if got, want := d.Sample(7)[0], float32(-FMNISTMean/FMNISTStd); got != want {
@@ -186,4 +187,48 @@ func FuzzReadIDX(f *testing.F) {
 			t.Fatalf("dims %v but %d values", dims, len(vals))
 		}
 	})
+}
+
+// Byte images are kept as their pixels; Sample and Gather give exactly the float32 that
+// normalizing each byte in float64 gives, for one channel and for three.
+func TestByteImagesDecodeAsNormalized(t *testing.T) {
+	for _, c := range []int{1, 3} {
+		shape := []int{2, 3, c}
+		size := 6 * c
+		n := 5
+		pix := make([]byte, n*size+7) // a larger buffer: the dataset must not keep it
+		for i := range pix {
+			pix[i] = byte(i*37 + 11)
+		}
+		mean, std := []float64{0.1, 0.5, 0.9}[:c], []float64{0.3, 0.25, 0.2}[:c]
+		d := byteImageDataset("bytes", shape, 3, pix[:n*size], make([]int32, n), n, "", &Stats{mean, std})
+		if d.X != nil || len(d.pix) != n*size {
+			t.Fatalf("C=%d: X %d values, pixels %d; want only %d bytes", c, len(d.X), len(d.pix), n*size)
+		}
+		want := func(i, j int) float32 {
+			v := pix[i*size+j]
+			return float32((float64(v)/255 - mean[j%c]) / std[j%c])
+		}
+		idx := []int{4, 0, 2, 2}
+		x, _ := d.Gather(idx)
+		if len(x) != len(idx)*size {
+			t.Fatalf("C=%d: gathered %d values, want %d", c, len(x), len(idx)*size)
+		}
+		for k, i := range idx {
+			s := d.Sample(i)
+			for j := range size {
+				if x[k*size+j] != want(i, j) || s[j] != want(i, j) {
+					t.Fatalf("C=%d sample %d value %d: gathered %v, sample %v, want %v", c, i, j, x[k*size+j], s[j], want(i, j))
+				}
+			}
+		}
+		if got := d.NormalizeBytes(pix[size : 2*size]); !slices.Equal(got, d.Sample(1)) {
+			t.Errorf("C=%d: NormalizeBytes %v, Sample(1) %v", c, got, d.Sample(1))
+		}
+		before := d.Sample(0)[0]
+		pix[0] ^= 0xff // the caller's buffer is not the dataset's
+		if d.Sample(0)[0] != before {
+			t.Errorf("C=%d: the dataset reads its caller's buffer", c)
+		}
+	}
 }

@@ -23,15 +23,15 @@ func TestNormalizeFLBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	near := func(got float32, want float64) bool { return math.Abs(float64(got)-want) < 1e-6 }
-	if !near(d.X[0], 2.2277691) || !near(d.Sample(2)[0], -0.8923557) {
-		t.Errorf("fmnist flbench: white %v, black %v; want 2.2277691 and -0.8923557", d.X[0], d.Sample(2)[0])
+	if !near(d.Sample(0)[0], 2.2277691) || !near(d.Sample(2)[0], -0.8923557) {
+		t.Errorf("fmnist flbench: white %v, black %v; want 2.2277691 and -0.8923557", d.Sample(0)[0], d.Sample(2)[0])
 	}
 	if d.PixelMean[0] != 0.286 || d.PixelStd[0] != 0.3205 {
 		t.Errorf("fmnist flbench stats %v / %v, want 0.286 / 0.3205", d.PixelMean, d.PixelStd)
 	}
 	med := byteImageDataset("medmnist", []int{1, 2, 1}, 11, []byte{255, 0}, []int32{0}, 1, flbenchMode+"medmnistA", nil)
-	if !near(med.X[0], -1.8886396) || !near(med.X[1], -1.9046784) {
-		t.Errorf("organamnist flbench: %v, want [-1.8886396 -1.9046784]", med.X)
+	if !near(med.Sample(0)[0], -1.8886396) || !near(med.Sample(0)[1], -1.9046784) {
+		t.Errorf("organamnist flbench: %v, want [-1.8886396 -1.9046784]", med.Sample(0))
 	}
 	_, err = l.Load(manifest.DatasetSpec{Name: "medmnist", Variant: "organsmnist", Path: dir, Normalize: "flbench"})
 	if !errors.Is(err, manifest.ErrInvalid) {

@@ -234,8 +234,8 @@ func TestMNISTAndEMNISTTransposed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(d.Y) != "[7 2]" || !near(unnorm(d, 5, d.X[5]), 1) || d.PixelMean[0] != MNISTStats.Mean[0] {
-		t.Errorf("mnist: labels %v, pixel 5 %v", d.Y, unnorm(d, 5, d.X[5]))
+	if fmt.Sprint(d.Y) != "[7 2]" || !near(unnorm(d, 5, d.Sample(0)[5]), 1) || d.PixelMean[0] != MNISTStats.Mean[0] {
+		t.Errorf("mnist: labels %v, pixel 5 %v", d.Y, unnorm(d, 5, d.Sample(0)[5]))
 	}
 	write(t, filepath.Join(dir, "t10k-images-idx3-ubyte"), idx([]int{1, 28, 27}, img[:28*27]))
 	_, err = LoadMNIST(dir, "")
@@ -254,8 +254,8 @@ func TestMNISTAndEMNISTTransposed(t *testing.T) {
 		t.Errorf("letters: classes %d labels %v, want 26 and [25 25]", e.Classes, e.Y)
 	}
 	// Stored (0, 5) is row 5, column 0 once transposed.
-	if e.X[5*28] <= e.X[5] || e.X[5*28] <= e.X[1] {
-		t.Errorf("EMNIST not transposed: (5,0)=%v (0,5)=%v", e.X[5*28], e.X[5])
+	if e.Sample(0)[5*28] <= e.Sample(0)[5] || e.Sample(0)[5*28] <= e.Sample(0)[1] {
+		t.Errorf("EMNIST not transposed: (5,0)=%v (0,5)=%v", e.Sample(0)[5*28], e.Sample(0)[5])
 	}
 	if _, err := l.Load(manifest.DatasetSpec{Name: "emnist"}); !strings.Contains(fmt.Sprint(err), "emnist-byclass-train-images-idx3-ubyte") {
 		t.Errorf("default split byclass not looked for: %v", err)
@@ -445,8 +445,8 @@ func TestNormalizeModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !near(float64(d.X[0]), c.white) || !near(d.PixelMean[0], c.mean) || !near(unnorm(d, 0, d.X[0]), 1) {
-			t.Errorf("normalize %q: white pixel %v (want %v), mean %v", c.mode, d.X[0], c.white, d.PixelMean)
+		if !near(float64(d.Sample(0)[0]), c.white) || !near(d.PixelMean[0], c.mean) || !near(unnorm(d, 0, d.Sample(0)[0]), 1) {
+			t.Errorf("normalize %q: white pixel %v (want %v), mean %v", c.mode, d.Sample(0)[0], c.white, d.PixelMean)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"math"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -134,19 +135,21 @@ func byteImageDataset(name string, shape []int, classes int, pix []byte, y []int
 	} else {
 		st = channelStats(bytesToUnit(pix[:trainN*size]), c, trainN, size)
 	}
-	// One table per channel: 256 possible values.
-	table := make([][256]float32, c)
+	// The pixels are kept as bytes, copied so that no larger file buffer stays alive.
+	return &Dataset{Name: name, pix: slices.Clone(pix), lut: byteTables(st.Mean, st.Std), Y: y, Shape: shape, Classes: classes,
+		PixelMean: append([]float64(nil), st.Mean...), PixelStd: append([]float64(nil), st.Std...)}
+}
+
+// byteTables returns, per channel k, the normalized value float32((v/255 − mean[k])/std[k])
+// of each byte v, computed in float64.
+func byteTables(mean, std []float64) [][256]float32 {
+	table := make([][256]float32, len(mean))
 	for k := range table {
 		for v := range table[k] {
-			table[k][v] = float32((float64(v)/255 - st.Mean[k]) / st.Std[k])
+			table[k][v] = float32((float64(v)/255 - mean[k]) / std[k])
 		}
 	}
-	x := make([]float32, len(pix))
-	for i, v := range pix {
-		x[i] = table[i%c][v]
-	}
-	return &Dataset{Name: name, X: x, Y: y, Shape: shape, Classes: classes,
-		PixelMean: append([]float64(nil), st.Mean...), PixelStd: append([]float64(nil), st.Std...)}
+	return table
 }
 
 // digester hashes a dataset's raw files: each file's name and length, then its bytes, in
