@@ -137,6 +137,10 @@ type Executor struct {
 	Split *Split
 	// Build describes the binary, for the provenance recorded with each result.
 	Build BuildInfo
+	// ReleaseAfter: once a stage that ran at least this long has stored its outputs, the
+	// heap it left behind is returned to the system (see releaseMemory); 0 means
+	// DefaultReleaseAfter, a negative value never.
+	ReleaseAfter time.Duration
 
 	mu     sync.Mutex
 	redone []StageResult // partial inputs recomputed during this Execute (partial.go)
@@ -243,6 +247,8 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 	_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
 	secs := time.Since(start)
 	e.Progress.StageEnd(n.Name, secs, nil)
+	outs = nil // stored: let the release below find its bytes unreachable
+	e.releaseMemory(secs)
 	actions[n] = a
 	res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, reason, secs.Seconds(), sc.resumedFrom
 	res.Outputs = digestStrings(a.Outputs)

@@ -18,28 +18,30 @@ import (
 
 // launchFlags are the flags of `fedpipe k8s` and `fedpipe slurm`.
 type launchFlags struct {
-	remote    string
-	workers   int
-	static    bool
-	leaseTTL  time.Duration
-	cpu       string
-	memory    string
-	dataDir   string
-	name      string
-	image     string
-	secret    string
-	endpoint  string
-	region    string
-	retries   int
-	namespace string
-	fedpipe   string
-	timeLimit string
-	partition string
-	account   string
-	gres      string
-	setup     []string
-	output    string
-	backend   string
+	remote   string
+	workers  int
+	static   bool
+	leaseTTL time.Duration
+	cpu      string
+	memory   string
+	// memoryNote says how a default memory was derived ("" when --memory was given).
+	memoryNote string
+	dataDir    string
+	name       string
+	image      string
+	secret     string
+	endpoint   string
+	region     string
+	retries    int
+	namespace  string
+	fedpipe    string
+	timeLimit  string
+	partition  string
+	account    string
+	gres       string
+	setup      []string
+	output     string
+	backend    string
 }
 
 // quantity is a Kubernetes resource quantity as the flags accept it (2, 500m, 4Gi, 1.5G).
@@ -70,7 +72,7 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.static, "static", false, "split statically: worker i runs --shard i/N instead of --worker")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", remote.DefaultLeaseTTL, "workers' lease TTL (a dead worker's stage is taken over after it)")
 	fs.StringVar(&f.cpu, "cpu", "2", "CPUs per worker")
-	fs.StringVar(&f.memory, "memory", "4Gi", "memory per worker")
+	fs.StringVar(&f.memory, "memory", "", "memory per worker (default: what the manifest's largest cell needs, from fedpipe's estimate; see the job's comment)")
 	fs.StringVar(&f.dataDir, "data", "", "dataset directory as the workers see it (passed as --data)")
 	fs.StringVar(&f.name, "name", "", "job name (default fedpipe-<manifest name>)")
 	if cmd == "k8s" {
@@ -131,7 +133,7 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "k8s" && f.image == "" {
 		return bad("--image is required (build one with the Dockerfile in the repository)")
 	}
-	if !quantity.MatchString(f.cpu) || !quantity.MatchString(f.memory) {
+	if !quantity.MatchString(f.cpu) || f.memory != "" && !quantity.MatchString(f.memory) {
 		return bad("--cpu %q / --memory %q: want quantities such as 2, 500m, 4Gi", f.cpu, f.memory)
 	}
 	if cmd == "slurm" {
@@ -152,6 +154,11 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if f.memory == "" {
+		if f.memory, f.memoryNote, err = cellMemory(m); err != nil {
+			return bad("%v", err)
+		}
 	}
 	name := f.name
 	if name == "" {
@@ -280,6 +287,9 @@ func k8sManifests(f launchFlags, name, manifestFile, manifestText string) (strin
 	b.WriteString("# fedpipe sweep: " + manifestFile + " on " + fmt.Sprint(f.workers) + " workers sharing " + f.remote + "\n")
 	b.WriteString("# Credentials come from Secret " + f.secret + ", e.g.\n")
 	b.WriteString("#   kubectl create secret generic " + f.secret + " --from-literal=AWS_ACCESS_KEY_ID=… --from-literal=AWS_SECRET_ACCESS_KEY=…\n")
+	if f.memoryNote != "" {
+		b.WriteString("# " + f.memoryNote + ".\n")
+	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(cm); err != nil {

@@ -65,6 +65,7 @@ var _ stages.Context = (*pipeline.StageContext)(nil)
 
 func main() {
 	setGCPercent()
+	setMemoryLimit()
 	reexecForXLA(os.Args[1:])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

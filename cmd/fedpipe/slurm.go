@@ -108,6 +108,9 @@ func slurmScript(f launchFlags, name, manifest string) string {
 	}
 	line("#")
 	line("# fedpipe sweep: %s on %d workers sharing %s.", filepath.Base(manifest), f.workers, f.remote)
+	if f.memoryNote != "" {
+		line("# %s.", f.memoryNote)
+	}
 	if strings.HasPrefix(f.remote, "s3://") {
 		line("# Submit with `sbatch`; the job inherits the submitting shell's environment, so export")
 		line("# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL, AWS_REGION) there, or")
