@@ -68,6 +68,14 @@ func NewLocal(c LocalConfig) *Local {
 // Model is the compiled model the client trains with (not safe to keep after the round).
 func (l *Local) Model() *model.Model { return l.model }
 
+// WithModel runs fn with the client's compiled model to itself: in lockstep training
+// (Config.Lockstep) a round's clients share one model and take turns on it; otherwise the
+// model is this client's own. A method whose clients train concurrently calls the model
+// directly only through it.
+func (l *Local) WithModel(fn func(m *model.Model) error) error {
+	return l.group.exclusive(func() error { return fn(l.model) })
+}
+
 // Optimizer is the run's SGD settings.
 func (l *Local) Optimizer() model.SGD { return l.opt }
 

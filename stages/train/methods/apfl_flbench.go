@@ -73,26 +73,31 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 	alpha := st.Method.(*apflState).Alpha[c]
 	w, v := st.Global.Clone(), st.Personal[c].Clone()
 	bufW, bufV := train.ZeroMask(w), train.ZeroMask(v)
-	opt, m := l.Optimizer(), l.Model()
-	k := m.Spec().NumClasses
+	opt := l.Optimizer()
+	k := l.Model().Spec().NumClasses
 	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
-		gw, err := m.Gradient(w, x, y)
-		if err != nil {
+		var gw, gv tensor.List
+		// The model in turns (shared in lockstep training): w's step, then v's mixed
+		// gradient at the new w.
+		err := l.WithModel(func(m *model.Model) (err error) {
+			if gw, err = m.Gradient(w, x, y); err != nil {
+				return err
+			}
+			sgd(opt, w, bufW, gw)
+			logits, err := m.Logits(w, x, len(y))
+			if err != nil {
+				return err
+			}
+			offset := make([]float32, len(logits))
+			for i, z := range logits {
+				offset[i] = (1 - alpha) * z
+			}
+			if len(offset) != len(y)*k {
+				return errors.New("APFL: logits of the wrong size")
+			}
+			gv, err = m.MixedGradient(v, x, y, alpha, offset)
 			return err
-		}
-		sgd(opt, w, bufW, gw)
-		logits, err := m.Logits(w, x, len(y))
-		if err != nil {
-			return err
-		}
-		offset := make([]float32, len(logits))
-		for i, z := range logits {
-			offset[i] = (1 - alpha) * z
-		}
-		if len(offset) != len(y)*k {
-			return errors.New("APFL: logits of the wrong size")
-		}
-		gv, err := m.MixedGradient(v, x, y, alpha, offset)
+		})
 		if err != nil {
 			return err
 		}
@@ -111,6 +116,11 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 	st.Method.(*apflState).Alpha[c] = alpha
 	return train.Upload{Params: w, Personal: v}, nil
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the global model and
+// client c's personal model and α, and writes only client c's α, so a round's clients may
+// train at the same time (each with its own compiled model through Local.Model).
+func (*apflFLBench) ConcurrentClients() bool { return true }
 
 func (a *apflFLBench) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	a.st = st

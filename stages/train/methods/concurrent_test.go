@@ -29,6 +29,7 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedper", nil, nil},
 		{"fedrep", nil, nil},
 		{"lgfedavg", nil, nil},
+		{"apfl", nil, map[string]string{"impl": "flbench"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
 		{"ditto", nil, nil},
 		{"fedselect", nil, map[string]string{"variant": "official"}},
