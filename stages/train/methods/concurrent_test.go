@@ -30,6 +30,9 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedrep", nil, nil},
 		{"lgfedavg", nil, nil},
 		{"apfl", nil, map[string]string{"impl": "flbench"}},
+		{"flute", nil, map[string]string{"impl": "flbench"}},
+		{"floco", map[string]float64{"tau": 2}, nil},
+		{"floco", map[string]float64{"tau": 2}, map[string]string{"impl": "flbench"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
 		{"ditto", nil, nil},
 		{"fedselect", nil, map[string]string{"variant": "official"}},

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/rng"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
@@ -52,6 +55,9 @@ type floco struct {
 	m, tau  int
 	rho     float64
 	flbench bool
+	// mu guards the endpoints' first use, which makes them (concurrent clients of round
+	// one may all ask).
+	mu sync.Mutex
 }
 
 func newFLOCO(p *FLOCOParams) train.Method {
@@ -83,6 +89,8 @@ func (s *flocoState) Slots() []train.Slot {
 
 // endpoints returns the simplex's endpoints, drawing them at first use.
 func (f *floco) endpoints(st *train.State, seed int64) []tensor.List {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	e := st.Method.(*flocoState).Endpoints
 	if e[0] != nil {
 		return e
@@ -224,12 +232,17 @@ func (f *floco) trainSimplex(l *train.Local, st *train.State, ends []tensor.List
 		for _, t := range body {
 			copy(full[full.Find(t.Name)].Data, t.Data)
 		}
-		g, err := l.Model().Gradient(point(full, local, alpha), x, y)
+		var g, stats tensor.List
+		err := l.WithModel(func(m *model.Model) (err error) {
+			g, err = m.Gradient(point(full, local, alpha), x, y)
+			stats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		opt.step("body/", body, g, nil, 1)
-		setStats(body, l.Model().BatchStats())
+		setStats(body, stats)
 		for m := range local {
 			opt.step(fmt.Sprintf("e%d/", m), local[m], g, nil, float32(alpha[m]))
 		}
@@ -285,6 +298,10 @@ func (f *floco) signature(seed int64, before, after []tensor.List) tensor.Tensor
 	}
 	return t
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the global model, the
+// endpoints (made once, under f.mu) and client c's center, and writes no state.
+func (f *floco) ConcurrentClients() bool { return true }
 
 func (f *floco) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	ids, models, weights := bySize(uploads, sizes)

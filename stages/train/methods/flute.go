@@ -254,6 +254,11 @@ func (f *flute) targets(w []float32, d, classes int, present []int, means [][]fl
 	return tensor.List{cent, counts}
 }
 
+// ConcurrentClients implements train.ConcurrentClients for impl flbench, whose Train reads
+// the global model and client c's personal one and writes no state; impl paper trains one
+// client at a time.
+func (f *flute) ConcurrentClients() bool { return f.flbench }
+
 func (f *flute) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	if f.flbench {
 		return f.fb.finish(st, uploads, sizes)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -62,7 +63,11 @@ func (f fluteFLBench) train(l *train.Local, st *train.State, c int) (train.Uploa
 		if len(y) <= 1 {
 			return nil
 		}
-		g, err := l.Model().Gradient(theta, x, y)
+		var g tensor.List
+		err := l.WithModel(func(m *model.Model) (err error) {
+			g, err = m.Gradient(theta, x, y)
+			return err
+		})
 		if err != nil {
 			return err
 		}
