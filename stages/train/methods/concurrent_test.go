@@ -33,9 +33,10 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"flute", nil, map[string]string{"impl": "flbench"}},
 		{"floco", map[string]float64{"tau": 2}, nil},
 		{"floco", map[string]float64{"tau": 2}, map[string]string{"impl": "flbench"}},
+		{"fedselect", nil, nil},
+		{"fedselect", nil, map[string]string{"variant": "official"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
 		{"ditto", nil, nil},
-		{"fedselect", nil, map[string]string{"variant": "official"}},
 		{"fedbabu", nil, nil},
 	} {
 		run := func(workers int, lockstep bool) *train.State {

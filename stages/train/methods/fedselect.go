@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -82,6 +83,7 @@ type fedSelect struct {
 	growEvery int
 	rule      string
 	rounds    int // the run's rounds, learnt in Train (official: no aggregation in the last)
+	roundsSet sync.Once
 	perBatch  bool
 	frozenBN  bool // bn_train official: BatchNorm frozen after the first round
 }
@@ -149,7 +151,7 @@ func (s *fedSelectState) Slots() []train.Slot {
 }
 
 func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	f.rounds = l.Rounds()
+	f.roundsSet.Do(func() { f.rounds = l.Rounds() })
 	l = bnTrainLocal(f.frozenBN, l)
 	mask := st.Masks[c]
 	theta := merge(st.Global, st.Personal[c], mask)
@@ -195,6 +197,11 @@ func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload,
 	}
 	return train.Upload{Params: theta, NextMask: next}, nil
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the state as Finish
+// left it, writes only client c's anchor (official variant), and trains through Local's
+// methods, so a round's clients may train at the same time.
+func (*fedSelect) ConcurrentClients() bool { return true }
 
 // growGlobal adds the chosen p fraction of the shared entries to mask, across all tensors,
 // never past alpha of all entries. BatchNorm running statistics are never candidates (they
