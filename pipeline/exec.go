@@ -247,7 +247,6 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 	_ = recordExtension(e.Store, n) // a later, longer run may continue from this one
 	secs := time.Since(start)
 	e.Progress.StageEnd(n.Name, secs, nil)
-	outs = nil // stored: let the release below find its bytes unreachable
 	e.releaseMemory(secs)
 	actions[n] = a
 	res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, reason, secs.Seconds(), sc.resumedFrom

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,7 +55,7 @@ func memoryCap(read func(string) ([]byte, error), env func(string) string) int64
 			switch {
 			case parts[0] == "0" && parts[1] == "":
 				root, file = "/sys/fs/cgroup", "memory.max"
-			case hasController(parts[1], "memory"):
+			case slices.Contains(strings.Split(parts[1], ","), "memory"):
 				root, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
 			default:
 				continue
@@ -82,16 +83,6 @@ func memoryCap(read func(string) ([]byte, error), env func(string) string) int64
 		take(per * max(cpus, 1) << 20)
 	}
 	return limit
-}
-
-// hasController reports whether a v1 hierarchy's comma-separated controllers include c.
-func hasController(list, c string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // readLimit reads a cgroup limit file: a byte count, or "max" (no limit, returned as 0).

@@ -195,11 +195,11 @@ func (l *Loader) CIFAR10C(shift manifest.ShiftSpec, spec manifest.DatasetSpec) (
 // images are: float32((px/255 − mean)/std) per channel, computed in float64, as
 // byteImageDataset does.
 func (d *Dataset) NormalizeBytes(pix []byte) []float32 {
-	table := byteTables(d.PixelMean, d.PixelStd)
-	c := len(table)
-	x := make([]float32, len(pix))
-	for i, v := range pix {
-		x[i] = table[i%c][v]
+	lut := d.lut
+	if lut == nil {
+		lut = byteTables(d.PixelMean, d.PixelStd)
 	}
+	x := make([]float32, len(pix))
+	decodeBytes(x, pix, lut)
 	return x
 }

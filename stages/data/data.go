@@ -74,23 +74,25 @@ func (d *Dataset) appendSample(x []float32, i, s int) []float32 {
 	if d.pix == nil {
 		return append(x, d.X[i*s:(i+1)*s]...)
 	}
-	pix := d.pix[i*s : (i+1)*s]
 	n := len(x)
 	x = slices.Grow(x, s)[:n+s]
-	out := x[n:]
-	if len(d.lut) == 1 {
-		lut := &d.lut[0]
-		for j, v := range pix {
-			out[j] = lut[v]
-		}
-		return x
-	}
-	// A sample holds whole pixels (s is a multiple of C), so value j is of channel j%C.
-	c := len(d.lut)
-	for j, v := range pix {
-		out[j] = d.lut[j%c][v]
-	}
+	decodeBytes(x[n:], d.pix[i*s:(i+1)*s], d.lut)
 	return x
+}
+
+// decodeBytes sets out[j] to lut[j%C][pix[j]] (C = len(lut)): pix holds whole pixels, so
+// value j is of channel j%C.
+func decodeBytes(out []float32, pix []byte, lut [][256]float32) {
+	if len(lut) == 1 {
+		for j, v := range pix {
+			out[j] = lut[0][v]
+		}
+		return
+	}
+	c := len(lut)
+	for j, v := range pix {
+		out[j] = lut[j%c][v]
+	}
 }
 
 // Gather copies the samples at idx, in that order, into contiguous x and y slices.

@@ -41,8 +41,8 @@ type GlobalEvaluator interface {
 // compiled model, with the results of training them one after another. Methods that do not
 // implement it (or return false) train their clients one at a time. Such a method uses the
 // model only through Local's methods (Train, TrainProx, Fisher, FullGradientSquared,
-// Gradient, WithModel), never Local.Model(): in lockstep training (Config.Lockstep) the
-// clients share one model, which those methods take turns on.
+// Gradient, WithModel), never through Local.Model() (whose Spec they may read): in lockstep
+// training (Config.Lockstep) the clients share one model, which those methods take turns on.
 type ConcurrentClients interface {
 	ConcurrentClients() bool
 }

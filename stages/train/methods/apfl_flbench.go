@@ -74,7 +74,6 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 	w, v := st.Global.Clone(), st.Personal[c].Clone()
 	bufW, bufV := train.ZeroMask(w), train.ZeroMask(v)
 	opt := l.Optimizer()
-	k := l.Model().Spec().NumClasses
 	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
 		var gw, gv tensor.List
 		// The model in turns (shared in lockstep training): w's step, then v's mixed
@@ -92,7 +91,7 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 			for i, z := range logits {
 				offset[i] = (1 - alpha) * z
 			}
-			if len(offset) != len(y)*k {
+			if len(offset) != len(y)*m.Spec().NumClasses {
 				return errors.New("APFL: logits of the wrong size")
 			}
 			gv, err = m.MixedGradient(v, x, y, alpha, offset)
