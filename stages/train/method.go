@@ -47,6 +47,20 @@ type ConcurrentClients interface {
 	ConcurrentClients() bool
 }
 
+// ClientChains is implemented by methods whose round's clients fall into chains: a client's
+// Train may read what the clients before it in its chain wrote, and nothing another chain
+// writes (FedALA as FL-bench runs it: each ray worker's client object serves its clients one
+// after another; alaFLBench). Chains is called once a round, before any Train, with the
+// round's clients in increasing order and their training-set sizes; it returns, per chain,
+// positions into clients in the order they train, every position in exactly one chain. The
+// chains then train side by side and a chain's clients one after another, with the results
+// of training every client one after another in client order. The rules of
+// ConcurrentClients for the model apply. Like ConcurrentClients it is not looked up through
+// the BatchNorm wrapper: a wrapped method trains its clients one at a time in client order.
+type ClientChains interface {
+	Chains(st *State, round int, clients, sizes []int) [][]int
+}
+
 // BatchMeanAccuracy is implemented by methods that may score a client, as their authors'
 // code does, by the unweighted mean of the accuracies of its test batches of
 // train.batch_size samples in order, the last possibly short (FedSelect's official code),

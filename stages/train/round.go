@@ -94,8 +94,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	}
 	pool := newClientPool(cfg.Backend, spec, workers) // fine-tuning for evaluation, always
 	defer pool.Close()
-	trainPool := pool // training, for methods that allow it
-	if !concurrent(method) {
+	chainer, chained := method.(ClientChains) // not through the BatchNorm wrapper (ClientChains)
+	trainPool := pool                         // training, for methods that allow it
+	if !concurrent(method) && !chained {
 		trainPool = nil
 	}
 	// multi holds the lockstep step's graphs (nil: no lockstep training or fine-tuning);
@@ -107,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		defer multi.Close()
 	}
-	if concurrent(method) {
+	if concurrent(method) || chained {
 		trainMulti = multi
 	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
@@ -117,17 +118,29 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		sizes := map[int]int{}
 		trained := make([]Upload, len(sampled))
 		work := make([]Work, len(sampled))
-		// Clients' work grows with their training sets: the largest start first.
-		size := func(i int) int { return cs.trainSize(sampled[i]) }
-		err := spread(ctx, trainPool, net, trainMulti, opt, len(sampled), size, func(i int, m *model.Model, group *lockGroup) error {
-			c := sampled[i]
-			l := &Local{model: m, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
-				seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, group: group}
-			u, err := method.Train(l, st, c)
-			if err != nil {
-				return fmt.Errorf("round %d, client %d: %w", round, c, err)
+		chains, err := roundChains(chainer, chained, st, round, sampled, &cs)
+		if err != nil {
+			return nil, err
+		}
+		// Clients' work grows with their training sets: the largest chains start first.
+		size := func(k int) int {
+			n := 0
+			for _, i := range chains[k] {
+				n += cs.trainSize(sampled[i])
 			}
-			trained[i], work[i] = u, l.TakeWork(round)
+			return n
+		}
+		err = spread(ctx, trainPool, net, trainMulti, opt, len(chains), size, func(k int, m *model.Model, group *lockGroup) error {
+			for _, i := range chains[k] {
+				c := sampled[i]
+				l := &Local{model: m, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
+					seed: r.Seed, round: round, client: c, rounds: t.Rounds, aug: aug, group: group}
+				u, err := method.Train(l, st, c)
+				if err != nil {
+					return fmt.Errorf("round %d, client %d: %w", round, c, err)
+				}
+				trained[i], work[i] = u, l.TakeWork(round)
+			}
 			return nil
 		})
 		if err != nil {
@@ -185,6 +198,38 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 	}
 	return st, nil
+}
+
+// roundChains returns the chains of a round's clients (positions into sampled): the method's
+// (ClientChains), checked to be a partition, or each client a chain of its own.
+func roundChains(chainer ClientChains, chained bool, st *State, round int, sampled []int, cs *clientSet) ([][]int, error) {
+	if !chained {
+		chains := make([][]int, len(sampled))
+		for i := range sampled {
+			chains[i] = []int{i}
+		}
+		return chains, nil
+	}
+	sizes := make([]int, len(sampled))
+	for i, c := range sampled {
+		sizes[i] = cs.trainSize(c)
+	}
+	chains := chainer.Chains(st, round, sampled, sizes)
+	seen := make([]bool, len(sampled))
+	n := 0
+	for _, chain := range chains {
+		for _, i := range chain {
+			if i < 0 || i >= len(sampled) || seen[i] {
+				return nil, fmt.Errorf("round %d: the method's chains are not a partition of its %d clients (position %d)", round, len(sampled), i)
+			}
+			seen[i] = true
+			n++
+		}
+	}
+	if n != len(sampled) {
+		return nil, fmt.Errorf("round %d: the method's chains hold %d of its %d clients", round, n, len(sampled))
+	}
+	return chains, nil
 }
 
 // evaluates reports whether a run evaluates its clients after round: every eval_every

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConcurrentClientsMatchSequential trains each method that declares ConcurrentClients
-// with its round's clients side by side (3 at a time), in lockstep (train.Config.Lockstep:
+// (or ClientChains: its chains side by side) with its round's clients side by side (3 at a time), in lockstep (train.Config.Lockstep:
 // one compiled step for all of them) and one after another, and requires the same bits
 // everywhere: models, masks, metrics, communication and work rows. The other
 // methods train one client at a time either way but fine-tune side by side to be evaluated.
@@ -35,6 +35,9 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"floco", map[string]float64{"tau": 2}, map[string]string{"impl": "flbench"}},
 		{"fedselect", nil, nil},
 		{"fedselect", nil, map[string]string{"variant": "official"}},
+		{"fedala", nil, nil},
+		// Chains (train.ClientChains): each worker's clients one after another.
+		{"fedala", nil, map[string]string{"impl": "flbench"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
 		{"ditto", nil, nil},
 		{"fedbabu", nil, nil},

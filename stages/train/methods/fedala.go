@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/rng"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
@@ -67,6 +68,10 @@ func newFedALA(p *FedALAParams) train.Method {
 	}
 	return f
 }
+
+// ConcurrentClients implements train.ConcurrentClients: client c's Train reads the global
+// model and its own model and W, and writes only its own W.
+func (f *fedALA) ConcurrentClients() bool { return true }
 
 func (f *fedALA) Init(st *train.State, clients int) {
 	st.Personal = make([]tensor.List, clients)
@@ -159,7 +164,6 @@ func (f *fedALA) adapt(l *train.Local, global, local, w tensor.List, first bool)
 	size := len(l.TrainX()) / n
 	m := max(1, int(float64(n)*f.randPercent/100))
 	idx := rng.New(l.Seed(), l.Round(), l.Client(), "fedala-sample").Perm(n)[:m]
-	d := l.Model().FeatureDim()
 	theta := f.combine(global, local, w)
 	var losses []float64
 	epochs := 1
@@ -169,8 +173,7 @@ func (f *fedALA) adapt(l *train.Local, global, local, w tensor.List, first bool)
 	for e := 0; e < epochs; e++ {
 		for start := 0; start < m; start += l.BatchSize() {
 			bx, by := gatherBatch(l, idx[start:min(start+l.BatchSize(), m)], size)
-			b := len(by)
-			g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, b*d), make([]float32, b), 0)
+			g, loss, err := crossEntropyGradient(l, theta, bx, by)
 			if err != nil {
 				return nil, err
 			}
@@ -197,6 +200,18 @@ func (f *fedALA) adapt(l *train.Local, global, local, w tensor.List, first bool)
 		}
 	}
 	return theta, nil
+}
+
+// crossEntropyGradient returns the gradient and mean loss of the cross-entropy of batch
+// (bx, by) at params, computed on l's model in its turn (train.Local.WithModel), so that
+// clients may train side by side.
+func crossEntropyGradient(l *train.Local, params tensor.List, bx []float32, by []int32) (g tensor.List, loss float32, err error) {
+	err = l.WithModel(func(m *model.Model) (err error) {
+		d := m.FeatureDim()
+		g, loss, _, err = m.FeatureGradient(params, bx, by, make([]float32, len(by)*d), make([]float32, len(by)), 0)
+		return err
+	})
+	return g, loss, err
 }
 
 // stddev is the population standard deviation.

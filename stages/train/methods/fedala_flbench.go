@@ -38,12 +38,55 @@ import (
 // adaptation, which fedpipe computes in EndRound (evaluation rounds only) and holds in
 // st.Personal for EvalModel. When a worker's model is unchanged since the global model
 // (step 1), W would not move (θ_g − θ = 0) and the passes are skipped.
+//
+// The workers' clients are the round's chains (train.ClientChains): a client's adaptation
+// reads what its worker's previous client left and nothing of the other workers', so the
+// workers' chains train side by side.
 type alaFLBench struct {
 	*fedALA
 	workers int
-	// queue dispatches the clients of round queueRound (Train is called in client order).
+	// assign maps each client of round assignRound to its worker (Chains).
+	assign      map[int]int
+	assignRound int
+	// queue dispatches the clients of round queueRound when the loop did not ask for the
+	// chains (the BatchNorm wrapper hides them): Train is then called in client order.
 	queue      *rayQueue
 	queueRound int
+}
+
+// ConcurrentClients is false: a worker's clients depend on each other (see Chains).
+func (a *alaFLBench) ConcurrentClients() bool { return false }
+
+// Chains implements train.ClientChains: the round's clients dispatched in order over the
+// workers (rayQueue), each worker's clients one chain.
+func (a *alaFLBench) Chains(st *train.State, round int, clients, sizes []int) [][]int {
+	q := newRayQueue(a.workers)
+	byWorker := make([][]int, max(1, a.workers))
+	a.assign, a.assignRound = make(map[int]int, len(clients)), round
+	for i, c := range clients {
+		w := q.dispatch(sizes[i])
+		a.assign[c] = w
+		byWorker[w] = append(byWorker[w], i)
+	}
+	var chains [][]int
+	for _, chain := range byWorker {
+		if len(chain) > 0 {
+			chains = append(chains, chain)
+		}
+	}
+	return chains
+}
+
+// worker returns the worker that serves l's client this round: Chains' assignment, or,
+// without one, the next dispatch of the round's queue.
+func (a *alaFLBench) worker(l *train.Local) int {
+	if w, ok := a.assign[l.Client()]; ok && a.assignRound == l.Round() {
+		return w
+	}
+	if a.queue == nil || a.queueRound != l.Round() {
+		a.queue, a.queueRound = newRayQueue(a.workers), l.Round()
+	}
+	return a.queue.dispatch(l.TrainSize())
 }
 
 // alaStarted names the flag, in a worker's list, that its start phase has ended.
@@ -65,10 +108,7 @@ func (a *alaFLBench) Init(st *train.State, clients int) {
 }
 
 func (a *alaFLBench) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	if a.queue == nil || a.queueRound != l.Round() {
-		a.queue, a.queueRound = newRayQueue(a.workers), l.Round()
-	}
-	w := a.queue.dispatch(l.TrainSize())
+	w := a.worker(l)
 	theta, err := a.serve(l, st, w, "fedala-sample")
 	if err != nil {
 		return train.Upload{}, err
@@ -166,13 +206,12 @@ func (a *alaFLBench) serve(l *train.Local, st *train.State, w int, stream string
 	if a.eta > 0 && m > 0 && !sameValues(global, model) {
 		size := len(l.TrainX()) / n
 		idx := rng.New(l.Seed(), l.Round(), l.Client(), stream).Perm(n)[:m]
-		d := l.Model().FeatureDim()
 		var losses []float64
 		for pass := 0; ; pass++ {
 			var last float32
 			for start := 0; start < m; start += l.BatchSize() {
 				bx, by := gatherBatch(l, idx[start:min(start+l.BatchSize(), m)], size)
-				g, loss, _, err := l.Model().FeatureGradient(theta, bx, by, make([]float32, len(by)*d), make([]float32, len(by)), 0)
+				g, loss, err := crossEntropyGradient(l, theta, bx, by)
 				if err != nil {
 					return nil, err
 				}
