@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -302,6 +303,16 @@ func (m *Manifest) checkRun(r *Run, mi int) error {
 	}
 	if p.TestSource == "official" && (p.Scheme != "shards" || (p.ShardMode != "class_pure" && p.ShardMode != "official")) {
 		return m.ErrAt("partition.test_source", "test_source official draws test sets by shard class: it needs scheme shards with shard_mode class_pure or official")
+	}
+	if p.Draw == "flbench" && (p.Scheme != "dirichlet" || p.BalanceCap != "false" || p.TestRounding != "floor") {
+		return m.ErrAt("partition.draw", "draw flbench replays FL-bench's Dirichlet partition: it needs scheme dirichlet, balance_cap: false and test_rounding: floor, as FL-bench draws it")
+	}
+	if p.Draw == "flbench" && (r.PartitionSeed() < 0 || r.PartitionSeed() > math.MaxUint32) {
+		field := "partition.seed"
+		if _, set := m.Pos[field]; !set {
+			field = "seeds"
+		}
+		return m.ErrAt(field, "draw flbench seeds numpy with the partition seed: %d is outside [0, 2^32)", r.PartitionSeed())
 	}
 	classPure := p.Scheme == "shards" && (p.ShardMode == "class_pure" || p.ShardMode == "official")
 	if p.Population != 0 && (!classPure || p.Population < p.Clients) {

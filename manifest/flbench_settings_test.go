@@ -107,3 +107,38 @@ func TestPopulationAndShardTakeChecked(t *testing.T) {
 		}
 	}
 }
+
+// partition.draw: flbench needs FL-bench's own Dirichlet settings (no balance cap, test
+// counts rounded down) and a seed numpy accepts; each refusal names its field and line.
+func TestPartitionDrawFLBenchChecked(t *testing.T) {
+	const src = "name: t\ndataset: {name: fmnist}\npartition:\n  clients: 4\n  draw: flbench\n%s\nmethods: [{name: fedavg}]\n"
+	expand := func(extra string) error {
+		m, err := ParseManifest("m.yaml", []byte(strings.Replace(src, "%s", extra, 1)))
+		if err != nil {
+			return err
+		}
+		_, err = m.Expand()
+		return err
+	}
+	if err := expand("  balance_cap: false\n  test_rounding: floor\n  seed: 42"); err != nil {
+		t.Errorf("FL-bench's settings: %v", err)
+	}
+	for extra, want := range map[string]string{
+		"  test_rounding: floor\n  seed: 42":                               "m.yaml:5",
+		"  balance_cap: false\n  seed: 42":                                 "m.yaml:5",
+		"  balance_cap: false\n  test_rounding: floor\n  scheme: iid":      "m.yaml:5",
+		"  balance_cap: false\n  test_rounding: floor\n  seed: 4294967296": "m.yaml:8",
+		"  balance_cap: false\n  test_rounding: floor\n  seed: 4294967295": "",
+	} {
+		err := expand(extra)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", extra, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "draw flbench") {
+			t.Errorf("%q: error %v, want one at %s about draw flbench", extra, err, want)
+		}
+	}
+}

@@ -119,6 +119,14 @@ type PartitionSpec struct {
 	// that already hold N_total/N samples (FL-bench, after NIID-Bench); "false" draws the
 	// per-class proportions without it (DM-PFL A.1.3, which wants quantity skew).
 	BalanceCap string `yaml:"balance_cap" check:"oneof=|true|false"`
+	// Draw (dirichlet) is whose random draws deal the samples: "" or "fedpipe" draws from
+	// fedpipe's streams (stages/rng); "flbench" replays FL-bench's partition exactly:
+	// numpy's global generator seeded with the partition seed (np.random.seed, so seed must
+	// lie in [0, 2^32)), FL-bench's order of draws and its test split (a numpy shuffle of
+	// each client's samples, the first int(n·test_fraction) for test). It needs
+	// balance_cap: false and test_rounding: floor, which is what FL-bench does
+	// (stages/partition DirichletFLBench).
+	Draw string `yaml:"draw" check:"oneof=|fedpipe|flbench"`
 	// ShardMode (shards): random (default) cuts the label-sorted samples into equal shards
 	// and deals random shards, so a client may hold two shards of one class and a shard may
 	// straddle two classes; class_pure cuts each class into the same number of shards, uses

@@ -210,6 +210,7 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 	case "dirichlet":
 		m["alpha"], m["min_samples"] = p.Alpha, p.MinSamples
 		setIf(m, "balance_cap", false, p.BalanceCap == "false")
+		setIf(m, "draw", p.Draw, p.Draw == "flbench")
 	case "shards":
 		m["shards"], m["samples_per_client"] = p.Shards, p.SamplesPerClient
 		setIf(m, "shard_mode", p.ShardMode, p.ShardMode != "" && p.ShardMode != "random")

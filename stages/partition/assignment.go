@@ -46,6 +46,20 @@ func Make(ds *data.Dataset, spec manifest.DatasetSpec, p manifest.PartitionSpec,
 	for i, s := range pool {
 		labels[i] = ds.Y[s]
 	}
+	if p.Scheme == "dirichlet" && p.Draw == "flbench" {
+		train, test, err := DirichletFLBench(labels, ds.Classes, p.Clients, p.Alpha, p.MinSamples, p.TestFraction, seed)
+		if err != nil {
+			return nil, err
+		}
+		for _, split := range [][][]int{train, test} {
+			for _, part := range split {
+				for i := range part {
+					part[i] = pool[part[i]]
+				}
+			}
+		}
+		return &Assignment{Train: train, Test: test}, nil
+	}
 	var parts [][]int
 	var err error
 	switch p.Scheme {
