@@ -11,7 +11,8 @@ import (
 // The FedOBP manifests expect FL-bench's before-fine-tuning best pooled accuracy (the
 // figure FedOBP's tables print) and say so, and run FL-bench's baselines (impl: flbench):
 // FedRep trains the head E − 1 = 4 epochs of the 5 and the body 1 (train_body_epochs),
-// then fine-tunes the head alone for FL-bench's 5 epochs (head_epochs).
+// then fine-tunes the head alone for FL-bench's 5 epochs (head_epochs). The FMNIST ones
+// deal FL-bench's own partition (partition.draw: flbench).
 func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "manifests", "fedobp-*.yaml"))
 	if err != nil || len(files) == 0 {
@@ -32,6 +33,11 @@ func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range runs {
+			// FL-bench's partition, sample for sample, where the pooled order is checked
+			// against numpy (stages/partition TestDirichletFLBenchFashionMNIST).
+			if r.Dataset.Name == "fmnist" && r.Partition.Draw != "flbench" {
+				t.Errorf("%s: FMNIST partition drawn by %q, want flbench", f, r.Partition.Draw)
+			}
 			if r.Method == "fedrep" && (r.Options["impl"] != "flbench" || r.Train.LocalEpochs != 5 ||
 				r.Params["train_body_epochs"] != 1 || r.Params["head_epochs"] != 5) {
 				t.Errorf("%s: FedRep impl %q, %d local epochs, %v of body, %v of head fine-tuning; want flbench, 5, 1, 5",
