@@ -68,12 +68,16 @@ func readKept(dir, manifest, name string) (e keptEntry, ok bool, err error) {
 // stage n of g has a kept result made with another key, and why: for n and every stage
 // it depends on whose key changed, what changed in its description ("train: stage code
 // version 6 → 7"), and how many of those stages' keys changed. A stage with no index
-// entry, or whose entry has n's current key, is not stale.
-func KeptStale(dir string, g *Graph) func(n *Node) (why string, ok bool) {
-	return func(n *Node) (string, bool) {
+// entry, or whose entry has n's current key, is not stale. old is the kept result's key.
+func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Digest, ok bool) {
+	return func(n *Node) (string, artifacts.Digest, bool) {
 		e, ok, err := readKept(dir, g.Manifest.Name, n.Name)
 		if err != nil || !ok || e.Key == n.Key.String() {
-			return "", false
+			return "", artifacts.Digest{}, false
+		}
+		old, err := artifacts.ParseDigest(e.Key)
+		if err != nil {
+			return "", artifacts.Digest{}, false
 		}
 		var reasons []string
 		changed, total := 0, 0
@@ -108,7 +112,7 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, ok bool) {
 		if len(reasons) == 0 {
 			reasons = append(reasons, "keys changed")
 		}
-		return fmt.Sprintf("%s (%d of %d stage keys changed)", strings.Join(reasons, ", "), changed, total), true
+		return fmt.Sprintf("%s (%d of %d stage keys changed)", strings.Join(reasons, ", "), changed, total), old, true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -46,14 +47,17 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if why, ok := KeptStale(dir, g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
+	if why, _, ok := KeptStale(dir, g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Fatalf("current result called stale: %s", why)
 	}
 	old := CodeVersions[manifest.KindTrain]
 	CodeVersions[manifest.KindTrain] = old + 1
 	defer func() { CodeVersions[manifest.KindTrain] = old }()
 	g2 := keptGraph(t, "cpu-a")
-	why, ok := KeptStale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
+	why, oldKey, ok := KeptStale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
+	if kept := artifacts.Digest(keptNodeOf(g, manifest.KindEvaluate).Key); oldKey != kept {
+		t.Errorf("stale result's key %s, want the kept one %s", oldKey, kept)
+	}
 	want := "train: stage code version " + itoa(old) + " → " + itoa(old+1)
 	if !ok || !strings.Contains(why, want) || !strings.Contains(why, "(2 of 3 stage keys changed)") {
 		t.Errorf("stale = %v, %q; want it to contain %q and 2 of 3 keys", ok, why, want)
@@ -63,12 +67,12 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 	}
 	CodeVersions[manifest.KindTrain] = old
 	g3 := keptGraph(t, "cpu-b")
-	why, ok = KeptStale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
+	why, _, ok = KeptStale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
 	if !ok || !strings.Contains(why, `train: backend "cpu-a" → "cpu-b"`) {
 		t.Errorf("another backend: stale = %v, %q", ok, why)
 	}
 	// A stage never kept is not stale: it is not computed.
-	if _, ok := KeptStale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
+	if _, _, ok := KeptStale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Error("a stage with no kept entry is stale")
 	}
 }

@@ -29,7 +29,10 @@ func KeptWord(verdict string) string {
 // text too with detail).
 func KeptVerdict(c Cell, detail bool) string {
 	v := KeptWord(c.Verdict)
-	if c.StaleWhy != "" {
+	switch {
+	case c.StaleWhy != "" && c.StaleSeeds > 0:
+		v += fmt.Sprintf(" (%s; it measured %.2f over %d of %d seeds)", c.StaleWhy, c.StaleMeasured, c.StaleSeeds, c.SeedsOf)
+	case c.StaleWhy != "":
 		v += " (" + c.StaleWhy + ")"
 	}
 	switch {

@@ -72,11 +72,15 @@ expect:
 	if cells[0].Verdict != Missing {
 		t.Errorf("all seeds required: fedavg %s, want %s", cells[0].Verdict, Missing)
 	}
-	stale := func(n *pipeline.Node) (string, bool) {
+	// The stale kept result of local's seed 1 is held under its old key (here: its train
+	// stage's, which Verify never reads for an evaluation figure).
+	oldKey := artifacts.Digest(localSeed1.Inputs[len(localSeed1.Inputs)-1].Key)
+	keepSummary(t, store, localSeed1.Inputs[len(localSeed1.Inputs)-1], 0.42)
+	stale := func(n *pipeline.Node) (string, artifacts.Digest, bool) {
 		if n == localSeed1 {
-			return "train: code 6 → 7", true
+			return "train: code 6 → 7", oldKey, true
 		}
-		return "", false
+		return "", artifacts.Digest{}, false
 	}
 	cells, err = VerifyWith(g, store, Options{PartialSeeds: true, Stale: stale})
 	if err != nil {
@@ -97,6 +101,13 @@ expect:
 	}
 	if lo.Row()[4] != "—" {
 		t.Errorf("a stale cell shows no measurement, got %q", lo.Row()[4])
+	}
+	// What the stale result measured is reported beside the reason, never as the cell's.
+	if lo.StaleSeeds != 1 || lo.StaleMeasured != 42 || lo.Measured != 0 {
+		t.Errorf("local: stale figure %v over %d seeds, measured %v; want 42 over 1, none measured", lo.StaleMeasured, lo.StaleSeeds, lo.Measured)
+	}
+	if v := KeptVerdict(lo, false); v != "stale (train: code 6 → 7; it measured 42.00 over 1 of 3 seeds)" {
+		t.Errorf("verdict %q", v)
 	}
 }
 

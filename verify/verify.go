@@ -34,8 +34,9 @@ type Options struct {
 	PartialSeeds bool
 	// Stale, if set, is asked about a stage whose current result is missing: it returns
 	// why a kept result of that stage is out of date (e.g. "train: code 6 → 7"), and ok
-	// when one exists.
-	Stale func(n *pipeline.Node) (why string, ok bool)
+	// when one exists, with the key old of that kept result (whose figure, if the store
+	// still holds it, Cell.StaleMeasured reports).
+	Stale func(n *pipeline.Node) (why string, old artifacts.Digest, ok bool)
 }
 
 // Cell is one expectation checked on one configuration (grid cell) of the manifest.
@@ -65,6 +66,10 @@ type Cell struct {
 	// StaleWhy says, for a stale cell (or a measured one some of whose seeds are stale),
 	// what changed since the kept result was made.
 	StaleWhy string `json:"stale_why,omitempty"`
+	// StaleMeasured is, for a stale cell, the mean of the figures its stale kept results
+	// hold, over StaleSeeds seeds (0: none is held): what older code or settings measured.
+	StaleMeasured float64 `json:"stale_measured,omitempty"`
+	StaleSeeds    int     `json:"stale_seeds,omitempty"`
 	// Nodes are the keys of the stages that gave the measured figures (one per seed used).
 	Nodes  []string `json:"stage_keys,omitempty"`
 	Source string   `json:"source,omitempty"`
@@ -125,6 +130,8 @@ type measured struct {
 	missing bool
 	seeds   int      // runs of the cell (seeds) in the manifest
 	stale   []string // why kept results of missing seeds are stale
+	// staleValues are the metric's values in those stale kept results (those still held).
+	staleValues []float64
 	nodes   []string // keys of the stages measured
 	prov    []RunProvenance
 }
@@ -149,7 +156,6 @@ func provenanceOf(store *artifacts.Store, n *pipeline.Node, a artifacts.Action, 
 }
 
 func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string, opt Options) (map[string]*measured, []string, error) {
-	metric := e.Metric
 	kind := manifest.KindEvaluate
 	if e.Shift != "" {
 		kind = manifest.KindShift
@@ -185,15 +191,20 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 		if !ok {
 			c.missing = true
 			if opt.Stale != nil {
-				if why, ok := opt.Stale(n); ok {
+				why, old, ok := opt.Stale(n)
+				if ok {
 					c.stale = append(c.stale, why)
+					if oa, held, err := store.GetAction(old); err == nil && held {
+						if v, ok, err := valueOf(store, oa, e); err == nil && ok {
+							c.staleValues = append(c.staleValues, v)
+						}
+					}
 				}
 			}
 			continue
 		}
 		c.nodes = append(c.nodes, n.Key.String())
-		b, err := store.Get(a.Outputs["summary"])
-		if err != nil {
+		if _, err := store.Get(a.Outputs["summary"]); err != nil {
 			c.missing = true
 			continue
 		}
@@ -202,39 +213,44 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			return nil, nil, err
 		}
 		c.prov = append(c.prov, rp)
-		if e.Shift != "" {
-			rows, _, err := results.Decode[results.ShiftSummary](b)
-			if err != nil {
-				return nil, nil, err
-			}
-			v, ok := shiftValue(rows, e)
-			if !ok {
-				c.missing = true
-				continue
-			}
-			c.values = append(c.values, v)
-			continue
-		}
-		s, meta, err := results.DecodeOne[results.Summary](b)
+		v, ok, err := valueOf(store, a, e)
 		if err != nil {
 			return nil, nil, err
 		}
-		if v, ok, isCost := costValue(meta, metric); isCost {
-			if !ok {
-				c.missing = true
-				continue
-			}
-			c.values = append(c.values, v)
-			continue
-		}
-		v := Value(s, metric)
-		if math.IsNaN(v) { // an after-fine-tuning figure of a run that does not fine-tune
+		if !ok {
 			c.missing = true
 			continue
 		}
 		c.values = append(c.values, v)
 	}
 	return out, order, nil
+}
+
+// valueOf reads expectation e's metric from the summary (or shift summary) of action a;
+// ok is false when the result has no such figure (an after-fine-tuning figure of a run
+// that does not fine-tune, a missing shift row or cost).
+func valueOf(store *artifacts.Store, a artifacts.Action, e manifest.Expectation) (float64, bool, error) {
+	b, err := store.Get(a.Outputs["summary"])
+	if err != nil {
+		return 0, false, err
+	}
+	if e.Shift != "" {
+		rows, _, err := results.Decode[results.ShiftSummary](b)
+		if err != nil {
+			return 0, false, err
+		}
+		v, ok := shiftValue(rows, e)
+		return v, ok, nil
+	}
+	s, meta, err := results.DecodeOne[results.Summary](b)
+	if err != nil {
+		return 0, false, err
+	}
+	if v, ok, isCost := costValue(meta, e.Metric); isCost {
+		return v, ok, nil
+	}
+	v := Value(s, e.Metric)
+	return v, !math.IsNaN(v), nil
 }
 
 // Verify checks every expectation of the graph's manifest against the results in store.
@@ -277,6 +293,9 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 			if !complete(m, opt) || (e.Above != "" && (o == nil || !complete(o, opt))) {
 				if len(m.values) == 0 && len(m.stale) > 0 {
 					c.Verdict = Stale
+					if len(m.staleValues) > 0 {
+						c.StaleMeasured, c.StaleSeeds = report.Mean(m.staleValues), len(m.staleValues)
+					}
 				}
 				cells = append(cells, c)
 				continue

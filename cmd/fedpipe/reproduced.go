@@ -170,7 +170,17 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 	if _, err := pipeline.Pull(ctx, []*pipeline.Graph{g}, store, r, false); err != nil {
 		return km, nil, err
 	}
-	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
+	// A stale cell also shows what its kept result measured: fetch that result by its old
+	// key (only its figure is read; a fetch that fails leaves the figure out).
+	keptStale := pipeline.KeptStale(dir, g)
+	stale := func(n *pipeline.Node) (string, artifacts.Digest, bool) {
+		why, old, ok := keptStale(n)
+		if ok {
+			_, _, _, _ = r.FetchAction(ctx, store, old)
+		}
+		return why, old, ok
+	}
+	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: stale})
 	if err != nil {
 		return km, nil, err
 	}

@@ -13,11 +13,15 @@ type reproducedOut struct {
 	Manifests []struct {
 		Skipped string `json:"skipped"`
 		Cells   []struct {
-			Method   string `json:"method"`
-			Verdict  string `json:"verdict"`
-			Seeds    int    `json:"seeds"`
-			SeedsOf  int    `json:"seeds_of"`
-			StaleWhy string `json:"stale_why"`
+			Method   string  `json:"method"`
+			Verdict  string  `json:"verdict"`
+			Seeds    int     `json:"seeds"`
+			SeedsOf  int     `json:"seeds_of"`
+			StaleWhy string  `json:"stale_why"`
+			Measured float64 `json:"measured"`
+			// StaleMeasured is what a stale cell's kept result measured.
+			StaleMeasured float64 `json:"stale_measured"`
+			StaleSeeds    int     `json:"stale_seeds"`
 		} `json:"cells"`
 	} `json:"manifests"`
 	Summary string `json:"summary"`
@@ -90,9 +94,11 @@ func TestReproducedAgainstKeptResults(t *testing.T) {
 		t.Errorf("audit: exit %d\n%s%s", code, out, errOut)
 	}
 
+	measured := fa.Measured
 	code, r, _ = check("-S", "train.lr=0.07")
-	if fa := r.Manifests[0].Cells[0]; code != 0 || fa.Verdict != "stale" || !strings.Contains(fa.StaleWhy, "lr") {
-		t.Errorf("after a change of lr: exit %d, fedavg %+v; want stale naming lr", code, fa)
+	if fa := r.Manifests[0].Cells[0]; code != 0 || fa.Verdict != "stale" || !strings.Contains(fa.StaleWhy, "lr") ||
+		fa.StaleSeeds != 1 || fa.StaleMeasured != measured || measured == 0 {
+		t.Errorf("after a change of lr: exit %d, fedavg %+v; want stale naming lr, with the kept figure %v over 1 seed", code, fa, measured)
 	}
 
 	// The same kept results against a published number they are far from: differs, exit 3.
