@@ -132,8 +132,8 @@ type measured struct {
 	stale   []string // why kept results of missing seeds are stale
 	// staleValues are the metric's values in those stale kept results (those still held).
 	staleValues []float64
-	nodes   []string // keys of the stages measured
-	prov    []RunProvenance
+	nodes       []string // keys of the stages measured
+	prov        []RunProvenance
 }
 
 // provenanceOf reads the provenance of the result that node n (whose action is a) read
