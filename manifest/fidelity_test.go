@@ -11,7 +11,7 @@ import (
 // The FedOBP manifests expect FL-bench's before-fine-tuning best pooled accuracy (the
 // figure FedOBP's tables print) and say so, and run FL-bench's baselines (impl: flbench):
 // FedRep trains the head E − 1 = 4 epochs of the 5 and the body 1 (train_body_epochs),
-// then fine-tunes the head alone for FL-bench's 5 epochs (head_epochs). The FMNIST and MNIST ones
+// then fine-tunes the head alone for FL-bench's 5 epochs (head_epochs). The FMNIST, MNIST and EMNIST ones
 // deal FL-bench's own partition (partition.draw: flbench).
 func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "manifests", "fedobp-*.yaml"))
@@ -35,7 +35,7 @@ func TestFedOBPManifestsExpectBeforeFinetuning(t *testing.T) {
 		for _, r := range runs {
 			// FL-bench's partition, sample for sample, where the pooled order is checked
 			// against numpy (stages/partition TestDirichletFLBenchFashionMNIST).
-			if (r.Dataset.Name == "fmnist" || r.Dataset.Name == "mnist") && r.Partition.Draw != "flbench" {
+			if (r.Dataset.Name == "fmnist" || r.Dataset.Name == "mnist" || r.Dataset.Name == "emnist") && r.Partition.Draw != "flbench" {
 				t.Errorf("%s: %s partition drawn by %q, want flbench", f, r.Dataset.Name, r.Partition.Draw)
 			}
 			if r.Method == "fedrep" && (r.Options["impl"] != "flbench" || r.Train.LocalEpochs != 5 ||
