@@ -38,6 +38,7 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedala", nil, nil},
 		// Chains (train.ClientChains): each worker's clients one after another.
 		{"fedala", nil, map[string]string{"impl": "flbench"}},
+		{"feddpa", nil, map[string]string{"impl": "flbench"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
 		{"ditto", nil, nil},
 		{"fedbabu", nil, nil},

@@ -64,7 +64,7 @@ func newFedALA(p *FedALAParams) train.Method {
 	f := &fedALA{eta: p.Eta, randPercent: p.RandPercent, threshold: p.Threshold,
 		layers: p.LayerIdx, numPreLoss: p.NumPreLoss, maxInit: p.MaxInitEpochs}
 	if p.Impl == "flbench" {
-		return &alaFLBench{fedALA: f, workers: p.Workers}
+		return &alaFLBench{fedALA: f, rayAssign: rayAssign{workers: p.Workers}}
 	}
 	return f
 }

@@ -44,14 +44,7 @@ import (
 // workers' chains train side by side.
 type alaFLBench struct {
 	*fedALA
-	workers int
-	// assign maps each client of round assignRound to its worker (Chains).
-	assign      map[int]int
-	assignRound int
-	// queue dispatches the clients of round queueRound when the loop did not ask for the
-	// chains (the BatchNorm wrapper hides them): Train is then called in client order.
-	queue      *rayQueue
-	queueRound int
+	rayAssign
 }
 
 // ConcurrentClients is false: a worker's clients depend on each other (see Chains).
@@ -60,33 +53,7 @@ func (a *alaFLBench) ConcurrentClients() bool { return false }
 // Chains implements train.ClientChains: the round's clients dispatched in order over the
 // workers (rayQueue), each worker's clients one chain.
 func (a *alaFLBench) Chains(st *train.State, round int, clients, sizes []int) [][]int {
-	q := newRayQueue(a.workers)
-	byWorker := make([][]int, max(1, a.workers))
-	a.assign, a.assignRound = make(map[int]int, len(clients)), round
-	for i, c := range clients {
-		w := q.dispatch(sizes[i])
-		a.assign[c] = w
-		byWorker[w] = append(byWorker[w], i)
-	}
-	var chains [][]int
-	for _, chain := range byWorker {
-		if len(chain) > 0 {
-			chains = append(chains, chain)
-		}
-	}
-	return chains
-}
-
-// worker returns the worker that serves l's client this round: Chains' assignment, or,
-// without one, the next dispatch of the round's queue.
-func (a *alaFLBench) worker(l *train.Local) int {
-	if w, ok := a.assign[l.Client()]; ok && a.assignRound == l.Round() {
-		return w
-	}
-	if a.queue == nil || a.queueRound != l.Round() {
-		a.queue, a.queueRound = newRayQueue(a.workers), l.Round()
-	}
-	return a.queue.dispatch(l.TrainSize())
+	return a.chains(round, clients, sizes)
 }
 
 // alaStarted names the flag, in a worker's list, that its start phase has ended.

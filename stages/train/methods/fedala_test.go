@@ -1,9 +1,7 @@
 package methods
 
 import (
-	"context"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -93,7 +91,7 @@ func TestFedALAFLBenchSharedWorker(t *testing.T) {
 		tensor.Tensor{Name: alaW("classifier.bias"), Shape: []int{1}, Data: []float32{0.25}},
 		tensor.Tensor{Name: alaStarted, Shape: []int{1}, Data: []float32{1}})
 	st := &train.State{Global: mk(1, 1), Method: &fedALAState{Workers: []tensor.List{worker}}}
-	a := &alaFLBench{fedALA: &fedALA{layers: 1, eta: 0, randPercent: 80}, workers: 1}
+	a := &alaFLBench{fedALA: &fedALA{layers: 1, eta: 0, randPercent: 80}, rayAssign: rayAssign{workers: 1}}
 	for i, want := range []tensor.List{mk(1, -0.5), mk(1, 1)} {
 		got, err := a.serve(&train.Local{}, st, 0, "test")
 		if err != nil {
@@ -134,71 +132,4 @@ func TestFedALAFLBenchEvaluation(t *testing.T) {
 			t.Errorf("%v workers: worker 0 does not hold the last tested client's model", workers)
 		}
 	}
-}
-
-// inClientOrder hides a method's ClientChains (and ConcurrentClients) from the loop, which
-// then trains a round's clients one at a time in client order, as before chains existed;
-// it forwards EndRound, which FedALA's impl flbench needs for its test pass.
-type inClientOrder struct{ train.Method }
-
-func (w inClientOrder) EndRound(st *train.State, round int, local func(c int) *train.Local) error {
-	return w.Method.(train.RoundEnder).EndRound(st, round, local)
-}
-
-// TestFedALAFLBenchChainsMatchClientOrder trains impl flbench with two workers, every client
-// in every round, the workers' chains side by side (3 cores, one model each), and requires
-// the bits of training the clients one after another in client order: each worker's chain
-// reads nothing another worker writes. It also checks that the chains are FL-bench's
-// dispatch (rayQueue): both workers serve clients, some several in a round.
-func TestFedALAFLBenchChainsMatchClientOrder(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-	run := func(hide bool, lockstep bool) (*train.State, [][][]int) {
-		r, cfg := methodRun(t, "fedala", map[string]float64{"workers": 2}, map[string]string{"impl": "flbench"})
-		r.Model.Arch, r.Model.Hidden = "mlp", []int{8}
-		r.Train.Participation, r.Train.Rounds = 1, 3
-		m, err := train.NewRunMethod(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var chains [][][]int
-		cfg.Method = chainRecorder{m.(*alaFLBench), &chains}
-		if hide {
-			cfg.Method, cfg.ClientWorkers = inClientOrder{m}, 1
-		}
-		cfg.Lockstep = lockstep
-		st, err := train.Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, chains
-	}
-	seq, _ := run(true, false)
-	for _, lockstep := range []bool{false, true} {
-		par, chains := run(false, lockstep)
-		if len(chains) != 3 {
-			t.Fatalf("chains asked for %d rounds, want 3", len(chains))
-		}
-		for _, round := range chains {
-			if len(round) != 2 || len(round[0])+len(round[1]) != 6 || max(len(round[0]), len(round[1])) < 2 {
-				t.Fatalf("chains %v: want the 6 clients over both workers, one serving several", round)
-			}
-		}
-		if !reflect.DeepEqual(seq.Global, par.Global) || !reflect.DeepEqual(seq.Personal, par.Personal) ||
-			!reflect.DeepEqual(seq.Method, par.Method) || !reflect.DeepEqual(seq.Metrics, par.Metrics) ||
-			!reflect.DeepEqual(seq.Work, par.Work) {
-			t.Errorf("lockstep %v: the workers' chains side by side differ from the clients one after another", lockstep)
-		}
-	}
-}
-
-// chainRecorder is FedALA's impl flbench recording the chains the loop asks for.
-type chainRecorder struct {
-	*alaFLBench
-	chains *[][][]int
-}
-
-func (c chainRecorder) Chains(st *train.State, round int, clients, sizes []int) [][]int {
-	ch := c.alaFLBench.Chains(st, round, clients, sizes)
-	*c.chains = append(*c.chains, ch)
-	return ch
 }

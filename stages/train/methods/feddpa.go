@@ -12,8 +12,9 @@ import (
 
 // FedDPAParams are feddpa's parameters.
 type FedDPAParams struct {
-	Q    float64 `param:"q" default:"0.4" check:"unit" doc:"per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"`
-	Impl string  `param:"impl" choices:"paper|flbench" doc:"paper: the Fisher at the client's own last model, clients trained independently; flbench: FL-bench's FedDPA as FedOBP's tables ran it (src/client/feddpa.py at b55d0fa): the Fisher at the model the shared client object last trained (the previous client's), per-tensor min-max normalized (a constant tensor is zeroed), BatchNorm statistics personal"`
+	Q       float64 `param:"q" default:"0.4" check:"unit" doc:"per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"`
+	Impl    string  `param:"impl" choices:"paper|flbench" doc:"paper: the Fisher at the client's own last model, clients trained independently; flbench: FL-bench's FedDPA as FedOBP's tables ran it (src/client/feddpa.py at b55d0fa): the Fisher at the model the serving client object last trained (its previous client's), per-tensor min-max normalized (a constant tensor is zeroed), BatchNorm statistics personal"`
+	Workers int     `param:"workers" default:"2" check:"gt0" doc:"flbench: ray workers, each one client object with its own last-trained model (FL-bench's parallel.num_workers, 2 in FedOBP's logged FedDPA runs; 1: serial mode, one object for every client)"`
 }
 
 func init() {
@@ -27,7 +28,7 @@ func init() {
 func newFedDPAImpl(p *FedDPAParams) train.Method {
 	f := newFedDPA(p).(*fedOBP)
 	if p.Impl == "flbench" {
-		return &fedDPAFL{fedOBP: *f}
+		return &fedDPAFL{fedOBP: *f, rayAssign: rayAssign{workers: p.Workers}}
 	}
 	return f
 }
@@ -35,9 +36,10 @@ func newFedDPAImpl(p *FedDPAParams) train.Method {
 // fedDPAFL is FedDPA as FL-bench runs it in FedOBP's tables (uglyghost/FedOBP at b55d0fa,
 // src/client/feddpa.py). Its set_parameters (:30-85) computes the Fisher with
 // compute_fisher_diag (:55, :116-165) on self.model before loading anything into it: in
-// FL-bench one client object serves every client in turn (src/utils/trainer.py:18-19,
-// :40-45), so that model is the one the previous client finished training with (the
-// initial model for the very first client). The Fisher is the sum over the client's
+// FL-bench a client object serves client after client (one object in serial mode,
+// src/utils/trainer.py:18-19, :40-45; one per ray worker in parallel mode, :20-27, the
+// logged runs' mode with 2 workers), so that model is the one the object's previous client
+// finished training with (the initial model for its very first client). The Fisher is the sum over the client's
 // training samples of the squared gradient of log softmax at the label (:137-148), divided
 // by min(#batches, 10) (:154) and min-max normalized per tensor (:158-163); a tensor whose
 // Fisher is constant normalizes to NaN, so neither of the two masks (:63-64) selects any
@@ -48,27 +50,39 @@ func newFedDPAImpl(p *FedDPAParams) train.Method {
 // (:53, :83-85). The merged model trains as FedAvg's client does and the server averages
 // everything (src/server/feddpa.py uses FedAvgServer's aggregation).
 //
-// fedpipe trains a round's clients one at a time in increasing id order (train.Run sorts
-// the sample), and keeps the last trained model in the state ("held"). Not emulated: the
-// logged runs used two ray workers (mode: parallel, num_workers 2), each with its own
-// client object and postrain_state_dict, so which model a client's Fisher and "own" values
-// came from depended on scheduling; FL-bench's test() also recomputes the Fisher at the
-// worker's current model, while here a client is evaluated with its last mask.
-type fedDPAFL struct{ fedOBP }
+// fedpipe keeps each worker's last trained model in the state ("held") and spreads a
+// round's clients over the workers as rayQueue models FL-bench's dispatch (which worker
+// serves which client depended on job timing there; here on training-set sizes); each
+// worker's clients are a chain (train.ClientChains), so the workers train side by side.
+// Not emulated: FL-bench's test() recomputes the Fisher at the worker's current model,
+// while here a client is evaluated with its last mask.
+type fedDPAFL struct {
+	fedOBP
+	rayAssign
+}
 
-// fedDPAFLState holds the run's initial model (Init) and the model the client object last
-// trained (Held; nil before the first client trained).
-type fedDPAFLState struct{ Init, Held tensor.List }
+// fedDPAFLState holds the run's initial model (Init) and the model each worker's client
+// object last trained (Held[w]; nil before its first client trained).
+type fedDPAFLState struct {
+	Init tensor.List
+	Held []tensor.List
+}
 
 // Slots stores them in the slots "init" and "held".
 func (s *fedDPAFLState) Slots() []train.Slot {
-	return []train.Slot{train.ListSlot("init", &s.Init), train.ListSlot("held", &s.Held)}
+	return []train.Slot{train.ListSlot("init", &s.Init), train.ListsSlot("held", s.Held)}
 }
 
 func (f *fedDPAFL) Init(st *train.State, clients int) {
 	st.Personal = make([]tensor.List, clients)
 	st.Masks = make([]tensor.List, clients)
-	st.Method = &fedDPAFLState{Init: st.Global.Clone()}
+	st.Method = &fedDPAFLState{Init: st.Global.Clone(), Held: make([]tensor.List, max(1, f.workers))}
+}
+
+// Chains implements train.ClientChains: each worker's clients, dispatched as FL-bench's
+// parallel mode does (rayQueue).
+func (f *fedDPAFL) Chains(st *train.State, round int, clients, sizes []int) [][]int {
+	return f.chains(round, clients, sizes)
 }
 
 // dpaMask returns FL-bench's FedDPA selection for a Fisher diagonal: per tensor, 1 where the
@@ -110,7 +124,8 @@ func dpaMask(fisher tensor.List, q float64) (mask tensor.List, zero []bool) {
 
 func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	s := st.Method.(*fedDPAFLState)
-	at, own := s.Held, st.Personal[c]
+	w := f.worker(l)
+	at, own := s.Held[w], st.Personal[c]
 	if at == nil {
 		at = s.Init
 	}
@@ -132,7 +147,7 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	if err != nil {
 		return train.Upload{}, err
 	}
-	s.Held = trained.Clone()
+	s.Held[w] = trained.Clone()
 	return train.Upload{Params: trained, NextMask: mask}, nil
 }
 
@@ -144,5 +159,6 @@ func (f *fedDPAFL) EvalModel(st *train.State, c int) tensor.List {
 	return merge(st.Global, st.Personal[c], st.Masks[c])
 }
 
-// ConcurrentClients is false: a client's Fisher is taken at the previous client's model.
+// ConcurrentClients is false: a client's Fisher is taken at its worker's previous client's
+// model (see Chains).
 func (*fedDPAFL) ConcurrentClients() bool { return false }

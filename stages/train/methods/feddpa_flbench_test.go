@@ -57,11 +57,11 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 		return p
 	}
 	held, own := perturb(1), perturb(2.7)
-	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench"}).(*fedDPAFL)
+	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 1}).(*fedDPAFL)
 	st := &train.State{Global: init.Clone()}
 	f.Init(st, 2)
 	st.Personal[0] = own
-	st.Method.(*fedDPAFLState).Held = held
+	st.Method.(*fedDPAFLState).Held[0] = held
 	trainX, trainY := cfg.Data.Gather(cfg.Assign.Train[0])
 	l := train.NewLocal(train.LocalConfig{Model: m, Optimizer: gomlxSGD(cfg), TrainX: trainX, TrainY: trainY, BatchSize: 4})
 	u, err := f.Train(l, st, 0)
@@ -79,7 +79,7 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 	if got, w := u.Params, merge(init, own, want); !reflect.DeepEqual(got, w) {
 		t.Fatal("the start is not the own model merged by that mask")
 	}
-	if !reflect.DeepEqual(st.Method.(*fedDPAFLState).Held, u.Params) {
+	if !reflect.DeepEqual(st.Method.(*fedDPAFLState).Held[0], u.Params) {
 		t.Error("the held model is not the client's trained model")
 	}
 	fiOwn, err := l.Fisher(own)
@@ -90,14 +90,14 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 		t.Error("the Fisher at the own model selects the same entries: the test cannot tell them apart")
 	}
 	if (&fedDPAFL{}).ConcurrentClients() {
-		t.Error("flbench FedDPA must train its clients one after another")
+		t.Error("flbench FedDPA must train a worker's clients one after another")
 	}
 	cfg.Run.Train.Rounds = 2
 	end, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end.Method.(*fedDPAFLState).Held == nil {
+	if end.Method.(*fedDPAFLState).Held[0] == nil {
 		t.Error("a run kept no held model")
 	}
 }

@@ -1,5 +1,7 @@
 package methods
 
+import "github.com/fedpipe/fedpipe/stages/train"
+
 // rayQueue models how FL-bench's parallel mode spreads a round's clients over its ray
 // workers (/work/ref/uglyghost+FedOBP src/utils/trainer.py:67-107 for training, :117-139
 // for testing): clients are dispatched in order, each to the front of a queue of idle
@@ -65,4 +67,50 @@ func (q *rayQueue) drain() []int {
 		q.finishOne()
 	}
 	return q.done
+}
+
+// rayAssign says which ray worker serves each client of a round, for methods whose FL-bench
+// client object carries state from one client to the next (FedALA, FedDPA): a worker's
+// clients are a chain (train.ClientChains), and the workers' chains are independent.
+type rayAssign struct {
+	workers int
+	// assign maps each client of round assignRound to its worker (chains).
+	assign      map[int]int
+	assignRound int
+	// queue dispatches the clients of round queueRound when the loop did not ask for the
+	// chains (the BatchNorm wrapper hides them): Train is then called in client order.
+	queue      *rayQueue
+	queueRound int
+}
+
+// chains dispatches a round's clients (in order, sizes their training-set sizes) over the
+// workers and returns each worker's clients, as positions into clients, one chain each.
+func (a *rayAssign) chains(round int, clients, sizes []int) [][]int {
+	q := newRayQueue(a.workers)
+	byWorker := make([][]int, max(1, a.workers))
+	a.assign, a.assignRound = make(map[int]int, len(clients)), round
+	for i, c := range clients {
+		w := q.dispatch(sizes[i])
+		a.assign[c] = w
+		byWorker[w] = append(byWorker[w], i)
+	}
+	var out [][]int
+	for _, chain := range byWorker {
+		if len(chain) > 0 {
+			out = append(out, chain)
+		}
+	}
+	return out
+}
+
+// worker returns the worker that serves l's client this round: the chains' assignment, or,
+// without one, the next dispatch of the round's queue.
+func (a *rayAssign) worker(l *train.Local) int {
+	if w, ok := a.assign[l.Client()]; ok && a.assignRound == l.Round() {
+		return w
+	}
+	if a.queue == nil || a.queueRound != l.Round() {
+		a.queue, a.queueRound = newRayQueue(a.workers), l.Round()
+	}
+	return a.queue.dispatch(l.TrainSize())
 }
