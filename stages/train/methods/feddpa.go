@@ -50,33 +50,44 @@ func newFedDPAImpl(p *FedDPAParams) train.Method {
 // (:53, :83-85). The merged model trains as FedAvg's client does and the server averages
 // everything (src/server/feddpa.py uses FedAvgServer's aggregation).
 //
-// fedpipe keeps each worker's last trained model in the state ("held") and spreads a
-// round's clients over the workers as rayQueue models FL-bench's dispatch (which worker
-// serves which client depended on job timing there; here on training-set sizes); each
-// worker's clients are a chain (train.ClientChains), so the workers train side by side.
-// Not emulated: FL-bench's test() recomputes the Fisher at the worker's current model,
-// while here a client is evaluated with its last mask.
+// The client object also keeps postrain_state_dict, each client's model after the last
+// training it served (:25-28, :105), so with two workers a client's "own" values are those
+// of the last time the serving worker trained it (the initial model if it never did).
+//
+// fedpipe keeps each worker's last trained model ("held") and each worker's copy of every
+// client's last model ("own") in the state, and spreads a round's clients over the workers
+// as rayQueue models FL-bench's dispatch (which worker served which client depended on job
+// timing there; here on training-set sizes); each worker's clients are a chain
+// (train.ClientChains), so the workers train side by side. Not emulated: FL-bench's test()
+// recomputes the Fisher at the testing worker's current model and merges that worker's
+// copy of the client's model, while here a client is evaluated with its last trained model
+// and last mask.
 type fedDPAFL struct {
 	fedOBP
 	rayAssign
 }
 
-// fedDPAFLState holds the run's initial model (Init) and the model each worker's client
-// object last trained (Held[w]; nil before its first client trained).
+// fedDPAFLState holds the run's initial model (Init), the model each worker's client
+// object last trained (Held[w]; nil before its first client trained) and each worker's
+// copy of each client's last trained model (Own[w·clients + c]; nil before worker w
+// trained client c; the same lists as the uploads, not copies).
 type fedDPAFLState struct {
 	Init tensor.List
 	Held []tensor.List
+	Own  []tensor.List
 }
 
-// Slots stores them in the slots "init" and "held".
+// Slots stores them in the slots "init", "held" and "own".
 func (s *fedDPAFLState) Slots() []train.Slot {
-	return []train.Slot{train.ListSlot("init", &s.Init), train.ListsSlot("held", s.Held)}
+	return []train.Slot{train.ListSlot("init", &s.Init), train.ListsSlot("held", s.Held), train.ListsSlot("own", s.Own)}
 }
 
 func (f *fedDPAFL) Init(st *train.State, clients int) {
 	st.Personal = make([]tensor.List, clients)
 	st.Masks = make([]tensor.List, clients)
-	st.Method = &fedDPAFLState{Init: st.Global.Clone(), Held: make([]tensor.List, max(1, f.workers))}
+	workers := max(1, f.workers)
+	st.Method = &fedDPAFLState{Init: st.Global.Clone(), Held: make([]tensor.List, workers),
+		Own: make([]tensor.List, workers*clients)}
 }
 
 // Chains implements train.ClientChains: each worker's clients, dispatched as FL-bench's
@@ -125,7 +136,8 @@ func dpaMask(fisher tensor.List, q float64) (mask tensor.List, zero []bool) {
 func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	s := st.Method.(*fedDPAFLState)
 	w := f.worker(l)
-	at, own := s.Held[w], st.Personal[c]
+	slot := w*len(st.Personal) + c
+	at, own := s.Held[w], s.Own[slot]
 	if at == nil {
 		at = s.Init
 	}
@@ -147,7 +159,7 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	if err != nil {
 		return train.Upload{}, err
 	}
-	s.Held[w] = trained.Clone()
+	s.Held[w], s.Own[slot] = trained.Clone(), trained
 	return train.Upload{Params: trained, NextMask: mask}, nil
 }
 

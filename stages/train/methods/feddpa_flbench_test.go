@@ -60,7 +60,7 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 1}).(*fedDPAFL)
 	st := &train.State{Global: init.Clone()}
 	f.Init(st, 2)
-	st.Personal[0] = own
+	st.Method.(*fedDPAFLState).Own[0] = own
 	st.Method.(*fedDPAFLState).Held[0] = held
 	trainX, trainY := cfg.Data.Gather(cfg.Assign.Train[0])
 	l := train.NewLocal(train.LocalConfig{Model: m, Optimizer: gomlxSGD(cfg), TrainX: trainX, TrainY: trainY, BatchSize: 4})
@@ -88,6 +88,29 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 	}
 	if other, _ := dpaMask(fiOwn, 0.4); reflect.DeepEqual(other, want) {
 		t.Error("the Fisher at the own model selects the same entries: the test cannot tell them apart")
+	}
+	if got := st.Method.(*fedDPAFLState).Own[0]; !reflect.DeepEqual(got, u.Params) {
+		t.Error("the worker's copy of the client's model is not its trained model")
+	}
+
+	// Two workers, each with its own copy of every client's model: served by worker 1,
+	// which never trained it, client 0's own values are the initial model's, whatever
+	// worker 0 holds for it.
+	f2 := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 2}).(*fedDPAFL)
+	st2 := &train.State{Global: init.Clone()}
+	f2.Init(st2, 2)
+	s2 := st2.Method.(*fedDPAFLState)
+	s2.Own[0], s2.Held[1] = own, held // worker 0's copy of client 0; worker 1's last model
+	f2.assign, f2.assignRound = map[int]int{0: 1}, l.Round()
+	u2, err := f2.Train(l, st2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := u2.Params, merge(init, init, want); !reflect.DeepEqual(got, w) {
+		t.Error("worker 1 did not start client 0 from its own copy (the initial model)")
+	}
+	if s2.Own[1*2+0] == nil || s2.Own[0] == nil || !reflect.DeepEqual(s2.Own[0], own) {
+		t.Error("worker 1's training of client 0 must fill worker 1's copy and leave worker 0's")
 	}
 	if (&fedDPAFL{}).ConcurrentClients() {
 		t.Error("flbench FedDPA must train a worker's clients one after another")
