@@ -195,8 +195,10 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 				if ok {
 					c.stale = append(c.stale, why)
 					if oa, held, err := store.GetAction(old); err == nil && held {
-						if v, ok, err := valueOf(store, oa, e); err == nil && ok {
-							c.staleValues = append(c.staleValues, v)
+						if b, err := store.Get(oa.Outputs["summary"]); err == nil {
+							if v, ok, err := valueOf(b, e); err == nil && ok {
+								c.staleValues = append(c.staleValues, v)
+							}
 						}
 					}
 				}
@@ -204,7 +206,8 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			continue
 		}
 		c.nodes = append(c.nodes, n.Key.String())
-		if _, err := store.Get(a.Outputs["summary"]); err != nil {
+		b, err := store.Get(a.Outputs["summary"])
+		if err != nil {
 			c.missing = true
 			continue
 		}
@@ -213,7 +216,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			return nil, nil, err
 		}
 		c.prov = append(c.prov, rp)
-		v, ok, err := valueOf(store, a, e)
+		v, ok, err := valueOf(b, e)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -226,14 +229,10 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 	return out, order, nil
 }
 
-// valueOf reads expectation e's metric from the summary (or shift summary) of action a;
-// ok is false when the result has no such figure (an after-fine-tuning figure of a run
+// valueOf reads expectation e's metric from a stage's encoded summary (or shift summary)
+// b; ok is false when the result has no such figure (an after-fine-tuning figure of a run
 // that does not fine-tune, a missing shift row or cost).
-func valueOf(store *artifacts.Store, a artifacts.Action, e manifest.Expectation) (float64, bool, error) {
-	b, err := store.Get(a.Outputs["summary"])
-	if err != nil {
-		return 0, false, err
-	}
+func valueOf(b []byte, e manifest.Expectation) (float64, bool, error) {
 	if e.Shift != "" {
 		rows, _, err := results.Decode[results.ShiftSummary](b)
 		if err != nil {

@@ -71,20 +71,20 @@ func TestClientPool(t *testing.T) {
 // fixedChains is a ClientChains returning the same chains every round.
 type fixedChains [][]int
 
-func (f fixedChains) Chains(*State, int, []int, []int) [][]int { return f }
+func (f fixedChains) Chains(int, []int, []int) [][]int { return f }
 
 func TestRoundChains(t *testing.T) {
 	cs := &clientSet{a: &partition.Assignment{Train: [][]int{{0}, {1, 2}, {3, 4, 5}, {6}}}}
 	sampled := []int{0, 2, 3}
-	got, err := roundChains(nil, false, nil, 1, sampled, cs)
+	got, err := roundChains(nil, 1, sampled, cs)
 	if err != nil || !reflect.DeepEqual(got, [][]int{{0}, {1}, {2}}) {
 		t.Errorf("no chains: %v, %v; want each client alone", got, err)
 	}
-	if got, err := roundChains(fixedChains{{2, 0}, {1}}, true, nil, 1, sampled, cs); err != nil || len(got) != 2 {
+	if got, err := roundChains(fixedChains{{2, 0}, {1}}, 1, sampled, cs); err != nil || len(got) != 2 {
 		t.Errorf("a partition: %v, %v", got, err)
 	}
 	for _, bad := range []fixedChains{{{0, 1}}, {{0, 1}, {1, 2}}, {{0, 1, 2, 3}}, {{-1, 0, 1, 2}}} {
-		if _, err := roundChains(bad, true, nil, 7, sampled, cs); err == nil || !strings.Contains(err.Error(), "round 7") {
+		if _, err := roundChains(bad, 7, sampled, cs); err == nil || !strings.Contains(err.Error(), "round 7") {
 			t.Errorf("chains %v of 3 clients: error %v, want one naming the round", bad, err)
 		}
 	}

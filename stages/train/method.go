@@ -58,7 +58,7 @@ type ConcurrentClients interface {
 // ConcurrentClients for the model apply. Like ConcurrentClients it is not looked up through
 // the BatchNorm wrapper: a wrapped method trains its clients one at a time in client order.
 type ClientChains interface {
-	Chains(st *State, round int, clients, sizes []int) [][]int
+	Chains(round int, clients, sizes []int) [][]int
 }
 
 // BatchMeanAccuracy is implemented by methods that may score a client, as their authors'

@@ -94,9 +94,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	}
 	pool := newClientPool(cfg.Backend, spec, workers) // fine-tuning for evaluation, always
 	defer pool.Close()
-	chainer, chained := method.(ClientChains) // not through the BatchNorm wrapper (ClientChains)
-	trainPool := pool                         // training, for methods that allow it
-	if !concurrent(method) && !chained {
+	chainer, _ := method.(ClientChains) // not through the BatchNorm wrapper (ClientChains)
+	trainPool := pool                   // training, for methods that allow it
+	if !concurrent(method) && chainer == nil {
 		trainPool = nil
 	}
 	// multi holds the lockstep step's graphs (nil: no lockstep training or fine-tuning);
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		defer multi.Close()
 	}
-	if concurrent(method) || chained {
+	if concurrent(method) || chainer != nil {
 		trainMulti = multi
 	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		sizes := map[int]int{}
 		trained := make([]Upload, len(sampled))
 		work := make([]Work, len(sampled))
-		chains, err := roundChains(chainer, chained, st, round, sampled, &cs)
+		chains, err := roundChains(chainer, round, sampled, &cs)
 		if err != nil {
 			return nil, err
 		}
@@ -201,9 +201,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 }
 
 // roundChains returns the chains of a round's clients (positions into sampled): the method's
-// (ClientChains), checked to be a partition, or each client a chain of its own.
-func roundChains(chainer ClientChains, chained bool, st *State, round int, sampled []int, cs *clientSet) ([][]int, error) {
-	if !chained {
+// (ClientChains; nil: none), checked to be a partition, or each client a chain of its own.
+func roundChains(chainer ClientChains, round int, sampled []int, cs *clientSet) ([][]int, error) {
+	if chainer == nil {
 		chains := make([][]int, len(sampled))
 		for i := range sampled {
 			chains[i] = []int{i}
@@ -214,7 +214,7 @@ func roundChains(chainer ClientChains, chained bool, st *State, round int, sampl
 	for i, c := range sampled {
 		sizes[i] = cs.trainSize(c)
 	}
-	chains := chainer.Chains(st, round, sampled, sizes)
+	chains := chainer.Chains(round, sampled, sizes)
 	seen := make([]bool, len(sampled))
 	n := 0
 	for _, chain := range chains {

@@ -52,7 +52,7 @@ func (a *alaFLBench) ConcurrentClients() bool { return false }
 
 // Chains implements train.ClientChains: the round's clients dispatched in order over the
 // workers (rayQueue), each worker's clients one chain.
-func (a *alaFLBench) Chains(st *train.State, round int, clients, sizes []int) [][]int {
+func (a *alaFLBench) Chains(round int, clients, sizes []int) [][]int {
 	return a.chains(round, clients, sizes)
 }
 

@@ -92,7 +92,7 @@ func (f *fedDPAFL) Init(st *train.State, clients int) {
 
 // Chains implements train.ClientChains: each worker's clients, dispatched as FL-bench's
 // parallel mode does (rayQueue).
-func (f *fedDPAFL) Chains(st *train.State, round int, clients, sizes []int) [][]int {
+func (f *fedDPAFL) Chains(round int, clients, sizes []int) [][]int {
 	return f.chains(round, clients, sizes)
 }
 
