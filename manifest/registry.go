@@ -25,6 +25,11 @@ type MethodDef struct {
 	// client's own (DM-PFL+'s adaptive inference), so the train stage stores it and the
 	// evaluate and shift stages read it.
 	NeedsGlobal bool
+	// Revision versions the method's own code: bump it when a change to this method alone
+	// changes its outputs, so that only its cached results go stale (the train stage's
+	// code version in pipeline/keys.go stales every method's). 0, the start, is not part
+	// of the key, so adding the field changed no existing key.
+	Revision int
 	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
 	// Every exported field is a parameter, described by its tags:
 	//

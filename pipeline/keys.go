@@ -146,12 +146,14 @@ type partitionParams struct {
 }
 
 type trainParams struct {
-	Model   map[string]any     `json:"model"`
-	Train   map[string]any     `json:"train"`
-	Method  string             `json:"method"`
-	Params  map[string]float64 `json:"params"`
-	Options map[string]string  `json:"options,omitempty"`
-	Seed    int64              `json:"seed"`
+	Model  map[string]any `json:"model"`
+	Train  map[string]any `json:"train"`
+	Method string         `json:"method"`
+	// Revision is the method's own code version (manifest.MethodDef.Revision; 0 unkeyed).
+	Revision int                `json:"revision,omitempty"`
+	Params   map[string]float64 `json:"params"`
+	Options  map[string]string  `json:"options,omitempty"`
+	Seed     int64              `json:"seed"`
 }
 
 type evaluateParams struct {
@@ -264,4 +266,11 @@ var NotKeyed = map[string]string{
 	"model.init":             "a path: the file's SHA-256 is keyed instead (modelKey's initDigest)",
 	"train.checkpoint_every": "resume points never change results (resume is bit-identical)",
 	"shift.cifar10c_path":    "a path: the CIFAR-10-C files' digest is keyed (shiftParams.CIFAR10C)",
+}
+
+// methodRevision is the registered method's own code version (0 for an unknown name, which
+// the manifest's validation has refused before a graph is built).
+func methodRevision(name string) int {
+	d, _ := manifest.LookupMethod(name)
+	return d.Revision
 }

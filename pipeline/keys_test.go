@@ -242,3 +242,48 @@ func TestEverySpecFieldKeyedOrExcluded(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodRevisionKeyed: a method's own revision (manifest.MethodDef.Revision) enters
+// its train stage's key only when it is above 0, so that methods never revised keep their
+// keys, and a revised method's stale result names the revision.
+func TestMethodRevisionKeyed(t *testing.T) {
+	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev0", Doc: "test"})
+	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev3", Doc: "test", Revision: 3})
+	descOf := func(method string) []byte {
+		src := "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: " + method + "}]\n"
+		m, err := manifest.ParseManifest("k.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+			return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range g.Nodes {
+			if n.Kind == manifest.KindTrain {
+				return n.desc
+			}
+		}
+		t.Fatal("no train stage")
+		return nil
+	}
+	if d := descOf("pipeline-test-rev0"); strings.Contains(string(d), "revision") {
+		t.Errorf("revision 0 is keyed: %s", d)
+	}
+	d3 := descOf("pipeline-test-rev3")
+	if !strings.Contains(string(d3), `"revision":3`) {
+		t.Errorf("revision 3 is not keyed: %s", d3)
+	}
+	p := trainParams{Method: "m", Params: map[string]float64{}}
+	k0, b0, _ := computeKey(manifest.KindTrain, p, nil, "cpu")
+	p.Revision = 1
+	k1, b1, _ := computeKey(manifest.KindTrain, p, nil, "cpu")
+	if k0 == k1 {
+		t.Error("a revision did not change the key")
+	}
+	if d := diffDescriptors(b0, b1); len(d) != 1 || !strings.Contains(d[0], "revision") {
+		t.Errorf("diff = %q, want one phrase naming the revision", d)
+	}
+}

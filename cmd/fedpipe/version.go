@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
@@ -36,6 +37,20 @@ type versionInfo struct {
 	// KeyScheme and CodeVersions are what stage keys are computed with.
 	KeyScheme    string         `json:"key_scheme"`
 	CodeVersions map[string]int `json:"code_versions"`
+	// MethodRevisions are the methods' own code versions, for those above 0
+	// (manifest.MethodDef.Revision; part of their train stages' keys).
+	MethodRevisions map[string]int `json:"method_revisions"`
+}
+
+// methodRevisions lists the registered methods whose revision is above 0.
+func methodRevisions() map[string]int {
+	out := map[string]int{}
+	for _, name := range manifest.MethodNames() {
+		if d, _ := manifest.LookupMethod(name); d.Revision > 0 {
+			out[name] = d.Revision
+		}
+	}
+	return out
 }
 
 // versionCmd prints fedpipe's version, commit, backend and key-scheme version.
@@ -45,7 +60,7 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	backendFlag := fs.String("backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme\nand stage code versions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and methods' revisions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -55,7 +70,8 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 		return failure("fedpipe version", err, *asJSON, stdout, stderr)
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions}
+		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
+		MethodRevisions: methodRevisions()}
 	v.Commit, v.Modified, v.Time = buildStamp()
 	if *asJSON {
 		return writeJSON(stdout, v)
@@ -67,17 +83,26 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 		commit += " (modified)"
 	}
 	fmt.Fprintf(stdout, "fedpipe %s\ncommit:     %s\ngo:         %s %s\nbackend:    %s\nkey scheme: %s\n", v.Version, commit, v.GoVersion, v.Platform, v.Backend, v.KeyScheme)
-	kinds := make([]string, 0, len(v.CodeVersions))
-	for k := range v.CodeVersions {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	fmt.Fprint(stdout, "stage code:")
-	for _, k := range kinds {
-		fmt.Fprintf(stdout, " %s=%d", k, v.CodeVersions[k])
-	}
-	fmt.Fprintln(stdout)
+	printVersions(stdout, "stage code:", v.CodeVersions)
+	printVersions(stdout, "methods:   ", v.MethodRevisions)
 	return exitOK
+}
+
+// printVersions prints a line of name=version pairs in name order ("none" when empty).
+func printVersions(w io.Writer, label string, versions map[string]int) {
+	names := make([]string, 0, len(versions))
+	for k := range versions {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	fmt.Fprint(w, label)
+	if len(names) == 0 {
+		fmt.Fprint(w, " none")
+	}
+	for _, k := range names {
+		fmt.Fprintf(w, " %s=%d", k, versions[k])
+	}
+	fmt.Fprintln(w)
 }
 
 // buildStamp returns the commit the binary was built from, whether the tree was modified,

@@ -35,9 +35,9 @@ type Local struct {
 	parent *Local
 }
 
-// WithFrozenBN returns a Local whose Train and TrainProx train with BatchNorm as in
-// evaluation — the running statistics normalize and stay unchanged (model.Model.FrozenBN)
-// — and the receiver unchanged; work it does is counted on l. Such passes run on their
+// WithFrozenBN returns a Local whose passes — Train, TrainProx, Gradient, Fisher and
+// FullGradientSquared — run BatchNorm as in evaluation — the running statistics normalize
+// and stay unchanged (model.Model.FrozenBN) — and the receiver unchanged; work it does is counted on l. Such passes run on their
 // own, never in lockstep. Without BatchNorm it trains exactly as l.
 func (l *Local) WithFrozenBN() *Local {
 	return &Local{model: l.model, opt: l.opt, data: l.data, epochs: l.epochs, batch: l.batch, seed: l.seed,
@@ -254,21 +254,31 @@ func diverged(loss float32, epoch int) error {
 // gradient is the model's gradient at params on one batch, with the model to itself.
 func (l *Local) gradient(params tensor.List, x []float32, y []int32) (g tensor.List, err error) {
 	err = l.group.exclusive(func() error {
-		g, err = l.model.Gradient(params, x, y)
+		m, err := l.passModel()
+		if err != nil {
+			return err
+		}
+		g, err = m.Gradient(params, x, y)
 		return err
 	})
 	return g, err
 }
 
+// passModel is the compiled model a pass of l runs on: the model's FrozenBN sibling for a
+// WithFrozenBN Local, else the model.
+func (l *Local) passModel() (*model.Model, error) {
+	if l.frozenBN {
+		return l.model.FrozenBN()
+	}
+	return l.model, nil
+}
+
 // trainSession is TrainProx's passes on a Session of the Local's model.
 func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
-	m := l.model
-	if l.frozenBN {
-		var err error
-		if m, err = m.FrozenBN(); err != nil {
-			return nil, err
-		}
+	m, err := l.passModel()
+	if err != nil {
+		return nil, err
 	}
 	s, err := m.NewSession(params, opt)
 	if err != nil {

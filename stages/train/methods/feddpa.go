@@ -13,12 +13,13 @@ import (
 // FedDPAParams are feddpa's parameters.
 type FedDPAParams struct {
 	Q       float64 `param:"q" default:"0.4" check:"unit" doc:"per-tensor quantile of the Fisher scores (0.4 in FedOBP's runs)"`
-	Impl    string  `param:"impl" choices:"paper|flbench" doc:"paper: the Fisher at the client's own last model, clients trained independently; flbench: FL-bench's FedDPA as FedOBP's tables ran it (src/client/feddpa.py at b55d0fa): the Fisher at the model the serving client object last trained (its previous client's), per-tensor min-max normalized (a constant tensor is zeroed), BatchNorm statistics personal"`
+	Impl    string  `param:"impl" choices:"paper|flbench" doc:"paper: the Fisher at the client's own last model, clients trained independently; flbench: FL-bench's FedDPA as FedOBP's tables ran it (src/client/feddpa.py at b55d0fa): the Fisher at the model the serving client object last trained (its previous client's) with BatchNorm in evaluation mode, per-tensor min-max normalized (a constant tensor is zeroed), BatchNorm statistics personal"`
 	Workers int     `param:"workers" default:"2" check:"gt0" doc:"flbench: ray workers, each one client object with its own last-trained model (FL-bench's parallel.num_workers, 2 in FedOBP's logged FedDPA runs; 1: serial mode, one object for every client)"`
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true,
+	// Revision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
+	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true, Revision: 1,
 		Doc: "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
 }
@@ -40,7 +41,10 @@ func newFedDPAImpl(p *FedDPAParams) train.Method {
 // src/utils/trainer.py:18-19, :40-45; one per ray worker in parallel mode, :20-27, the
 // logged runs' mode with 2 workers), so that model is the one the object's previous client
 // finished training with (the initial model for its very first client). The Fisher is the sum over the client's
-// training samples of the squared gradient of log softmax at the label (:137-148), divided
+// training samples of the squared gradient of log softmax at the label (:137-148), taken
+// after self.model.eval() (:126; fit() sets train mode again, src/client/fedavg.py:206), so
+// BatchNorm normalizes with its running statistics and each sample's gradient is its own
+// (Local.WithFrozenBN: the gradient of one sample at a time in that mode), divided
 // by min(#batches, 10) (:154) and min-max normalized per tensor (:158-163); a tensor whose
 // Fisher is constant normalizes to NaN, so neither of the two masks (:63-64) selects any
 // entry and the tensor starts at zero. Per tensor, entries above the tensor's
@@ -144,7 +148,7 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	if own == nil {
 		own = s.Init
 	}
-	fi, err := l.Fisher(at)
+	fi, err := l.WithFrozenBN().Fisher(at)
 	if err != nil {
 		return train.Upload{}, fmt.Errorf("fisher: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -122,5 +123,61 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 	}
 	if end.Method.(*fedDPAFLState).Held[0] == nil {
 		t.Error("a run kept no held model")
+	}
+}
+
+// Under impl flbench, FedDPA takes the Fisher after model.eval() (src/client/feddpa.py:126):
+// on a network with BatchNorm, client 0's mask is that of the Fisher with the running
+// statistics normalizing (train.Local.WithFrozenBN), not the training-mode one, which
+// selects differently here.
+func TestFedDPAFLBenchFisherInEvaluationMode(t *testing.T) {
+	spec := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
+	m, err := model.NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init := spec.Init(11)
+	held := init.Clone()
+	for _, p := range held {
+		for i := range p.Data {
+			switch {
+			case strings.HasSuffix(p.Name, ".running_mean"):
+				p.Data[i] = 0.2*float32(i%3) - 0.2
+			case strings.HasSuffix(p.Name, ".running_var"):
+				p.Data[i] = 2 + 0.5*float32(i%2)
+			default:
+				p.Data[i] *= float32(1 + 0.5*math.Sin(float64(i+1)))
+			}
+		}
+	}
+	x := make([]float32, 6*6*6*3)
+	for i := range x {
+		x[i] = float32(math.Cos(0.3 * float64(i)))
+	}
+	l := train.NewLocal(train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.01}, TrainX: x,
+		TrainY: []int32{0, 1, 2, 2, 1, 0}, BatchSize: 4})
+	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 1}).(*fedDPAFL)
+	st := &train.State{Global: init.Clone()}
+	f.Init(st, 1)
+	st.Method.(*fedDPAFLState).Held[0] = held
+	u, err := f.Train(l, st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := l.WithFrozenBN().Fisher(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dpaMask(eval, 0.4)
+	if !reflect.DeepEqual(u.NextMask, want) {
+		t.Fatal("the mask is not the one of the evaluation-mode Fisher at the held model")
+	}
+	trainMode, err := l.Fisher(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := dpaMask(trainMode, 0.4); reflect.DeepEqual(other, want) {
+		t.Error("the training-mode Fisher selects the same entries: the test cannot tell the modes apart")
 	}
 }
