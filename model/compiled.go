@@ -127,6 +127,10 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 // Spec returns the model's specification.
 func (m *Model) Spec() ModelSpec { return m.spec }
 
+// Names lists the parameters in canonical order: the order of Gradient's result and of
+// SampleGradients' tensors.
+func (m *Model) Names() []string { return append([]string(nil), m.names...) }
+
 // HasBatchNorm reports whether the network has BatchNorm layers.
 func (m *Model) HasBatchNorm() bool {
 	if tn, ok := m.net.(tapeNetwork); ok {

@@ -303,6 +303,69 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 	return out, nil
 }
 
+// SampleGradients calls fn with the gradient of each sample of the batch (x, y) in turn,
+// sample by sample and tensor by tensor in canonical order (the names of Gradient's
+// result): the same bits as Gradient of that sample alone, with the parameters converted
+// and handed to the graph once rather than once a sample, and each gradient read in place
+// rather than copied. g is valid only during the call. BatchStats is left as Gradient of
+// the last sample leaves it. fn's error stops the loop and is returned.
+func (m *Model) SampleGradients(params tensor.List, x []float32, y []int32, fn func(sample, t int, g []float32) error) error {
+	if m.train == nil {
+		return errors.New("model is closed")
+	}
+	if len(x) != len(y)*m.sample {
+		return fmt.Errorf("batch of %d labels needs %d input values, got %d", len(y), len(y)*m.sample, len(x))
+	}
+	if err := m.lazyExec(&m.grad, "grad", gradGraph); err != nil {
+		return err
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return err
+	}
+	defer finalize(ps...)
+	args := make([]any, len(ps)+2)
+	for i, p := range ps {
+		args[i] = p
+	}
+	n := len(m.names)
+	for i := range y {
+		xt, yt, err := m.batchTensors(x[i*m.sample:(i+1)*m.sample], y[i:i+1], 1)
+		if err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		args[len(ps)], args[len(ps)+1] = xt, yt
+		outs, err := m.grad.Exec(args...)
+		finalize(xt, yt)
+		if err != nil {
+			return fmt.Errorf("gradient of sample %d: %w", i, err)
+		}
+		err = sampleGradientsOut(outs[:n], i, fn)
+		if err == nil && i == len(y)-1 {
+			err = m.keepBatchStats(outs[n:])
+		}
+		finalize(outs...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sampleGradientsOut hands the gradient tensors of one sample to fn in order, in place.
+func sampleGradientsOut(outs []*tensors.Tensor, sample int, fn func(sample, t int, g []float32) error) error {
+	for t, o := range outs {
+		var ferr error
+		if err := tensors.ConstFlatData(o, func(flat []float32) { ferr = fn(sample, t, flat) }); err != nil {
+			return err
+		}
+		if ferr != nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
 // keepBatchStats records the new running statistics a gradient graph computed (one output
 // per running statistic, in parameter order) for BatchStats.
 func (m *Model) keepBatchStats(outs []*tensors.Tensor) error {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -522,5 +523,63 @@ func TestNoDecayGraphMatches(t *testing.T) {
 	}
 	if c := m.Compilations(); c["train"] != 2 {
 		t.Errorf("compiled %v; want two plain step graphs (with and without the decay term)", c)
+	}
+}
+
+// SampleGradients gives, sample by sample, the bits of Gradient of that sample alone, in
+// the order of Names, and leaves BatchStats as the last sample's Gradient does (a small
+// ResNet-18, so that there are statistics); a wrong input length and fn's error stop it.
+func TestSampleGradientsAreSingleSampleGradients(t *testing.T) {
+	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	params := spec.Init(9)
+	const n, size = 3, 6 * 6 * 3
+	x := make([]float32, n*size)
+	for i := range x {
+		x[i] = float32(math.Sin(1.3 * float64(i)))
+	}
+	y := []int32{2, 0, 1}
+	names := m.Names()
+	got := make([][][]float32, n)
+	err = m.SampleGradients(params, x, y, func(i, k int, g []float32) error {
+		if k != len(got[i]) {
+			t.Fatalf("sample %d: tensor %d out of order", i, k)
+		}
+		got[i] = append(got[i], append([]float32(nil), g...))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := m.BatchStats().Clone()
+	for i := range n {
+		want, err := m.Gradient(params, x[i*size:(i+1)*size], y[i:i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got[i]) != len(want) {
+			t.Fatalf("sample %d: %d tensors, want %d", i, len(got[i]), len(want))
+		}
+		for k, w := range want {
+			if w.Name != names[k] || !reflect.DeepEqual(got[i][k], w.Data) {
+				t.Fatalf("sample %d, %s: not the single-sample gradient's bits", i, w.Name)
+			}
+		}
+	}
+	if len(stats) == 0 || !reflect.DeepEqual(stats, m.BatchStats()) {
+		t.Error("BatchStats after SampleGradients is not the last sample's")
+	}
+	if err := m.SampleGradients(params, x[:size+1], y[:1], func(int, int, []float32) error { return nil }); err == nil {
+		t.Error("an input of the wrong length was accepted")
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err = m.SampleGradients(params, x, y, func(int, int, []float32) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("fn's error: got %v after %d calls, want it at once", err, calls)
 	}
 }

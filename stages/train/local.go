@@ -157,19 +157,33 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 	if n == 0 {
 		return out, nil
 	}
-	size := len(l.data.trainX) / n
-	for i := 0; i < n; i++ {
-		g, err := l.gradient(params, l.data.trainX[i*size:(i+1)*size], l.data.trainY[i:i+1])
+	err := l.group.exclusive(func() error {
+		m, err := l.passModel()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		l.Count(1, nil)
-		for t := range g {
-			o := out[out.Find(g[t].Name)].Data
-			for j, v := range g[t].Data {
+		names := m.Names()
+		dst := make([][]float32, len(names))
+		for t, name := range names {
+			k := out.Find(name)
+			if k < 0 {
+				return fmt.Errorf("fisher: no parameter %q", name)
+			}
+			dst[t] = out[k].Data
+		}
+		return m.SampleGradients(params, l.data.trainX, l.data.trainY, func(_, t int, g []float32) error {
+			if t == 0 {
+				l.Count(1, nil)
+			}
+			o := dst[t][:len(g)]
+			for j, v := range g {
 				o[j] += v * v / float32(n)
 			}
-		}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
