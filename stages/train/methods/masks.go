@@ -2,7 +2,9 @@ package methods
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,19 +84,74 @@ func choose(cands []entry, score func(entry) float32, k int, rule string, rnd *r
 
 // Quantile returns the q-quantile of values with linear interpolation between order
 // statistics (NumPy's and PyTorch's default): with s sorted and h = (n−1)·q, it is
-// s[⌊h⌋] + (h − ⌊h⌋)·(s[⌊h⌋+1] − s[⌊h⌋]). values is sorted in place.
+// s[⌊h⌋] + (h − ⌊h⌋)·(s[⌊h⌋+1] − s[⌊h⌋]). values is reordered in place. The two order
+// statistics are found by selection, in linear time, rather than by sorting (the same
+// value: TestQuantileMatchesSorting); values with a NaN are sorted as before, since the
+// order statistics of such a slice depend on the sort.
 func Quantile(values []float32, q float64) float32 {
-	if len(values) == 0 {
+	n := len(values)
+	if n == 0 {
 		return float32(math.Inf(1))
 	}
-	sort.Slice(values, func(a, b int) bool { return values[a] < values[b] })
-	h := float64(len(values)-1) * q
+	h := float64(n-1) * q
 	lo := int(math.Floor(h))
-	if lo >= len(values)-1 {
-		return values[len(values)-1]
+	var a, b float32
+	if slices.ContainsFunc(values, func(v float32) bool { return v != v }) {
+		sort.Slice(values, func(i, j int) bool { return values[i] < values[j] })
+		if lo >= n-1 {
+			return values[n-1]
+		}
+		a, b = values[lo], values[lo+1]
+	} else {
+		if lo >= n-1 {
+			return slices.Max(values)
+		}
+		a = selectNth(values, lo)
+		b = slices.Min(values[lo+1:])
 	}
 	f := h - float64(lo)
-	return float32(float64(values[lo]) + f*(float64(values[lo+1])-float64(values[lo])))
+	return float32(float64(a) + f*(float64(b)-float64(a)))
+}
+
+// selectNth reorders values (no NaN) so that values[k] is the k-th smallest, everything
+// before it no larger and everything after it no smaller, and returns values[k]: a
+// quickselect with a three-way partition (scores repeat, zeros above all) around the
+// median of three, falling back to sorting a part that stops shrinking fast.
+func selectNth(values []float32, k int) float32 {
+	lo, hi := 0, len(values) // the k-th smallest lies in values[lo:hi]
+	for budget := 2 * bits.Len(uint(len(values))); hi-lo > 16; budget-- {
+		if budget == 0 {
+			slices.Sort(values[lo:hi])
+			return values[k]
+		}
+		x, y, z := values[lo], values[lo+(hi-lo)/2], values[hi-1]
+		pivot := max(min(x, y), min(max(x, y), z))
+		// values[lo:lt] < pivot, values[lt:i] == pivot, values[gt:hi] > pivot.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := values[i]; {
+			case v < pivot:
+				values[lt], values[i] = v, values[lt]
+				lt++
+				i++
+			case v > pivot:
+				gt--
+				values[gt], values[i] = v, values[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return pivot
+		}
+	}
+	slices.Sort(values[lo:hi])
+	return values[k]
 }
 
 // isClassifier reports whether a parameter belongs to the classifier (the last layer).
