@@ -60,26 +60,70 @@ type entry struct{ t, i int }
 
 // choose picks k of the candidate entries: the k largest scores (rule "largest"), the k
 // smallest ("least"), or k at random from rnd ("random"). Ties go to the lower position,
-// so the choice is deterministic.
+// so the choice is deterministic: the first k of the candidates stably sorted by score. The
+// largest and least are found by selecting the k-th score (not by sorting) and returned in
+// candidate order; cands may be reordered.
 func choose(cands []entry, score func(entry) float32, k int, rule string, rnd *rand.Rand) []entry {
 	if k <= 0 {
 		return nil
 	}
 	k = min(k, len(cands))
-	switch rule {
-	case "random":
+	if rule == "random" {
 		perm := rnd.Perm(len(cands))[:k]
 		out := make([]entry, k)
 		for i, j := range perm {
 			out[i] = cands[j]
 		}
 		return out
-	case "least":
-		sort.SliceStable(cands, func(a, b int) bool { return score(cands[a]) < score(cands[b]) })
-	default:
-		sort.SliceStable(cands, func(a, b int) bool { return score(cands[a]) > score(cands[b]) })
 	}
-	return cands[:k]
+	scores := make([]float32, len(cands))
+	for i, e := range cands {
+		scores[i] = score(e)
+	}
+	if slices.ContainsFunc(scores, func(v float32) bool { return v != v }) {
+		// NaN orders nothing: keep the stable sort's choice, whatever it makes of it.
+		less := func(a, b int) bool { return scores[a] > scores[b] }
+		if rule == "least" {
+			less = func(a, b int) bool { return scores[a] < scores[b] }
+		}
+		order := make([]int, len(cands))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return less(order[a], order[b]) })
+		out := make([]entry, k)
+		for i, j := range order[:k] {
+			out[i] = cands[j]
+		}
+		return out
+	}
+	// The k-th score in the rule's order; the chosen are those strictly beyond it, then as
+	// many of those equal to it as are missing, lowest position first.
+	var kth float32
+	beyond := func(v float32) bool { return v > kth }
+	if rule == "least" {
+		kth = selectNth(slices.Clone(scores), k-1)
+		beyond = func(v float32) bool { return v < kth }
+	} else {
+		kth = selectNth(slices.Clone(scores), len(scores)-k)
+	}
+	ties := k
+	for _, v := range scores {
+		if beyond(v) {
+			ties--
+		}
+	}
+	out := cands[:0]
+	for i, e := range cands {
+		switch v := scores[i]; {
+		case beyond(v):
+			out = append(out, e)
+		case v == kth && ties > 0:
+			out = append(out, e)
+			ties--
+		}
+	}
+	return out
 }
 
 // Quantile returns the q-quantile of values with linear interpolation between order

@@ -114,3 +114,59 @@ func BenchmarkQuantile(b *testing.B) {
 		Quantile(work, 0.99992)
 	}
 }
+
+// TestChooseMatchesStableSort: choose's largest and least are, as sets, the first k of the
+// candidates stably sorted by score (ties to the lower position), on scores with many ties
+// (zeros among them) and on distinct ones, for every k; with a NaN among the scores, the
+// stable sort's choice itself.
+func TestChooseMatchesStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ref := func(cands []entry, score func(entry) float32, k int, rule string) map[entry]bool {
+		c := slices.Clone(cands)
+		sort.SliceStable(c, func(a, b int) bool {
+			if rule == "least" {
+				return score(c[a]) < score(c[b])
+			}
+			return score(c[a]) > score(c[b])
+		})
+		set := map[entry]bool{}
+		for _, e := range c[:k] {
+			set[e] = true
+		}
+		return set
+	}
+	for _, n := range []int{1, 2, 7, 60, 300} {
+		for _, tied := range []bool{true, false} {
+			vals := make([]float32, n)
+			for i := range vals {
+				if tied {
+					vals[i] = float32(r.IntN(4)) * 0.25
+				} else {
+					vals[i] = r.Float32()
+				}
+			}
+			if n == 60 && tied {
+				vals[17] = float32(math.NaN())
+			}
+			score := func(e entry) float32 { return vals[e.i] }
+			for _, rule := range []string{"largest", "least"} {
+				for k := 1; k <= n; k++ {
+					cands := make([]entry, n)
+					for i := range cands {
+						cands[i] = entry{t: 0, i: i}
+					}
+					want := ref(cands, score, k, rule)
+					got := choose(cands, score, k, rule, nil)
+					if len(got) != k {
+						t.Fatalf("n %d, %s, k %d: %d chosen", n, rule, k, len(got))
+					}
+					for _, e := range got {
+						if !want[e] {
+							t.Fatalf("n %d (tied %v), %s, k %d: chose %v, not among the stable sort's first k", n, tied, rule, k, e)
+						}
+					}
+				}
+			}
+		}
+	}
+}
