@@ -250,17 +250,7 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev0", Doc: "test"})
 	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev3", Doc: "test", Revision: 3})
 	descOf := func(method string) []byte {
-		src := "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: " + method + "}]\n"
-		m, err := manifest.ParseManifest("k.yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-			return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := syntheticGraph(t, "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: "+method+"}]\n")
 		for _, n := range g.Nodes {
 			if n.Kind == manifest.KindTrain {
 				return n.desc
@@ -286,4 +276,21 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	if d := diffDescriptors(b0, b1); len(d) != 1 || !strings.Contains(d[0], "revision") {
 		t.Errorf("diff = %q, want one phrase naming the revision", d)
 	}
+}
+
+// syntheticGraph builds the graph of the manifest src on a synthetic dataset's description
+// (60 features, 10 classes, 100 samples) for the backend "cpu", failing t on an error.
+func syntheticGraph(t *testing.T, src string) *Graph {
+	t.Helper()
+	m, err := manifest.ParseManifest("m.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -42,18 +42,7 @@ func fakeStages(ran map[string]int) map[string]StageFunc {
 
 func partialGraph(t *testing.T) *Graph {
 	t.Helper()
-	src := "name: p\nseeds: [0]\ndataset: {name: synthetic}\nmodel: {arch: logreg}\nmethods: [{name: fedavg}]\n"
-	m, err := manifest.ParseManifest("p.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return syntheticGraph(t, "name: p\nseeds: [0]\ndataset: {name: synthetic}\nmodel: {arch: logreg}\nmethods: [{name: fedavg}]\n")
 }
 
 func openTestStore(t *testing.T) *artifacts.Store {

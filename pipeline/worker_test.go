@@ -34,17 +34,7 @@ func TestParseShard(t *testing.T) {
 // Train stages are dealt to shards round-robin in plan order; each evaluate stage follows
 // its train stage; partitions and the report belong to no shard.
 func TestShardOwnersFollowTrainStages(t *testing.T) {
-	src := "name: s\nseeds: [0, 1]\ndataset: {name: synthetic}\nmodel: {arch: logreg}\nmethods: [{name: fedavg}, {name: local}, {name: fedprox}]\n"
-	m, err := manifest.ParseManifest("s.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := syntheticGraph(t, "name: s\nseeds: [0, 1]\ndataset: {name: synthetic}\nmodel: {arch: logreg}\nmethods: [{name: fedavg}, {name: local}, {name: fedprox}]\n")
 	plan := make([]PlanEntry, len(g.Nodes))
 	for i, n := range g.Nodes {
 		plan[i] = PlanEntry{Node: n, State: StateRun}
