@@ -50,12 +50,6 @@ type alaFLBench struct {
 // ConcurrentClients is false: a worker's clients depend on each other (see Chains).
 func (a *alaFLBench) ConcurrentClients() bool { return false }
 
-// Chains implements train.ClientChains: the round's clients dispatched in order over the
-// workers (rayQueue), each worker's clients one chain.
-func (a *alaFLBench) Chains(round int, clients, sizes []int) [][]int {
-	return a.chains(round, clients, sizes)
-}
-
 // alaStarted names the flag, in a worker's list, that its start phase has ended.
 const alaStarted = "ala.started"
 

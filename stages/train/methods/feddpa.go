@@ -94,12 +94,6 @@ func (f *fedDPAFL) Init(st *train.State, clients int) {
 		Own: make([]tensor.List, workers*clients)}
 }
 
-// Chains implements train.ClientChains: each worker's clients, dispatched as FL-bench's
-// parallel mode does (rayQueue).
-func (f *fedDPAFL) Chains(round int, clients, sizes []int) [][]int {
-	return f.chains(round, clients, sizes)
-}
-
 // dpaMask returns FL-bench's FedDPA selection for a Fisher diagonal: per tensor, 1 where the
 // min-max normalized Fisher exceeds its q-quantile; BatchNorm running statistics are 1 (the
 // client's own); zero[t] reports a tensor whose Fisher is constant (FL-bench's NaN case:

@@ -71,7 +71,8 @@ func (q *rayQueue) drain() []int {
 
 // rayAssign says which ray worker serves each client of a round, for methods whose FL-bench
 // client object carries state from one client to the next (FedALA, FedDPA): a worker's
-// clients are a chain (train.ClientChains), and the workers' chains are independent.
+// clients are a chain, and the workers' chains are independent. A method embedding it
+// implements train.ClientChains through its Chains.
 type rayAssign struct {
 	workers int
 	// assign maps each client of round assignRound to its worker (chains).
@@ -83,9 +84,10 @@ type rayAssign struct {
 	queueRound int
 }
 
-// chains dispatches a round's clients (in order, sizes their training-set sizes) over the
-// workers and returns each worker's clients, as positions into clients, one chain each.
-func (a *rayAssign) chains(round int, clients, sizes []int) [][]int {
+// Chains implements train.ClientChains: it dispatches a round's clients (in order, sizes
+// their training-set sizes) over the workers as FL-bench's parallel mode does (rayQueue)
+// and returns each worker's clients, as positions into clients, one chain each.
+func (a *rayAssign) Chains(round int, clients, sizes []int) [][]int {
 	q := newRayQueue(a.workers)
 	byWorker := make([][]int, max(1, a.workers))
 	a.assign, a.assignRound = make(map[int]int, len(clients)), round

@@ -80,7 +80,7 @@ func choose(cands []entry, score func(entry) float32, k int, rule string, rnd *r
 	for i, e := range cands {
 		scores[i] = score(e)
 	}
-	if slices.ContainsFunc(scores, func(v float32) bool { return v != v }) {
+	if hasNaN(scores) {
 		// NaN orders nothing: keep the stable sort's choice, whatever it makes of it.
 		less := func(a, b int) bool { return scores[a] > scores[b] }
 		if rule == "least" {
@@ -140,7 +140,7 @@ func Quantile(values []float32, q float64) float32 {
 	h := float64(n-1) * q
 	lo := int(math.Floor(h))
 	var a, b float32
-	if slices.ContainsFunc(values, func(v float32) bool { return v != v }) {
+	if hasNaN(values) {
 		sort.Slice(values, func(i, j int) bool { return values[i] < values[j] })
 		if lo >= n-1 {
 			return values[n-1]
@@ -155,6 +155,11 @@ func Quantile(values []float32, q float64) float32 {
 	}
 	f := h - float64(lo)
 	return float32(float64(a) + f*(float64(b)-float64(a)))
+}
+
+// hasNaN reports whether values hold a NaN, which orders against nothing.
+func hasNaN(values []float32) bool {
+	return slices.ContainsFunc(values, func(v float32) bool { return v != v })
 }
 
 // selectNth reorders values (no NaN) so that values[k] is the k-th smallest, everything
