@@ -35,8 +35,8 @@ type Local struct {
 	parent *Local
 }
 
-// WithFrozenBN returns a Local whose passes (Train, TrainProx, Gradient, Fisher and
-// FullGradientSquared) run BatchNorm as in evaluation: the running statistics normalize
+// WithFrozenBN returns a Local whose passes (Train, TrainProx, Gradient, Fisher,
+// FullGradientSquared, and the model WithModel hands out) run BatchNorm as in evaluation: the running statistics normalize
 // and stay unchanged (model.Model.FrozenBN). The receiver is unchanged; work the copy does
 // is counted on l. Such passes run on their own, never in lockstep. Without BatchNorm it
 // computes exactly as l.
@@ -72,9 +72,16 @@ func (l *Local) Model() *model.Model { return l.model }
 // WithModel runs fn with the client's compiled model to itself: in lockstep training
 // (Config.Lockstep) a round's clients share one model and take turns on it; otherwise the
 // model is this client's own. A method whose clients train concurrently calls the model
-// directly only through it.
+// directly only through it. On a WithFrozenBN Local, fn gets the model's frozen-BatchNorm
+// sibling (model.Model.FrozenBN), so its training passes normalize as in evaluation.
 func (l *Local) WithModel(fn func(m *model.Model) error) error {
-	return l.group.exclusive(func() error { return fn(l.model) })
+	return l.group.exclusive(func() error {
+		m, err := l.passModel()
+		if err != nil {
+			return err
+		}
+		return fn(m)
+	})
 }
 
 // Optimizer is the run's SGD settings.

@@ -24,7 +24,12 @@ import (
 //     layers, θ being the worker's model (:96-126); one pass, or, while start_phase holds,
 //     passes until the standard deviation of the last num_pre_loss passes' final batch
 //     losses is below threshold (:128-140; max_init_epochs caps it, the code has no cap);
-//     start_phase then ends for the worker (:142);
+//     start_phase then ends for the worker (:142). The gradients are taken with BatchNorm
+//     as in evaluation: θ̂ is a copy of the worker's model (:77), which the worker's last
+//     evaluate() left in eval mode (src/client/fedavg.py:240; fit() sets train mode only
+//     for local training, :206), and only a worker's first job, which learns nothing,
+//     starts in train mode. That matters for Table 7's ResNet-18 (cnn4 has no BatchNorm);
+//     fedala revision 1 made it so;
 //  4. the worker's model takes θ̂ on the top layers (:145-146).
 //
 // Training (src/client/fedavg.py:155-159) then trains that model for the local epochs and
@@ -162,6 +167,7 @@ func (a *alaFLBench) serve(l *train.Local, st *train.State, w int, stream string
 		return out
 	}
 	theta := blend()
+	frozen := l.WithFrozenBN()
 	n := len(l.TrainY())
 	m := int(float64(n) * a.randPercent / 100)
 	if a.eta > 0 && m > 0 && !sameValues(global, model) {
@@ -172,7 +178,7 @@ func (a *alaFLBench) serve(l *train.Local, st *train.State, w int, stream string
 			var last float32
 			for start := 0; start < m; start += l.BatchSize() {
 				bx, by := gatherBatch(l, idx[start:min(start+l.BatchSize(), m)], size)
-				g, loss, err := crossEntropyGradient(l, theta, bx, by)
+				g, loss, err := crossEntropyGradient(frozen, theta, bx, by)
 				if err != nil {
 					return nil, err
 				}
