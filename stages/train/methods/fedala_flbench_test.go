@@ -18,12 +18,7 @@ import (
 // evaluation mode, as FL-bench's copy of a model its evaluate() left in eval mode does
 // (alaFLBench); the training-mode gradient would give another θ̂.
 func TestFedALAFLBenchLearnsWInEvaluationMode(t *testing.T) {
-	spec := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
-	m, err := model.NewModel("", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	spec, m := tinyResNet(t)
 	perturb := func(p tensor.List, phase float64) tensor.List {
 		for _, q := range p {
 			for i := range q.Data {

@@ -131,12 +131,7 @@ func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
 // statistics normalizing (train.Local.WithFrozenBN), not the training-mode one, which
 // selects differently here.
 func TestFedDPAFLBenchFisherInEvaluationMode(t *testing.T) {
-	spec := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
-	m, err := model.NewModel("", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	spec, m := tinyResNet(t)
 	init := spec.Init(11)
 	held := init.Clone()
 	for _, p := range held {

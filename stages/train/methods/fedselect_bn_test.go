@@ -18,12 +18,7 @@ import (
 // Local. Variant paper (bn_train auto → always) and bn_train always on the
 // official variant move the statistics in round 2 too.
 func TestFedSelectOfficialFreezesBatchNorm(t *testing.T) {
-	spec := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
-	m, err := model.NewModel("", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	spec, m := tinyResNet(t)
 	start := spec.Init(9)
 	const n = 8
 	x := make([]float32, n*6*6*3)

@@ -123,3 +123,16 @@ func gomlxSGD(cfg train.Config) model.SGD {
 }
 
 func rngForTest() *rand.Rand { return rng.New(1, 1, 1, "test") }
+
+// tinyResNet compiles a ResNet-18 of width 2 on 6×6×3 inputs and 3 classes (BatchNorm
+// everywhere, so training and evaluation modes differ), closed when the test ends.
+func tinyResNet(t *testing.T) (model.ModelSpec, *model.Model) {
+	t.Helper()
+	spec := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
+	m, err := model.NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return spec, m
+}
