@@ -191,6 +191,12 @@ type ModelSpec struct {
 	InputChannels int `yaml:"input_channels" check:"oneof=0|3"`
 }
 
+// HasBatchNorm reports whether the architecture has BatchNorm layers (the ResNet-18s),
+// whose training and evaluation modes differ.
+func (m ModelSpec) HasBatchNorm() bool {
+	return m.Arch == "resnet18" || m.Arch == "resnet18_imagenet"
+}
+
 // TrainSpec holds the federated loop's settings. A method's `train:` block overrides any
 // of them for that method.
 type TrainSpec struct {

@@ -30,6 +30,11 @@ type MethodDef struct {
 	// code version in pipeline/keys.go stales every method's). 0, the start, is not part
 	// of the key, so adding the field changed no existing key.
 	Revision int
+	// BNRevision versions the method's code on models with BatchNorm alone
+	// (ModelSpec.HasBatchNorm): bump it when a change alters the method's outputs only
+	// where the model has BatchNorm, so that its results on other models stay current. It
+	// enters the key of such a run's train stage only, and only above 0.
+	BNRevision int
 	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
 	// Every exported field is a parameter, described by its tags:
 	//

@@ -150,10 +150,13 @@ type trainParams struct {
 	Train  map[string]any `json:"train"`
 	Method string         `json:"method"`
 	// Revision is the method's own code version (manifest.MethodDef.Revision; 0 unkeyed).
-	Revision int                `json:"revision,omitempty"`
-	Params   map[string]float64 `json:"params"`
-	Options  map[string]string  `json:"options,omitempty"`
-	Seed     int64              `json:"seed"`
+	Revision int `json:"revision,omitempty"`
+	// BNRevision is the method's code version on models with BatchNorm
+	// (manifest.MethodDef.BNRevision), keyed for such models only and only above 0.
+	BNRevision int                `json:"bn_revision,omitempty"`
+	Params     map[string]float64 `json:"params"`
+	Options    map[string]string  `json:"options,omitempty"`
+	Seed       int64              `json:"seed"`
 }
 
 type evaluateParams struct {
@@ -273,4 +276,14 @@ var NotKeyed = map[string]string{
 func methodRevision(name string) int {
 	d, _ := manifest.LookupMethod(name)
 	return d.Revision
+}
+
+// methodBNRevision is the run's method's code version on models with BatchNorm, for a run
+// whose model has BatchNorm (0 otherwise, and for an unknown name).
+func methodBNRevision(r *manifest.Run) int {
+	if !r.Model.HasBatchNorm() {
+		return 0
+	}
+	d, _ := manifest.LookupMethod(r.Method)
+	return d.BNRevision
 }

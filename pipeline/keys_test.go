@@ -278,6 +278,37 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	}
 }
 
+// TestMethodBNRevisionKeyedForBatchNormModelsOnly: a method's BatchNorm revision enters
+// the train key of a run on a ResNet-18 and no other, so its results on cnn4 stay current.
+func TestMethodBNRevisionKeyedForBatchNormModelsOnly(t *testing.T) {
+	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-bnrev2", Doc: "test", BNRevision: 2})
+	descOf := func(arch string) string {
+		m, err := manifest.ParseManifest("m.yaml", []byte("name: k\ndataset: {name: fmnist}\nmodel: {arch: "+arch+"}\nmethods: [{name: pipeline-test-bnrev2}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+			return &manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 100}, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range g.Nodes {
+			if n.Kind == manifest.KindTrain {
+				return string(n.desc)
+			}
+		}
+		t.Fatal("no train stage")
+		return ""
+	}
+	if d := descOf("cnn4"); strings.Contains(d, "bn_revision") {
+		t.Errorf("cnn4 keys the BatchNorm revision: %s", d)
+	}
+	if d := descOf("resnet18"); !strings.Contains(d, `"bn_revision":2`) || strings.Contains(d, `"revision"`) {
+		t.Errorf("resnet18: want the BatchNorm revision 2 keyed alone: %s", d)
+	}
+}
+
 // syntheticGraph builds the graph of the manifest src on a synthetic dataset's description
 // (60 features, 10 classes, 100 samples) for the backend "cpu", failing t on an error.
 func syntheticGraph(t *testing.T, src string) *Graph {

@@ -40,14 +40,18 @@ type versionInfo struct {
 	// MethodRevisions are the methods' own code versions, for those above 0
 	// (manifest.MethodDef.Revision; part of their train stages' keys).
 	MethodRevisions map[string]int `json:"method_revisions"`
+	// MethodBNRevisions are the methods' code versions on models with BatchNorm, for those
+	// above 0 (manifest.MethodDef.BNRevision; part of such runs' train stage keys).
+	MethodBNRevisions map[string]int `json:"method_bn_revisions"`
 }
 
-// methodRevisions lists the registered methods whose revision is above 0.
-func methodRevisions() map[string]int {
+// methodRevisions lists the registered methods whose revision (of picks, e.g.
+// MethodDef.BNRevision) is above 0.
+func methodRevisions(of func(manifest.MethodDef) int) map[string]int {
 	out := map[string]int{}
 	for _, name := range manifest.MethodNames() {
-		if d, _ := manifest.LookupMethod(name); d.Revision > 0 {
-			out[name] = d.Revision
+		if d, _ := manifest.LookupMethod(name); of(d) > 0 {
+			out[name] = of(d)
 		}
 	}
 	return out
@@ -71,7 +75,8 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
-		MethodRevisions: methodRevisions()}
+		MethodRevisions:   methodRevisions(func(d manifest.MethodDef) int { return d.Revision }),
+		MethodBNRevisions: methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision })}
 	v.Commit, v.Modified, v.Time = buildStamp()
 	if *asJSON {
 		return writeJSON(stdout, v)
@@ -85,6 +90,7 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "fedpipe %s\ncommit:     %s\ngo:         %s %s\nbackend:    %s\nkey scheme: %s\n", v.Version, commit, v.GoVersion, v.Platform, v.Backend, v.KeyScheme)
 	printVersions(stdout, "stage code:", v.CodeVersions)
 	printVersions(stdout, "methods:   ", v.MethodRevisions)
+	printVersions(stdout, "methods on BatchNorm models:", v.MethodBNRevisions)
 	return exitOK
 }
 

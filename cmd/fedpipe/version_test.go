@@ -10,7 +10,8 @@ import (
 )
 
 // `fedpipe version` names what keys are computed with: the stage code versions and every
-// method revised since its start (manifest.MethodDef.Revision), in text and in JSON.
+// method revised since its start (manifest.MethodDef.Revision, and BNRevision for models
+// with BatchNorm), in text and in JSON.
 func TestVersionNamesCodeVersionsAndMethodRevisions(t *testing.T) {
 	code, stdout, _ := fedpipe(t, "version", "--json")
 	var v versionInfo
@@ -21,14 +22,17 @@ func TestVersionNamesCodeVersionsAndMethodRevisions(t *testing.T) {
 		t.Errorf("code versions %v", v.CodeVersions)
 	}
 	d, _ := manifest.LookupMethod("feddpa")
-	if d.Revision == 0 || v.MethodRevisions["feddpa"] != d.Revision {
-		t.Errorf("method revisions %v, want feddpa=%d", v.MethodRevisions, d.Revision)
+	if d.BNRevision == 0 || v.MethodBNRevisions["feddpa"] != d.BNRevision {
+		t.Errorf("BatchNorm revisions %v, want feddpa=%d", v.MethodBNRevisions, d.BNRevision)
 	}
-	if _, ok := v.MethodRevisions["fedavg"]; ok {
+	if _, ok := v.MethodRevisions["feddpa"]; ok {
+		t.Error("feddpa's BatchNorm revision is listed as a revision on every model")
+	}
+	if _, ok := v.MethodBNRevisions["fedavg"]; ok {
 		t.Error("an unrevised method is listed")
 	}
 	_, text, _ := fedpipe(t, "version")
-	if !strings.Contains(text, "\nmethods:") || !strings.Contains(text, " feddpa=") {
+	if !strings.Contains(text, "\nmethods:") || !strings.Contains(text, "\nmethods on BatchNorm models:") || !strings.Contains(text, " feddpa=") {
 		t.Errorf("text output lacks the methods' revisions:\n%s", text)
 	}
 }

@@ -21,7 +21,7 @@ func NewRunMethod(r *manifest.Run) (Method, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !hasBatchNorm(r.Model.Arch) {
+	if !r.Model.HasBatchNorm() {
 		return m, nil
 	}
 	keep := bnKeep{Method: m, stats: r.Model.BNStats != "averaged", affine: r.Model.BNParams == "personal"}
@@ -37,11 +37,7 @@ func PersonalModels(r *manifest.Run) bool {
 	if def, _ := manifest.LookupMethod(r.Method); def.Personal {
 		return true
 	}
-	return hasBatchNorm(r.Model.Arch) && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")
-}
-
-func hasBatchNorm(arch string) bool {
-	return arch == model.ArchResNet18 || arch == model.ArchResNet18ImageNet
+	return r.Model.HasBatchNorm() && (r.Model.BNStats != "averaged" || r.Model.BNParams == "personal")
 }
 
 // bnKeep wraps a method: the server aggregates as the method says, but every client that

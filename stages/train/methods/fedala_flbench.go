@@ -29,7 +29,7 @@ import (
 //     evaluate() left in eval mode (src/client/fedavg.py:240; fit() sets train mode only
 //     for local training, :206), and only a worker's first job, which learns nothing,
 //     starts in train mode. That matters for Table 7's ResNet-18 (cnn4 has no BatchNorm);
-//     fedala revision 1 made it so;
+//     fedala BNRevision 1 made it so;
 //  4. the worker's model takes θ̂ on the top layers (:145-146).
 //
 // Training (src/client/fedavg.py:155-159) then trains that model for the local epochs and

@@ -18,8 +18,8 @@ type FedDPAParams struct {
 }
 
 func init() {
-	// Revision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
-	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true, Revision: 1,
+	// BNRevision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
+	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true, BNRevision: 1,
 		Doc: "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
 }

@@ -14,7 +14,9 @@ type LGFedAvgParams struct {
 // LG-FedAvg is split with a personal body and a global head, trained jointly; under
 // flbench the split is by layer count instead, the other way round.
 func init() {
-	train.Register(manifest.MethodDef{Name: "lgfedavg", Personal: true,
+	// BNRevision 1: impl flbench keeps a personal BatchNorm layer's running statistics
+	// personal (layerMask).
+	train.Register(manifest.MethodDef{Name: "lgfedavg", Personal: true, BNRevision: 1,
 		Doc: "LG-FedAvg (Liang et al.): personal body, global head (classifier.*), trained jointly; impl flbench: FL-bench's split, the first num_global_layers layers global and the rest personal."},
 		func(p *LGFedAvgParams) train.Method {
 			if p.Impl == "flbench" {

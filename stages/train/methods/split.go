@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -69,16 +68,14 @@ func layerOf(name string) string {
 // layerMask is FL-bench's LG-FedAvg split (src/client/lgfedavg.py:10-21): the model's
 // conv, BatchNorm and linear layers in model order (here the canonical order of like, one
 // layer per name prefix with its weight and bias); the first global of them are shared,
-// the parameters of every later one (the classifier included) personal. BatchNorm running
-// statistics are not parameters: FL-bench never names them personal (its loop at :19-21
-// reads named_parameters), so they stay 0 here and the run's model.bn_stats decides.
+// the parameters of every later one (the classifier included) personal. A BatchNorm
+// layer's running statistics go with it: under `buffers: global`, which every FedOBP log
+// names, FL-bench turns them into parameters (src/utils/models.py:47-57), so its loop at
+// :19-21 names a personal layer's statistics personal too.
 func layerMask(like tensor.List, global int) tensor.List {
 	m := train.ZeroMask(like)
 	var layers []string
 	for _, t := range m {
-		if model.IsRunningStat(t.Name) {
-			continue
-		}
 		l := layerOf(t.Name)
 		if !slices.Contains(layers, l) {
 			layers = append(layers, l)

@@ -66,6 +66,33 @@ func TestLGFedAvgFLBenchLayers(t *testing.T) {
 	}
 }
 
+// TestLGFedAvgFLBenchBatchNormLayers: on the ResNet-18 the layers start conv1 (no bias),
+// bn1, layer1.0.conv1, ...; a BatchNorm layer's running statistics go with its layer, as
+// FL-bench's `buffers: global` makes them parameters: with num_global_layers 2, conv1 and
+// all four bn1 tensors are global, and every later layer's statistics are personal.
+func TestLGFedAvgFLBenchBatchNormLayers(t *testing.T) {
+	like := model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}.Init(1)
+	m := buildMethod(t, "lgfedavg", map[string]float64{"num_global_layers": 2}, map[string]string{"impl": "flbench"})
+	mask := m.(*split).mask(like)
+	var global []string
+	for _, tt := range mask {
+		ones, total := count(tensor.List{tt})
+		switch {
+		case ones == 0:
+			global = append(global, tt.Name)
+		case ones != total:
+			t.Errorf("%s is partly personal", tt.Name)
+		}
+	}
+	want := []string{"conv1.weight", "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var"}
+	if !reflect.DeepEqual(global, want) {
+		t.Errorf("global tensors %v, want %v", global, want)
+	}
+	if i := mask.Find("layer1.0.bn1.running_var"); i < 0 || mask[i].Data[0] != 1 {
+		t.Error("layer1.0.bn1's running variance is not personal")
+	}
+}
+
 // TestSplitFLBenchAveragesEverything: under flbench the server averages every parameter by
 // training-set size, personal ones included, and a client without a copy of its own is
 // the average whole. Clients 0 (1 sample, all ones) and 1 (3 samples, all fives) upload;
