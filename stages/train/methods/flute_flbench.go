@@ -2,6 +2,7 @@ package methods
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -36,7 +37,10 @@ import (
 // mode (the logged runs: 2 ray workers) a client can receive another client's stepped head:
 // fedpipe pairs them as rayQueue's completion order says (workers; 1: serial, no mix-up).
 // The body the clients upload is the global one unchanged, so the global body stays the
-// initial model's for the whole run.
+// initial model's for the whole run, but for its BatchNorm running statistics: the
+// body's forward passes run in train mode (:25), so they move with every batch, and
+// `buffers: global` makes them parameters that the server averages (flute BatchNorm
+// revision 1; cnn4 has none).
 type fluteFLBench struct {
 	lambda1, lambda2, lr float64
 	workers              int
@@ -63,14 +67,18 @@ func (f fluteFLBench) train(l *train.Local, st *train.State, c int) (train.Uploa
 		if len(y) <= 1 {
 			return nil
 		}
-		var g tensor.List
+		var g, stats tensor.List
 		err := l.WithModel(func(m *model.Model) (err error) {
 			g, err = m.Gradient(theta, x, y)
+			stats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
 			return err
 		})
 		if err != nil {
 			return err
 		}
+		// The body's forward pass runs in train mode, so its BatchNorm running statistics
+		// move with every batch although nothing trains it (:25, :33).
+		setStats(theta, stats)
 		w := toFloat64(theta[wi].Data)
 		_, reg := fluteNC(w, d, classes, labels.Data)
 		gw := g[g.Find("classifier.weight")].Data
