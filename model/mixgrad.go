@@ -14,8 +14,8 @@ import (
 // scale·f(θ; x) + offset, offset held fixed (FL-bench's APFL trains its personal model on
 // α·v(x) + (1−α)·w(x).detach(), src/client/apfl.py:59-63 of the FedOBP fork): inputs =
 // params (n), x, labels, offset [B, classes], scale [1]; outputs = the n gradients (zeros
-// for running statistics). Training mode, as Gradient; the running statistics' new values
-// are not returned.
+// for running statistics), then the running statistics' new values (BatchStats). Training
+// mode, as Gradient.
 func mixedGradGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
 	params, x, labels, offset := inputs[:n], inputs[n], inputs[n+1], inputs[n+2]
@@ -24,7 +24,7 @@ func mixedGradGraph(net network, inputs []*Node) []*Node {
 		_, dMixed, _ := crossEntropy(Add(Mul(logits, scale), offset), labels)
 		return Mul(dMixed, scale)
 	}
-	var grads []*Node
+	var grads, state []*Node
 	switch t := net.(type) {
 	case seqNet:
 		logits, caches := forward(t, params, x)
@@ -40,16 +40,18 @@ func mixedGradGraph(net network, inputs []*Node) []*Node {
 				grads[i] = p.g
 			}
 		}
+		state = f.state
 	default:
 		panic(fmt.Sprintf("gomlx: no mixed gradient for %T", net))
 	}
-	return zeroMissing(grads, params)
+	return append(zeroMissing(grads, params), presentState(state)...)
 }
 
 // MixedGradient returns the gradient with respect to params of the mean cross-entropy of
 // the logits scale·f(params; x) + offset on the batch (x, y), where offset holds one row
 // of NumClasses values per sample, row-major, and is a constant. With scale 1 and a zero
-// offset it is Gradient's.
+// offset it is Gradient's. Like Gradient, it keeps the running statistics the batch's
+// training-mode forward pass computes for BatchStats.
 func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale float32, offset []float32) (tensor.List, error) {
 	if m.train == nil {
 		return nil, errors.New("model is closed")
@@ -101,5 +103,79 @@ func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale 
 		}
 		grads[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
 	}
+	if err := m.keepBatchStats(outs[len(grads):]); err != nil {
+		return nil, err
+	}
 	return grads, nil
+}
+
+// trainLogitsGraph builds the training-mode forward pass: inputs = params (n), x; outputs
+// = the logits [B, classes], then the running statistics' new values (BatchStats).
+func trainLogitsGraph(net network, inputs []*Node) []*Node {
+	n := net.numParams()
+	params, x := inputs[:n], inputs[n]
+	switch t := net.(type) {
+	case seqNet:
+		logits, _ := forward(t, params, x)
+		return []*Node{logits}
+	case tapeNetwork:
+		f, fv := t.net.run(params, x, t.inputShape, true)
+		return append([]*Node{f.head(fv).n}, presentState(f.state)...)
+	default:
+		panic(fmt.Sprintf("gomlx: no training-mode logits for %T", net))
+	}
+}
+
+// TrainLogits returns the logits of the batch y labels (row-major [len(y), NumClasses])
+// under params in training mode: BatchNorm normalizes with the batch's statistics, whose
+// momentum update it keeps for BatchStats, as a PyTorch model in train() mode does on a
+// forward pass (FL-bench's APFL mixes such logits of its global model, src/client/apfl.py:
+// 60-61 of the FedOBP fork). The labels are only checked. Without BatchNorm it is the
+// forward pass Logits computes.
+func (m *Model) TrainLogits(params tensor.List, x []float32, y []int32) ([]float32, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	if m.aux == nil {
+		m.aux = map[string]*Exec{}
+	}
+	if m.aux["trainlogits"] == nil {
+		net := m.net
+		e, err := NewExec(m.backend, func(inputs []*Node) []*Node {
+			m.compiles["trainlogits"]++
+			return trainLogitsGraph(net, inputs)
+		})
+		if err != nil {
+			return nil, err
+		}
+		e.SetMaxCache(-1).WithName("fedpipe-trainlogits-" + m.spec.Arch)
+		m.aux["trainlogits"] = e
+	}
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	xt, yt, err := m.batchTensors(x, y, len(y))
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(xt, yt)
+	args := make([]any, 0, len(ps)+1)
+	for _, p := range ps {
+		args = append(args, p)
+	}
+	outs, err := m.aux["trainlogits"].Exec(append(args, xt)...)
+	if err != nil {
+		return nil, fmt.Errorf("training-mode forward pass: %w", err)
+	}
+	defer finalize(outs...)
+	logits, err := tensors.CopyFlatData[float32](outs[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := m.keepBatchStats(outs[1:]); err != nil {
+		return nil, err
+	}
+	return logits, nil
 }

@@ -16,7 +16,8 @@ type APFLParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "apfl", Personal: true,
+	// BNRevision 1: impl flbench runs its forward passes in train mode (apflFLBench).
+	train.Register(manifest.MethodDef{Name: "apfl", Personal: true, BNRevision: 1,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
 		func(p *APFLParams) train.Method {
 			if p.Impl == "flbench" {

@@ -3,6 +3,7 @@ package methods
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/model"
@@ -23,7 +24,10 @@ import (
 //	in the first local epoch only (:66), when alpha adapts:
 //	α ← clip(α − lr·(Σ (v − w)·(α·g_v + (1−α)·g_w) + 0.02·α), 0, 1)   (:73-88)
 //
-// where step(θ, g) is PyTorch's SGD: buf ← μ·buf + g + λ·θ; θ ← θ − lr·buf. The server
+// where step(θ, g) is PyTorch's SGD: buf ← μ·buf + g + λ·θ; θ ← θ − lr·buf. On a model
+// with BatchNorm every forward pass above runs in train mode: w(x) and v(x) normalize with
+// the batch's statistics and move the running statistics, w's twice per batch (:55, :61)
+// and v's once (:60) (apfl BatchNorm revision 1; cnn4 has none). The server
 // averages the uploaded w by training-set size (src/server/apfl.py:44-52). A client is
 // scored on the mixed outputs α·v(x) + (1−α)·w(x) with w the global model (:90-109);
 // fine-tuning (the run's finetune_epochs) trains w alone, as FedAvgClient.finetune does
@@ -44,8 +48,13 @@ func (a *apflFLBench) Init(st *train.State, clients int) {
 }
 
 // sgd is one PyTorch SGD step of θ with gradient g and momentum buffer buf (both updated).
+// BatchNorm running statistics are not trained (FL-bench's `buffers: global` makes them
+// parameters without gradients, which SGD skips).
 func sgd(opt model.SGD, theta, buf, g tensor.List) {
 	for t := range theta {
+		if model.IsRunningStat(theta[t].Name) {
+			continue
+		}
 		th, b, gt := theta[t].Data, buf[buf.Find(theta[t].Name)].Data, g[g.Find(theta[t].Name)].Data
 		for i := range th {
 			b[i] = opt.Momentum*b[i] + gt[i] + opt.WeightDecay*th[i]
@@ -75,16 +84,25 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 	bufW, bufV := train.ZeroMask(w), train.ZeroMask(v)
 	opt := l.Optimizer()
 	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
-		var gw, gv tensor.List
+		var gw, gv, statsW, statsV tensor.List
 		// The model in turns (shared in lockstep training): w's step, then v's mixed
 		// gradient at the new w.
 		err := l.WithModel(func(m *model.Model) (err error) {
 			if gw, err = m.Gradient(w, x, y); err != nil {
 				return err
 			}
+			statsW = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
 			sgd(opt, w, bufW, gw)
-			logits, err := m.Logits(w, x, len(y))
-			if err != nil {
+			var logits []float32
+			if m.HasBatchNorm() {
+				// w's second forward pass (:61) runs in train mode too: batch statistics,
+				// and its running statistics move again from where the first left them.
+				setStats(w, statsW)
+				if logits, err = m.TrainLogits(w, x, y); err != nil {
+					return err
+				}
+				statsW = slices.Clone(m.BatchStats())
+			} else if logits, err = m.Logits(w, x, len(y)); err != nil {
 				return err
 			}
 			offset := make([]float32, len(logits))
@@ -94,14 +112,19 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 			if len(offset) != len(y)*m.Spec().NumClasses {
 				return errors.New("APFL: logits of the wrong size")
 			}
-			gv, err = m.MixedGradient(v, x, y, alpha, offset)
-			return err
+			if gv, err = m.MixedGradient(v, x, y, alpha, offset); err != nil {
+				return err
+			}
+			statsV = slices.Clone(m.BatchStats())
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 		sgd(opt, w, bufW, gw)
 		sgd(opt, v, bufV, gv)
+		setStats(w, statsW)
+		setStats(v, statsV)
 		l.Count(int64(len(y)), w) // w's gradient; the mixed gradient of v counts once more
 		l.Count(int64(len(y)), nil)
 		if a.adaptive && e == 0 {

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -128,5 +129,118 @@ func TestAPFLFLBenchRun(t *testing.T) {
 	}
 	if _, ok := buildMethod(t, "apfl", nil, nil).(apfl); !ok {
 		t.Error("apfl's default is not the paper variant")
+	}
+}
+
+// TestAPFLFLBenchBatchNormTrainMode: on a ResNet-18, one batch of one epoch. FL-bench runs
+// every forward pass in train mode (src/client/apfl.py:55,60-61): w's running statistics
+// move twice, first on w0, then on the stepped w1 (whose train-mode logits, with batch
+// statistics, make v's offset), and v's once; trainable tensors are stepped as
+// TestAPFLFLBenchDoubleStep says, v by lr times its mixed gradient.
+func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
+	spec, m := tinyResNet(t)
+	const n = 6
+	x := make([]float32, n*6*6*3)
+	for i := range x {
+		x[i] = float32(math.Cos(0.29*float64(i))) + 0.2
+	}
+	opt := model.SGD{LR: 0.05, Momentum: 0.7}
+	cfg := train.LocalConfig{Model: m, Optimizer: opt, TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2},
+		Epochs: 1, BatchSize: 8, Seed: 3, Round: 1, Rounds: 1}
+	w0 := spec.Init(8)
+	meth := buildMethod(t, "apfl", nil, map[string]string{"impl": "flbench"})
+	st := &train.State{Global: w0.Clone()}
+	meth.Init(st, 1)
+	v0, alpha := st.Personal[0].Clone(), st.Method.(*apflState).Alpha[0]
+	u, err := meth.Train(train.NewLocal(cfg), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var xb []float32
+	var yb []int32
+	if err := train.NewLocal(cfg).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
+		xb, yb = bx, by
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	gw, err := m.Gradient(w0, xb, yb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1 := w0.Clone()
+	setStats(w1, m.BatchStats())
+	for i, p := range w1 {
+		if !model.IsRunningStat(p.Name) {
+			for j := range p.Data {
+				p.Data[j] -= opt.LR * gw[i].Data[j]
+			}
+		}
+	}
+	vAfter := func(logits []float32) tensor.List {
+		offset := make([]float32, len(logits))
+		for i, z := range logits {
+			offset[i] = (1 - alpha) * z
+		}
+		gv, err := m.MixedGradient(v0, xb, yb, alpha, offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := v0.Clone()
+		setStats(v, m.BatchStats())
+		for i, p := range v {
+			if !model.IsRunningStat(p.Name) {
+				for j := range p.Data {
+					p.Data[j] -= opt.LR * gv[i].Data[j]
+				}
+			}
+		}
+		return v
+	}
+	evalLogits, err := m.Logits(w1, xb, len(yb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vEval := vAfter(evalLogits)
+	trainLogits, err := m.TrainLogits(w1, xb, yb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats2 := slices.Clone(m.BatchStats())
+	vTrain := vAfter(trainLogits)
+
+	near := func(a, b []float32) bool {
+		for i := range a {
+			if math.Abs(float64(a[i]-b[i])) > 1e-5*(1+math.Abs(float64(b[i]))) {
+				return false
+			}
+		}
+		return true
+	}
+	offEval := false
+	for i, p := range u.Params {
+		if model.IsRunningStat(p.Name) {
+			if !slices.Equal(p.Data, stats2[stats2.Find(p.Name)].Data) {
+				t.Errorf("w's %s is not the second forward pass's update", p.Name)
+			}
+			continue
+		}
+		want := make([]float32, len(p.Data))
+		for j := range want {
+			want[j] = w0[i].Data[j] - opt.LR*(2+opt.Momentum)*gw[i].Data[j]
+		}
+		if !near(p.Data, want) {
+			t.Errorf("w's %s is not w0 − lr·(2 + μ)·g", p.Name)
+		}
+	}
+	for i, p := range u.Personal {
+		if !near(p.Data, vTrain[i].Data) {
+			t.Errorf("v's %s is not the step of the train-mode mixture", p.Name)
+		}
+		offEval = offEval || !near(p.Data, vEval[i].Data)
+	}
+	if !offEval {
+		t.Error("v is the same with evaluation-mode logits: the test cannot tell the modes apart")
 	}
 }
