@@ -59,54 +59,19 @@ func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale 
 	if len(offset) != len(y)*m.spec.NumClasses {
 		return nil, fmt.Errorf("mixed gradient: %d offsets for %d samples of %d classes", len(offset), len(y), m.spec.NumClasses)
 	}
-	if m.aux == nil {
-		m.aux = map[string]*Exec{}
-	}
-	if m.aux["mixgrad"] == nil {
-		net := m.net
-		e, err := NewExec(m.backend, func(inputs []*Node) []*Node {
-			m.compiles["mixgrad"]++
-			return mixedGradGraph(net, inputs)
-		})
-		if err != nil {
-			return nil, err
-		}
-		e.SetMaxCache(-1).WithName("fedpipe-mixgrad-" + m.spec.Arch)
-		m.aux["mixgrad"] = e
-	}
-	ps, err := m.toTensors(params)
-	if err != nil {
-		return nil, err
-	}
-	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y, len(y))
+	e, err := m.auxExec("mixgrad", mixedGradGraph)
 	if err != nil {
 		return nil, err
 	}
 	ot := tensors.FromFlatDataAndDimensions(offset, len(y), m.spec.NumClasses)
 	st := tensors.FromFlatDataAndDimensions([]float32{scale}, 1)
-	defer finalize(xt, yt, ot, st)
-	args := make([]any, 0, len(ps)+4)
-	for _, p := range ps {
-		args = append(args, p)
-	}
-	outs, err := m.aux["mixgrad"].Exec(append(args, xt, yt, ot, st)...)
+	defer finalize(ot, st)
+	outs, err := m.execBatch(e, params, x, y, true, ot, st)
 	if err != nil {
 		return nil, fmt.Errorf("mixed gradient: %w", err)
 	}
 	defer finalize(outs...)
-	grads := make(tensor.List, len(m.names))
-	for i := range grads {
-		data, err := tensors.CopyFlatData[float32](outs[i])
-		if err != nil {
-			return nil, err
-		}
-		grads[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
-	}
-	if err := m.keepBatchStats(outs[len(grads):]); err != nil {
-		return nil, err
-	}
-	return grads, nil
+	return m.gradientOutputs(outs)
 }
 
 // trainLogitsGraph builds the training-mode forward pass: inputs = params (n), x; outputs
@@ -136,36 +101,11 @@ func (m *Model) TrainLogits(params tensor.List, x []float32, y []int32) ([]float
 	if m.train == nil {
 		return nil, errors.New("model is closed")
 	}
-	if m.aux == nil {
-		m.aux = map[string]*Exec{}
-	}
-	if m.aux["trainlogits"] == nil {
-		net := m.net
-		e, err := NewExec(m.backend, func(inputs []*Node) []*Node {
-			m.compiles["trainlogits"]++
-			return trainLogitsGraph(net, inputs)
-		})
-		if err != nil {
-			return nil, err
-		}
-		e.SetMaxCache(-1).WithName("fedpipe-trainlogits-" + m.spec.Arch)
-		m.aux["trainlogits"] = e
-	}
-	ps, err := m.toTensors(params)
+	e, err := m.auxExec("trainlogits", trainLogitsGraph)
 	if err != nil {
 		return nil, err
 	}
-	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y, len(y))
-	if err != nil {
-		return nil, err
-	}
-	defer finalize(xt, yt)
-	args := make([]any, 0, len(ps)+1)
-	for _, p := range ps {
-		args = append(args, p)
-	}
-	outs, err := m.aux["trainlogits"].Exec(append(args, xt)...)
+	outs, err := m.execBatch(e, params, x, y, false)
 	if err != nil {
 		return nil, fmt.Errorf("training-mode forward pass: %w", err)
 	}
@@ -178,4 +118,63 @@ func (m *Model) TrainLogits(params tensor.List, x []float32, y []int32) ([]float
 		return nil, err
 	}
 	return logits, nil
+}
+
+// auxExec returns the auxiliary graph called name, built by build on first use.
+func (m *Model) auxExec(name string, build func(network, []*Node) []*Node) (*Exec, error) {
+	if m.aux == nil {
+		m.aux = map[string]*Exec{}
+	}
+	e := m.aux[name]
+	if err := m.lazyExec(&e, name, build); err != nil {
+		return nil, err
+	}
+	m.aux[name] = e
+	return e, nil
+}
+
+// execBatch runs e on params, the batch x (and its labels y when labels is set: y is
+// checked either way) and the extra inputs, and returns its outputs for the caller to
+// finalize.
+func (m *Model) execBatch(e *Exec, params tensor.List, x []float32, y []int32, labels bool, extra ...*tensors.Tensor) ([]*tensors.Tensor, error) {
+	ps, err := m.toTensors(params)
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(ps...)
+	xt, yt, err := m.batchTensors(x, y, len(y))
+	if err != nil {
+		return nil, err
+	}
+	defer finalize(xt, yt)
+	args := make([]any, 0, len(ps)+2+len(extra))
+	for _, p := range ps {
+		args = append(args, p)
+	}
+	args = append(args, xt)
+	if labels {
+		args = append(args, yt)
+	}
+	for _, t := range extra {
+		args = append(args, t)
+	}
+	return e.Exec(args...)
+}
+
+// gradientOutputs copies a gradient graph's outputs: one gradient per parameter, in
+// canonical order, then the new running statistics, which it keeps for BatchStats.
+func (m *Model) gradientOutputs(outs []*tensors.Tensor) (tensor.List, error) {
+	n := len(m.names)
+	grads := make(tensor.List, n)
+	for i, t := range outs[:n] {
+		data, err := tensors.CopyFlatData[float32](t)
+		if err != nil {
+			return nil, err
+		}
+		grads[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
+	}
+	if err := m.keepBatchStats(outs[n:]); err != nil {
+		return nil, err
+	}
+	return grads, nil
 }

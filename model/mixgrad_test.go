@@ -12,12 +12,7 @@ import (
 // offset the gradient changes but the statistics, which only the forward pass of the
 // parameters makes, do not.
 func TestMixedGradientScaleOneIsGradient(t *testing.T) {
-	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
-	m, err := NewModel("", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	spec, m := smallResNet(t)
 	params := spec.Init(4)
 	x := make([]float32, 5*6*6*3)
 	for i := range x {
@@ -81,12 +76,7 @@ func TestMixedGradientScaleOneIsGradient(t *testing.T) {
 // penalty), its new running statistics are Gradient's, and the logits differ from the
 // evaluation-mode ones Logits returns.
 func TestTrainLogitsAreTrainingMode(t *testing.T) {
-	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
-	m, err := NewModel("", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	spec, m := smallResNet(t)
 	params := spec.Init(6)
 	x := make([]float32, 4*6*6*3)
 	for i := range x {
@@ -134,4 +124,17 @@ func TestTrainLogitsAreTrainingMode(t *testing.T) {
 	if slices.Equal(eval, logits) {
 		t.Error("training-mode logits equal the evaluation-mode ones: the test cannot tell them apart")
 	}
+}
+
+// smallResNet compiles a ResNet-18 of width 2 on 6×6×3 inputs and 3 classes, closed when
+// the test ends.
+func smallResNet(t *testing.T) (ModelSpec, *Model) {
+	t.Helper()
+	spec := ModelSpec{Arch: ArchResNet18, InputShape: []int{6, 6, 3}, NumClasses: 3, Width: 2}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return spec, m
 }

@@ -269,38 +269,12 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 	if err := m.lazyExec(&m.grad, "grad", gradGraph); err != nil {
 		return nil, err
 	}
-	ps, err := m.toTensors(params)
-	if err != nil {
-		return nil, err
-	}
-	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y, len(y))
-	if err != nil {
-		return nil, err
-	}
-	defer finalize(xt, yt)
-	args := make([]any, 0, len(ps)+2)
-	for _, p := range ps {
-		args = append(args, p)
-	}
-	outs, err := m.grad.Exec(append(args, xt, yt)...)
+	outs, err := m.execBatch(m.grad, params, x, y, true)
 	if err != nil {
 		return nil, fmt.Errorf("gradient: %w", err)
 	}
 	defer finalize(outs...)
-	n := len(m.names)
-	out := make(tensor.List, n)
-	for i, t := range outs[:n] {
-		data, err := tensors.CopyFlatData[float32](t)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
-	}
-	if err := m.keepBatchStats(outs[n:]); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return m.gradientOutputs(outs)
 }
 
 // SampleGradients calls fn with the gradient of each sample of the batch (x, y) in turn,
