@@ -36,10 +36,10 @@ type Local struct {
 }
 
 // WithFrozenBN returns a Local whose passes (Train, TrainProx, Gradient, Fisher,
-// FullGradientSquared, and the model WithModel hands out) run BatchNorm as in evaluation: the running statistics normalize
-// and stay unchanged (model.Model.FrozenBN). The receiver is unchanged; work the copy does
-// is counted on l. Such passes run on their own, never in lockstep. Without BatchNorm it
-// computes exactly as l.
+// FullGradientSquared, and the model WithModel hands out) run BatchNorm as in evaluation:
+// the running statistics normalize and stay unchanged (model.Model.FrozenBN). The receiver
+// is unchanged; work the copy does is counted on l. Such passes run on their own, never in
+// lockstep. Without BatchNorm it computes exactly as l.
 func (l *Local) WithFrozenBN() *Local {
 	return &Local{model: l.model, opt: l.opt, data: l.data, epochs: l.epochs, batch: l.batch, seed: l.seed,
 		round: l.round, client: l.client, aug: l.aug, rounds: l.rounds, group: l.group, frozenBN: true, parent: l}
