@@ -45,8 +45,8 @@ type versionInfo struct {
 	MethodBNRevisions map[string]int `json:"method_bn_revisions"`
 }
 
-// methodRevisions lists the registered methods whose revision (of picks, e.g.
-// MethodDef.BNRevision) is above 0.
+// methodRevisions lists the registered methods whose revision, the one of picks out of
+// their registration (Revision or BNRevision), is above 0.
 func methodRevisions(of func(manifest.MethodDef) int) map[string]int {
 	out := map[string]int{}
 	for _, name := range manifest.MethodNames() {
