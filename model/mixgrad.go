@@ -95,7 +95,7 @@ func trainLogitsGraph(net network, inputs []*Node) []*Node {
 // under params in training mode: BatchNorm normalizes with the batch's statistics, whose
 // momentum update it keeps for BatchStats, as a PyTorch model in train() mode does on a
 // forward pass (FL-bench's APFL mixes such logits of its global model, src/client/apfl.py:
-// 60-61 of the FedOBP fork). The labels are only checked. Without BatchNorm it is the
+// 60 of the FedOBP fork). The labels are only checked. Without BatchNorm it is the
 // forward pass Logits computes.
 func (m *Model) TrainLogits(params tensor.List, x []float32, y []int32) ([]float32, error) {
 	if m.train == nil {

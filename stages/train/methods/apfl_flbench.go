@@ -26,8 +26,8 @@ import (
 //
 // where step(θ, g) is PyTorch's SGD: buf ← μ·buf + g + λ·θ; θ ← θ − lr·buf. On a model
 // with BatchNorm every forward pass above runs in train mode: w(x) and v(x) normalize with
-// the batch's statistics and move the running statistics, w's twice per batch (:55, :61)
-// and v's once (:60) (apfl BatchNorm revision 1; cnn4 has none). The server
+// the batch's statistics and move the running statistics, w's twice per batch (:53, :60)
+// and v's once (:59) (apfl BatchNorm revision 1; cnn4 has none). The server
 // averages the uploaded w by training-set size (src/server/apfl.py:44-52). A client is
 // scored on the mixed outputs α·v(x) + (1−α)·w(x) with w the global model (:90-109);
 // fine-tuning (the run's finetune_epochs) trains w alone, as FedAvgClient.finetune does
@@ -95,7 +95,7 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 			sgd(opt, w, bufW, gw)
 			var logits []float32
 			if m.HasBatchNorm() {
-				// w's second forward pass (:61) runs in train mode too: batch statistics,
+				// w's second forward pass (:60) runs in train mode too: batch statistics,
 				// and its running statistics move again from where the first left them.
 				setStats(w, statsW)
 				if logits, err = m.TrainLogits(w, x, y); err != nil {
