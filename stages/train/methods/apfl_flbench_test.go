@@ -133,7 +133,7 @@ func TestAPFLFLBenchRun(t *testing.T) {
 }
 
 // TestAPFLFLBenchBatchNormTrainMode: on a ResNet-18, one batch of one epoch. FL-bench runs
-// every forward pass in train mode (src/client/apfl.py:55,60-61): w's running statistics
+// every forward pass in train mode (src/client/apfl.py:53,59-60): w's running statistics
 // move twice, first on w0, then on the stepped w1 (whose train-mode logits, with batch
 // statistics, make v's offset), and v's once; trainable tensors are stepped as
 // TestAPFLFLBenchDoubleStep says, v by lr times its mixed gradient.
