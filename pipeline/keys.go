@@ -242,7 +242,7 @@ func modelKey(ms manifest.ModelSpec, d *manifest.DataDesc, initDigest string) ma
 	if ms.Arch == "mlp" {
 		m["hidden"] = ms.Hidden
 	}
-	if ms.Arch == "resnet18" || ms.Arch == "resnet18_imagenet" {
+	if ms.HasBatchNorm() {
 		m["bn_stats"], m["bn_params"] = ms.BNStats, ms.BNParams
 	}
 	return m

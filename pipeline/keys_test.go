@@ -250,14 +250,7 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev0", Doc: "test"})
 	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-rev3", Doc: "test", Revision: 3})
 	descOf := func(method string) []byte {
-		g := syntheticGraph(t, "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: "+method+"}]\n")
-		for _, n := range g.Nodes {
-			if n.Kind == manifest.KindTrain {
-				return n.desc
-			}
-		}
-		t.Fatal("no train stage")
-		return nil
+		return trainDesc(t, syntheticGraph(t, "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: "+method+"}]\n"))
 	}
 	if d := descOf("pipeline-test-rev0"); strings.Contains(string(d), "revision") {
 		t.Errorf("revision 0 is keyed: %s", d)
@@ -283,23 +276,9 @@ func TestMethodRevisionKeyed(t *testing.T) {
 func TestMethodBNRevisionKeyedForBatchNormModelsOnly(t *testing.T) {
 	manifest.RegisterMethod(manifest.MethodDef{Name: "pipeline-test-bnrev2", Doc: "test", BNRevision: 2})
 	descOf := func(arch string) string {
-		m, err := manifest.ParseManifest("m.yaml", []byte("name: k\ndataset: {name: fmnist}\nmodel: {arch: "+arch+"}\nmethods: [{name: pipeline-test-bnrev2}]\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-			return &manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 100}, nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range g.Nodes {
-			if n.Kind == manifest.KindTrain {
-				return string(n.desc)
-			}
-		}
-		t.Fatal("no train stage")
-		return ""
+		g := describedGraph(t, "name: k\ndataset: {name: fmnist}\nmodel: {arch: "+arch+"}\nmethods: [{name: pipeline-test-bnrev2}]\n",
+			manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 100})
+		return string(trainDesc(t, g))
 	}
 	if d := descOf("cnn4"); strings.Contains(d, "bn_revision") {
 		t.Errorf("cnn4 keys the BatchNorm revision: %s", d)
@@ -313,15 +292,35 @@ func TestMethodBNRevisionKeyedForBatchNormModelsOnly(t *testing.T) {
 // (60 features, 10 classes, 100 samples) for the backend "cpu", failing t on an error.
 func syntheticGraph(t *testing.T, src string) *Graph {
 	t.Helper()
+	return describedGraph(t, src, manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100})
+}
+
+// describedGraph builds the graph of the manifest src, its dataset described by desc, for
+// the backend "cpu", failing t on an error.
+func describedGraph(t *testing.T, src string, desc manifest.DataDesc) *Graph {
+	t.Helper()
 	m, err := manifest.ParseManifest("m.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 100}, nil
+		d := desc
+		return &d, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// trainDesc is the key descriptor of g's (first) train stage.
+func trainDesc(t *testing.T, g *Graph) []byte {
+	t.Helper()
+	for _, n := range g.Nodes {
+		if n.Kind == manifest.KindTrain {
+			return n.desc
+		}
+	}
+	t.Fatal("no train stage")
+	return nil
 }

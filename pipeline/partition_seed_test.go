@@ -11,16 +11,7 @@ import (
 func TestPartitionSeedSharesThePartitionStage(t *testing.T) {
 	keys := func(src string) (part, train map[Key]bool) {
 		t.Helper()
-		m, err := manifest.ParseManifest("m.yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := Build(m, BuildOptions{Backend: "cpu", Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
-			return &manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 1000}, nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := describedGraph(t, src, manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 1000})
 		part, train = map[Key]bool{}, map[Key]bool{}
 		for _, n := range g.Nodes {
 			switch n.Kind {

@@ -169,15 +169,20 @@ func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w1 := w0.Clone()
-	setStats(w1, m.BatchStats())
-	for i, p := range w1 {
-		if !model.IsRunningStat(p.Name) {
-			for j := range p.Data {
-				p.Data[j] -= opt.LR * gw[i].Data[j]
+	// step is θ − lr·g on the trained tensors of θ, with the running statistics of stats.
+	step := func(theta, g, stats tensor.List) tensor.List {
+		out := theta.Clone()
+		setStats(out, stats)
+		for i, p := range out {
+			if !model.IsRunningStat(p.Name) {
+				for j := range p.Data {
+					p.Data[j] -= opt.LR * g[i].Data[j]
+				}
 			}
 		}
+		return out
 	}
+	w1 := step(w0, gw, m.BatchStats())
 	vAfter := func(logits []float32) tensor.List {
 		offset := make([]float32, len(logits))
 		for i, z := range logits {
@@ -187,16 +192,7 @@ func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := v0.Clone()
-		setStats(v, m.BatchStats())
-		for i, p := range v {
-			if !model.IsRunningStat(p.Name) {
-				for j := range p.Data {
-					p.Data[j] -= opt.LR * gv[i].Data[j]
-				}
-			}
-		}
-		return v
+		return step(v0, gv, m.BatchStats())
 	}
 	evalLogits, err := m.Logits(w1, xb, len(yb))
 	if err != nil {
