@@ -17,7 +17,8 @@ type APFLParams struct {
 
 func init() {
 	// BNRevision 1: impl flbench runs its forward passes in train mode (apflFLBench).
-	train.Register(manifest.MethodDef{Name: "apfl", Personal: true, BNRevision: 1,
+	// BNRevision 2: impl paper moves v's running statistics (apfl.Train).
+	train.Register(manifest.MethodDef{Name: "apfl", Personal: true, BNRevision: 2,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
 		func(p *APFLParams) train.Method {
 			if p.Impl == "flbench" {
@@ -35,6 +36,11 @@ func init() {
 //	w ← SGD step of f(w; b)              (the run's optimizer; w is uploaded for FedAvg)
 //	v ← v − lr·α·g
 //	α ← clip(α − alpha_lr·⟨v − w, g⟩, 0, 1)   (alpha_lr = 0 keeps α fixed)
+//
+// On a BatchNorm model the paper is silent on running statistics; v's take the values
+// the forward pass of v̄ on the batch moved them to, so that α·v + (1−α)·w normalizes
+// with statistics of the features the personal model was trained on, and w's move with
+// its own steps.
 //
 // The server averages the uploaded w by training-set size. With α fixed at 0 the global
 // model follows FedAvg bit for bit and every client is evaluated with it.
@@ -104,6 +110,9 @@ func (a apfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error
 			if g, err = l.Model().Gradient(mix(alpha, v, w), x, y); err != nil {
 				return err
 			}
+			// v runs only inside the mixture: its running statistics follow the
+			// mixture's training-mode forward pass (none on a model without BatchNorm).
+			setStats(v, l.Model().BatchStats())
 		}
 		if _, err := s.Step(x, y); err != nil {
 			return err

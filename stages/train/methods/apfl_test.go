@@ -1,9 +1,12 @@
 package methods
 
 import (
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -27,5 +30,53 @@ func TestAPFL(t *testing.T) {
 	if reflect.DeepEqual(learned.Personal[0], initModel(cfg.Run, train.ModelSpec(cfg.Run, cfg.Data))) &&
 		reflect.DeepEqual(learned.Personal[1], learned.Personal[0]) {
 		t.Error("personal models never trained")
+	}
+}
+
+// TestAPFLPaperBatchNormRunningStats: on a ResNet-18, one batch. The paper variant's v
+// runs only inside the mixture v̄ = α·v + (1−α)·w, so its running statistics are the
+// ones v̄'s training-mode forward pass on the batch moved them to; before, they stayed
+// at the initial model's for good.
+func TestAPFLPaperBatchNormRunningStats(t *testing.T) {
+	spec, m := tinyResNet(t)
+	const n = 6
+	x := make([]float32, n*6*6*3)
+	for i := range x {
+		x[i] = float32(math.Sin(0.37*float64(i))) + 0.3
+	}
+	cfg := train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.05, Momentum: 0.7},
+		TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2}, Epochs: 1, BatchSize: 8, Seed: 5, Round: 1, Rounds: 1}
+	w0 := spec.Init(4)
+	meth := buildMethod(t, "apfl", nil, map[string]string{"alpha": "0.4"})
+	st := &train.State{Global: w0.Clone()}
+	meth.Init(st, 1)
+	v0, alpha := st.Personal[0].Clone(), st.Method.(*apflState).Alpha[0]
+	u, err := meth.Train(train.NewLocal(cfg), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xb []float32
+	var yb []int32
+	if err := train.NewLocal(cfg).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
+		xb, yb = bx, by
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Gradient(mix(alpha, v0, w0), xb, yb); err != nil {
+		t.Fatal(err)
+	}
+	want := m.BatchStats()
+	if len(want) == 0 {
+		t.Fatal("a ResNet-18 reports no running statistics")
+	}
+	for _, s := range want {
+		got := u.Personal[u.Personal.Find(s.Name)].Data
+		if !slices.Equal(got, s.Data) {
+			t.Errorf("v's %s is not the mixture's forward pass's update", s.Name)
+		}
+		if slices.Equal(got, v0[v0.Find(s.Name)].Data) {
+			t.Errorf("v's %s never moved", s.Name)
+		}
 	}
 }
