@@ -157,14 +157,7 @@ func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var xb []float32
-	var yb []int32
-	if err := train.NewLocal(cfg).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
-		xb, yb = bx, by
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	xb, yb := onlyBatch(t, cfg)
 	gw, err := m.Gradient(w0, xb, yb)
 	if err != nil {
 		t.Fatal(err)

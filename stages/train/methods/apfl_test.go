@@ -55,14 +55,7 @@ func TestAPFLPaperBatchNormRunningStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var xb []float32
-	var yb []int32
-	if err := train.NewLocal(cfg).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
-		xb, yb = bx, by
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	xb, yb := onlyBatch(t, cfg)
 	if _, err := m.Gradient(mix(alpha, v0, w0), xb, yb); err != nil {
 		t.Fatal(err)
 	}

@@ -136,3 +136,23 @@ func tinyResNet(t *testing.T) (model.ModelSpec, *model.Model) {
 	t.Cleanup(func() { m.Close() })
 	return spec, m
 }
+
+// onlyBatch returns the one batch of cfg's first epoch, shuffled as a method's Train sees it
+// (cfg.BatchSize at least the training set).
+func onlyBatch(t *testing.T, cfg train.LocalConfig) ([]float32, []int32) {
+	t.Helper()
+	var xb []float32
+	var yb []int32
+	n := 0
+	if err := train.NewLocal(cfg).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
+		xb, yb = bx, by
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d batches of %d samples, want 1", n, cfg.BatchSize)
+	}
+	return xb, yb
+}
