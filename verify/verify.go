@@ -358,22 +358,34 @@ func Markdown(cells []Cell) string {
 
 // Row formats the cell as the verify table shows it (here and in the report): method,
 // cell (the run label, with the shift and level when the expectation names one), metric,
-// expected, measured (mean ± std over seeds), difference and verdict.
+// expected (± the published std where the expectation gives one), measured (mean ± std
+// over seeds; no spread for one seed), difference and verdict.
 func (c Cell) Row() []string {
 	num := func(v float64) string { return fmt.Sprintf("%.2f", v) }
 	if _, _, isCost := costValue(nil, c.Metric); isCost {
 		num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	}
 	expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
+	if c.Std == 0 { // the paper gave no spread (one run, or none reported)
+		expected = fmt.Sprintf("%s (tol %s)", num(c.Published), num(c.Tolerance))
+	}
 	if c.Above != "" {
 		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 	}
 	meas, diff := "—", "—"
 	if c.Verdict != Missing && c.Verdict != Stale {
-		meas = fmt.Sprintf("%s ± %s (%d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds)
-		if c.SeedsOf > c.Seeds {
-			meas = fmt.Sprintf("%s ± %s (%d of %d seeds)", num(c.Measured), num(c.MeasuredStd), c.Seeds, c.SeedsOf)
+		meas = num(c.Measured)
+		if c.Seeds > 1 { // one seed has no spread to show
+			meas += " ± " + num(c.MeasuredStd)
 		}
+		seeds := fmt.Sprintf("%d seeds", c.Seeds)
+		switch {
+		case c.SeedsOf > c.Seeds:
+			seeds = fmt.Sprintf("%d of %d seeds", c.Seeds, c.SeedsOf)
+		case c.Seeds == 1:
+			seeds = "1 seed"
+		}
+		meas += " (" + seeds + ")"
 		diff = "+" + num(c.Diff)
 		if c.Diff < 0 {
 			diff = num(c.Diff)
