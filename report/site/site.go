@@ -318,9 +318,13 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing})
 				continue
 			}
-			text := fmt.Sprintf("%.2f ± %.2f (n=%d)", report.Mean(vals), report.Std(vals), len(vals))
+			text := fmt.Sprintf("%.2f", report.Mean(vals))
+			if len(vals) > 1 { // one seed has no spread to show
+				text += fmt.Sprintf(" ± %.2f", report.Std(vals))
+			}
+			text += fmt.Sprintf(" (n=%d)", len(vals))
 			if len(vals) < total {
-				text = fmt.Sprintf("%.2f ± %.2f (n=%d of %d)", report.Mean(vals), report.Std(vals), len(vals), total)
+				text = strings.TrimSuffix(text, ")") + fmt.Sprintf(" of %d)", total)
 			}
 			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {

@@ -272,7 +272,7 @@ func TestReportShowsWhatIsNotComputed(t *testing.T) {
 	if !strings.Contains(s.Markdown, "| local | not computed |") {
 		t.Errorf("the local row is not marked not computed:\n%s", s.Markdown)
 	}
-	if !strings.Contains(s.Markdown, "(n=2 of 3)") {
+	if !regexp.MustCompile(`[0-9.]+ ± [0-9.]+ \(n=2 of 3\)`).MatchString(s.Markdown) {
 		t.Errorf("cells missing a seed do not say so:\n%s", s.Markdown)
 	}
 	for _, f := range s.Figures {
@@ -359,8 +359,9 @@ methods:
 	}
 	for k, row := range []string{"fedavg", "local lr=0.05", "local lr=0.1"} {
 		cells := strings.Split(lines[i+2+k], " | ")
-		if len(cells) != 3 || cells[0] != "| "+row || !strings.Contains(cells[1], "(n=1)") || !strings.Contains(cells[2], "(n=1)") {
-			t.Errorf("row %d: %q, want %s with a value in both cells", k, lines[i+2+k], row)
+		if len(cells) != 3 || cells[0] != "| "+row || !strings.Contains(cells[1], "(n=1)") || !strings.Contains(cells[2], "(n=1)") ||
+			strings.Contains(lines[i+2+k], "±") {
+			t.Errorf("row %d: %q, want %s with a value in both cells and no spread for one seed", k, lines[i+2+k], row)
 		}
 	}
 	for _, name := range []string{"accuracy-rounds-local_epochs_1", "accuracy-rounds-local_epochs_2"} {
