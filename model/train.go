@@ -224,13 +224,43 @@ func (s *Session) Params() (tensor.List, error) {
 	if s.params == nil {
 		return nil, errors.New("session is closed")
 	}
-	out := make(tensor.List, len(s.params))
-	for i, t := range s.params {
+	return s.m.copyOut(s.params)
+}
+
+// Momentum returns a copy of the momentum buffers, named and ordered as Params (a running
+// statistic's buffer stays zero).
+func (s *Session) Momentum() (tensor.List, error) {
+	if s.params == nil {
+		return nil, errors.New("session is closed")
+	}
+	return s.m.copyOut(s.moms)
+}
+
+// SetMomentum replaces the momentum buffers with bufs (matched by name, as NewSession's
+// params; copied), so that training resumes an earlier session's optimizer state, as a
+// PyTorch optimizer does after load_state_dict.
+func (s *Session) SetMomentum(bufs tensor.List) error {
+	if s.params == nil {
+		return errors.New("session is closed")
+	}
+	ts, err := s.m.toTensors(bufs)
+	if err != nil {
+		return fmt.Errorf("momentum: %w", err)
+	}
+	finalize(s.moms...)
+	s.moms = ts
+	return nil
+}
+
+// copyOut copies the tensors ts, one per parameter in canonical order, into a named list.
+func (m *Model) copyOut(ts []*tensors.Tensor) (tensor.List, error) {
+	out := make(tensor.List, len(ts))
+	for i, t := range ts {
 		data, err := tensors.CopyFlatData[float32](t)
 		if err != nil {
-			return nil, fmt.Errorf("copying %s: %w", s.m.names[i], err)
+			return nil, fmt.Errorf("copying %s: %w", m.names[i], err)
 		}
-		out[i] = tensor.Tensor{Name: s.m.names[i], Shape: append([]int(nil), s.m.shapes[i]...), Data: data}
+		out[i] = tensor.Tensor{Name: m.names[i], Shape: append([]int(nil), m.shapes[i]...), Data: data}
 	}
 	return out, nil
 }

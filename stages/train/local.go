@@ -259,10 +259,27 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 	}
 	var out tensor.List
 	err := l.group.exclusive(func() (err error) {
-		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref)
+		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref, nil)
 		return err
 	})
 	return out, err
+}
+
+// TrainMomentum is Train on every entry whose momentum buffers start at mom (nil: zero)
+// and are returned as they end, for a method whose optimizer state outlives a round
+// (FL-bench's FedALA restores a client's optimizer state, fedALAState.Moms).
+func (l *Local) TrainMomentum(params, mom tensor.List, lr float32, epochs int, stream string) (tensor.List, tensor.List, error) {
+	if len(l.data.trainY) == 0 || epochs == 0 {
+		return params.Clone(), mom, nil
+	}
+	opt := l.opt
+	opt.LR = lr
+	var out tensor.List
+	err := l.group.exclusive(func() (err error) {
+		out, err = l.trainSession(params, nil, opt, epochs, stream, 0, nil, &mom)
+		return err
+	})
+	return out, mom, err
 }
 
 // diverged is the error of a training loss that is no longer finite (nil while it is).
@@ -295,8 +312,9 @@ func (l *Local) passModel() (*model.Model, error) {
 	return l.model, nil
 }
 
-// trainSession is TrainProx's passes on a Session of the Local's model.
-func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
+// trainSession is TrainProx's passes on a Session of the Local's model. With mom non-nil
+// the momentum buffers start at *mom (nil: zero) and *mom receives them at the end.
+func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List, mom *tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
 	m, err := l.passModel()
 	if err != nil {
@@ -317,6 +335,11 @@ func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int
 			return nil, err
 		}
 	}
+	if mom != nil && *mom != nil {
+		if err := s.SetMomentum(*mom); err != nil {
+			return nil, err
+		}
+	}
 	l.Count(int64(n)*int64(epochs), params)
 	err = l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
 		loss, err := s.Step(x, y)
@@ -327,6 +350,11 @@ func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int
 	})
 	if err != nil {
 		return nil, err
+	}
+	if mom != nil {
+		if *mom, err = s.Momentum(); err != nil {
+			return nil, err
+		}
 	}
 	return s.Params()
 }

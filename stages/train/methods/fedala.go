@@ -23,8 +23,10 @@ type FedALAParams struct {
 }
 
 func init() {
-	// BNRevision 1: impl flbench learns W with BatchNorm in evaluation mode (alaFLBench).
-	train.Register(manifest.MethodDef{Name: "fedala", Personal: true, Features: true, BNRevision: 1,
+	// Revision 1: impl flbench carries each client's momentum buffers across its trainings
+	// (alaFLBench.Train). BNRevision 1: impl flbench learns W with BatchNorm in evaluation
+	// mode (alaFLBench.serve).
+	train.Register(manifest.MethodDef{Name: "fedala", Personal: true, Features: true, Revision: 1, BNRevision: 1,
 		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
 		newFedALA)
 }
@@ -148,12 +150,15 @@ func (f *fedALA) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 
 // fedALAState holds each client's element-wise weights W of the top layers, with the count
 // of its adaptations (alaAdaptations); nil for a client that never trained. Under impl
-// flbench it holds instead each worker's model, W (alaW) and start-phase flag (alaStarted).
-type fedALAState struct{ Weights, Workers []tensor.List }
+// flbench it holds instead each worker's model, W (alaW) and start-phase flag (alaStarted),
+// and each client's momentum buffers after its last training (Moms; nil before it trains).
+type fedALAState struct{ Weights, Workers, Moms []tensor.List }
 
-// Slots stores W in the slot "ala_weights" and the workers in "ala_workers".
+// Slots stores W in the slot "ala_weights", the workers in "ala_workers" and the momentum
+// buffers in "ala_momentum".
 func (s *fedALAState) Slots() []train.Slot {
-	return []train.Slot{train.ListsSlot("ala_weights", s.Weights), train.ListsSlot("ala_workers", s.Workers)}
+	return []train.Slot{train.ListsSlot("ala_weights", s.Weights), train.ListsSlot("ala_workers", s.Workers),
+		train.ListsSlot("ala_momentum", s.Moms)}
 }
 
 // alaAdaptations names the count of a client's adaptations, kept beside its W.

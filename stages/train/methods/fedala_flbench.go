@@ -33,7 +33,12 @@ import (
 //  4. the worker's model takes θ̂ on the top layers (:145-146).
 //
 // Training (src/client/fedavg.py:155-159) then trains that model for the local epochs and
-// uploads it; the worker keeps it; the server runs size-weighted FedAvg. So the "local"
+// uploads it; the worker keeps it; the server runs size-weighted FedAvg. Its momentum
+// buffers are the client's own from its last training: unlike FedAvg's client
+// (src/client/fedavg.py:129-135), FedALA's set_parameters loads the optimizer state the
+// server holds for the client whatever reset_optimizer_on_global_epoch says
+// (src/client/fedala.py:38-41), and the trainer stores each client's state after it trains
+// (src/utils/trainer.py:57-59, 101-103); a client's first training starts from zero. So the "local"
 // model an adaptation blends is whatever the worker's previous client left, and the first
 // adaptation of a worker's life, the one run to convergence, sees θ = θ_g and learns
 // nothing. Testing (src/client/fedavg.py:284-316), every evaluation round after the
@@ -70,7 +75,7 @@ func (a *alaFLBench) Init(st *train.State, clients int) {
 	for w := range ws {
 		ws[w] = st.Global.Clone()
 	}
-	st.Method = &fedALAState{Workers: ws}
+	st.Method = &fedALAState{Workers: ws, Moms: make([]tensor.List, clients)}
 }
 
 func (a *alaFLBench) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
@@ -79,10 +84,12 @@ func (a *alaFLBench) Train(l *train.Local, st *train.State, c int) (train.Upload
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	s := st.Method.(*fedALAState)
+	trained, mom, err := l.TrainMomentum(theta, s.Moms[c], l.LR(), l.Epochs(), "shuffle")
 	if err != nil {
 		return train.Upload{}, err
 	}
+	s.Moms[c] = mom
 	a.setModel(st, w, trained)
 	return train.Upload{Params: trained}, nil
 }

@@ -93,3 +93,78 @@ func TestFedALAFLBenchLearnsWInEvaluationMode(t *testing.T) {
 		t.Error("the training-mode gradient gives the same θ̂: the test cannot tell the modes apart")
 	}
 }
+
+// TestFedALAFLBenchRestoresClientMomentum: FL-bench's FedALA loads the optimizer state the
+// server keeps for the client (src/client/fedala.py:38-41, src/utils/trainer.py:57-59), so
+// a client's second training starts from the momentum buffers its first ended with. One
+// worker, one client: its first job learns nothing (θ̂ = θ_g), so training starts from θ_g
+// both times, and each training is checked against a session by hand.
+func TestFedALAFLBenchRestoresClientMomentum(t *testing.T) {
+	spec, m := tinyResNet(t)
+	const n = 6
+	x := make([]float32, n*6*6*3)
+	for i := range x {
+		x[i] = float32(math.Sin(0.23*float64(i))) + 0.1
+	}
+	opt := model.SGD{LR: 0.05, Momentum: 0.7}
+	cfg := func(round int) train.LocalConfig {
+		return train.LocalConfig{Model: m, Optimizer: opt, TrainX: x, TrainY: []int32{2, 0, 1, 1, 0, 2},
+			Epochs: 1, BatchSize: 4, Seed: 7, Round: round, Rounds: 2}
+	}
+	a := newFedALA(&FedALAParams{Eta: 1, RandPercent: 80, LayerIdx: 1, Threshold: 0.1, NumPreLoss: 10,
+		MaxInitEpochs: 20, Impl: "flbench", Workers: 1}).(*alaFLBench)
+	st := &train.State{Global: spec.Init(5)}
+	a.Init(st, 1)
+	// byHand trains from p with momentum buffers mom (nil: zero) on round's batches.
+	byHand := func(round int, p, mom tensor.List) (tensor.List, tensor.List) {
+		s, err := m.NewSession(p, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if mom != nil {
+			if err := s.SetMomentum(mom); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := train.NewLocal(cfg(round)).Batches(1, "shuffle", func(_ int, bx []float32, by []int32) error {
+			_, err := s.Step(bx, by)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := s.Momentum()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, buf
+	}
+	moms := st.Method.(*fedALAState).Moms
+	if moms[0] != nil {
+		t.Fatal("a client holds momentum before it trained")
+	}
+	u1, err := a.Train(train.NewLocal(cfg(1)), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want1, mom1 := byHand(1, st.Global, nil)
+	if !reflect.DeepEqual(u1.Params, want1) || !reflect.DeepEqual(moms[0], mom1) {
+		t.Fatal("the first training is not plain SGD from zero momentum, or its buffers were not kept")
+	}
+	st.Global = u1.Params // the round's FedAvg of one client
+	u2, err := a.Train(train.NewLocal(cfg(2)), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want2, mom2 := byHand(2, st.Global, mom1)
+	if !reflect.DeepEqual(u2.Params, want2) || !reflect.DeepEqual(moms[0], mom2) {
+		t.Error("the second training does not resume the client's momentum buffers")
+	}
+	if fresh, _ := byHand(2, st.Global, nil); reflect.DeepEqual(fresh, want2) {
+		t.Error("zero momentum gives the same model: the test cannot tell them apart")
+	}
+}
