@@ -107,4 +107,10 @@ func TestFedSelectOfficialDoesNotExtend(t *testing.T) {
 	if Extendable(&Run{Method: "dmpfl"}) {
 		t.Error("dmpfl extends")
 	}
+	// pFedFDA's own code (impl paper, the default) trains every client in its last round.
+	for impl, want := range map[string]bool{"paper": false, "": false, "flbench": true} {
+		if got := Extendable(&Run{Method: "pfedfda", Options: map[string]string{"impl": impl}}); got != want {
+			t.Errorf("pfedfda impl %q extendable: %v, want %v", impl, got, want)
+		}
+	}
 }

@@ -29,6 +29,14 @@ type Finetuner interface {
 	Finetune(like tensor.List) (epochs int, mask tensor.List, ok bool)
 }
 
+// LastRoundAll is implemented by methods whose run trains every client in its last round,
+// whatever the participation (pFedFDA's own code: servers/server_fedfda.py:24-25); such a
+// run does not continue a shorter one (manifest.Extendable). LastRoundAll reports whether
+// it applies.
+type LastRoundAll interface {
+	LastRoundAll() bool
+}
+
 // GlobalEvaluator is implemented by methods whose global model is not st.Global as is
 // (DM-PFL's θ_g = w_g ⊙ m_g); the train stage stores it as "model/global".
 type GlobalEvaluator interface {

@@ -111,8 +111,12 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	if concurrent(method) || chainer != nil {
 		trainMulti = multi
 	}
+	lastAll, _ := optional[LastRoundAll](method)
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
+		if round == t.Rounds && lastAll != nil && lastAll.LastRoundAll() {
+			sampled = rng.New(r.Seed, round, rng.Global, "sample").Perm(clients) // every client
+		}
 		sort.Ints(sampled)
 		uploads := map[int]Upload{}
 		sizes := map[int]int{}

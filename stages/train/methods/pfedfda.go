@@ -15,7 +15,8 @@ type PFedFDAParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true,
+	// Revision 1: impl paper trains every client in the run's last round (LastRoundAll).
+	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true, Revision: 1,
 		Doc: "pFedFDA (McLaughlin & Su, NeurIPS 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by weights fitted by cross-validation; the body trains under the LDA head of the global estimates."},
 		newPFedFDA)
 }
@@ -39,6 +40,8 @@ func init() {
 //     β_m·μ̂ + (1 − β_m)·μ_g, β_c·Σ̂ + (1 − β_c)·Σ_g (client_fedfda.py:81-94).
 //   - The server averages the models and the interpolated estimates, all weighted by
 //     training-set size (server_base.py:36-44, server_fedfda.py:47-58).
+//   - The run's last round trains every client, whatever the participation
+//     (server_fedfda.py:24-25: "full participation on last round"; LastRoundAll).
 //   - After each round the run evaluates, every client gets the global body with the head
 //     of its interpolated estimates, fitted afresh on the features (evaluation mode) of its
 //     training data, less the samples its loader's last short batch would drop, under that
@@ -66,6 +69,9 @@ type pFedFDA struct {
 func newPFedFDA(p *PFedFDAParams) train.Method {
 	return &pFedFDA{flbench: p.Impl == "flbench"}
 }
+
+// LastRoundAll implements train.LastRoundAll: impl paper's last round trains every client.
+func (f *pFedFDA) LastRoundAll() bool { return !f.flbench }
 
 // pFedFDAState holds the global Gaussian estimates (fda.means [classes, d], fda.cov [d, d];
 // nil before the first aggregation, and always with impl flbench) and each client's last

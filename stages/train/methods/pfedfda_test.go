@@ -175,6 +175,28 @@ func TestPFedFDAFLBenchTrainsAsFedAvg(t *testing.T) {
 	}
 }
 
+// pFedFDA's own code trains every client in its last round (servers/server_fedfda.py:24-25),
+// whatever the participation; FL-bench's (impl flbench) samples it like any other.
+func TestPFedFDAPaperLastRoundTrainsEveryClient(t *testing.T) {
+	for impl, last := range map[string]int{"paper": 6, "flbench": 3} {
+		st, cfg := runMLP(t, "pfedfda", nil, map[string]string{"impl": impl}, 3)
+		if n, p := cfg.Run.Partition.Clients, cfg.Run.Train.Participation; n != 6 || p != 0.5 {
+			t.Fatalf("%d clients at participation %v, want 6 at 0.5", n, p)
+		}
+		trained := map[int]map[int]bool{}
+		for _, w := range st.Work {
+			if trained[w.Round] == nil {
+				trained[w.Round] = map[int]bool{}
+			}
+			trained[w.Round][w.Client] = true
+		}
+		if len(trained[1]) != 3 || len(trained[2]) != 3 || len(trained[3]) != last {
+			t.Errorf("impl %s: clients trained per round %d, %d, %d; want 3, 3, %d",
+				impl, len(trained[1]), len(trained[2]), len(trained[3]), last)
+		}
+	}
+}
+
 // impl paper: after an evaluated round each client's model is the global body with the LDA
 // head of its estimates mixed with the global ones by its fitted β, recomputed here from
 // the features of its training data (batch size above every client's size: nothing is
