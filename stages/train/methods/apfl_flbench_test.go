@@ -140,10 +140,7 @@ func TestAPFLFLBenchRun(t *testing.T) {
 func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
 	spec, m := tinyResNet(t)
 	const n = 6
-	x := make([]float32, n*6*6*3)
-	for i := range x {
-		x[i] = float32(math.Cos(0.29*float64(i))) + 0.2
-	}
+	x := waveImages(n, math.Cos, 0.29, 0.2)
 	opt := model.SGD{LR: 0.05, Momentum: 0.7}
 	cfg := train.LocalConfig{Model: m, Optimizer: opt, TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2},
 		Epochs: 1, BatchSize: 8, Seed: 3, Round: 1, Rounds: 1}

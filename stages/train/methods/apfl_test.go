@@ -40,10 +40,7 @@ func TestAPFL(t *testing.T) {
 func TestAPFLPaperBatchNormRunningStats(t *testing.T) {
 	spec, m := tinyResNet(t)
 	const n = 6
-	x := make([]float32, n*6*6*3)
-	for i := range x {
-		x[i] = float32(math.Sin(0.37*float64(i))) + 0.3
-	}
+	x := waveImages(n, math.Sin, 0.37, 0.3)
 	cfg := train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.05, Momentum: 0.7},
 		TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2}, Epochs: 1, BatchSize: 8, Seed: 5, Round: 1, Rounds: 1}
 	w0 := spec.Init(4)

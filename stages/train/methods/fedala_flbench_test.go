@@ -37,10 +37,7 @@ func TestFedALAFLBenchLearnsWInEvaluationMode(t *testing.T) {
 	global := perturb(spec.Init(11), 0)
 	own := perturb(spec.Init(11), 1)
 	const n, size = 6, 6 * 6 * 3
-	x := make([]float32, n*size)
-	for i := range x {
-		x[i] = float32(math.Cos(0.3 * float64(i)))
-	}
+	x := waveImages(n, math.Cos, 0.3, 0)
 	l := train.NewLocal(train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.01}, TrainX: x,
 		TrainY: []int32{0, 1, 2, 2, 1, 0}, BatchSize: 8, Seed: 3, Round: 4, Client: 0})
 	a := newFedALA(&FedALAParams{Eta: 1, RandPercent: 100, LayerIdx: 1, Threshold: 0.1, NumPreLoss: 10,
@@ -102,10 +99,7 @@ func TestFedALAFLBenchLearnsWInEvaluationMode(t *testing.T) {
 func TestFedALAFLBenchRestoresClientMomentum(t *testing.T) {
 	spec, m := tinyResNet(t)
 	const n = 6
-	x := make([]float32, n*6*6*3)
-	for i := range x {
-		x[i] = float32(math.Sin(0.23*float64(i))) + 0.1
-	}
+	x := waveImages(n, math.Sin, 0.23, 0.1)
 	opt := model.SGD{LR: 0.05, Momentum: 0.7}
 	cfg := func(round int) train.LocalConfig {
 		return train.LocalConfig{Model: m, Optimizer: opt, TrainX: x, TrainY: []int32{2, 0, 1, 1, 0, 2},

@@ -21,10 +21,7 @@ func TestFedSelectOfficialFreezesBatchNorm(t *testing.T) {
 	spec, m := tinyResNet(t)
 	start := spec.Init(9)
 	const n = 8
-	x := make([]float32, n*6*6*3)
-	for i := range x {
-		x[i] = float32(math.Cos(0.7 * float64(i)))
-	}
+	x := waveImages(n, math.Cos, 0.7, 0)
 	y := []int32{0, 1, 2, 0, 1, 2, 0, 1}
 	statsMoved := func(variant, bnTrain string, round int) bool {
 		t.Helper()

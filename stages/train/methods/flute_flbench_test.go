@@ -19,10 +19,7 @@ func TestFLUTEFLBenchMovesBatchNormStatistics(t *testing.T) {
 	spec, m := tinyResNet(t)
 	global := spec.Init(5)
 	const n = 6
-	x := make([]float32, n*6*6*3)
-	for i := range x {
-		x[i] = float32(math.Sin(0.37 * float64(i)))
-	}
+	x := waveImages(n, math.Sin, 0.37, 0)
 	cfg := train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.01, Momentum: 0.5}, TrainX: x,
 		TrainY: []int32{0, 1, 2, 2, 1, 0}, Epochs: 1, BatchSize: 8, Seed: 2, Round: 1}
 	f := fluteFLBench{lambda1: 1, lambda2: 0.01, lr: 0.1, workers: 1}

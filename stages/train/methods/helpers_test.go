@@ -156,3 +156,13 @@ func onlyBatch(t *testing.T, cfg train.LocalConfig) ([]float32, []int32) {
 	}
 	return xb, yb
 }
+
+// waveImages returns n images of tinyResNet's shape (6×6×3), value i of them
+// wave(freq·i) + offset.
+func waveImages(n int, wave func(float64) float64, freq, offset float64) []float32 {
+	x := make([]float32, n*6*6*3)
+	for i := range x {
+		x[i] = float32(wave(freq*float64(i))) + float32(offset)
+	}
+	return x
+}
