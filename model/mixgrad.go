@@ -63,7 +63,11 @@ func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale 
 	if err != nil {
 		return nil, err
 	}
-	ot := tensors.FromFlatDataAndDimensions(offset, len(y), m.spec.NumClasses)
+	rows := m.gradRows(len(y))
+	if rows > len(y) { // padding rows: a zero offset, their labels mask them out
+		offset = append(offset[:len(offset):len(offset)], make([]float32, (rows-len(y))*m.spec.NumClasses)...)
+	}
+	ot := tensors.FromFlatDataAndDimensions(offset, rows, m.spec.NumClasses)
 	st := tensors.FromFlatDataAndDimensions([]float32{scale}, 1)
 	defer finalize(ot, st)
 	outs, err := m.execBatch(e, params, x, y, true, ot, st)
@@ -117,7 +121,7 @@ func (m *Model) TrainLogits(params tensor.List, x []float32, y []int32) ([]float
 	if err := m.keepBatchStats(outs[1:]); err != nil {
 		return nil, err
 	}
-	return logits, nil
+	return logits[:len(y)*m.spec.NumClasses], nil // without the padding rows' (gradRows)
 }
 
 // auxExec returns the auxiliary graph called name, built by build on first use.
@@ -133,16 +137,30 @@ func (m *Model) auxExec(name string, build func(network, []*Node) []*Node) (*Exe
 	return e, nil
 }
 
+// gradRows is the batch size at which Gradient, MixedGradient and TrainLogits run a batch
+// of n samples: n, or, on a model that pads (PadsBatches), the largest batch it has run
+// or trained so far, the rest masked padding rows (label −1, exact as Session.Step's). A
+// federated run's clients end their epochs on batches of every size below the batch size;
+// without padding each size would compile, and keep, a graph of its own for each of these
+// functions (gigabytes over a 100-client run).
+func (m *Model) gradRows(n int) int {
+	if !m.padTrain {
+		return n
+	}
+	m.trainBatch = max(m.trainBatch, n)
+	return m.trainBatch
+}
+
 // execBatch runs e on params, the batch x (and its labels y when labels is set: y is
-// checked either way) and the extra inputs, and returns its outputs for the caller to
-// finalize.
+// checked either way), padded to gradRows, and the extra inputs (whose rows, if they
+// have any, the caller pads alike), and returns its outputs for the caller to finalize.
 func (m *Model) execBatch(e *Exec, params tensor.List, x []float32, y []int32, labels bool, extra ...*tensors.Tensor) ([]*tensors.Tensor, error) {
 	ps, err := m.toTensors(params)
 	if err != nil {
 		return nil, err
 	}
 	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y, len(y))
+	xt, yt, err := m.batchTensors(x, y, m.gradRows(len(y)))
 	if err != nil {
 		return nil, err
 	}

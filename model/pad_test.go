@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -188,6 +189,74 @@ func TestPaddedEvaluationIsExact(t *testing.T) {
 			}
 			if c["eval"] != 1 || c["logits"] != 1 || c["features"] != 1 {
 				t.Errorf("padding model compiled %v, want one eval, logits and features graph", c)
+			}
+		})
+	}
+}
+
+// TestPaddedGradientsAreExact: Gradient, MixedGradient and TrainLogits of ragged batches
+// (a federated run's last batches) on a model that pads them to the largest batch so far
+// give the bits of a model that compiles every size, and the padding model compiles one
+// graph for each.
+func TestPaddedGradientsAreExact(t *testing.T) {
+	for _, spec := range []ModelSpec{
+		{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5},
+		{Arch: ArchMLP, InputShape: []int{12}, Hidden: []int{9}, NumClasses: 4},
+	} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			sample := tensor.Size(spec.InputShape)
+			sizes := []int{16, 7, 1, 13}
+			type out struct {
+				grad, mixed tensor.List
+				logits      []float32
+			}
+			run := func(pad bool) ([]out, *Model) {
+				m, err := newModel(CPUBackend, spec, pad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(m.Close)
+				if m.PadsBatches() != pad {
+					t.Fatalf("PadsBatches %v, want %v", m.PadsBatches(), pad)
+				}
+				r := rand.New(rand.NewPCG(6, 6))
+				params := spec.Init(7)
+				var outs []out
+				for _, b := range sizes {
+					x, y := randomData(r, b, sample, spec.NumClasses)
+					offset := make([]float32, b*spec.NumClasses)
+					for i := range offset {
+						offset[i] = float32(r.NormFloat64())
+					}
+					var o out
+					if o.grad, err = m.Gradient(params, x, y); err != nil {
+						t.Fatal(err)
+					}
+					if o.mixed, err = m.MixedGradient(params, x, y, 0.4, offset); err != nil {
+						t.Fatal(err)
+					}
+					if o.logits, err = m.TrainLogits(params, x, y); err != nil {
+						t.Fatal(err)
+					}
+					if len(o.logits) != b*spec.NumClasses {
+						t.Fatalf("batch of %d: %d logits", b, len(o.logits))
+					}
+					outs = append(outs, o)
+				}
+				return outs, m
+			}
+			padded, pm := run(true)
+			plain, um := run(false)
+			for i, b := range sizes {
+				what := fmt.Sprintf("batch %d of %d", i, b)
+				sameBits(t, what+" gradient", padded[i].grad, plain[i].grad)
+				sameBits(t, what+" mixed gradient", padded[i].mixed, plain[i].mixed)
+				sameBits(t, what+" training logits", tensor.List{{Data: padded[i].logits}}, tensor.List{{Data: plain[i].logits}})
+			}
+			for _, name := range []string{"grad", "mixgrad", "trainlogits"} {
+				if pm.compiles[name] != 1 || um.compiles[name] != len(sizes) {
+					t.Errorf("%s: %d graphs padded, %d unpadded; want 1 and %d", name, pm.compiles[name], um.compiles[name], len(sizes))
+				}
 			}
 		})
 	}
