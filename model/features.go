@@ -56,7 +56,10 @@ func featureGradGraph(net featureNetwork, inputs []*Node) []*Node {
 	params, x, labels, targets, weights, hyper := inputs[:n], inputs[n], inputs[n+1], inputs[n+2], inputs[n+3], inputs[n+4]
 	b := x.Shape().Dimensions[0]
 	lambda := Reshape(Slice(hyper, AxisElem(0)))
-	scale := Div(lambda, Scalar(x.Graph(), x.DType(), float64(b)))
+	// λ over the batch's samples, padding rows (label −1, weight 0; gradRows) not counted:
+	// exactly λ/B without padding.
+	count := ReduceAllSum(ConvertDType(GreaterOrEqual(labels, ScalarZero(x.Graph(), labels.DType())), x.DType()))
+	scale := Div(lambda, count)
 	w := Reshape(weights, b, 1)
 	align := func(feats *Node) (value, dFeats *Node) {
 		diff := Sub(feats, targets)
@@ -108,12 +111,17 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 		return nil, 0, nil, err
 	}
 	defer finalize(ps...)
-	xt, yt, err := m.batchTensors(x, y, len(y))
+	rows := m.gradRows(len(y))
+	xt, yt, err := m.batchTensors(x, y, rows)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	tt := tensors.FromFlatDataAndDimensions(targets, len(y), d)
-	wt := tensors.FromFlatDataAndDimensions(weights, len(y))
+	if rows > len(y) { // padding rows: zero targets and weights
+		targets = append(targets[:len(targets):len(targets)], make([]float32, (rows-len(y))*d)...)
+		weights = append(weights[:len(weights):len(weights)], make([]float32, rows-len(y))...)
+	}
+	tt := tensors.FromFlatDataAndDimensions(targets, rows, d)
+	wt := tensors.FromFlatDataAndDimensions(weights, rows)
 	ht := tensors.FromFlatDataAndDimensions([]float32{lambda}, 1)
 	defer finalize(xt, yt, tt, wt, ht)
 	args := make([]any, 0, len(ps)+5)
@@ -141,7 +149,7 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 	if err := m.keepBatchStats(outs[n+2:]); err != nil {
 		return nil, 0, nil, err
 	}
-	return grads, tensors.ToScalar[float32](outs[n]), feats, nil
+	return grads, tensors.ToScalar[float32](outs[n]), feats[:len(y)*d], nil
 }
 
 // lazyAux compiles one of this file's graphs into m.aux on first use.

@@ -137,7 +137,8 @@ func (m *Model) auxExec(name string, build func(network, []*Node) []*Node) (*Exe
 	return e, nil
 }
 
-// gradRows is the batch size at which Gradient, MixedGradient and TrainLogits run a batch
+// gradRows is the batch size at which Gradient, MixedGradient, TrainLogits and
+// FeatureGradient run a batch
 // of n samples: n, or, on a model that pads (PadsBatches), the largest batch it has run
 // or trained so far, the rest masked padding rows (label −1, exact as Session.Step's). A
 // federated run's clients end their epochs on batches of every size below the batch size;

@@ -194,7 +194,8 @@ func TestPaddedEvaluationIsExact(t *testing.T) {
 	}
 }
 
-// TestPaddedGradientsAreExact: Gradient, MixedGradient and TrainLogits of ragged batches
+// TestPaddedGradientsAreExact: Gradient, MixedGradient, TrainLogits and FeatureGradient
+// (with an alignment penalty) of ragged batches
 // (a federated run's last batches) on a model that pads them to the largest batch so far
 // give the bits of a model that compiles every size, and the padding model compiles one
 // graph for each.
@@ -207,8 +208,8 @@ func TestPaddedGradientsAreExact(t *testing.T) {
 			sample := tensor.Size(spec.InputShape)
 			sizes := []int{16, 7, 1, 13}
 			type out struct {
-				grad, mixed tensor.List
-				logits      []float32
+				grad, mixed, feat tensor.List
+				logits, feats     []float32
 			}
 			run := func(pad bool) ([]out, *Model) {
 				m, err := newModel(CPUBackend, spec, pad)
@@ -238,6 +239,22 @@ func TestPaddedGradientsAreExact(t *testing.T) {
 					if o.logits, err = m.TrainLogits(params, x, y); err != nil {
 						t.Fatal(err)
 					}
+					d := m.FeatureDim()
+					targets, weights := make([]float32, b*d), make([]float32, b)
+					for i := range targets {
+						targets[i] = float32(r.NormFloat64())
+					}
+					for i := range weights {
+						weights[i] = float32(i % 2)
+					}
+					var loss float32
+					if o.feat, loss, o.feats, err = m.FeatureGradient(params, x, y, targets, weights, 0.3); err != nil {
+						t.Fatal(err)
+					}
+					o.feat = append(o.feat, tensor.Tensor{Name: "loss", Data: []float32{loss}})
+					if len(o.feats) != b*d {
+						t.Fatalf("batch of %d: %d feature values", b, len(o.feats))
+					}
 					if len(o.logits) != b*spec.NumClasses {
 						t.Fatalf("batch of %d: %d logits", b, len(o.logits))
 					}
@@ -252,8 +269,10 @@ func TestPaddedGradientsAreExact(t *testing.T) {
 				sameBits(t, what+" gradient", padded[i].grad, plain[i].grad)
 				sameBits(t, what+" mixed gradient", padded[i].mixed, plain[i].mixed)
 				sameBits(t, what+" training logits", tensor.List{{Data: padded[i].logits}}, tensor.List{{Data: plain[i].logits}})
+				sameBits(t, what+" feature gradient and loss", padded[i].feat, plain[i].feat)
+				sameBits(t, what+" features", tensor.List{{Data: padded[i].feats}}, tensor.List{{Data: plain[i].feats}})
 			}
-			for _, name := range []string{"grad", "mixgrad", "trainlogits"} {
+			for _, name := range []string{"grad", "mixgrad", "trainlogits", "featgrad"} {
 				if pm.compiles[name] != 1 || um.compiles[name] != len(sizes) {
 					t.Errorf("%s: %d graphs padded, %d unpadded; want 1 and %d", name, pm.compiles[name], um.compiles[name], len(sizes))
 				}
