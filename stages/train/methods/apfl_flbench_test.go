@@ -145,15 +145,7 @@ func TestAPFLFLBenchBatchNormTrainMode(t *testing.T) {
 	cfg := train.LocalConfig{Model: m, Optimizer: opt, TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2},
 		Epochs: 1, BatchSize: 8, Seed: 3, Round: 1, Rounds: 1}
 	w0 := spec.Init(8)
-	meth := buildMethod(t, "apfl", nil, map[string]string{"impl": "flbench"})
-	st := &train.State{Global: w0.Clone()}
-	meth.Init(st, 1)
-	v0, alpha := st.Personal[0].Clone(), st.Method.(*apflState).Alpha[0]
-	u, err := meth.Train(train.NewLocal(cfg), st, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	v0, alpha, u := apflTrainOnce(t, w0, cfg, map[string]string{"impl": "flbench"})
 	xb, yb := onlyBatch(t, cfg)
 	gw, err := m.Gradient(w0, xb, yb)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
@@ -44,14 +45,7 @@ func TestAPFLPaperBatchNormRunningStats(t *testing.T) {
 	cfg := train.LocalConfig{Model: m, Optimizer: model.SGD{LR: 0.05, Momentum: 0.7},
 		TrainX: x, TrainY: []int32{0, 1, 2, 0, 1, 2}, Epochs: 1, BatchSize: 8, Seed: 5, Round: 1, Rounds: 1}
 	w0 := spec.Init(4)
-	meth := buildMethod(t, "apfl", nil, map[string]string{"alpha": "0.4"})
-	st := &train.State{Global: w0.Clone()}
-	meth.Init(st, 1)
-	v0, alpha := st.Personal[0].Clone(), st.Method.(*apflState).Alpha[0]
-	u, err := meth.Train(train.NewLocal(cfg), st, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v0, alpha, u := apflTrainOnce(t, w0, cfg, map[string]string{"alpha": "0.4"})
 	xb, yb := onlyBatch(t, cfg)
 	if _, err := m.Gradient(mix(alpha, v0, w0), xb, yb); err != nil {
 		t.Fatal(err)
@@ -69,4 +63,19 @@ func TestAPFLPaperBatchNormRunningStats(t *testing.T) {
 			t.Errorf("v's %s never moved", s.Name)
 		}
 	}
+}
+
+// apflTrainOnce builds apfl with options, starts one client at w0 and trains it once on
+// cfg: the client's personal model and α before, and the upload.
+func apflTrainOnce(t *testing.T, w0 tensor.List, cfg train.LocalConfig, options map[string]string) (tensor.List, float32, train.Upload) {
+	t.Helper()
+	meth := buildMethod(t, "apfl", nil, options)
+	st := &train.State{Global: w0.Clone()}
+	meth.Init(st, 1)
+	v0, alpha := st.Personal[0].Clone(), st.Method.(*apflState).Alpha[0]
+	u, err := meth.Train(train.NewLocal(cfg), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v0, alpha, u
 }
