@@ -138,12 +138,11 @@ func (m *Model) auxExec(name string, build func(network, []*Node) []*Node) (*Exe
 }
 
 // gradRows is the batch size at which Gradient, MixedGradient, TrainLogits and
-// FeatureGradient run a batch
-// of n samples: n, or, on a model that pads (PadsBatches), the largest batch it has run
-// or trained so far, the rest masked padding rows (label −1, exact as Session.Step's). A
-// federated run's clients end their epochs on batches of every size below the batch size;
-// without padding each size would compile, and keep, a graph of its own for each of these
-// functions (gigabytes over a 100-client run).
+// FeatureGradient run a batch of n samples: n, or, on a model that pads (PadsBatches),
+// the largest batch it has run or trained so far, the rest masked padding rows (label −1,
+// exact as Session.Step's). A federated run's clients end their epochs on batches of every
+// size below the batch size; without padding each size would compile, and keep, a graph
+// of its own for each of these functions (hundreds of MB over a 100-client run).
 func (m *Model) gradRows(n int) int {
 	if !m.padTrain {
 		return n
