@@ -116,12 +116,9 @@ func (m *Model) FeatureGradient(params tensor.List, x []float32, y []int32, targ
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if rows > len(y) { // padding rows: zero targets and weights
-		targets = append(targets[:len(targets):len(targets)], make([]float32, (rows-len(y))*d)...)
-		weights = append(weights[:len(weights):len(weights)], make([]float32, rows-len(y))...)
-	}
-	tt := tensors.FromFlatDataAndDimensions(targets, rows, d)
-	wt := tensors.FromFlatDataAndDimensions(weights, rows)
+	// Padding rows: zero targets and weights.
+	tt := tensors.FromFlatDataAndDimensions(zeroRows(targets, rows, d), rows, d)
+	wt := tensors.FromFlatDataAndDimensions(zeroRows(weights, rows, 1), rows)
 	ht := tensors.FromFlatDataAndDimensions([]float32{lambda}, 1)
 	defer finalize(xt, yt, tt, wt, ht)
 	args := make([]any, 0, len(ps)+5)

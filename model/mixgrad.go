@@ -63,11 +63,8 @@ func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale 
 	if err != nil {
 		return nil, err
 	}
-	rows := m.gradRows(len(y))
-	if rows > len(y) { // padding rows: a zero offset, their labels mask them out
-		offset = append(offset[:len(offset):len(offset)], make([]float32, (rows-len(y))*m.spec.NumClasses)...)
-	}
-	ot := tensors.FromFlatDataAndDimensions(offset, rows, m.spec.NumClasses)
+	rows := m.gradRows(len(y)) // padding rows: a zero offset, their labels mask them out
+	ot := tensors.FromFlatDataAndDimensions(zeroRows(offset, rows, m.spec.NumClasses), rows, m.spec.NumClasses)
 	st := tensors.FromFlatDataAndDimensions([]float32{scale}, 1)
 	defer finalize(ot, st)
 	outs, err := m.execBatch(e, params, x, y, true, ot, st)
@@ -149,6 +146,15 @@ func (m *Model) gradRows(n int) int {
 	}
 	m.trainBatch = max(m.trainBatch, n)
 	return m.trainBatch
+}
+
+// zeroRows returns v, rows of width values each, extended with zero rows to rows rows
+// (a copy when it grows; the caller's slice is never written).
+func zeroRows(v []float32, rows, width int) []float32 {
+	if n := rows * width; n > len(v) {
+		return append(v[:len(v):len(v)], make([]float32, n-len(v))...)
+	}
+	return v
 }
 
 // execBatch runs e on params, the batch x (and its labels y when labels is set: y is

@@ -322,10 +322,11 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			if len(vals) > 1 { // one seed has no spread to show
 				text += fmt.Sprintf(" ± %.2f", report.Std(vals))
 			}
-			text += fmt.Sprintf(" (n=%d)", len(vals))
+			n := fmt.Sprint(len(vals))
 			if len(vals) < total {
-				text = strings.TrimSuffix(text, ")") + fmt.Sprintf(" of %d)", total)
+				n += fmt.Sprintf(" of %d", total)
 			}
+			text += " (n=" + n + ")"
 			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {
 				if v.Above != "" || v.Metric != metric {

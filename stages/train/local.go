@@ -239,13 +239,27 @@ func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream s
 
 // TrainProx is Train with the proximal term μ/2·‖θ − ref‖² added to the loss (μ = 0: none).
 func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
+	return l.train(params, mask, lr, epochs, stream, mu, ref, nil)
+}
+
+// TrainMomentum is Train on every entry whose momentum buffers start at mom (nil: zero)
+// and are returned as they end, for a method whose optimizer state outlives a round
+// (FL-bench's FedALA restores a client's optimizer state, fedALAState.Moms).
+func (l *Local) TrainMomentum(params, mom tensor.List, lr float32, epochs int, stream string) (tensor.List, tensor.List, error) {
+	out, err := l.train(params, nil, lr, epochs, stream, 0, nil, &mom)
+	return out, mom, err
+}
+
+// train is TrainProx, and TrainMomentum with mom non-nil (see trainSession); only
+// training that starts and ends with no momentum to carry may run in lockstep.
+func (l *Local) train(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List, mom *tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
 	if n == 0 || epochs == 0 {
 		return params.Clone(), nil
 	}
 	opt := l.opt
 	opt.LR = lr
-	if !l.frozenBN && l.group.accepts(opt, mask, mu) {
+	if mom == nil && !l.frozenBN && l.group.accepts(opt, mask, mu) {
 		l.Count(int64(n)*int64(epochs), params)
 		return l.group.train(params, func(step func(x []float32, y []int32) (float32, error)) error {
 			return l.Batches(epochs, stream, func(e int, x []float32, y []int32) error {
@@ -259,27 +273,10 @@ func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stre
 	}
 	var out tensor.List
 	err := l.group.exclusive(func() (err error) {
-		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref, nil)
+		out, err = l.trainSession(params, mask, opt, epochs, stream, mu, ref, mom)
 		return err
 	})
 	return out, err
-}
-
-// TrainMomentum is Train on every entry whose momentum buffers start at mom (nil: zero)
-// and are returned as they end, for a method whose optimizer state outlives a round
-// (FL-bench's FedALA restores a client's optimizer state, fedALAState.Moms).
-func (l *Local) TrainMomentum(params, mom tensor.List, lr float32, epochs int, stream string) (tensor.List, tensor.List, error) {
-	if len(l.data.trainY) == 0 || epochs == 0 {
-		return params.Clone(), mom, nil
-	}
-	opt := l.opt
-	opt.LR = lr
-	var out tensor.List
-	err := l.group.exclusive(func() (err error) {
-		out, err = l.trainSession(params, nil, opt, epochs, stream, 0, nil, &mom)
-		return err
-	})
-	return out, mom, err
 }
 
 // diverged is the error of a training loss that is no longer finite (nil while it is).

@@ -113,9 +113,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	}
 	lastAll, _ := optional[LastRoundAll](method)
 	for round := st.Round + 1; round <= t.Rounds; round++ {
-		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)[:perRound]
-		if round == t.Rounds && lastAll != nil && lastAll.LastRoundAll() {
-			sampled = rng.New(r.Seed, round, rng.Global, "sample").Perm(clients) // every client
+		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)
+		if round < t.Rounds || lastAll == nil || !lastAll.LastRoundAll() {
+			sampled = sampled[:perRound] // else every client
 		}
 		sort.Ints(sampled)
 		uploads := map[int]Upload{}
