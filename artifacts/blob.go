@@ -210,7 +210,6 @@ func (s *Store) setIfDifferent(key, val []byte, d Digest) error {
 func (s *Store) Get(d Digest) ([]byte, error) {
 	var out []byte
 	err := s.read(d, func(size int) { out = make([]byte, 0, size) }, func(p []byte) { out = append(out, p...) })
-	s.noteMapped(len(out))
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +243,11 @@ func (s *Store) Has(d Digest) (bool, error) {
 // read streams the verified blob d to sink, after calling start with its
 // size. sink's argument is valid only during the call. Nothing reaches sink
 // unless the whole blob then verifies; callers discard partial output on error.
+// The bytes it reads count toward the release of the store's mapped pages
+// (mapped.go), whether they were assembled (Get) or only hashed (Verify).
 func (s *Store) read(d Digest, start func(size int), sink func([]byte)) error {
+	var moved int
+	defer func() { s.noteMapped(moved) }()
 	corrupt := func(format string, args ...any) error {
 		why := fmt.Sprintf(format, args...)
 		s.logf("artifacts: blob %s is corrupt (%s); treating it as missing", d, why)
@@ -262,6 +265,7 @@ func (s *Store) read(d Digest, start func(size int), sink func([]byte)) error {
 		if err != nil {
 			return fmt.Errorf("artifacts: get blob %s: %w", d.Short(), err)
 		}
+		moved += len(recBytes)
 		rec, err := decodeRecord(recBytes)
 		if err != nil {
 			return corrupt("bad record: %v", err)
@@ -293,6 +297,7 @@ func (s *Store) read(d Digest, start func(size int), sink func([]byte)) error {
 					bad = corrupt("chunk %s does not match its digest", c.d)
 					return nil
 				}
+				moved += len(v)
 				h.Write(v)
 				sink(v)
 				return nil
