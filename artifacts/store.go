@@ -238,9 +238,10 @@ func existingAncestor(dir string) string {
 //     (the Go build cache makes the same trade). A killed process loses
 //     nothing that Badger acknowledged: its writes are in the page cache.
 func badgerOptions(dir string, logf func(string, ...any)) badger.Options {
+	// WithLoggingLevel installs Badger's own stderr logger, so the logger comes after it.
 	return badger.DefaultOptions(dir).
-		WithLogger(badgerLogger{logf}).
 		WithLoggingLevel(badger.WARNING).
+		WithLogger(badgerLogger{logf}).
 		WithMetricsEnabled(false).
 		WithSyncWrites(false).
 		WithCompression(options.None).
@@ -385,7 +386,13 @@ func (l badgerLogger) Errorf(f string, a ...any) {
 	l.logf("badger error: "+strings.TrimRight(f, "\n"), a...)
 }
 func (l badgerLogger) Warningf(f string, a ...any) {
-	l.logf("badger warning: "+strings.TrimRight(f, "\n"), a...)
+	msg := fmt.Sprintf(strings.TrimRight(f, "\n"), a...)
+	// A compaction that finds too few tables to fill (Flatten in reclaim, maint.go)
+	// has nothing to do; Badger itself treats this as no error when it closes.
+	if strings.Contains(msg, "Unable to fill tables") {
+		return
+	}
+	l.logf("badger warning: %s", msg)
 }
 func (badgerLogger) Infof(string, ...any)  {}
 func (badgerLogger) Debugf(string, ...any) {}

@@ -732,3 +732,16 @@ func TestOpenWithAnEmptyValueLog(t *testing.T) {
 		t.Errorf("the removal was not reported: %q", notes)
 	}
 }
+
+// Badger's warnings go to Options.Logf (WithLoggingLevel would install Badger's own
+// stderr logger over it), except the benign "Unable to fill tables" of a compaction with
+// nothing to do.
+func TestBadgerWarningsGoToLogf(t *testing.T) {
+	var got []string
+	opt := badgerOptions(t.TempDir(), func(f string, a ...any) { got = append(got, fmt.Sprintf(f, a...)) })
+	opt.Logger.Warningf("value log %d is odd\n", 7)
+	opt.Logger.Warningf("While running doCompact with %v. Error: %v\n", "{level:5}", "Unable to fill tables")
+	if len(got) != 1 || got[0] != "badger warning: value log 7 is odd" {
+		t.Errorf("Logf got %q, want just the first warning", got)
+	}
+}
