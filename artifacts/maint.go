@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -139,6 +140,9 @@ func (s *Store) Fsck() (FsckReport, error) {
 type GCReport struct {
 	Actions, Blobs, Chunks int
 	Bytes                  int64 // chunk and inline bytes no longer referenced
+	// DiskBefore and DiskAfter are the sizes of the store directory's files before the
+	// collection and after it gave the space back (GC only; see DiskBytes).
+	DiskBefore, DiskAfter int64
 }
 
 // GC deletes every action whose key is not in keep, then every blob not in live (the
@@ -156,7 +160,7 @@ func (s *Store) GCDryRun(keep map[Digest]bool, live map[Digest]bool) (GCReport, 
 
 // collect is GC, or with dry only its report.
 func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (GCReport, error) {
-	var r GCReport
+	r := GCReport{DiskBefore: s.DiskBytes()}
 	actions, err := s.Actions()
 	if err != nil {
 		return r, err
@@ -230,6 +234,7 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 		if err := s.reclaim(); err != nil {
 			return r, err
 		}
+		r.DiskAfter = s.DiskBytes()
 	}
 	return r, nil
 }
@@ -269,6 +274,23 @@ func (s *Store) reclaim() error {
 	}
 	s.ReleaseMapped()
 	return nil
+}
+
+// DiskBytes is the summed size of the regular files in the store's directory: what the
+// store takes on disk, give or take the value-log file Badger has mapped ahead of its
+// writes (up to twice its 64 MiB, sparse).
+func (s *Store) DiskBytes() int64 {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+	}
+	return total
 }
 
 // deleteKey deletes key, unless dry.

@@ -66,6 +66,9 @@ func TestGCReclaimsDiskSpace(t *testing.T) {
 	if r.Blobs != 5 {
 		t.Fatalf("GC removed %d blobs, want 5", r.Blobs)
 	}
+	if r.DiskAfter >= r.DiskBefore-100<<20 {
+		t.Errorf("GC reports the directory at %d MB before and %d MB after: it should have shrunk by the 120 MB removed", r.DiskBefore>>20, r.DiskAfter>>20)
+	}
 	// Closing truncates the value log being written to what it holds, so both sizes
 	// count bytes written, not the file Badger maps ahead of its writes.
 	if err := s.Close(); err != nil {

@@ -75,8 +75,9 @@ func gc(args []string, stdout, stderr io.Writer) int {
        fedpipe gc --remote URL [MANIFEST...] [--keep-recent DURATION] [--grace DURATION] [--dry-run]
 
 Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
---keep-recent, then the blobs and chunks nothing references any more, and reports the sizes.
-Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required. --dry-run
+--keep-recent, then the blobs and chunks nothing references any more, rewrites the store's
+value log so that the space goes back to the disk (also what earlier runs of gc removed), and
+reports the sizes. Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required. --dry-run
 counts what would go, with sizes, and removes nothing.
 
 With --remote, tidies the remote instead (the local store is not opened): drops the result
@@ -146,8 +147,8 @@ Flags:
 				}
 			} else if r, err = s.GC(keep, live); err == nil {
 				after, _ := s.Stats()
-				fmt.Fprintf(stdout, "removed %d results, %d blobs, %d chunks (%s); store now %s in %d blobs (was %s)\n",
-					r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), mib(after.StoredBytes), after.Blobs, mib(before.StoredBytes))
+				fmt.Fprintf(stdout, "removed %d results, %d blobs, %d chunks (%s); store now %s in %d blobs (was %s); its files take %s on disk (were %s)\n",
+					r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), mib(after.StoredBytes), after.Blobs, mib(before.StoredBytes), mib(r.DiskAfter), mib(r.DiskBefore))
 				return exitOK
 			}
 		}
