@@ -37,6 +37,15 @@ type LastRoundAll interface {
 	LastRoundAll() bool
 }
 
+// BernoulliSampler is implemented by methods whose own code draws each round's clients
+// independently, each with probability train.participation, so that how many train varies
+// from round to round (pFedFDA's servers/server_base.py:26-34), where fedpipe otherwise
+// draws exactly participation × clients. A round that draws nobody trains nobody and leaves
+// the state as it was. BernoulliSampling reports whether it applies.
+type BernoulliSampler interface {
+	BernoulliSampling() bool
+}
+
 // GlobalEvaluator is implemented by methods whose global model is not st.Global as is
 // (DM-PFL's θ_g = w_g ⊙ m_g); the train stage stores it as "model/global".
 type GlobalEvaluator interface {

@@ -111,13 +111,8 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	if concurrent(method) || chainer != nil {
 		trainMulti = multi
 	}
-	lastAll, _ := optional[LastRoundAll](method)
 	for round := st.Round + 1; round <= t.Rounds; round++ {
-		sampled := rng.New(r.Seed, round, rng.Global, "sample").Perm(clients)
-		if round < t.Rounds || lastAll == nil || !lastAll.LastRoundAll() {
-			sampled = sampled[:perRound] // else every client
-		}
-		sort.Ints(sampled)
+		sampled := roundClients(method, r.Seed, round, t.Rounds, clients, perRound, t.Participation)
 		uploads := map[int]Upload{}
 		sizes := map[int]int{}
 		trained := make([]Upload, len(sampled))
@@ -160,8 +155,10 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			st.Comm = append(st.Comm, Comm{Round: round, Client: c, Down: down, Up: up})
 			st.Work = append(st.Work, work[i])
 		}
-		if err := method.Finish(st, uploads, sizes); err != nil {
-			return nil, fmt.Errorf("round %d: %w", round, err)
+		if len(sampled) > 0 { // a Bernoulli draw may give none: nothing to aggregate
+			if err := method.Finish(st, uploads, sizes); err != nil {
+				return nil, fmt.Errorf("round %d: %w", round, err)
+			}
 		}
 		evaluates := evaluates(t, round)
 		if e, ok := optional[RoundEnder](method); ok {
@@ -202,6 +199,33 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 	}
 	return st, nil
+}
+
+// roundClients draws round's clients, sorted: every client in the last round of a
+// LastRoundAll method; each client independently with probability participation for a
+// BernoulliSampler (possibly none); otherwise perRound of them, the first of a permutation.
+// Each draw has its own stream, so the fixed-size draw is the same whichever methods run.
+func roundClients(method Method, seed int64, round, rounds, clients, perRound int, participation float64) []int {
+	if l, ok := optional[LastRoundAll](method); ok && l.LastRoundAll() && round == rounds {
+		all := make([]int, clients)
+		for c := range all {
+			all[c] = c
+		}
+		return all
+	}
+	if b, ok := optional[BernoulliSampler](method); ok && b.BernoulliSampling() {
+		draw := rng.New(seed, round, rng.Global, "sample-bernoulli")
+		sampled := []int{}
+		for c := range clients {
+			if draw.Float64() < participation {
+				sampled = append(sampled, c)
+			}
+		}
+		return sampled
+	}
+	sampled := rng.New(seed, round, rng.Global, "sample").Perm(clients)[:perRound]
+	sort.Ints(sampled)
+	return sampled
 }
 
 // roundChains returns the chains of a round's clients (positions into sampled): the method's

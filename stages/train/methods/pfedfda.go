@@ -16,7 +16,8 @@ type PFedFDAParams struct {
 
 func init() {
 	// Revision 1: impl paper trains every client in the run's last round (LastRoundAll).
-	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true, Revision: 1,
+	// Revision 2: impl paper draws each client with probability participation (BernoulliSampling).
+	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true, Revision: 2,
 		Doc: "pFedFDA (McLaughlin & Su, NeurIPS 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by weights fitted by cross-validation; the body trains under the LDA head of the global estimates."},
 		newPFedFDA)
 }
@@ -40,6 +41,10 @@ func init() {
 //     β_m·μ̂ + (1 − β_m)·μ_g, β_c·Σ̂ + (1 − β_c)·Σ_g (client_fedfda.py:81-94).
 //   - The server averages the models and the interpolated estimates, all weighted by
 //     training-set size (server_base.py:36-44, server_fedfda.py:47-58).
+//   - Each round draws every client independently with probability participation, so the
+//     number that trains varies (server_base.py:26-34, torch.bernoulli;
+//     BernoulliSampling); a round that draws none trains none and keeps the models, where
+//     the authors' code would average an empty set (server_base.py:36-44).
 //   - The run's last round trains every client, whatever the participation
 //     (server_fedfda.py:24-25: "full participation on last round"; LastRoundAll).
 //   - After each round the run evaluates, every client gets the global body with the head
@@ -72,6 +77,10 @@ func newPFedFDA(p *PFedFDAParams) train.Method {
 
 // LastRoundAll implements train.LastRoundAll: impl paper's last round trains every client.
 func (f *pFedFDA) LastRoundAll() bool { return !f.flbench }
+
+// BernoulliSampling implements train.BernoulliSampler: impl paper draws each client with
+// probability participation, as pFedFDA's own code does; FL-bench draws a fixed number.
+func (f *pFedFDA) BernoulliSampling() bool { return !f.flbench }
 
 // pFedFDAState holds the global Gaussian estimates (fda.means [classes, d], fda.cov [d, d];
 // nil before the first aggregation, and always with impl flbench) and each client's last

@@ -175,25 +175,85 @@ func TestPFedFDAFLBenchTrainsAsFedAvg(t *testing.T) {
 	}
 }
 
-// pFedFDA's own code trains every client in its last round (servers/server_fedfda.py:24-25),
-// whatever the participation; FL-bench's (impl flbench) samples it like any other.
-func TestPFedFDAPaperLastRoundTrainsEveryClient(t *testing.T) {
-	for impl, last := range map[string]int{"paper": 6, "flbench": 3} {
-		st, cfg := runMLP(t, "pfedfda", nil, map[string]string{"impl": impl}, 3)
+// trainedPerRound is the set of clients that trained in each round of st.
+func trainedPerRound(st *train.State) map[int]map[int]bool {
+	trained := map[int]map[int]bool{}
+	for _, w := range st.Work {
+		if trained[w.Round] == nil {
+			trained[w.Round] = map[int]bool{}
+		}
+		trained[w.Round][w.Client] = true
+	}
+	return trained
+}
+
+// pFedFDA's own code draws each client with probability participation every round
+// (servers/server_base.py:26-34) and trains every client in its last round
+// (servers/server_fedfda.py:24-25); FL-bench's (impl flbench) draws exactly
+// participation × clients every round, the last included.
+func TestPFedFDAPaperSampling(t *testing.T) {
+	const rounds = 8
+	for _, impl := range []string{"paper", "flbench"} {
+		st, cfg := runMLP(t, "pfedfda", nil, map[string]string{"impl": impl}, rounds)
 		if n, p := cfg.Run.Partition.Clients, cfg.Run.Train.Participation; n != 6 || p != 0.5 {
 			t.Fatalf("%d clients at participation %v, want 6 at 0.5", n, p)
 		}
-		trained := map[int]map[int]bool{}
-		for _, w := range st.Work {
-			if trained[w.Round] == nil {
-				trained[w.Round] = map[int]bool{}
+		trained := trainedPerRound(st)
+		counts := map[int]int{}
+		for round := 1; round < rounds; round++ {
+			counts[len(trained[round])]++
+		}
+		last := len(trained[rounds])
+		switch impl {
+		case "paper":
+			// Seven independent draws of 6 clients at 1/2 all of size 3 would be a fixed-size draw.
+			if counts[3] == rounds-1 {
+				t.Errorf("impl paper: every round before the last trained 3 clients (%v): the draw is not Bernoulli", counts)
 			}
-			trained[w.Round][w.Client] = true
+			if last != 6 {
+				t.Errorf("impl paper: the last round trained %d clients, want all 6", last)
+			}
+		case "flbench":
+			if counts[3] != rounds-1 || last != 3 {
+				t.Errorf("impl flbench: clients per round %v and %d in the last, want 3 in each", counts, last)
+			}
 		}
-		if len(trained[1]) != 3 || len(trained[2]) != 3 || len(trained[3]) != last {
-			t.Errorf("impl %s: clients trained per round %d, %d, %d; want 3, 3, %d",
-				impl, len(trained[1]), len(trained[2]), len(trained[3]), last)
+	}
+}
+
+// A Bernoulli draw can give no client at all: that round trains nobody and leaves the
+// global model as it was, and the run goes on (the authors' code would average an empty
+// set of models).
+func TestPFedFDAPaperRoundWithoutClients(t *testing.T) {
+	r, cfg := methodRun(t, "pfedfda", nil, map[string]string{"impl": "paper"})
+	cfg.Run.Model.Arch, cfg.Run.Model.Hidden = "mlp", []int{8}
+	r.Train.Rounds, r.Train.Participation = 6, 0.05 // each round draws nobody with probability 0.95^6 ≈ 0.74
+	var globals []train.State
+	r.Train.CheckpointEvery = 1
+	cfg.Checkpoint = func(st *train.State) error {
+		globals = append(globals, train.State{Global: st.Global.Clone()})
+		return nil
+	}
+	st, err := train.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained := trainedPerRound(st)
+	empty := 0
+	for round := 2; round < r.Train.Rounds; round++ {
+		if len(trained[round]) > 0 {
+			continue
 		}
+		empty++
+		if !reflect.DeepEqual(globals[round-1].Global, globals[round-2].Global) {
+			t.Errorf("round %d trained nobody, yet the global model changed", round)
+		}
+	}
+	if empty == 0 {
+		t.Fatalf("no round between 2 and %d drew an empty set (trained %v): the case is not exercised", r.Train.Rounds-1, trained)
+	}
+	if len(trained[r.Train.Rounds]) != 6 {
+		t.Errorf("the last round trained %d clients, want all 6", len(trained[r.Train.Rounds]))
 	}
 }
 
