@@ -3,8 +3,6 @@ package artifacts
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,10 +36,10 @@ func residentUnder(t *testing.T, dir string) int64 {
 	return total
 }
 
-// Blobs written into the store leave their value-log pages resident until released;
-// ReleaseMapped drops them from the process (tens of MB here to almost nothing) and the
-// blobs still read back intact.
-func TestReleaseMappedDropsStorePages(t *testing.T) {
+// openResolved opens a store in a fresh directory named without symbolic links, as
+// /proc/self/maps names the files mapped from it; the test closes it.
+func openResolved(t *testing.T) (string, *Store) {
+	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -50,16 +48,20 @@ func TestReleaseMappedDropsStorePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return dir, s
+}
+
+// Blobs written into the store leave their value-log pages resident until released;
+// ReleaseMapped drops them from the process (tens of MB here to almost nothing) and the
+// blobs still read back intact.
+func TestReleaseMappedDropsStorePages(t *testing.T) {
+	dir, s := openResolved(t)
 	s.mapped.n.Store(-1 << 40) // no automatic release during the writes
 	var ds []Digest
 	var blobs [][]byte
 	for i := 0; i < 3; i++ {
-		b := make([]byte, 20<<20) // 20 MB each, no repeats for the chunker to share
-		r := rand.New(rand.NewPCG(uint64(i), 1))
-		for j := 0; j < len(b); j += 8 {
-			binary.LittleEndian.PutUint64(b[j:], r.Uint64())
-		}
+		b := randomBlob(20<<20, uint64(i)) // 20 MB each, no repeats for the chunker to share
 		d, err := s.Put(b)
 		if err != nil {
 			t.Fatal(err)
@@ -99,23 +101,10 @@ func TestParseMapsLine(t *testing.T) {
 // GBs): those pages are released too, so verifying 96 MB leaves less than the release
 // threshold resident.
 func TestVerifyReleasesStorePages(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dir, s := openResolved(t)
 	var ds []Digest
 	for i := 0; i < 4; i++ {
-		b := make([]byte, 24<<20)
-		r := rand.New(rand.NewPCG(uint64(i), 2))
-		for j := 0; j < len(b); j += 8 {
-			binary.LittleEndian.PutUint64(b[j:], r.Uint64())
-		}
-		d, err := s.Put(b)
+		d, err := s.Put(randomBlob(24<<20, uint64(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
