@@ -12,3 +12,6 @@ func unlock(f *os.File) error { return nil }
 
 // freeBytes is unknown on this platform.
 func freeBytes(string) (int64, bool) { return 0, false }
+
+// linkCount is unknown on this platform: 1.
+func linkCount(string) uint64 { return 1 }

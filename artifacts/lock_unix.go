@@ -41,3 +41,12 @@ func freeBytes(dir string) (int64, bool) {
 	}
 	return int64(st.Bavail) * int64(st.Bsize), true
 }
+
+// linkCount is the number of hard links to path's file (1 when unknown).
+func linkCount(path string) uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 1
+	}
+	return uint64(st.Nlink)
+}

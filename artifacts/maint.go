@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -143,6 +145,9 @@ type GCReport struct {
 	// DiskBefore and DiskAfter are the sizes of the store directory's files before the
 	// collection and after it gave the space back (GC only; see DiskBytes).
 	DiskBefore, DiskAfter int64
+	// Unreclaimed says why GC left the value log as it was ("": it did not), the
+	// deletions standing: a reader's snapshot shared its files (see reclaim).
+	Unreclaimed string
 }
 
 // GC deletes every action whose key is not in keep, then every blob not in live (the
@@ -231,13 +236,21 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 		r.Bytes += int64(size)
 	}
 	if !dry { // also what an earlier GC deleted but could not free
-		if err := s.reclaim(); err != nil {
+		var err error
+		if r.Unreclaimed, err = s.reclaim(); err != nil {
 			return r, err
 		}
 		r.DiskAfter = s.DiskBytes()
 	}
 	return r, nil
 }
+
+// reclaimMarker names the file reclaim keeps in the store's directory while it may
+// rewrite the value log; OpenReader does not link a snapshot to a store that has one.
+const reclaimMarker = "fedpipe.reclaiming"
+
+// reclaimWait is how long reclaim waits for readers' snapshots to let go of the value log.
+var reclaimWait = time.Minute
 
 // reclaim gives the disk space of deleted values back. Badger rewrites a value-log file
 // only once compaction has counted its entries as discarded, and compaction sees a
@@ -248,7 +261,27 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 // overwritten entries and records what each value-log file no longer needs, and then
 // reopens it and rewrites every value-log file at least half of which is garbage. The
 // caller holds the store's lock, so nothing else writes meanwhile.
-func (s *Store) reclaim() error {
+//
+// Badger deletes a rewritten file by truncating it, and a reader's snapshot (OpenReader)
+// may hard-link that very file, which would then vanish under the reader. So reclaim
+// first puts up reclaimMarker, which keeps new snapshots from linking, then waits up to
+// reclaimWait for the links of existing snapshots to go; if they stay, it rewrites nothing
+// and says why (the deletions stand; a later GC gives their space back).
+func (s *Store) reclaim() (unreclaimed string, err error) {
+	marker := filepath.Join(s.dir, reclaimMarker)
+	if err := os.WriteFile(marker, lockRecord(), 0o666); err != nil {
+		return "", fmt.Errorf("artifacts: store %s: %w", s.dir, err)
+	}
+	defer os.Remove(marker)
+	for deadline := time.Now().Add(reclaimWait); ; time.Sleep(50 * time.Millisecond) {
+		linked := s.linkedValueLogs()
+		if linked == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("%d value-log files are shared with a reader's snapshot (fedpipe ls, report, export, status … reading the store while gc held it); run gc again when no reader is running", linked), nil
+		}
+	}
 	reopen := func(opt badger.Options) error {
 		if err := s.closeDB(); err != nil {
 			return err
@@ -261,19 +294,32 @@ func (s *Store) reclaim() error {
 		return nil
 	}
 	if err := reopen(badgerOptions(s.dir, s.logf).WithCompactL0OnClose(true)); err != nil {
-		return err
+		return "", err
 	}
 	if err := s.db.Flatten(2); err != nil {
-		return fmt.Errorf("artifacts: compact store %s: %w", s.dir, err)
+		return "", fmt.Errorf("artifacts: compact store %s: %w", s.dir, err)
 	}
 	if err := reopen(badgerOptions(s.dir, s.logf)); err != nil {
-		return err
+		return "", err
 	}
 	for s.db.RunValueLogGC(0.5) == nil {
 		s.ReleaseMapped() // each rewrite reads a value-log file through its mapping
 	}
 	s.ReleaseMapped()
-	return nil
+	return "", nil
+}
+
+// linkedValueLogs counts the store's value-log files that have another name (a snapshot's
+// hard link).
+func (s *Store) linkedValueLogs() int {
+	logs, _ := filepath.Glob(filepath.Join(s.dir, "*.vlog"))
+	n := 0
+	for _, p := range logs {
+		if linkCount(p) > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // DiskBytes is the summed size of the regular files in the store's directory: what the

@@ -2,10 +2,12 @@ package artifacts
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // vlogBytes is the size on disk of dir's value-log files.
@@ -84,5 +86,75 @@ func TestGCReclaimsDiskSpace(t *testing.T) {
 	got, err := s.Get(ds[0])
 	if err != nil || Sum(got) != ds[0] {
 		t.Fatalf("kept blob after GC: %v", err)
+	}
+}
+
+// A reader's snapshot hard-links the holder's value logs, and Badger deletes a rewritten
+// value log by truncating it: GC must not rewrite what a live snapshot shares. With a
+// reader open it removes the blobs but leaves the value log (saying why), and the reader
+// still reads every blob it saw; once the reader is gone, the next GC gives the space back.
+// A reader that comes while GC may rewrite waits for the lock instead of linking.
+func TestGCLeavesSnapshotsIntact(t *testing.T) {
+	defer func(w time.Duration) { reclaimWait = w }(reclaimWait)
+	reclaimWait = 200 * time.Millisecond
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	var ds []Digest
+	for i := 0; i < 6; i++ {
+		d, err := s.Put(randomBlob(24<<20, uint64(10+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	// Rotate the value log so that the blobs sit in older files, which a snapshot links.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := OpenReader(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reader.snapshot == "" || s.linkedValueLogs() == 0 {
+		t.Fatalf("the reader shares no value-log file with the holder (snapshot %q): the case is not exercised", reader.snapshot)
+	}
+	r, err := s.GC(nil, map[Digest]bool{ds[0]: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Blobs != 5 || r.Unreclaimed == "" {
+		t.Errorf("GC beside a snapshot: removed %d blobs (want 5), unreclaimed %q (want a reason)", r.Blobs, r.Unreclaimed)
+	}
+	for i, d := range ds {
+		if err := reader.Verify(d); err != nil {
+			t.Errorf("the reader lost blob %d to the holder's GC: %v", i, err)
+		}
+	}
+	if err := reader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.GC(nil, map[Digest]bool{ds[0]: true}); err != nil || r.Unreclaimed != "" {
+		t.Fatalf("GC without readers: %v, unreclaimed %q", err, r.Unreclaimed)
+	}
+	if r.DiskAfter >= r.DiskBefore-100<<20 {
+		t.Errorf("GC without readers: %d MB on disk before, %d MB after; want the 120 MB removed given back", r.DiskBefore>>20, r.DiskAfter>>20)
+	}
+
+	// While the marker is up, a reader waits for the lock rather than snapshotting.
+	if err := os.WriteFile(filepath.Join(dir, reclaimMarker), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if late, err := OpenReader(dir, Options{LockTimeout: 100 * time.Millisecond}); err == nil {
+		late.Close()
+		t.Error("a reader opened a snapshot while the holder was reclaiming")
+	} else if !errors.Is(err, ErrLocked) {
+		t.Errorf("a reader during a reclaim: %v, want it to have waited for the lock", err)
 	}
 }

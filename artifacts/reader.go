@@ -40,9 +40,16 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	}
 	var last error
 	for range 5 { // a compaction between two copies can make one inconsistent: retry
+		if reclaiming(dir) {
+			return Open(dir, opt)
+		}
 		snap, err := snapshot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("artifacts: snapshot of store %s (in use by %s): %w", dir, holder(filepath.Join(dir, lockName)), err)
+		}
+		if reclaiming(dir) { // the holder began after our links were made: drop them
+			os.RemoveAll(snap)
+			return Open(dir, opt)
 		}
 		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
 		if err == nil {
@@ -54,6 +61,15 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 		last = err
 	}
 	return nil, fmt.Errorf("artifacts: store %s is in use by %s and no consistent snapshot of it could be read: %w", dir, holder(filepath.Join(dir, lockName)), last)
+}
+
+// reclaiming reports whether dir's holder is rewriting its value log (reclaim, maint.go),
+// whose files a snapshot must not share: the reader then waits for the lock instead, as
+// Open does. The holder puts its marker up before it looks for snapshots' links, and a
+// reader looks for the marker after making them, so one of the two always sees the other.
+func reclaiming(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, reclaimMarker))
+	return err == nil
 }
 
 // snapshot copies dir's Badger files into a new directory beside it (or in the system's
@@ -74,7 +90,7 @@ func snapshot(dir string) (string, error) {
 	for _, e := range entries {
 		n := e.Name()
 		switch {
-		case !e.Type().IsRegular() || n == lockName || n == "LOCK":
+		case !e.Type().IsRegular() || n == lockName || n == "LOCK" || n == reclaimMarker:
 		case strings.HasSuffix(n, ".mem"):
 			mems = append(mems, n)
 		case strings.HasSuffix(n, ".vlog"):

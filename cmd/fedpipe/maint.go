@@ -149,6 +149,9 @@ Flags:
 				after, _ := s.Stats()
 				fmt.Fprintf(stdout, "removed %d results, %d blobs, %d chunks (%s); store now %s in %d blobs (was %s); its files take %s on disk (were %s)\n",
 					r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), mib(after.StoredBytes), after.Blobs, mib(before.StoredBytes), mib(r.DiskAfter), mib(r.DiskBefore))
+				if r.Unreclaimed != "" {
+					fmt.Fprintf(stdout, "the disk space was not given back: %s\n", r.Unreclaimed)
+				}
 				return exitOK
 			}
 		}
