@@ -226,7 +226,13 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 	prov := e.Build.provenance(time.Since(start))
 	a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{"kind": n.Kind, "name": n.Name}}
 	prov.putMeta(a.Meta)
+	for name, d := range sc.early {
+		a.Outputs[name] = d
+	}
 	for _, name := range sortedKeys(outs) {
+		if _, dup := a.Outputs[name]; dup {
+			return res, fmt.Errorf("stage %s: output %s given twice (PutOutput and returned)", n.Name, name)
+		}
 		d, err := e.Store.Put(outs[name])
 		if err != nil {
 			return res, fmt.Errorf("stage %s: storing output %s: %w", n.Name, name, err)
@@ -281,6 +287,26 @@ type StageContext struct {
 	// pushFailing is set while checkpoints cannot be pushed (only the first failure is
 	// logged, and the next success).
 	pushFailing bool
+	// early holds the outputs stored by PutOutput, by name.
+	early map[string]artifacts.Digest
+}
+
+// PutOutput stores an output of the stage now; its action entry, written when the stage
+// returns, names it with the rest. Until then nothing refers to the blob (gc removes it if
+// the stage fails).
+func (sc *StageContext) PutOutput(name string, blob []byte) error {
+	if _, dup := sc.early[name]; dup {
+		return fmt.Errorf("output %s given twice", name)
+	}
+	d, err := sc.store.Put(blob)
+	if err != nil {
+		return fmt.Errorf("storing output %s: %w", name, err)
+	}
+	if sc.early == nil {
+		sc.early = map[string]artifacts.Digest{}
+	}
+	sc.early[name] = d
+	return nil
 }
 
 // Resumed records that the stage continued from its checkpoint after round.

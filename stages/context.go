@@ -47,4 +47,9 @@ type Context interface {
 	LoadExtension() (rounds int, blobs map[string][]byte, ok bool)
 	// Resumed records that the stage continued from its checkpoint after round.
 	Resumed(round int)
+	// PutOutput stores one of the stage's outputs at once, so that a stage with large
+	// outputs (every client's model) need not hold them all until it returns. The
+	// outputs it returns are stored after these; a name may be given only once in all.
+	// The result becomes visible only when the stage returns without error.
+	PutOutput(name string, blob []byte) error
 }

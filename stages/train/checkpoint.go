@@ -27,21 +27,25 @@ type Slot struct {
 	Get func(i int) tensor.List
 	// Set puts back list i read from a checkpoint.
 	Set func(i int, l tensor.List) error
+	// Drop, where set, lets list i go once MoveState has encoded it.
+	Drop func(i int)
 }
 
 // ListsSlot is the Slot of a slice of tensor lists stored as they are; Set writes into
 // lists itself.
 func ListsSlot(name string, lists []tensor.List) Slot {
 	return Slot{Name: name, Len: len(lists),
-		Get: func(i int) tensor.List { return lists[i] },
-		Set: func(i int, l tensor.List) error { lists[i] = l; return nil }}
+		Get:  func(i int) tensor.List { return lists[i] },
+		Set:  func(i int, l tensor.List) error { lists[i] = l; return nil },
+		Drop: func(i int) { lists[i] = nil }}
 }
 
 // ListSlot is the Slot of a single tensor list (index 0).
 func ListSlot(name string, list *tensor.List) Slot {
 	return Slot{Name: name, Len: 1,
-		Get: func(int) tensor.List { return *list },
-		Set: func(_ int, l tensor.List) error { *list = l; return nil }}
+		Get:  func(int) tensor.List { return *list },
+		Set:  func(_ int, l tensor.List) error { *list = l; return nil },
+		Drop: func(int) { *list = nil }}
 }
 
 // bnSlot names the slot of State.BN in checkpoints.
@@ -86,8 +90,9 @@ func WriteState(st *State, put func(name string, b []byte) error) error {
 	return writeState(st, put, false)
 }
 
-// MoveState is WriteState dropping each client's personal model and mask from st once it
-// is encoded, so that the state shrinks as its encoding grows: for a train stage's outputs,
+// MoveState is WriteState dropping each client's personal model and mask, and each list of
+// the method's slots that can be dropped (Slot.Drop), from st once it is encoded, so that
+// the state shrinks as its encoding grows: for a train stage's outputs,
 // after which st is not used.
 func MoveState(st *State, put func(name string, b []byte) error) error {
 	return writeState(st, put, true)
@@ -127,6 +132,9 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 			if l := s.Get(i); l != nil {
 				if err := put(blobName("aux/"+s.Name, i), tensor.Encode(l)); err != nil {
 					return err
+				}
+				if release && s.Drop != nil {
+					s.Drop(i)
 				}
 			}
 		}

@@ -54,17 +54,16 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCheckpointKeepsClientBatchNorm: a ResNet run with local BatchNorm statistics
-// checkpoints each client's own statistics and resumes with them (and a method's own
-// per-client state beside them: APFL's α, stored as the one-value tensors it always was).
-// TestMoveStateDrops: MoveState writes WriteState's blobs and leaves no personal model or
-// mask in the state.
+// TestMoveStateDrops: MoveState writes WriteState's blobs and leaves no personal model,
+// mask or list of a slot that can drop it (here the clients' BatchNorm statistics) in the
+// state.
 func TestMoveStateDrops(t *testing.T) {
 	w := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{1, -2, 3.5, 0}}}
 	v := tensor.List{{Name: "fc.weight", Shape: []int{2, 2}, Data: []float32{0, 0, 1, 1}}}
 	run := &manifest.Run{Method: "fedselect", Options: map[string]string{"variant": "official"}}
 	st := initState(t, run, w, 2)
 	st.Round, st.Personal, st.Masks = 7, []tensor.List{w, v}, []tensor.List{v, nil}
+	st.BN = []tensor.List{nil, v}
 	want, err := EncodeState(st)
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +76,15 @@ func TestMoveStateDrops(t *testing.T) {
 		t.Errorf("MoveState wrote %v, WriteState %v", keys(got), keys(want))
 	}
 	for c := range 2 {
-		if st.Personal[c] != nil || st.Masks[c] != nil {
-			t.Errorf("client %d's model or mask left in the state", c)
+		if st.Personal[c] != nil || st.Masks[c] != nil || st.BN[c] != nil {
+			t.Errorf("client %d's model, mask or BatchNorm statistics left in the state", c)
 		}
 	}
 }
+
+// TestCheckpointKeepsClientBatchNorm: a ResNet run with local BatchNorm statistics
+// checkpoints each client's own statistics and resumes with them (and a method's own
+// per-client state beside them: APFL's α, stored as the one-value tensors it always was).
 
 func TestCheckpointKeepsClientBatchNorm(t *testing.T) {
 	g := tensor.List{{Name: "bn1.running_mean", Shape: []int{2}, Data: []float32{0, 0}}}
