@@ -35,6 +35,12 @@ type MethodDef struct {
 	// where the model has BatchNorm, so that its results on other models stay current. It
 	// enters the key of such a run's train stage only, and only above 0.
 	BNRevision int
+	// OptionRevisions versions the method's code for the runs with one value of one of
+	// its word parameters alone, by "name=value" (e.g. "impl=paper"): bump an entry when
+	// a change alters only such runs' outputs, so that the method's other runs stay
+	// current. An entry enters the key of a matching run's train stage only, and only
+	// above 0.
+	OptionRevisions map[string]int
 	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
 	// Every exported field is a parameter, described by its tags:
 	//

@@ -131,7 +131,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		train, err := add(&Node{Kind: manifest.KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
 			Backend: opt.Backend,
 			Params: trainParams{Model: modelKey(r.Model, d, initDigest), Train: trainKey(r.Train), Method: r.Method,
-				Revision: methodRevision(r.Method), BNRevision: methodBNRevision(r), Params: r.Params, Options: r.Options, Seed: r.Seed}})
+				Revision: methodRevision(r.Method), BNRevision: methodBNRevision(r), OptionRevisions: methodOptionRevisions(r), Params: r.Params, Options: r.Options, Seed: r.Seed}})
 		if err != nil {
 			return nil, err
 		}

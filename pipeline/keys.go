@@ -153,10 +153,13 @@ type trainParams struct {
 	Revision int `json:"revision,omitempty"`
 	// BNRevision is the method's code version on models with BatchNorm
 	// (manifest.MethodDef.BNRevision), keyed for such models only and only above 0.
-	BNRevision int                `json:"bn_revision,omitempty"`
-	Params     map[string]float64 `json:"params"`
-	Options    map[string]string  `json:"options,omitempty"`
-	Seed       int64              `json:"seed"`
+	BNRevision int `json:"bn_revision,omitempty"`
+	// OptionRevisions are the method's code versions for the run's word-parameter values
+	// (manifest.MethodDef.OptionRevisions), the matching entries above 0 only.
+	OptionRevisions map[string]int     `json:"option_revisions,omitempty"`
+	Params          map[string]float64 `json:"params"`
+	Options         map[string]string  `json:"options,omitempty"`
+	Seed            int64              `json:"seed"`
 }
 
 type evaluateParams struct {
@@ -276,6 +279,22 @@ var NotKeyed = map[string]string{
 func methodRevision(name string) int {
 	d, _ := manifest.LookupMethod(name)
 	return d.Revision
+}
+
+// methodOptionRevisions are the run's method's code versions for the values of its word
+// parameters the run has (nil when none is above 0).
+func methodOptionRevisions(r *manifest.Run) map[string]int {
+	d, _ := manifest.LookupMethod(r.Method)
+	var out map[string]int
+	for name, value := range r.Options {
+		if v := d.OptionRevisions[name+"="+value]; v > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[name+"="+value] = v
+		}
+	}
+	return out
 }
 
 // methodBNRevision is the run's method's code version on models with BatchNorm, for a run

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -268,6 +269,26 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	}
 	if d := diffDescriptors(b0, b1); len(d) != 1 || !strings.Contains(d[0], "revision") {
 		t.Errorf("diff = %q, want one phrase naming the revision", d)
+	}
+}
+
+// A method's revision for one value of a word parameter enters the train key of the runs
+// with that value only: pFedFDA's impl=paper revision leaves its impl flbench results
+// current.
+func TestMethodOptionRevisionKeyedForThatValueOnly(t *testing.T) {
+	descOf := func(impl string) string {
+		return string(trainDesc(t, syntheticGraph(t, "name: k\ndataset: {name: synthetic}\nmodel: {arch: mlp}\nmethods: [{name: pfedfda, params: {impl: "+impl+"}}]\n")))
+	}
+	d, _ := manifest.LookupMethod("pfedfda")
+	rev := d.OptionRevisions["impl=paper"]
+	if rev == 0 {
+		t.Fatal("pfedfda has no impl=paper revision: the case is not exercised")
+	}
+	if got := descOf("flbench"); strings.Contains(got, "option_revisions") {
+		t.Errorf("impl flbench keys the impl=paper revision: %s", got)
+	}
+	if got := descOf("paper"); !strings.Contains(got, fmt.Sprintf(`"option_revisions":{"impl=paper":%d}`, rev)) {
+		t.Errorf("impl paper does not key its revision %d: %s", rev, got)
 	}
 }
 

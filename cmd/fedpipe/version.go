@@ -43,6 +43,10 @@ type versionInfo struct {
 	// MethodBNRevisions are the methods' code versions on models with BatchNorm, for those
 	// above 0 (manifest.MethodDef.BNRevision; part of such runs' train stage keys).
 	MethodBNRevisions map[string]int `json:"method_bn_revisions"`
+	// MethodOptionRevisions are the methods' code versions for one value of a word
+	// parameter, by "method[impl=paper]" (manifest.MethodDef.OptionRevisions; part of the
+	// train stage keys of the runs with that value).
+	MethodOptionRevisions map[string]int `json:"method_option_revisions"`
 }
 
 // methodRevisions lists the registered methods whose revision, the one of picks out of
@@ -76,7 +80,15 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
 		MethodRevisions:   methodRevisions(func(d manifest.MethodDef) int { return d.Revision }),
-		MethodBNRevisions: methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision })}
+		MethodBNRevisions: methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision }), MethodOptionRevisions: map[string]int{}}
+	for _, name := range manifest.MethodNames() {
+		d, _ := manifest.LookupMethod(name)
+		for opt, r := range d.OptionRevisions {
+			if r > 0 {
+				v.MethodOptionRevisions[name+"["+opt+"]"] = r
+			}
+		}
+	}
 	v.Commit, v.Modified, v.Time = buildStamp()
 	if *asJSON {
 		return writeJSON(stdout, v)
@@ -91,6 +103,7 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	printVersions(stdout, "stage code:", v.CodeVersions)
 	printVersions(stdout, "methods:   ", v.MethodRevisions)
 	printVersions(stdout, "methods on BatchNorm models:", v.MethodBNRevisions)
+	printVersions(stdout, "methods' settings:", v.MethodOptionRevisions)
 	return exitOK
 }
 
