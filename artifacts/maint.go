@@ -249,6 +249,10 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 // rewrite the value log; OpenReader does not link a snapshot to a store that has one.
 const reclaimMarker = "fedpipe.reclaiming"
 
+// watermarkSettle is how long reclaim lets a freshly opened Badger publish its read
+// watermark before compacting (a goroutine's single step: microseconds when idle).
+const watermarkSettle = 200 * time.Millisecond
+
 // reclaimWait is how long reclaim waits for readers' snapshots to let go of the value log.
 var reclaimWait = time.Minute
 
@@ -293,9 +297,17 @@ func (s *Store) reclaim() (unreclaimed string, err error) {
 		s.db = db
 		return nil
 	}
-	if err := reopen(badgerOptions(s.dir, s.logf).WithCompactL0OnClose(true)); err != nil {
+	// Compaction drops an entry only at or below the oldest version a reader may still
+	// see, a watermark Badger sets when it opens but advances in a goroutine of its own:
+	// a compaction right after opening can find it behind and drop nothing, and the merged
+	// level is then never merged again (seen under load: TestGCReclaimsDiskSpace freed
+	// nothing). So the store reopens with no background compactor, waits for the
+	// watermark, and compacts by hand: Flatten merges the levels, and closing compacts
+	// level 0 (the deletions) into them.
+	if err := reopen(badgerOptions(s.dir, s.logf).WithNumCompactors(0).WithCompactL0OnClose(true)); err != nil {
 		return "", err
 	}
+	time.Sleep(watermarkSettle)
 	if err := s.db.Flatten(2); err != nil {
 		return "", fmt.Errorf("artifacts: compact store %s: %w", s.dir, err)
 	}
