@@ -36,6 +36,21 @@ func randomBlob(n int, seed uint64) []byte {
 	return b
 }
 
+// putRandomBlobs stores n random 24 MB blobs (seeds first, first+1, …) and returns their
+// digests.
+func putRandomBlobs(t *testing.T, s *Store, n int, first uint64) []Digest {
+	t.Helper()
+	var ds []Digest
+	for i := range n {
+		d, err := s.Put(randomBlob(24<<20, first+uint64(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	return ds
+}
+
 // GC gives the disk space of what it removes back: removing 5 of 6 24 MB blobs must
 // shrink the value log, not only the store's accounting, and the kept blob still reads
 // back intact.
@@ -46,14 +61,7 @@ func TestGCReclaimsDiskSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { s.Close() }()
-	var ds []Digest
-	for i := 0; i < 6; i++ {
-		d, err := s.Put(randomBlob(24<<20, uint64(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds = append(ds, d)
-	}
+	ds := putRandomBlobs(t, s, 6, 0)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,14 +111,7 @@ func TestGCLeavesSnapshotsIntact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { s.Close() }()
-	var ds []Digest
-	for i := 0; i < 6; i++ {
-		d, err := s.Put(randomBlob(24<<20, uint64(10+i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds = append(ds, d)
-	}
+	ds := putRandomBlobs(t, s, 6, 10)
 	// Rotate the value log so that the blobs sit in older files, which a snapshot links.
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
