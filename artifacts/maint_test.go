@@ -158,4 +158,18 @@ func TestGCLeavesSnapshotsIntact(t *testing.T) {
 	} else if !errors.Is(err, ErrLocked) {
 		t.Errorf("a reader during a reclaim: %v, want it to have waited for the lock", err)
 	}
+
+	// A marker left behind (its gc died) is gone once a new holder opens the store, so
+	// readers snapshot that holder's store again.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	reader, err = OpenReader(dir, Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a reader beside a new holder after a stale marker: %v", err)
+	}
+	reader.Close()
 }

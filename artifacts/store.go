@@ -153,6 +153,9 @@ func Open(dir string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	removeEmptyValueLogs(dir, logf)
+	// A reclaim marker left by a gc that died would keep readers from snapshotting this
+	// holder's store (maint.go): no reclaim runs before we start one.
+	_ = os.Remove(filepath.Join(dir, reclaimMarker))
 	bopt := badgerOptions(dir, logf)
 	db, err := badger.Open(bopt)
 	if err != nil {
