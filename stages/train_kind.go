@@ -50,14 +50,14 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	// the stage returns put a second copy of the state beside it at the run's peak (FedDPA
 	// flbench, whose state keeps 2 workers' copies of 100 clients' models: 2,043 MiB).
 	if train.PersonalModels(sc.Run()) {
-		err = nil
+		var putErr error
 		train.EachEvalModel(method, st, a.Clients(), func(c int, m tensor.List) {
-			if err == nil {
-				err = sc.PutOutput(clientName("model", c), tensor.Encode(m))
+			if putErr == nil {
+				putErr = sc.PutOutput(clientName("model", c), tensor.Encode(m))
 			}
 		})
-		if err != nil {
-			return nil, err
+		if putErr != nil {
+			return nil, putErr
 		}
 	}
 	out := map[string][]byte{}

@@ -77,8 +77,8 @@ func gc(args []string, stdout, stderr io.Writer) int {
 Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
 --keep-recent, then the blobs and chunks nothing references any more, rewrites the store's
 value log so that the space goes back to the disk (also what earlier runs of gc removed), and
-reports the sizes. Resume checkpoints are kept. At least one MANIFEST or --keep-recent is required. --dry-run
-counts what would go, with sizes, and removes nothing.
+reports the sizes. Resume checkpoints are kept. At least one MANIFEST or --keep-recent is
+required. --dry-run counts what would go, with sizes, and removes nothing.
 
 With --remote, tidies the remote instead (the local store is not opened): drops the result
 entries no MANIFEST's stage uses (and older than --keep-recent), the checkpoints of those

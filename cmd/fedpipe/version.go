@@ -49,6 +49,21 @@ type versionInfo struct {
 	MethodOptionRevisions map[string]int `json:"method_option_revisions"`
 }
 
+// methodOptionRevisions lists the registered methods' revisions for one value of a word
+// parameter above 0, by "method[name=value]".
+func methodOptionRevisions() map[string]int {
+	out := map[string]int{}
+	for _, name := range manifest.MethodNames() {
+		d, _ := manifest.LookupMethod(name)
+		for opt, r := range d.OptionRevisions {
+			if r > 0 {
+				out[name+"["+opt+"]"] = r
+			}
+		}
+	}
+	return out
+}
+
 // methodRevisions lists the registered methods whose revision, the one of picks out of
 // their registration (Revision or BNRevision), is above 0.
 func methodRevisions(of func(manifest.MethodDef) int) map[string]int {
@@ -79,16 +94,9 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
-		MethodRevisions:   methodRevisions(func(d manifest.MethodDef) int { return d.Revision }),
-		MethodBNRevisions: methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision }), MethodOptionRevisions: map[string]int{}}
-	for _, name := range manifest.MethodNames() {
-		d, _ := manifest.LookupMethod(name)
-		for opt, r := range d.OptionRevisions {
-			if r > 0 {
-				v.MethodOptionRevisions[name+"["+opt+"]"] = r
-			}
-		}
-	}
+		MethodRevisions:       methodRevisions(func(d manifest.MethodDef) int { return d.Revision }),
+		MethodBNRevisions:     methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision }),
+		MethodOptionRevisions: methodOptionRevisions()}
 	v.Commit, v.Modified, v.Time = buildStamp()
 	if *asJSON {
 		return writeJSON(stdout, v)

@@ -39,8 +39,8 @@ import (
 // server holds for the client whatever reset_optimizer_on_global_epoch says
 // (src/client/fedala.py:38-41), and the trainer stores each client's state after it
 // trains (src/utils/trainer.py:57-59, 101-103); a client's first training starts from
-// zero. So the "local" model an adaptation blends is whatever the worker's previous client left, and the first
-// adaptation of a worker's life, the one run to convergence, sees θ = θ_g and learns
+// zero. So the "local" model an adaptation blends is whatever the worker's previous client
+// left, and the first adaptation of a worker's life, the one run to convergence, sees θ = θ_g and learns
 // nothing. Testing (src/client/fedavg.py:284-316), every evaluation round after the
 // round's aggregation, serves clients 0, 1, ... the same way (steps 1-4, on the tested
 // client's training data, W and the worker's model changed for good), evaluates θ̂, and
