@@ -57,13 +57,16 @@ type LocalConfig struct {
 	Seed              int64
 	Round, Rounds     int
 	Client            int
+	// Evaluates: every client is evaluated right after this round (Local.Evaluates).
+	Evaluates bool
 }
 
 // NewLocal returns the Local of one client in one round, without augmentation: for
 // methods' tests and tools that train a client outside Run.
 func NewLocal(c LocalConfig) *Local {
 	return &Local{model: c.Model, opt: c.Optimizer, data: clientData{trainX: c.TrainX, trainY: c.TrainY},
-		epochs: c.Epochs, batch: c.BatchSize, seed: c.Seed, round: c.Round, client: c.Client, rounds: c.Rounds}
+		epochs: c.Epochs, batch: c.BatchSize, seed: c.Seed, round: c.Round, client: c.Client, rounds: c.Rounds,
+		evaluates: c.Evaluates}
 }
 
 // Model is the compiled model the client trains with (not safe to keep after the round).

@@ -19,8 +19,10 @@ type FedDPAParams struct {
 
 func init() {
 	// BNRevision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
+	// impl=flbench 1: evaluations score the models of FL-bench's test pass (EndRound).
 	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true, BNRevision: 1,
-		Doc: "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
+		OptionRevisions: map[string]int{"impl=flbench": 1},
+		Doc:             "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
 }
 
@@ -62,28 +64,42 @@ func newFedDPAImpl(p *FedDPAParams) train.Method {
 // client's last model ("own") in the state, and spreads a round's clients over the workers
 // as rayQueue models FL-bench's dispatch (which worker served which client depended on job
 // timing there; here on training-set sizes); each worker's clients are a chain
-// (train.ClientChains), so the workers train side by side. Not emulated: FL-bench's test()
-// recomputes the Fisher at the testing worker's current model and merges that worker's
-// copy of the client's model, while here a client is evaluated with its last trained model
-// and last mask.
+// (train.ClientChains), so the workers train side by side.
+//
+// Testing (src/client/fedavg.py:284-316, every evaluation round after the round's
+// aggregation) goes through the same set_parameters: the clients 0, 1, ... go to whichever
+// worker is idle (src/utils/trainer.py:144-168; rayQueue, by training-set size), which
+// takes the Fisher at its current model on the tested client's training data, merges its
+// own copy of that client's model into the global one by it, evaluates that model
+// ("before"), fine-tunes a copy ("after") and keeps the merged model as its current one
+// (:310-313), the Fisher point of its next client, tested or trained. EndRound replays that
+// pass; the client's evaluation model is its result.
 type fedDPAFL struct {
 	fedOBP
 	rayAssign
 }
 
 // fedDPAFLState holds the run's initial model (Init), the model each worker's client
-// object last trained (Held[w]; nil before its first client trained) and each worker's
-// copy of each client's last trained model (Own[w·clients + c]; nil before worker w
-// trained client c; the same lists as the uploads, not copies).
+// object last trained or tested (Held[w]; nil before its first client), each worker's copy
+// of each client's last trained model (Own[w·clients + c]; nil before worker w trained
+// client c; the same lists as the uploads, not copies) and, per client, the tensors its
+// last test pass zeroed (Zeroed[c]: one single-value tensor by each such tensor's name; nil
+// when none, or once the client trained since).
+//
+// st.Personal[c] and st.Masks[c] are the model and mask client c is evaluated with: after a
+// test pass, the testing worker's copy of its model (the same list) and the mask of the
+// Fisher at that worker's model; after c trains, its trained model and training mask.
 type fedDPAFLState struct {
-	Init tensor.List
-	Held []tensor.List
-	Own  []tensor.List
+	Init   tensor.List
+	Held   []tensor.List
+	Own    []tensor.List
+	Zeroed []tensor.List
 }
 
-// Slots stores them in the slots "init", "held" and "own".
+// Slots stores them in the slots "init", "held", "own" and "zeroed".
 func (s *fedDPAFLState) Slots() []train.Slot {
-	return []train.Slot{train.ListSlot("init", &s.Init), train.ListsSlot("held", s.Held), train.ListsSlot("own", s.Own)}
+	return []train.Slot{train.ListSlot("init", &s.Init), train.ListsSlot("held", s.Held), train.ListsSlot("own", s.Own),
+		train.ListsSlot("zeroed", s.Zeroed)}
 }
 
 func (f *fedDPAFL) Init(st *train.State, clients int) {
@@ -91,7 +107,7 @@ func (f *fedDPAFL) Init(st *train.State, clients int) {
 	st.Masks = make([]tensor.List, clients)
 	workers := max(1, f.workers)
 	st.Method = &fedDPAFLState{Init: st.Global.Clone(), Held: make([]tensor.List, workers),
-		Own: make([]tensor.List, workers*clients)}
+		Own: make([]tensor.List, workers*clients), Zeroed: make([]tensor.List, clients)}
 }
 
 // dpaMask returns FL-bench's FedDPA selection for a Fisher diagonal: per tensor, 1 where the
@@ -131,11 +147,13 @@ func dpaMask(fisher tensor.List, q float64) (mask tensor.List, zero []bool) {
 	return mask, zero
 }
 
-func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+// serve is FL-bench's set_parameters on worker w for client l.Client(): the mask of the
+// Fisher (in evaluation mode) at the worker's current model, the worker's copy of the
+// client's model merged into the global one by it with the constant-Fisher tensors zeroed
+// (start), and those tensors (zeroed, by index in st.Global; nil when none).
+func (f *fedDPAFL) serve(l *train.Local, st *train.State, w int) (start, mask, own tensor.List, zeroed []int, err error) {
 	s := st.Method.(*fedDPAFLState)
-	w := f.worker(l)
-	slot := w*len(st.Personal) + c
-	at, own := s.Held[w], s.Own[slot]
+	at, own := s.Held[w], s.Own[w*len(st.Personal)+l.Client()]
 	if at == nil {
 		at = s.Init
 	}
@@ -144,29 +162,83 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	}
 	fi, err := l.WithFrozenBN().Fisher(at)
 	if err != nil {
-		return train.Upload{}, fmt.Errorf("fisher: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("fisher: %w", err)
 	}
 	mask, zero := dpaMask(fi, f.q)
-	start := merge(st.Global, own, mask)
+	start = merge(st.Global, own, mask)
 	for t, z := range zero {
 		if z {
-			clear(start[start.Find(fi[t].Name)].Data)
+			i := start.Find(fi[t].Name)
+			clear(start[i].Data)
+			zeroed = append(zeroed, i)
 		}
+	}
+	return start, mask, own, zeroed, nil
+}
+
+func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
+	s := st.Method.(*fedDPAFLState)
+	w := f.worker(l)
+	start, mask, _, _, err := f.serve(l, st, w)
+	if err != nil {
+		return train.Upload{}, err
 	}
 	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
 	if err != nil {
 		return train.Upload{}, err
 	}
-	s.Held[w], s.Own[slot] = trained.Clone(), trained
+	s.Held[w], s.Own[w*len(st.Personal)+c] = trained.Clone(), trained
 	return train.Upload{Params: trained, NextMask: mask}, nil
 }
 
-// EvalModel merges the client's last trained model into the global one with its last mask.
+// Finish is fedOBP's (size-weighted average; each uploader's model and mask become its
+// evaluation ones), and an uploader's zeroed tensors are no longer those of a test pass.
+func (f *fedDPAFL) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
+	if err := f.fedOBP.Finish(st, uploads, sizes); err != nil {
+		return err
+	}
+	for c := range uploads {
+		st.Method.(*fedDPAFLState).Zeroed[c] = nil
+	}
+	return nil
+}
+
+// EndRound implements train.RoundEnder: before an evaluation, FL-bench's test pass over
+// every client (see fedDPAFL): each client's model and mask become those its testing
+// worker merges, and that worker's current model becomes the merged model.
+func (f *fedDPAFL) EndRound(st *train.State, _ int, local func(c int) *train.Local) error {
+	if len(st.Personal) == 0 || !local(0).Evaluates() {
+		return nil
+	}
+	s := st.Method.(*fedDPAFLState)
+	q := newRayQueue(f.workers)
+	for c := range st.Personal {
+		l := local(c)
+		w := q.dispatch(l.TrainSize())
+		start, mask, own, zeroed, err := f.serve(l, st, w)
+		if err != nil {
+			return fmt.Errorf("testing client %d: %w", c, err)
+		}
+		st.Personal[c], st.Masks[c], s.Held[w] = own, mask, start
+		s.Zeroed[c] = nil
+		for _, i := range zeroed {
+			s.Zeroed[c] = append(s.Zeroed[c], tensor.Tensor{Name: st.Global[i].Name, Shape: []int{1}, Data: []float32{1}})
+		}
+	}
+	return nil
+}
+
+// EvalModel merges client c's evaluation model into the global one with its evaluation
+// mask (see fedDPAFLState), zeroing the tensors its test pass zeroed.
 func (f *fedDPAFL) EvalModel(st *train.State, c int) tensor.List {
 	if st.Personal[c] == nil {
 		return st.Global
 	}
-	return merge(st.Global, st.Personal[c], st.Masks[c])
+	m := merge(st.Global, st.Personal[c], st.Masks[c])
+	for _, z := range st.Method.(*fedDPAFLState).Zeroed[c] {
+		clear(m[m.Find(z.Name)].Data)
+	}
+	return m
 }
 
 // ConcurrentClients is false: a client's Fisher is taken at its worker's previous client's

@@ -176,3 +176,103 @@ func TestFedDPAFLBenchFisherInEvaluationMode(t *testing.T) {
 		t.Error("the training-mode Fisher selects the same entries: the test cannot tell the modes apart")
 	}
 }
+
+// FL-bench's test pass (src/client/fedavg.py:284-316 through feddpa.py's set_parameters),
+// by hand, on two workers and three clients: clients 0 and 1 go to workers 0 and 1, client
+// 2 to the worker that finishes first (the smaller training set). Each client is evaluated
+// with its testing worker's copy of its model (the initial model where that worker never
+// trained it) merged into the global model by the mask of the Fisher at that worker's
+// current model, and the worker keeps the merged model, so client 2's Fisher is taken at
+// the merged model of the client its worker tested before. A round without an evaluation
+// changes nothing.
+func TestFedDPAFLBenchTestPass(t *testing.T) {
+	r, cfg := methodRun(t, "feddpa", nil, map[string]string{"impl": "flbench"})
+	spec := train.ModelSpec(r, cfg.Data)
+	m, err := model.NewModel(cfg.Backend, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	init := initModel(r, spec)
+	perturb := func(k float64) tensor.List {
+		p := init.Clone()
+		for _, tt := range p {
+			for i := range tt.Data {
+				tt.Data[i] *= float32(1 + 0.9*math.Sin(k*float64(i+1)))
+			}
+		}
+		return p
+	}
+	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 2}).(*fedDPAFL)
+	const clients = 3
+	st := &train.State{Global: perturb(0.3)}
+	f.Init(st, clients)
+	s := st.Method.(*fedDPAFLState)
+	s.Held[0], s.Held[1] = perturb(1), perturb(1.9)
+	s.Own[0*clients+0], s.Own[1*clients+2], s.Own[0*clients+2] = perturb(2.7), perturb(3.4), perturb(4.1)
+	own := map[[2]int]tensor.List{{0, 0}: s.Own[0], {1, 2}: s.Own[clients+2], {0, 2}: s.Own[2]}
+	locals := make([]*train.Local, clients)
+	for c := range locals {
+		x, y := cfg.Data.Gather(cfg.Assign.Train[c])
+		locals[c] = train.NewLocal(train.LocalConfig{Model: m, Optimizer: gomlxSGD(cfg), TrainX: x, TrainY: y,
+			BatchSize: 4, Client: c, Evaluates: true})
+	}
+	second := 0 // the worker client 2 goes to: the one whose client has fewer samples
+	if locals[1].TrainSize() < locals[0].TrainSize() {
+		second = 1
+	}
+	expect := func(c, w int, at tensor.List) tensor.List {
+		fi, err := locals[c].WithFrozenBN().Fisher(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mask, _ := dpaMask(fi, 0.4)
+		o := own[[2]int{w, c}]
+		if o == nil {
+			o = s.Init // the run's initial model
+		}
+		return merge(st.Global, o, mask)
+	}
+	want0 := expect(0, 0, s.Held[0])
+	want1 := expect(1, 1, s.Held[1])
+	want2 := expect(2, second, []tensor.List{want0, want1}[second])
+
+	quiet := *locals[0]
+	noEval := train.NewLocal(train.LocalConfig{Model: m, TrainX: quiet.TrainX(), TrainY: quiet.TrainY(), BatchSize: 4})
+	held0 := s.Held[0]
+	if err := f.EndRound(st, 1, func(int) *train.Local { return noEval }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Held[0], held0) || st.Personal[0] != nil {
+		t.Fatal("a round without an evaluation ran the test pass")
+	}
+	if err := f.EndRound(st, 2, func(c int) *train.Local { return locals[c] }); err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range []tensor.List{want0, want1, want2} {
+		if !reflect.DeepEqual(f.EvalModel(st, c), want) {
+			t.Errorf("client %d's evaluation model is not its testing worker's merged model", c)
+		}
+	}
+	if !reflect.DeepEqual(s.Held[second], want2) || !reflect.DeepEqual(s.Held[1-second], []tensor.List{want0, want1}[1-second]) {
+		t.Error("a worker's model after the pass is not the last model it tested")
+	}
+	if reflect.DeepEqual(want2, expect(2, second, s.Own[0])) {
+		t.Error("client 2's model does not depend on its worker's previous test: the test cannot tell")
+	}
+
+	// Training client 0 afterwards starts from the Fisher at its worker's last tested model.
+	f.assign, f.assignRound = map[int]int{0: second}, 0
+	at := s.Held[second]
+	u, err := f.Train(&quiet, st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := quiet.WithFrozenBN().Fisher(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mask, _ := dpaMask(fi, 0.4); !reflect.DeepEqual(u.NextMask, mask) {
+		t.Error("training after the test pass did not take the Fisher at the worker's tested model")
+	}
+}
