@@ -40,23 +40,7 @@ func TestFedDPAFLBenchMask(t *testing.T) {
 // own model merged into the global one by the mask of the Fisher at Held, and Held becomes
 // that model. The Fisher at its own model would select differently.
 func TestFedDPAFLBenchFisherAtHeldModel(t *testing.T) {
-	r, cfg := methodRun(t, "feddpa", nil, map[string]string{"impl": "flbench"})
-	spec := train.ModelSpec(r, cfg.Data)
-	m, err := model.NewModel(cfg.Backend, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	init := initModel(r, spec)
-	perturb := func(k float64) tensor.List {
-		p := init.Clone()
-		for _, tt := range p {
-			for i := range tt.Data {
-				tt.Data[i] *= float32(1 + 0.9*math.Sin(k*float64(i+1)))
-			}
-		}
-		return p
-	}
+	cfg, m, init, perturb := dpaFixture(t)
 	held, own := perturb(1), perturb(2.7)
 	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 1}).(*fedDPAFL)
 	st := &train.State{Global: init.Clone()}
@@ -186,23 +170,7 @@ func TestFedDPAFLBenchFisherInEvaluationMode(t *testing.T) {
 // the merged model of the client its worker tested before. A round without an evaluation
 // changes nothing.
 func TestFedDPAFLBenchTestPass(t *testing.T) {
-	r, cfg := methodRun(t, "feddpa", nil, map[string]string{"impl": "flbench"})
-	spec := train.ModelSpec(r, cfg.Data)
-	m, err := model.NewModel(cfg.Backend, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	init := initModel(r, spec)
-	perturb := func(k float64) tensor.List {
-		p := init.Clone()
-		for _, tt := range p {
-			for i := range tt.Data {
-				tt.Data[i] *= float32(1 + 0.9*math.Sin(k*float64(i+1)))
-			}
-		}
-		return p
-	}
+	cfg, m, _, perturb := dpaFixture(t)
 	f := newFedDPAImpl(&FedDPAParams{Q: 0.4, Impl: "flbench", Workers: 2}).(*fedDPAFL)
 	const clients = 3
 	st := &train.State{Global: perturb(0.3)}
@@ -275,4 +243,29 @@ func TestFedDPAFLBenchTestPass(t *testing.T) {
 	if mask, _ := dpaMask(fi, 0.4); !reflect.DeepEqual(u.NextMask, mask) {
 		t.Error("training after the test pass did not take the Fisher at the worker's tested model")
 	}
+}
+
+// dpaFixture returns a tiny impl flbench FedDPA run's config, its compiled model (closed
+// when t ends), its initial model and perturb(k), the initial model with each entry i
+// scaled by 1 + 0.9·sin(k·(i+1)).
+func dpaFixture(t *testing.T) (train.Config, *model.Model, tensor.List, func(k float64) tensor.List) {
+	t.Helper()
+	r, cfg := methodRun(t, "feddpa", nil, map[string]string{"impl": "flbench"})
+	spec := train.ModelSpec(r, cfg.Data)
+	m, err := model.NewModel(cfg.Backend, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	init := initModel(r, spec)
+	perturb := func(k float64) tensor.List {
+		p := init.Clone()
+		for _, tt := range p {
+			for i := range tt.Data {
+				tt.Data[i] *= float32(1 + 0.9*math.Sin(k*float64(i+1)))
+			}
+		}
+		return p
+	}
+	return cfg, m, init, perturb
 }
