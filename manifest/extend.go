@@ -19,3 +19,26 @@ func Extendable(r *Run) bool {
 	}
 	return !(r.Method == "fedselect" && r.Options["variant"] == "official")
 }
+
+// evalChangesTraining reports whether evaluating r's clients changes its training state:
+// FL-bench's test pass, which FedALA's and FedDPA's impl flbench replay before every
+// evaluation, leaves its ray workers' models (and FedALA's W) as the next round's training
+// finds them.
+func evalChangesTraining(r *Run) bool {
+	return (r.Method == "fedala" || r.Method == "feddpa") && r.Options["impl"] == "flbench"
+}
+
+// ExtendableFrom says whether r may continue a cached shorter run of rounds rounds:
+// Extendable, and, where evaluating changes the training state, only when r evaluates
+// after round rounds too (every run evaluates after its last round; a longer run from
+// scratch does so only every train.eval_every rounds).
+func ExtendableFrom(r *Run, rounds int) bool {
+	if !Extendable(r) {
+		return false
+	}
+	if evalChangesTraining(r) {
+		ev := r.Train.EvalEvery
+		return ev > 0 && rounds%ev == 0
+	}
+	return true
+}

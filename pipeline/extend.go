@@ -137,7 +137,7 @@ func extensions(store *artifacts.Store, n *Node) []extension {
 		rounds, err := strconv.Atoi(r)
 		b, herr := hex.DecodeString(k)
 		var key artifacts.Digest
-		if err != nil || herr != nil || len(b) != len(key) || rounds >= own {
+		if err != nil || herr != nil || len(b) != len(key) || rounds >= own || !manifest.ExtendableFrom(n.Run, rounds) {
 			continue
 		}
 		copy(key[:], b)
