@@ -20,12 +20,19 @@ func Extendable(r *Run) bool {
 	return !(r.Method == "fedselect" && r.Options["variant"] == "official")
 }
 
-// evalChangesTraining reports whether evaluating r's clients changes its training state:
+// evalChangesState reports whether evaluating r's clients changes its training state:
 // FL-bench's test pass, which FedALA's and FedDPA's impl flbench replay before every
 // evaluation, leaves its ray workers' models (and FedALA's W) as the next round's training
-// finds them.
-func evalChangesTraining(r *Run) bool {
-	return (r.Method == "fedala" || r.Method == "feddpa") && r.Options["impl"] == "flbench"
+// finds them; pFedFDA fits its clients' evaluation models then, which the state's per-round
+// fingerprints record.
+func evalChangesState(r *Run) bool {
+	switch r.Method {
+	case "fedala", "feddpa":
+		return r.Options["impl"] == "flbench"
+	case "pfedfda":
+		return true
+	}
+	return false
 }
 
 // ExtendableFrom says whether r may continue a cached shorter run of rounds rounds:
@@ -36,7 +43,7 @@ func ExtendableFrom(r *Run, rounds int) bool {
 	if !Extendable(r) {
 		return false
 	}
-	if evalChangesTraining(r) {
+	if evalChangesState(r) {
 		ev := r.Train.EvalEvery
 		return ev > 0 && rounds%ev == 0
 	}

@@ -115,9 +115,9 @@ func TestFedSelectOfficialDoesNotExtend(t *testing.T) {
 	}
 }
 
-// FedALA's and FedDPA's impl flbench change their training state when they evaluate, so they
-// continue only a shorter run whose last round (always evaluated) the longer run evaluates
-// too; other methods continue any shorter run.
+// FedALA's and FedDPA's impl flbench and pFedFDA change their state when they evaluate, so
+// they continue only a shorter run whose last round (always evaluated) the longer run
+// evaluates too; other methods continue any shorter run.
 func TestExtendableFromEvaluationRounds(t *testing.T) {
 	for _, c := range []struct {
 		method, impl string
@@ -127,6 +127,7 @@ func TestExtendableFromEvaluationRounds(t *testing.T) {
 		{"fedala", "flbench", 100, 100, true}, {"fedala", "flbench", 100, 150, false},
 		{"feddpa", "flbench", 2, 4, true}, {"feddpa", "flbench", 2, 3, false}, {"feddpa", "flbench", 0, 3, false},
 		{"feddpa", "paper", 2, 3, true}, {"fedavg", "", 2, 3, true}, {"dmpfl", "", 2, 4, false},
+		{"pfedfda", "flbench", 2, 3, false}, {"pfedfda", "flbench", 2, 2, true},
 	} {
 		r := &Run{Method: c.method, Options: map[string]string{"impl": c.impl}, Train: TrainSpec{EvalEvery: c.every}}
 		if got := ExtendableFrom(r, c.from); got != c.want {

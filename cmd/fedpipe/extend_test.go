@@ -22,6 +22,8 @@ methods:
     params: {impl: flbench}
   - name: fedala
     params: {impl: flbench}
+  - name: pfedfda
+    params: {impl: flbench}
 `
 
 // Issue 18: raising train.rounds with everything else equal continues from the cached
@@ -29,15 +31,17 @@ methods:
 // shorter run's evaluation at its last round, 3, which a 5-round run with eval_every 2
 // does not make, is dropped). DM-PFL, whose phases cut the total, starts over; so do
 // FedDPA and FedALA as FL-bench runs them, whose evaluation changes their training state
-// (the workers' models), since a 5-round run does not evaluate after round 3. From a cached
-// 2-round run, which ends on an evaluation a 4-round run makes too, they continue.
+// (the workers' models), and pFedFDA, whose evaluation models the state's fingerprints
+// record, since a 5-round run does not evaluate after round 3. From a cached 2-round run,
+// which ends on an evaluation a 4-round run makes too, they continue.
 func TestExtendRunIsBitIdentical(t *testing.T) {
 	dir := t.TempDir()
 	m := writeManifest(t, dir, extendManifest)
 	store, fresh := filepath.Join(dir, "store"), filepath.Join(dir, "fresh")
 	runJSON(t, "run", m, "--store", store)
 	startsOver := func(name string) bool {
-		return strings.Contains(name, "dmpfl") || strings.Contains(name, "feddpa") || strings.Contains(name, "fedala")
+		return strings.Contains(name, "dmpfl") || strings.Contains(name, "feddpa") || strings.Contains(name, "fedala") ||
+			strings.Contains(name, "pfedfda")
 	}
 	// status says which train stages will continue.
 	code, stdout, errs := fedpipe(t, "status", m, "--store", store, "--set", "train.rounds=5")
@@ -63,9 +67,9 @@ func TestExtendRunIsBitIdentical(t *testing.T) {
 	})
 
 	two, scratch4 := filepath.Join(dir, "two"), filepath.Join(dir, "scratch4")
-	runJSON(t, "run", m, "--store", two, "--set", "train.rounds=2", "--only", "feddpa,fedala")
-	extended = runJSON(t, "run", m, "--store", two, "--set", "train.rounds=4", "--only", "feddpa,fedala")
-	scratch = runJSON(t, "run", m, "--store", scratch4, "--set", "train.rounds=4", "--only", "feddpa,fedala")
+	runJSON(t, "run", m, "--store", two, "--set", "train.rounds=2", "--only", "feddpa,fedala,pfedfda")
+	extended = runJSON(t, "run", m, "--store", two, "--set", "train.rounds=4", "--only", "feddpa,fedala,pfedfda")
+	scratch = runJSON(t, "run", m, "--store", scratch4, "--set", "train.rounds=4", "--only", "feddpa,fedala,pfedfda")
 	sameAsScratch(t, extended, scratch, func(string) int { return 2 })
 }
 
