@@ -46,6 +46,11 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	gs, err := onlyGraphs([]*pipeline.Graph{g}, f.only)
+	if err != nil {
+		return fail(err)
+	}
+	g = gs[0]
 	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)

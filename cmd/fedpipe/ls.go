@@ -80,6 +80,10 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 		}
 		graphs = append(graphs, g)
 	}
+	graphs, err := onlyGraphs(graphs, f.only)
+	if err != nil {
+		return fail(err)
+	}
 	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)

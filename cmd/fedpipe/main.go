@@ -168,9 +168,14 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 	}
 	registerLimits(fs)
-	if cmd == "run" || cmd == "status" {
+	switch cmd {
+	case "run", "status":
 		c.remote.register(fs, cmd)
 		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report: one cell of a table")
+	case "ls", "export":
+		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report")
+	case "verify":
+		fs.StringSliceVar(&c.only, "only", nil, "only the expect entries of these method labels (comma-separated); with --run, only their runs (and those they are compared with)")
 	}
 }
 

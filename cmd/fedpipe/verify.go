@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -34,7 +35,20 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
 		return exitInvalid
 	}
+	if *audit < 0 || *auditSample < 0 || (*audit == 0 && (*auditSample > 0 || fs.Changed("audit-seed"))) {
+		fmt.Fprintln(stderr, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
+		return exitInvalid
+	}
 	path := fs.Arg(0)
+	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
+	g, backend, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
+	if err != nil {
+		return fail(err)
+	}
+	g, onlyRuns, err := onlyExpect(g, f.only)
+	if err != nil {
+		return fail(err)
+	}
 	if *runFirst {
 		runArgs := []string{path, "--lock-timeout", f.lockTimeout.String()}
 		if f.quiet {
@@ -48,18 +62,12 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		for _, s := range f.set {
 			runArgs = append(runArgs, "--set", s)
 		}
+		if len(onlyRuns) > 0 {
+			runArgs = append(runArgs, "--only", strings.Join(onlyRuns, ","))
+		}
 		if code := runOrStatus("run", runArgs, stderr, stderr); code != exitOK {
 			return code
 		}
-	}
-	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
-	g, backend, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
-	if err != nil {
-		return fail(err)
-	}
-	if *audit < 0 || *auditSample < 0 || (*audit == 0 && (*auditSample > 0 || fs.Changed("audit-seed"))) {
-		fmt.Fprintln(stderr, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
-		return exitInvalid
 	}
 	if *audit > 0 {
 		store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
@@ -71,7 +79,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 			seed: *auditSeed, quiet: f.quiet, jsonM: f.json}, stdout, stderr)
 	}
 	if len(g.Manifest.Expect) == 0 {
-		return fail(&manifest.InputError{File: path, Field: "expect", Msg: "the manifest has no expect entries to verify"})
+		msg := "the manifest has no expect entries to verify"
+		if len(f.only) > 0 {
+			msg = fmt.Sprintf("the manifest has no expect entries of %s to verify", strings.Join(f.only, ", "))
+		}
+		return fail(&manifest.InputError{File: path, Field: "expect", Msg: msg})
 	}
 	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
