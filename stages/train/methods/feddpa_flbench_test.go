@@ -243,6 +243,28 @@ func TestFedDPAFLBenchTestPass(t *testing.T) {
 	if mask, _ := dpaMask(fi, 0.4); !reflect.DeepEqual(u.NextMask, mask) {
 		t.Error("training after the test pass did not take the Fisher at the worker's tested model")
 	}
+
+	// A tensor the pass zeroed (FL-bench's constant Fisher) stays zero in the evaluation
+	// model, through a checkpoint too.
+	zeroed := st.Global[0].Name
+	s.Zeroed[1] = tensor.List{{Name: zeroed, Shape: []int{1}, Data: []float32{1}}}
+	blobs, err := train.EncodeCheckpoint(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := train.DecodeState(blobs, clients, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.EvalModel(back, 1)
+	if !reflect.DeepEqual(got, f.EvalModel(st, 1)) {
+		t.Error("client 1's evaluation model changed through a checkpoint")
+	}
+	for _, v := range got[got.Find(zeroed)].Data {
+		if v != 0 {
+			t.Fatalf("the zeroed tensor %s holds %v", zeroed, v)
+		}
+	}
 }
 
 // dpaFixture returns a tiny impl flbench FedDPA run's config, its compiled model (closed
