@@ -147,13 +147,14 @@ func dpaMask(fisher tensor.List, q float64) (mask tensor.List, zero []bool) {
 	return mask, zero
 }
 
-// serve is FL-bench's set_parameters on worker w for client l.Client(): the mask of the
-// Fisher (in evaluation mode) at the worker's current model, the worker's copy of the
-// client's model merged into the global one by it with the constant-Fisher tensors zeroed
-// (start), and those tensors (zeroed, by index in st.Global; nil when none).
-func (f *fedDPAFL) serve(l *train.Local, st *train.State, w int) (start, mask, own tensor.List, zeroed []int, err error) {
+// serve is FL-bench's set_parameters on worker w for client c (l is its Local): the mask
+// of the Fisher (in evaluation mode) at the worker's current model, the worker's copy of
+// the client's model (own; the initial model if the worker never trained it) merged into
+// the global one by that mask with the constant-Fisher tensors zeroed (start), and those
+// tensors (zeroed, by index in st.Global; nil when none).
+func (f *fedDPAFL) serve(l *train.Local, st *train.State, w, c int) (start, mask, own tensor.List, zeroed []int, err error) {
 	s := st.Method.(*fedDPAFLState)
-	at, own := s.Held[w], s.Own[w*len(st.Personal)+l.Client()]
+	at, own := s.Held[w], s.Own[w*len(st.Personal)+c]
 	if at == nil {
 		at = s.Init
 	}
@@ -179,7 +180,7 @@ func (f *fedDPAFL) serve(l *train.Local, st *train.State, w int) (start, mask, o
 func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	s := st.Method.(*fedDPAFLState)
 	w := f.worker(l)
-	start, mask, _, _, err := f.serve(l, st, w)
+	start, mask, _, _, err := f.serve(l, st, w, c)
 	if err != nil {
 		return train.Upload{}, err
 	}
@@ -215,7 +216,7 @@ func (f *fedDPAFL) EndRound(st *train.State, _ int, local func(c int) *train.Loc
 	for c := range st.Personal {
 		l := local(c)
 		w := q.dispatch(l.TrainSize())
-		start, mask, own, zeroed, err := f.serve(l, st, w)
+		start, mask, own, zeroed, err := f.serve(l, st, w, c)
 		if err != nil {
 			return fmt.Errorf("testing client %d: %w", c, err)
 		}
