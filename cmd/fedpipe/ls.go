@@ -47,6 +47,8 @@ type lsRow struct {
 	// Provenance is where and how the run's train stage was computed (nil: not cached, or
 	// recorded before fedpipe kept provenance).
 	Provenance *pipeline.Provenance `json:"provenance,omitempty"`
+	// Evals are the run's evaluation rounds (ls --evals; cached runs only).
+	Evals []lsEval `json:"evals,omitempty"`
 }
 
 // lsCmd lists every run of the manifests: one row per run.
@@ -56,6 +58,7 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	f.register(fs, "ls")
 	asCSV := fs.Bool("csv", false, "print CSV instead of a table")
+	evals := fs.Bool("evals", false, "one row per evaluation round of each cached run instead: test accuracy pooled and averaged over clients, before and after fine-tuning (FL-bench's logged 'before -> after'); with --json, each run's \"evals\"")
 	withProv := fs.Bool("provenance", false, "add the train stage's provenance to the table (commit, backend, threads, wall time, peak RSS, date); --csv and --json always carry it")
 	if name == "show" {
 		fs.Bool("manifest", false, "print the effective manifest recorded with the results instead")
@@ -95,11 +98,21 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
+		if *evals {
+			if err := withEvals(r, g, store); err != nil {
+				return fail(err)
+			}
+		}
 		rows = append(rows, r...)
 	}
 	switch {
 	case f.json:
 		return writeJSON(stdout, map[string]any{"runs": rows})
+	case *evals && *asCSV:
+		return writeEvalsCSV(stdout, rows)
+	case *evals:
+		writeEvalsTable(stdout, rows)
+		return exitOK
 	case *asCSV:
 		return writeLsCSV(stdout, rows)
 	}
