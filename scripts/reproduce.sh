@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make reproduce: computes the missing paper-scale cells of the table manifests whose data is
-# on this machine (the FMNIST ones), one cell (method × seed) at a time, seed 0 of every
-# manifest first, then the other seeds; each cell runs at the lowest priority, keeps its
+# on this machine (the FMNIST ones), one cell (method × seed) at a time: seed 0 of every
+# manifest first, then the other seeds, and within a seed the quick methods ($FIRST: about
+# half an hour a cell here) of every manifest before the slow ones (hours: APFL, FedSelect,
+# FedDPA, ...), the ResNet-18 manifests (Table 7) after all the others, so that the most
+# published cells are done soonest; each cell runs at the lowest priority, keeps its
 # train checkpoints in $STORE (so an interrupted cell resumes where it stopped) and, once
 # finished, is pushed results-only (no models) into the kept directory $KEPT, whose results
 # `fedpipe reproduced` checks and CI verifies. SIGTERM or Ctrl-C stops the running cell
@@ -11,6 +14,7 @@
 #   METHODS="fedavg local" SEEDS=0 make reproduce
 #   nice -n 19 make reproduce &           # in the background while you work; kill -STOP to pause
 #   tail -f .fedpipe-reproduce.log        # the running cell: a line every 30 s (round, ETA)
+#   PLAN=1 make reproduce                 # only list the missing cells, in the order they would run
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FEDPIPE=${FEDPIPE:-./bin/fedpipe}
@@ -18,8 +22,9 @@ STORE=${STORE:-.fedpipe-reproduce}
 KEPT=${KEPT:-reproduced}
 SEEDS=${SEEDS:-"0 1 2 3"}
 MANIFESTS=${MANIFESTS:-"manifests/fedobp-table6-fmnist-dir01.yaml manifests/fedobp-table6-fmnist-dir05.yaml manifests/fedobp-table8-fmnist.yaml manifests/fedobp-table7-fmnist.yaml"}
-# The methods every FedOBP table shares come first, in this order; the rest in manifest order.
-FIRST=${FIRST:-"fedavg local fedobp fedper fedrep lgfedavg"}
+# The quick methods, as label patterns: every FedOBP table's shared baselines and FedOBP's
+# own variants (Table 8), in this order; the rest follow in manifest order.
+FIRST=${FIRST:-"fedavg local fedobp fedobp-* fedper fedrep lgfedavg"}
 LOG=${LOG:-$STORE.log}
 mkdir -p "$KEPT"
 
@@ -31,48 +36,87 @@ stop() {
 }
 trap stop TERM INT
 
-# labels prints a manifest's method labels: $METHODS if set, else FIRST's that it has,
-# then its others in order.
+# labels prints a manifest's method labels for one pass: with $METHODS, those it has, in
+# that order, in pass "first" alone; else pass "first" prints those matching a $FIRST
+# pattern (in $FIRST's order) and pass "rest" the others, in manifest order.
 labels() {
-	local all
+	local all l p quick
 	all=$(sed -n '/^methods:/,/^[a-z]/s/^  - name: \([^ ]*\).*/\1/p' "$1")
 	if [ -n "${METHODS:-}" ]; then
-		for l in $METHODS; do grep -qx "$l" <<<"$all" && echo "$l"; done
-		return
+		if [ "$2" = first ]; then
+			for l in $METHODS; do grep -qx "$l" <<<"$all" && echo "$l"; done
+		fi
+		return 0
 	fi
-	for l in $FIRST; do grep -qx "$l" <<<"$all" && echo "$l"; done
-	for l in $all; do grep -qw "$l" <<<"$FIRST" || echo "$l"; done
+	if [ "$2" = first ]; then
+		for p in $FIRST; do
+			for l in $all; do
+				# shellcheck disable=SC2053 # $p is a pattern
+				[[ $l == $p ]] && echo "$l"
+			done
+		done | awk '!seen[$0]++'
+		return 0
+	fi
+	for l in $all; do
+		quick=0
+		for p in $FIRST; do
+			# shellcheck disable=SC2053
+			[[ $l == $p ]] && quick=1
+		done
+		[ "$quick" -eq 0 ] && echo "$l"
+	done
+	return 0
 }
 
+# cell computes and keeps one cell (manifest $1, label $2, seed $3) unless it is kept
+# already; with PLAN set it only says that it would.
+cell() {
+	local m=$1 label=$2 seed=$3 rc try
+	local args=(-S "seeds=[$seed]" --only "$label")
+	# Already kept with the current keys (its evaluation is in $KEPT)? Nothing to do.
+	if "$FEDPIPE" status "$m" "${args[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
+		grep -A3 '"kind": "evaluate"' | grep -q '"state": "remote"'; then
+		return 0
+	fi
+	if [ -n "${PLAN:-}" ]; then
+		echo "$m $label seed $seed"
+		return 0
+	fi
+	echo "reproduce: $(date -u +%FT%TZ) $m $label seed $seed" | tee -a "$LOG"
+	nice -n 19 "$FEDPIPE" run "$m" "${args[@]}" --store "$STORE" >>"$LOG" 2>&1 &
+	child=$!
+	wait "$child"
+	rc=$?
+	child=0
+	if [ "$rc" -ne 0 ]; then
+		echo "reproduce: $m $label seed $seed exited $rc (see $LOG)" | tee -a "$LOG"
+		[ "$rc" -eq 130 ] && exit 130
+		return 0
+	fi
+	# Push the finished cell; retried, since the store was once refused right after the
+	# run closed it (Badger: "Open existing file ... Create a new file").
+	for try in 1 2 3; do
+		if "$FEDPIPE" push "$m" "${args[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only >>"$LOG" 2>&1; then
+			echo "reproduce: kept $m $label seed $seed" | tee -a "$LOG"
+			break
+		fi
+		echo "reproduce: push of $m $label seed $seed failed (try $try; see $LOG)" | tee -a "$LOG"
+		sleep 10
+	done
+}
+
+# heavy says whether a manifest trains a ResNet (Table 7): hours a cell even for the quick
+# methods on a CPU, so those manifests come after all the others.
+heavy() { grep -Eq '^[[:space:]]*arch:[[:space:]]*resnet' "$1"; }
+
 for seed in $SEEDS; do
-	for m in $MANIFESTS; do
-		for label in $(labels "$m"); do
-			cell=(-S "seeds=[$seed]" --only "$label")
-			# Already kept with the current keys (its evaluation is in $KEPT)? Nothing to do.
-			if "$FEDPIPE" status "$m" "${cell[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
-				grep -A3 '"kind": "evaluate"' | grep -q '"state": "remote"'; then
-				continue
-			fi
-			echo "reproduce: $(date -u +%FT%TZ) $m $label seed $seed" | tee -a "$LOG"
-			nice -n 19 "$FEDPIPE" run "$m" "${cell[@]}" --store "$STORE" >>"$LOG" 2>&1 &
-			child=$!
-			wait "$child"
-			rc=$?
-			child=0
-			if [ "$rc" -ne 0 ]; then
-				echo "reproduce: $m $label seed $seed exited $rc (see $LOG)" | tee -a "$LOG"
-				[ "$rc" -eq 130 ] && exit 130
-				continue
-			fi
-			# Push the finished cell; retried, since the store was once refused right after the
-			# run closed it (Badger: "Open existing file ... Create a new file").
-			for try in 1 2 3; do
-				if "$FEDPIPE" push "$m" "${cell[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only >>"$LOG" 2>&1; then
-					echo "reproduce: kept $m $label seed $seed" | tee -a "$LOG"
-					break
-				fi
-				echo "reproduce: push of $m $label seed $seed failed (try $try; see $LOG)" | tee -a "$LOG"
-				sleep 10
+	for group in light heavy; do
+		for pass in first rest; do
+			for m in $MANIFESTS; do
+				if heavy "$m"; then [ "$group" = heavy ] || continue; else [ "$group" = light ] || continue; fi
+				for label in $(labels "$m" "$pass"); do
+					cell "$m" "$label" "$seed"
+				done
 			done
 		done
 	done
