@@ -98,6 +98,9 @@ cell() {
 	for try in 1 2 3; do
 		if "$FEDPIPE" push "$m" "${args[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only >>"$LOG" 2>&1; then
 			echo "reproduce: kept $m $label seed $seed" | tee -a "$LOG"
+			# Its verdicts, as `fedpipe reproduced` gives them (the rows whose method is the label).
+			"$FEDPIPE" reproduced "$m" --kept "$KEPT" 2>/dev/null | awk -v l="$label" '$1 == l && $2 == "|"' |
+				sed 's/^ */reproduce: /' | tee -a "$LOG"
 			break
 		fi
 		echo "reproduce: push of $m $label seed $seed failed (try $try; see $LOG)" | tee -a "$LOG"
