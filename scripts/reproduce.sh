@@ -16,6 +16,7 @@
 #   tail -f .fedpipe-reproduce.log        # the running cell: a line every 30 s (round, ETA)
 #   PLAN=1 make reproduce                 # only list the missing cells, in the order they would run
 set -uo pipefail
+set -f # no pathname expansion: FIRST holds label patterns (fedobp-*), not file names
 cd "$(dirname "$0")/.."
 FEDPIPE=${FEDPIPE:-./bin/fedpipe}
 STORE=${STORE:-.fedpipe-reproduce}
