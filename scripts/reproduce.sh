@@ -28,6 +28,10 @@ MANIFESTS=${MANIFESTS:-"manifests/fedobp-table6-fmnist-dir01.yaml manifests/fedo
 FIRST=${FIRST:-"fedavg local fedobp fedobp-* fedper fedrep lgfedavg"}
 LOG=${LOG:-$STORE.log}
 mkdir -p "$KEPT"
+# An empty store to ask `fedpipe status` what $KEPT holds: against $STORE, a cell computed
+# there reads "cached" whether or not it was kept.
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
 
 child=0
 stop() {
@@ -75,7 +79,7 @@ cell() {
 	local m=$1 label=$2 seed=$3 rc try
 	local args=(-S "seeds=[$seed]" --only "$label")
 	# Already kept with the current keys (its evaluation is in $KEPT)? Nothing to do.
-	if "$FEDPIPE" status "$m" "${args[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
+	if "$FEDPIPE" status "$m" "${args[@]}" --store "$probe/store" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
 		grep -A3 '"kind": "evaluate"' | grep -q '"state": "remote"'; then
 		return 0
 	fi
