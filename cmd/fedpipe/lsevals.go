@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -79,29 +78,15 @@ func trainMetrics(store *artifacts.Store, t *pipeline.Node) ([]results.Metric, e
 
 // evalsOf summarizes the test rows of each evaluation round, in round order.
 func evalsOf(ms []results.Metric) []lsEval {
-	type at struct {
-		round int
-		ft    bool
+	ft := map[int]evaluate.Summary{}
+	for _, r := range evaluate.PerRoundFT(ms) {
+		ft[r.Round] = r.Summary
 	}
-	by := map[at][]results.Client{}
-	var rounds []int
-	for _, m := range ms {
-		if m.Split != "test" && m.Split != results.SplitTestFT {
-			continue
-		}
-		k := at{m.Round, m.Split == results.SplitTestFT}
-		if !k.ft && by[k] == nil {
-			rounds = append(rounds, m.Round)
-		}
-		by[k] = append(by[k], results.Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy})
-	}
-	slices.Sort(rounds)
+	rounds := evaluate.PerRound(ms)
 	out := make([]lsEval, 0, len(rounds))
 	for _, r := range rounds {
-		s := evaluate.Summarize(by[at{r, false}])
-		e := lsEval{Round: r, Pooled: 100 * s.Pooled, Mean: 100 * s.Mean}
-		if ft := by[at{r, true}]; ft != nil {
-			f := evaluate.Summarize(ft)
+		e := lsEval{Round: r.Round, Pooled: 100 * r.Pooled, Mean: 100 * r.Mean}
+		if f, ok := ft[r.Round]; ok {
 			p, m := 100*f.Pooled, 100*f.Mean
 			e.PooledFT, e.MeanFT = &p, &m
 		}

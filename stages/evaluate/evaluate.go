@@ -60,7 +60,25 @@ func WithFT(s *Summary, rows []Client, best Best) {
 		BestMean: best.Mean, BestMeanRound: best.MeanRound, BestPooled: best.Pooled, BestPooledRound: best.PooledRound}
 }
 
-func bestOf(n int, row func(i int) (int, Client, bool)) Best {
+// RoundSummary is the summary of one evaluation round of a training history.
+type RoundSummary struct {
+	Round int
+	Summary
+}
+
+// PerRound summarizes each evaluation round of a training history (rows with Split
+// "test", before fine-tuning), in round order.
+func PerRound[M TestRower](history []M) []RoundSummary {
+	return perRound(len(history), func(i int) (int, Client, bool) { return history[i].TestRow() })
+}
+
+// PerRoundFT is PerRound over the after-fine-tuning rows (Split "test_ft"); nil when the
+// history has none.
+func PerRoundFT[M FTRower](history []M) []RoundSummary {
+	return perRound(len(history), func(i int) (int, Client, bool) { return history[i].FTRow() })
+}
+
+func perRound(n int, row func(i int) (int, Client, bool)) []RoundSummary {
 	byRound := map[int][]Client{}
 	var rounds []int
 	for i := 0; i < n; i++ {
@@ -74,14 +92,21 @@ func bestOf(n int, row func(i int) (int, Client, bool)) Best {
 		byRound[r] = append(byRound[r], c)
 	}
 	sort.Ints(rounds)
+	out := make([]RoundSummary, 0, len(rounds))
+	for _, r := range rounds {
+		out = append(out, RoundSummary{Round: r, Summary: Summarize(byRound[r])})
+	}
+	return out
+}
+
+func bestOf(n int, row func(i int) (int, Client, bool)) Best {
 	var b Best
-	for i, r := range rounds {
-		s := Summarize(byRound[r])
+	for i, s := range perRound(n, row) {
 		if i == 0 || s.Mean > b.Mean {
-			b.Mean, b.MeanRound = s.Mean, r
+			b.Mean, b.MeanRound = s.Mean, s.Round
 		}
 		if i == 0 || s.Pooled > b.Pooled {
-			b.Pooled, b.PooledRound = s.Pooled, r
+			b.Pooled, b.PooledRound = s.Pooled, s.Round
 		}
 	}
 	return b
