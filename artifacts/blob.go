@@ -240,6 +240,31 @@ func (s *Store) Has(d Digest) (bool, error) {
 	return true, nil
 }
 
+// Size returns blob d's size as its record states it, reading neither its chunks nor its
+// bytes' digest (Verify does that). A missing blob or an unreadable record is an error
+// wrapping ErrNotFound.
+func (s *Store) Size(d Digest) (int64, error) {
+	var size int64
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(blobKey(d))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: blob %s", ErrNotFound, d)
+		}
+		if err != nil {
+			return fmt.Errorf("artifacts: size of blob %s: %w", d.Short(), err)
+		}
+		return item.Value(func(v []byte) error {
+			rec, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("%w: blob %s has an unreadable record: %v", ErrNotFound, d, err)
+			}
+			size = int64(rec.size)
+			return nil
+		})
+	})
+	return size, err
+}
+
 // read streams the verified blob d to sink, after calling start with its
 // size. sink's argument is valid only during the call. Nothing reaches sink
 // unless the whole blob then verifies; callers discard partial output on error.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,9 +50,13 @@ func RecordKept(dir string, g *Graph, n *Node) error {
 	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, n.Name), append(b, '\n'))
 }
 
-// readKept reads stage name's index entry in dir (ok false if there is none).
+// maxKeptEntry bounds what is read of one index file (each is a few KiB of JSON).
+const maxKeptEntry = 16 << 20
+
+// readKept reads stage name's index entry in dir (ok false if there is none). A file that
+// is not a regular one, or is larger than maxKeptEntry, is an error naming it.
 func readKept(dir, manifest, name string) (e keptEntry, ok bool, err error) {
-	b, err := os.ReadFile(keptPath(dir, manifest, name))
+	b, err := remote.ReadRegular(keptPath(dir, manifest, name), maxKeptEntry)
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false, nil
 	}
@@ -126,7 +131,7 @@ func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
 		return nil, err
 	}
 	for _, path := range files {
-		b, err := os.ReadFile(path)
+		b, err := remote.ReadRegular(path, maxKeptEntry)
 		if err != nil {
 			return nil, err
 		}
@@ -141,4 +146,64 @@ func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
 		keys[key] = true
 	}
 	return keys, nil
+}
+
+// ErrKeptDamaged matches (errors.Is) the error FetchKept returns for a kept result that is
+// damaged or missing.
+var ErrKeptDamaged = errors.New("kept result damaged or missing")
+
+// keptDamage is FetchKept's error: which stage's kept result, and what is wrong with which
+// file.
+type keptDamage struct {
+	manifest, stage, why string
+}
+
+func (e *keptDamage) Error() string {
+	return fmt.Sprintf("the kept result of %s %q is damaged or missing: %s", e.manifest, e.stage, e.why)
+}
+
+func (e *keptDamage) Is(target error) bool { return target == ErrKeptDamaged }
+
+// FetchKept copies into store, from the kept-results directory dir opened as r, the kept
+// result of every stage of g: the one under the stage's current key, and the one its index
+// entry names when that key differs (a stale result, whose figure is still shown). A kept
+// result is evidence, so unlike Pull, which treats whatever the remote cannot serve as a
+// miss to recompute, FetchKept fails (an error matching ErrKeptDamaged, naming the stage
+// and the file) when an index entry is unreadable, when an entry or output it names is
+// missing, or when an entry or output in ac/ or cas/ is damaged. A stage neither indexed
+// nor in ac/ is simply not computed.
+func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store, r *remote.Remote) error {
+	for _, n := range g.Nodes {
+		damaged := func(why string) error { return &keptDamage{manifest: g.Manifest.Name, stage: n.Name, why: why} }
+		e, indexed, err := readKept(dir, g.Manifest.Name, n.Name)
+		if err != nil {
+			return damaged("its index entry is unreadable: " + err.Error())
+		}
+		keys := []artifacts.Digest{artifacts.Digest(n.Key)}
+		if indexed && e.Key != n.Key.String() {
+			old, err := artifacts.ParseDigest(e.Key)
+			if err != nil {
+				return damaged(fmt.Sprintf("its index entry %s: key: %v", keptPath(dir, g.Manifest.Name, n.Name), err))
+			}
+			keys = append(keys, old)
+		}
+		for _, key := range keys {
+			if _, ok, err := store.GetAction(key); err != nil {
+				return err
+			} else if ok {
+				continue
+			}
+			_, ok, _, err := r.FetchAction(ctx, store, key)
+			switch {
+			case errors.Is(err, artifacts.ErrNotFound):
+				return damaged(err.Error())
+			case err != nil:
+				return err
+			case !ok && indexed && key.String() == e.Key:
+				return damaged(fmt.Sprintf("its index entry %s names result %s, but %s is missing",
+					keptPath(dir, g.Manifest.Name, n.Name), key.Short(), filepath.Join(dir, "ac", key.String())))
+			}
+		}
+	}
+	return nil
 }

@@ -37,17 +37,33 @@ import (
 // Temporary files left by a process killed mid-write are never read; they can be deleted
 // at any time no fedpipe writes to the remote.
 type dirObjects struct {
-	root string
+	root     string
+	readOnly bool
 }
+
+// errReadOnly is what a write to a directory remote opened with Options.ReadOnly returns.
+var errReadOnly = errors.New("the remote was opened read-only")
 
 // tmpPrefix starts the name of every file being written; no object name starts with it.
 const tmpPrefix = ".tmp-"
 
 // openDir checks that cfg.Dir is a directory (creating it when only its last element is
-// missing) that this process can write to.
-func openDir(cfg Config) (*dirObjects, error) {
+// missing) that this process can write to; with readOnly, a directory this process can
+// list, never written (a reviewer's read-only checkout of kept results).
+func openDir(cfg Config, readOnly bool) (*dirObjects, error) {
 	dir := cfg.Dir
 	st, err := os.Stat(dir)
+	if readOnly {
+		if err == nil && st.IsDir() {
+			if _, err = os.ReadDir(dir); err == nil {
+				return &dirObjects{root: dir, readOnly: true}, nil
+			}
+			return nil, fmt.Errorf("remote %s: the directory cannot be read: %w", cfg, err)
+		}
+		if err == nil || missing(err) {
+			return nil, fmt.Errorf("%w: remote %s: %s is not a directory", ErrInvalid, cfg, dir)
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		parent := filepath.Dir(dir)
@@ -81,8 +97,8 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
-func (d *dirObjects) get(_ context.Context, name string) ([]byte, bool, error) {
-	data, err := os.ReadFile(d.path(name))
+func (d *dirObjects) get(_ context.Context, name string, limit int64) ([]byte, bool, error) {
+	data, err := ReadRegular(d.path(name), limit)
 	if missing(err) {
 		return nil, false, nil
 	}
@@ -141,6 +157,9 @@ func syncDir(dir string) error {
 }
 
 func (d *dirObjects) put(_ context.Context, name string, data []byte, _ string) error {
+	if d.readOnly {
+		return errReadOnly
+	}
 	return WriteFileAtomic(d.path(name), data)
 }
 
@@ -161,6 +180,9 @@ func WriteFileAtomic(path string, data []byte) error {
 }
 
 func (d *dirObjects) create(_ context.Context, name string, data []byte, _ string) (bool, error) {
+	if d.readOnly {
+		return false, errReadOnly
+	}
 	path := d.path(name)
 	tmp, err := writeTemp(path, data)
 	if err != nil {
@@ -226,7 +248,7 @@ func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, 
 		if strings.HasPrefix(e.Name(), tmpPrefix) || e.IsDir() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		data, err := ReadRegular(filepath.Join(dir, e.Name()), maxRecordBytes)
 		if missing(err) {
 			continue // released meanwhile
 		}
@@ -240,6 +262,9 @@ func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, 
 }
 
 func (d *dirObjects) remove(_ context.Context, name string) error {
+	if d.readOnly {
+		return errReadOnly
+	}
 	if err := os.Remove(d.path(name)); err != nil && !missing(err) {
 		return err
 	}

@@ -19,3 +19,10 @@ func linkCount(path string) (uint64, bool) {
 	}
 	return uint64(sys.Nlink), true
 }
+
+// openNonblocking opens path for reading with O_NONBLOCK, so that opening a named pipe
+// returns at once instead of waiting for a writer (ReadRegular then refuses it by its
+// type). O_NONBLOCK does not change how a regular file reads.
+func openNonblocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}

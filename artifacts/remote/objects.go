@@ -21,8 +21,10 @@ import (
 // for exactly one of any number of concurrent creators of a name; put, create and remove
 // of different names do not interfere.
 type objects interface {
-	// get returns an object's bytes; found is false when it does not exist.
-	get(ctx context.Context, name string) (data []byte, found bool, err error)
+	// get returns an object's bytes; found is false when it does not exist. An object of
+	// more than limit bytes is refused (an error wrapping ErrUnreadableObject) without
+	// reading it, and so is anything that is not a regular file in a directory.
+	get(ctx context.Context, name string, limit int64) (data []byte, found bool, err error)
 	// put writes an object, replacing any previous one.
 	put(ctx context.Context, name string, data []byte, contentType string) error
 	// create writes an object only if no object of that name exists; created is false
@@ -68,7 +70,7 @@ func preconditionFailed(err error) bool {
 		e.Code == "PreconditionFailed" || e.Code == "ConditionalRequestConflict"
 }
 
-func (s *s3Objects) get(ctx context.Context, name string) ([]byte, bool, error) {
+func (s *s3Objects) get(ctx context.Context, name string, limit int64) ([]byte, bool, error) {
 	obj, err := s.client.GetObject(ctx, s.bucket, name, minio.GetObjectOptions{})
 	if err != nil {
 		if notFound(err) {
@@ -77,12 +79,15 @@ func (s *s3Objects) get(ctx context.Context, name string) ([]byte, bool, error) 
 		return nil, false, err
 	}
 	defer obj.Close()
-	data, err := io.ReadAll(obj)
+	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
 	if err != nil {
 		if notFound(err) {
 			return nil, false, nil
 		}
 		return nil, false, err
+	}
+	if int64(len(data)) > limit {
+		return nil, false, &unreadableError{"s3://" + s.bucket + "/" + name, fmt.Sprintf("holds more than the %d bytes its entry allows", limit)}
 	}
 	return data, true, nil
 }

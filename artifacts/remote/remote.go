@@ -58,6 +58,10 @@ type Options struct {
 	Holder string
 	// Env reads the environment (os.Getenv when nil); see Resolve.
 	Env func(string) string
+	// ReadOnly opens a directory remote for reading only: it need not be writable, and
+	// nothing is ever written to it (a push, a lease or a delete fails). An S3 remote is
+	// opened as usual.
+	ReadOnly bool
 }
 
 // A Remote is an open connection to a remote store. It holds no resources beyond idle
@@ -110,7 +114,7 @@ func Open(ctx context.Context, address string, opt Options) (*Remote, error) {
 		r.holder = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	if cfg.Dir != "" {
-		r.objs, err = openDir(cfg)
+		r.objs, err = openDir(cfg, opt.ReadOnly)
 	} else {
 		err = r.openS3(ctx)
 	}
@@ -175,9 +179,19 @@ func (r *Remote) object(parts ...string) string {
 
 func blobObject(d artifacts.Digest) string { return "cas/" + d.String() }
 
-// get downloads an object; found is false when it does not exist.
+// get downloads an object that is not a blob (an entry, a pointer, a lease: at most
+// maxRecordBytes); found is false when it does not exist.
 func (r *Remote) get(ctx context.Context, name string) (data []byte, found bool, err error) {
-	return r.objs.get(ctx, name)
+	return r.objs.get(ctx, name, maxRecordBytes)
+}
+
+// where names an object's place for messages: its file in a directory remote, else its
+// s3:// address.
+func (r *Remote) where(name string) string {
+	if d, ok := r.objs.(*dirObjects); ok {
+		return d.path(name)
+	}
+	return "s3://" + r.cfg.Bucket + "/" + name
 }
 
 // put uploads an object, replacing any previous one.
@@ -229,28 +243,51 @@ func (r *Remote) PutBlob(ctx context.Context, data []byte) (d artifacts.Digest, 
 
 // GetBlob downloads blob d and checks its SHA-256. A missing object, or one whose bytes
 // do not hash to d (logged, and remembered so that the next PutBlob of d rewrites it),
-// returns an error wrapping artifacts.ErrNotFound.
+// returns an error wrapping artifacts.ErrNotFound. The object is read only if it is a
+// regular file (in a directory remote) of at most maxBlobDecoded bytes; use getBlob where
+// an entry records the blob's size.
 func (r *Remote) GetBlob(ctx context.Context, d artifacts.Digest) ([]byte, error) {
-	data, found, err := r.get(ctx, r.object(blobObject(d)))
+	return r.getBlob(ctx, d, -1)
+}
+
+// getBlob is GetBlob for a blob whose entry records its size (size < 0: unknown). The
+// object — the blob's bytes or a smaller frame of them — may not hold more than size
+// bytes: a larger one is refused as corrupt before anything is read.
+func (r *Remote) getBlob(ctx context.Context, d artifacts.Digest, size int64) ([]byte, error) {
+	limit := int64(maxBlobDecoded)
+	if size >= 0 && size < limit {
+		limit = size
+	}
+	name := r.object(blobObject(d))
+	data, found, err := r.objs.get(ctx, name, limit)
+	if errors.Is(err, ErrUnreadableObject) {
+		return nil, r.markBad(d, err.Error())
+	}
 	if err != nil {
-		return nil, r.scrub(fmt.Errorf("remote %s: download blob %s: %w", r, d.Short(), err))
+		return nil, r.scrub(fmt.Errorf("remote %s: download blob %s (%s): %w", r, d.Short(), r.where(name), err))
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: blob %s is not in the remote %s", artifacts.ErrNotFound, d, r)
+		return nil, fmt.Errorf("%w: blob %s is not in the remote %s (no %s)", artifacts.ErrNotFound, d, r, r.where(name))
 	}
 	obj := data
 	if data, found = DecodeBlob(obj, d); !found {
-		r.mu.Lock()
-		r.bad[d] = true
-		delete(r.present, d)
-		r.mu.Unlock()
-		r.log("remote %s: blob %s is corrupt (its %d bytes neither hash to its name nor decompress to bytes that do); treating it as missing", r, d, len(obj))
-		return nil, fmt.Errorf("%w: blob %s in the remote %s is corrupt", artifacts.ErrNotFound, d, r)
+		return nil, r.markBad(d, fmt.Sprintf("%s: its %d bytes neither hash to its name nor decompress to bytes that do", r.where(name), len(obj)))
 	}
 	r.mu.Lock()
 	r.present[d] = true
 	r.mu.Unlock()
 	return data, nil
+}
+
+// markBad remembers blob d as corrupt in the remote (the next PutBlob of it rewrites the
+// object), logs why, and returns the error wrapping artifacts.ErrNotFound that says so.
+func (r *Remote) markBad(d artifacts.Digest, why string) error {
+	r.mu.Lock()
+	r.bad[d] = true
+	delete(r.present, d)
+	r.mu.Unlock()
+	r.log("remote %s: blob %s is corrupt (%s); treating it as missing", r, d, why)
+	return r.scrub(fmt.Errorf("%w: blob %s in the remote %s is corrupt (%s)", artifacts.ErrNotFound, d, r, why))
 }
 
 // pushBlobs uploads each blob of ds that the remote lacks, reading it from store.
@@ -278,15 +315,35 @@ func (r *Remote) pushBlobs(ctx context.Context, store *artifacts.Store, ds []art
 	return t, nil
 }
 
+// blobSizes returns the size of each blob of ds as store records it, for the entry that
+// lists them (a reader bounds what it downloads by it).
+func blobSizes(store *artifacts.Store, ds []artifacts.Digest) (map[artifacts.Digest]int64, error) {
+	sizes := make(map[artifacts.Digest]int64, len(ds))
+	for _, d := range ds {
+		n, err := store.Size(d)
+		if err != nil {
+			return nil, err
+		}
+		sizes[d] = n
+	}
+	return sizes, nil
+}
+
 // fetchBlobs copies each blob of ds that store lacks (or holds corrupt) from the remote,
-// verified. An error wrapping artifacts.ErrNotFound means one is missing or corrupt there.
-func (r *Remote) fetchBlobs(ctx context.Context, store *artifacts.Store, ds []artifacts.Digest) (Transfer, error) {
+// verified, each read only up to the size sizes records for it (any size for a blob
+// sizes lacks: entries written before sizes were recorded). An error wrapping
+// artifacts.ErrNotFound means one is missing or corrupt there.
+func (r *Remote) fetchBlobs(ctx context.Context, store *artifacts.Store, ds []artifacts.Digest, sizes map[artifacts.Digest]int64) (Transfer, error) {
 	var t Transfer
 	for _, d := range ds {
 		if store.Verify(d) == nil {
 			continue
 		}
-		data, err := r.GetBlob(ctx, d)
+		size, ok := sizes[d]
+		if !ok {
+			size = -1
+		}
+		data, err := r.getBlob(ctx, d, size)
 		if err != nil {
 			return t, err
 		}
@@ -304,6 +361,22 @@ type actionRecord struct {
 	V       int                         `json:"v"`
 	Outputs map[string]artifacts.Digest `json:"outputs"`
 	Meta    map[string]string           `json:"meta,omitempty"`
+	// Sizes is each output's size in bytes (absent in entries written before it was
+	// recorded): a reader refuses an output object larger than that without reading it.
+	Sizes map[string]int64 `json:"sizes,omitempty"`
+	// unreadable says why an entry found could not be read (readAction); never stored.
+	unreadable string
+}
+
+// outputSizes maps each output digest of rec to its recorded size.
+func (rec actionRecord) outputSizes() map[artifacts.Digest]int64 {
+	sizes := map[artifacts.Digest]int64{}
+	for name, n := range rec.Sizes {
+		if d, ok := rec.Outputs[name]; ok {
+			sizes[d] = n
+		}
+	}
+	return sizes
 }
 
 const recordVersion = 1
@@ -335,7 +408,13 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 	if Partial(a) {
 		v = partialRecordVersion
 	}
-	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta})
+	sizes := map[string]int64{}
+	for name, d := range a.Outputs {
+		if sizes[name], err = store.Size(d); err != nil {
+			return t, fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err)
+		}
+	}
+	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes})
 	if err != nil {
 		return t, err
 	}
@@ -348,7 +427,12 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 // readAction returns the remote's entry for key; ok is false if it is absent. An
 // unreadable entry (logged) comes back with nil Outputs.
 func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRecord, bool, error) {
+	where := r.where(r.object(actionObject(key)))
 	raw, found, err := r.get(ctx, r.object(actionObject(key)))
+	if errors.Is(err, ErrUnreadableObject) {
+		r.log("remote %s: result %s: %v; treating it as a miss", r, key, err)
+		return actionRecord{unreadable: err.Error()}, true, nil
+	}
 	if err != nil {
 		return actionRecord{}, false, r.scrub(fmt.Errorf("remote %s: read result %s: %w", r, key.Short(), err))
 	}
@@ -357,11 +441,21 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 	}
 	var rec actionRecord
 	if json.Unmarshal(raw, &rec) != nil || (rec.V != recordVersion && rec.V != partialRecordVersion) || rec.Outputs == nil ||
-		(rec.V == partialRecordVersion) != Partial(artifacts.Action{Meta: rec.Meta}) {
-		r.log("remote %s: result %s has an unreadable entry; treating it as a miss", r, key)
-		return actionRecord{}, true, nil
+		(rec.V == partialRecordVersion) != Partial(artifacts.Action{Meta: rec.Meta}) || negativeSize(rec.Sizes) {
+		r.log("remote %s: result %s has an unreadable entry (%s); treating it as a miss", r, key, where)
+		return actionRecord{unreadable: where + ": not a valid entry"}, true, nil
 	}
 	return rec, true, nil
+}
+
+// negativeSize reports whether an entry records a size below zero (it is then unreadable).
+func negativeSize(sizes map[string]int64) bool {
+	for _, n := range sizes {
+		if n < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // FetchAction copies the remote's action entry for key, with every output blob, into
@@ -376,9 +470,9 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 		return artifacts.Action{}, false, t, err
 	}
 	if rec.Outputs == nil {
-		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable", artifacts.ErrNotFound, key.Short())
+		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable (%s)", artifacts.ErrNotFound, key.Short(), rec.unreadable)
 	}
-	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs))
+	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs), rec.outputSizes())
 	if errors.Is(err, artifacts.ErrNotFound) {
 		r.log("remote %s: result %s (%s): %v; treating it as a miss", r, key.Short(), rec.Meta["name"], err)
 		return artifacts.Action{}, false, t, err
@@ -426,6 +520,9 @@ type Checkpoint struct {
 	Blobs []artifacts.Digest `json:"blobs"`
 	// Holder is the worker that pushed it.
 	Holder string `json:"holder,omitempty"`
+	// Sizes records the size of Index and of each of Blobs (absent in pointers pushed
+	// before sizes were recorded); a reader refuses a larger object without reading it.
+	Sizes map[artifacts.Digest]int64 `json:"sizes,omitempty"`
 }
 
 func checkpointObject(stage artifacts.Digest) string { return "ckpt/" + stage.String() }
@@ -436,9 +533,13 @@ func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, sta
 	if cp.Holder == "" {
 		cp.Holder = r.holder
 	}
-	t, err := r.pushBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index))
+	all := append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index)
+	t, err := r.pushBlobs(ctx, store, all)
 	if err != nil {
 		return t, err
+	}
+	if cp.Sizes, err = blobSizes(store, all); err != nil {
+		return t, fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err)
 	}
 	b, err := json.Marshal(cp)
 	if err != nil {
@@ -468,7 +569,7 @@ func (r *Remote) FetchCheckpoint(ctx context.Context, store *artifacts.Store, st
 	if cp.Round <= after {
 		return cp, false, t, nil
 	}
-	t, err = r.fetchBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index))
+	t, err = r.fetchBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index), cp.Sizes)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		r.log("remote %s: the checkpoint of %s after round %d: %v; ignoring it", r, stage.Short(), cp.Round, err)
 		return Checkpoint{}, false, t, nil

@@ -61,8 +61,11 @@ type errorJSON struct {
 // input (manifest, overrides, flags, missing or malformed data), else 1.
 func failure(prefix string, err error, asJSON bool, stdout, stderr io.Writer) int {
 	code := exitFailure
-	if manifest.IsInvalid(err) {
+	switch {
+	case manifest.IsInvalid(err):
 		code = exitInvalid
+	case isEnvironment(err):
+		code = exitEnvironment
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 	if asJSON {

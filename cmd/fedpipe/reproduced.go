@@ -41,7 +41,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which) or not computed, measured over the seeds kept so far;\nthen one line \"N of M published cells reproduced at paper scale (K stale, L not computed)\".\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which) or not computed, measured over the seeds kept so far;\nthen one line \"N of M published cells reproduced at paper scale (K stale, L not computed)\".\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -62,9 +62,10 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	r, err := remote.Open(ctx, "file://"+dir, remote.Options{Logf: func(format string, a ...any) {
-		fmt.Fprintf(stderr, "fedpipe reproduced: "+format+"\n", a...)
-	}})
+	// Read-only: a reviewer's read-only checkout verifies, and nothing here writes to it.
+	// No notices: whatever the remote would log as a miss (a damaged object) fails the
+	// command instead, with the same words (pipeline.FetchKept).
+	r, err := remote.Open(ctx, "file://"+dir, remote.Options{ReadOnly: true})
 	if err != nil {
 		return fail(err)
 	}
@@ -167,20 +168,12 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 		km.Skipped = "no expect entries"
 		return km, nil, nil
 	}
-	if _, err := pipeline.Pull(ctx, []*pipeline.Graph{g}, store, r, false); err != nil {
+	// Every kept result, a stale cell's under its old key included (its figure is shown),
+	// is fetched; one that is damaged or missing fails the command, naming it.
+	if err := pipeline.FetchKept(ctx, dir, g, store, r); err != nil {
 		return km, nil, err
 	}
-	// A stale cell also shows what its kept result measured: fetch that result by its old
-	// key (only its figure is read; a fetch that fails leaves the figure out).
-	keptStale := pipeline.KeptStale(dir, g)
-	stale := func(n *pipeline.Node) (string, artifacts.Digest, bool) {
-		why, old, ok := keptStale(n)
-		if ok {
-			_, _, _, _ = r.FetchAction(ctx, store, old)
-		}
-		return why, old, ok
-	}
-	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: stale})
+	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
 	if err != nil {
 		return km, nil, err
 	}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// exitEnvironment is the exit code of a failure of the machine or of data kept on it
+// rather than of the input: a full disk or quota, a permission refused, a read-only
+// filesystem, an I/O error, a damaged or missing kept result, a special file (a named
+// pipe, a device) or an oversize file where a stored object belongs. Rerunning the same
+// command after the cause is fixed goes on where it stopped.
+const exitEnvironment = 4
+
+// environmentErrnos are the system errors exitEnvironment covers.
+var environmentErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EACCES, syscall.EPERM,
+	syscall.EROFS, syscall.EIO}
+
+// isEnvironment reports whether err is a failure exitEnvironment covers.
+func isEnvironment(err error) bool {
+	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, pipeline.ErrKeptDamaged) || errors.Is(err, remote.ErrUnreadableObject) {
+		return true
+	}
+	for _, e := range environmentErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
