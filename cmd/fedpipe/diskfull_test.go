@@ -35,7 +35,7 @@ methods: [{name: local}]
 `)
 	store := filepath.Join(mnt, "store")
 	code, _, errs := fedpipe(t, "run", m, "--store", store)
-	if code != 1 || !strings.Contains(errs, "not enough free disk space") {
+	if code != exitEnvironment || !strings.Contains(errs, "not enough free disk space") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
 	code, out, errs := fedpipe(t, "fsck", "--store", store)
@@ -64,7 +64,7 @@ func TestReadOnlyStoreFailsCleanly(t *testing.T) {
 		t.Skipf("cannot remount read-only (%v: %s)", err, out)
 	}
 	code, _, errs := fedpipe(t, "run", m, "--store", store)
-	if code != 1 || !strings.Contains(errs, "read-only file system") || !strings.Contains(errs, store) {
+	if code != exitEnvironment || !strings.Contains(errs, "read-only file system") || !strings.Contains(errs, store) {
 		t.Errorf("exit %d, stderr:\n%s", code, errs)
 	}
 }
