@@ -20,7 +20,7 @@ TABLE_MANIFESTS = $(sort $(wildcard manifests/fedobp-*.yaml manifests/fedselect-
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build build-xla run smoke test vet fmt-check data versitygw bench bench-round fuzz clean reproduce reproduced reproduced-page
+.PHONY: all build build-xla run smoke test test-faults vet fmt-check data versitygw bench bench-round fuzz clean reproduce reproduced reproduced-page
 
 all: build
 
@@ -60,6 +60,11 @@ versitygw:
 ## test: formatting, vet, and every test (FMNIST tests run when the data is installed).
 test: data versitygw fmt-check vet build
 	$(GO) test -count=1 -timeout 25m ./...
+
+## test-faults: the slow fault-injection tests (a disk filled by another process mid-run,
+## on a tmpfs: needs root to mount it, skips otherwise), about 2 minutes on two cores.
+test-faults:
+	FEDPIPE_FAULT_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestDiskFillingMidRun' ./cmd/fedpipe
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -349,9 +349,22 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// closeFlushBytes is the free space closeDB needs to let Badger close: Close writes each
+// memtable (8 MiB, up to three) into a table through a memory-mapped file, and a write
+// into a page the filesystem cannot back kills the process (SIGBUS, "unexpected fault
+// address") instead of returning an error.
+const closeFlushBytes = 40 << 20
+
 // closeDB closes Badger, giving up after the close timeout: what was committed before is
-// in Badger's log, which the next Open replays.
+// in Badger's log, which the next Open replays. On a filesystem with less than
+// closeFlushBytes free (a disk that another process filled while the store was open) it
+// leaves Badger open and unflushed rather than crash: the process is about to end, which
+// releases Badger's files, and the next Open replays the log as after a kill -9.
 func (s *Store) closeDB() error {
+	if free, ok := freeBytes(s.dir); ok && free < closeFlushBytes {
+		return fmt.Errorf("%w: the filesystem of store %s has %.1f MiB free, too little for Badger to write its tables on close; "+
+			"they stay in its log, which the next run replays once space is freed", ErrNoSpace, s.dir, float64(free)/(1<<20))
+	}
 	timeout := s.closeTimeout
 	if timeout <= 0 {
 		timeout = DefaultCloseTimeout

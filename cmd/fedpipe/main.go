@@ -246,7 +246,13 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer store.Close()
+	defer func() {
+		// A store that cannot close cleanly (a disk filled meanwhile) says why; its log
+		// keeps what was written.
+		if err := store.Close(); err != nil {
+			fmt.Fprintf(stderr, "fedpipe: %v\n", err)
+		}
+	}()
 
 	plan, err := pipeline.Plan(g, store, logs)
 	if err != nil {
