@@ -38,6 +38,7 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	if err == nil || !errors.Is(err, ErrLocked) {
 		return s, err
 	}
+	removeDeadSnapshots(dir, logf)
 	var last error
 	for range 5 { // a compaction between two copies can make one inconsistent: retry
 		if reclaiming(dir) {
@@ -75,9 +76,9 @@ func reclaiming(dir string) bool {
 // snapshot copies dir's Badger files into a new directory beside it (or in the system's
 // temporary directory) and returns that directory.
 func snapshot(dir string) (string, error) {
-	snap, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".fedpipe-snapshot-")
+	snap, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
 	if err != nil {
-		if snap, err = os.MkdirTemp("", "fedpipe-snapshot-"); err != nil {
+		if snap, err = os.MkdirTemp("", tmpSnapshotPrefix); err != nil {
 			return "", err
 		}
 	}

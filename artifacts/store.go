@@ -153,6 +153,9 @@ func Open(dir string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	removeEmptyValueLogs(dir, logf)
+	if !strings.HasPrefix(filepath.Base(filepath.Clean(dir)), snapshotPrefix) && !strings.HasPrefix(filepath.Base(filepath.Clean(dir)), tmpSnapshotPrefix) {
+		removeDeadSnapshots(dir, logf) // the holder clears what dead readers left beside it
+	}
 	// A reclaim marker left by a gc that died would keep readers from snapshotting this
 	// holder's store (maint.go): no reclaim runs before we start one.
 	_ = os.Remove(filepath.Join(dir, reclaimMarker))
