@@ -112,7 +112,7 @@ func (s *Store) ActionMeta(key Digest) (meta map[string]string, ok bool, err err
 // readable false when it does not decode as this version's record; err is an I/O failure.
 func (s *Store) readAction(key Digest) (rec actionRecord, found, readable bool, err error) {
 	var raw []byte
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(actionKey(key))
 		if err != nil {
 			return err

@@ -133,7 +133,7 @@ func (s *Store) Put(data []byte) (Digest, error) {
 	// Decide which chunks need writing: absent, or present with other bytes.
 	var write []int
 	seen := make(map[Digest]bool, len(parts))
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		for i, p := range parts {
 			cd := refs[i].d
 			if seen[cd] {
@@ -227,7 +227,7 @@ func (s *Store) Verify(d Digest) error {
 // the blob's bytes: use Verify or Get for that. A blob found corrupt by Get
 // still "exists" until a Put repairs it.
 func (s *Store) Has(d Digest) (bool, error) {
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		_, err := txn.Get(blobKey(d))
 		return err
 	})
@@ -245,7 +245,7 @@ func (s *Store) Has(d Digest) (bool, error) {
 // wrapping ErrNotFound.
 func (s *Store) Size(d Digest) (int64, error) {
 	var size int64
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(blobKey(d))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("%w: blob %s", ErrNotFound, d)
@@ -278,7 +278,7 @@ func (s *Store) read(d Digest, start func(size int), sink func([]byte)) error {
 		s.logf("artifacts: blob %s is corrupt (%s); treating it as missing", d, why)
 		return fmt.Errorf("%w: blob %s is corrupt: %s", ErrNotFound, d, why)
 	}
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(blobKey(d))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("%w: blob %s", ErrNotFound, d)

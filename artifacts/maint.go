@@ -12,20 +12,10 @@ import (
 )
 
 // keysWithPrefix lists the keys under prefix, without the prefix.
+// A damaged stretch of the tables fails it with ErrDamaged (scanKeys).
 func (s *Store) keysWithPrefix(prefix string) ([][]byte, error) {
-	var out [][]byte
-	err := s.db.View(func(txn *badger.Txn) error {
-		opt := badger.DefaultIteratorOptions
-		opt.PrefetchValues = false
-		opt.Prefix = []byte(prefix)
-		it := txn.NewIterator(opt)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			out = append(out, append([]byte(nil), it.Item().Key()[len(prefix):]...))
-		}
-		return nil
-	})
-	return out, err
+	keys, _, err := s.scanKeys(prefix, false)
+	return keys, err
 }
 
 // Blobs lists the digests of every blob record in the store (verified or not).
@@ -43,7 +33,7 @@ func (s *Store) Blobs() ([]Digest, error) {
 // Actions returns every readable action record by key, without verifying outputs.
 func (s *Store) Actions() (map[Digest]Action, error) {
 	out := map[Digest]Action{}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		opt := badger.DefaultIteratorOptions
 		opt.Prefix = []byte(prefixAction)
 		it := txn.NewIterator(opt)
@@ -186,7 +176,7 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 	for _, d := range blobs {
 		var rec blobRecord
 		var recErr error
-		err := s.db.View(func(txn *badger.Txn) error {
+		err := s.view(func(txn *badger.Txn) error {
 			item, err := txn.Get(blobKey(d))
 			if err != nil {
 				return err
@@ -222,7 +212,7 @@ func (s *Store) collect(keep map[Digest]bool, live map[Digest]bool, dry bool) (G
 			continue
 		}
 		var size int
-		_ = s.db.View(func(txn *badger.Txn) error {
+		_ = s.view(func(txn *badger.Txn) error {
 			item, err := txn.Get(chunkKey(d))
 			if err == nil {
 				size = int(item.ValueSize())

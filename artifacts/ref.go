@@ -49,7 +49,7 @@ func (s *Store) GetRef(name string) (d Digest, ok bool, err error) {
 		return Digest{}, false, err
 	}
 	bad := false
-	err = s.db.View(func(txn *badger.Txn) error {
+	err = s.view(func(txn *badger.Txn) error {
 		item, err := txn.Get(refKey(name))
 		if err != nil {
 			return err

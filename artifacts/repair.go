@@ -38,7 +38,7 @@ func (s *Store) Repair() (RepairReport, error) {
 		var d Digest
 		copy(d[:], k)
 		ok := false
-		verr := s.db.View(func(txn *badger.Txn) error {
+		verr := s.view(func(txn *badger.Txn) error {
 			item, err := txn.Get(chunkKey(d))
 			if err != nil {
 				return err
@@ -194,11 +194,15 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	}
 	defer fresh.Close()
 
-	blobs, err := old.Blobs()
-	if err != nil {
-		return r, fmt.Errorf("artifacts: salvage: list blobs: %w", err)
+	// Each listing reads on past a damaged stretch of the tables; what it skipped is lost.
+	list := func(prefix string) [][]byte {
+		keys, gaps, _ := old.scanKeys(prefix, true)
+		r.Lost = append(r.Lost, gaps...)
+		return keys
 	}
-	for _, d := range blobs {
+	for _, k := range list(prefixBlob) {
+		var d Digest
+		copy(d[:], k)
 		b, err := old.Get(d)
 		if err == nil {
 			_, err = fresh.Put(b)
@@ -210,15 +214,11 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 		}
 		r.Blobs++
 	}
-	keys, err := old.keysWithPrefix(prefixAction)
-	if err != nil {
-		return r, fmt.Errorf("artifacts: salvage: list actions: %w", err)
-	}
-	for _, k := range keys {
+	for _, k := range list(prefixAction) {
 		var key Digest
 		copy(key[:], k)
 		var rec actionRecord
-		err := old.db.View(func(txn *badger.Txn) error {
+		err := old.view(func(txn *badger.Txn) error {
 			item, err := txn.Get(actionKey(key))
 			if err != nil {
 				return err
@@ -238,11 +238,7 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 		}
 		r.Actions++
 	}
-	refs, err := old.keysWithPrefix(prefixRef)
-	if err != nil {
-		return r, fmt.Errorf("artifacts: salvage: list refs: %w", err)
-	}
-	for _, k := range refs {
+	for _, k := range list(prefixRef) {
 		d, ok, err := old.GetRef(string(k))
 		if err == nil && !ok {
 			err = errors.New("unreadable")

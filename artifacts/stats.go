@@ -25,7 +25,7 @@ type Stats struct {
 func (s *Store) Stats() (Stats, error) {
 	var st Stats
 	listed := make(map[Digest]int)
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.view(func(txn *badger.Txn) error {
 		count := func(prefix string, fn func(item *badger.Item) error) error {
 			opt := badger.DefaultIteratorOptions
 			opt.PrefetchValues = false

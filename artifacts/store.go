@@ -387,8 +387,12 @@ func (s *Store) closeDB() error {
 
 // update runs fn in a read-write transaction, retrying when Badger reports a
 // conflict with a concurrent transaction.
-func (s *Store) update(fn func(txn *badger.Txn) error) error {
-	var err error
+func (s *Store) update(fn func(txn *badger.Txn) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.damagedError(p)
+		}
+	}()
 	for range 10 {
 		err = s.db.Update(fn)
 		if !errors.Is(err, badger.ErrConflict) {

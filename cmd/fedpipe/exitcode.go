@@ -11,7 +11,8 @@ import (
 
 // exitEnvironment is the exit code of a failure of the machine or of data kept on it
 // rather than of the input: a full disk or quota, a permission refused, a read-only
-// filesystem, an I/O error, a damaged or missing kept result, a special file (a named
+// filesystem, an I/O error, a store whose tables Badger cannot decode, a damaged or missing
+// kept result, a special file (a named
 // pipe, a device) or an oversize file where a stored object belongs. Rerunning the same
 // command after the cause is fixed goes on where it stopped.
 const exitEnvironment = 4
@@ -22,7 +23,8 @@ var environmentErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.
 
 // isEnvironment reports whether err is a failure exitEnvironment covers.
 func isEnvironment(err error) bool {
-	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, pipeline.ErrKeptDamaged) || errors.Is(err, remote.ErrUnreadableObject) {
+	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, artifacts.ErrDamaged) || errors.Is(err, pipeline.ErrKeptDamaged) ||
+		errors.Is(err, remote.ErrUnreadableObject) {
 		return true
 	}
 	for _, e := range environmentErrnos {
