@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"syscall"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -33,4 +36,24 @@ func isEnvironment(err error) bool {
 		}
 	}
 	return false
+}
+
+// exitCodeOf is the exit code of a command that fails with err: exitInvalid for invalid
+// input, exitEnvironment for what isEnvironment covers, else exitFailure.
+func exitCodeOf(err error) int {
+	switch {
+	case manifest.IsInvalid(err):
+		return exitInvalid
+	case isEnvironment(err):
+		return exitEnvironment
+	}
+	return exitFailure
+}
+
+// storeNotices returns an artifacts.Options.Logf that prints the store's notices (whom a
+// command waits for, what it cleared) on stderr, prefixed with the command.
+func storeNotices(prefix string, stderr io.Writer) func(string, ...any) {
+	return func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%s: store: %s\n", prefix, fmt.Sprintf(format, a...))
+	}
 }

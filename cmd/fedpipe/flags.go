@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // parseFlags parses a subcommand's flags. `--help` prints the command's usage (fs.Usage,
@@ -60,13 +58,7 @@ type errorJSON struct {
 // and, when asJSON, as a JSON object on stdout, and returns the exit code: 2 for invalid
 // input (manifest, overrides, flags, missing or malformed data), else 1.
 func failure(prefix string, err error, asJSON bool, stdout, stderr io.Writer) int {
-	code := exitFailure
-	switch {
-	case manifest.IsInvalid(err):
-		code = exitInvalid
-	case isEnvironment(err):
-		code = exitEnvironment
-	}
+	code := exitCodeOf(err)
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 	if asJSON {
 		writeJSON(stdout, errorJSON{Error: strings.TrimSpace(err.Error()), ExitCode: code})

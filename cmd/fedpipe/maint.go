@@ -19,6 +19,7 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
 	repair := fs.Bool("repair", false, "delete corrupt blobs, broken actions and dangling refs (the next run recomputes what it needs); exit 0 once the store is clean")
+	lockTimeout := fs.Duration("lock-timeout", artifacts.DefaultLockTimeout, "how long to wait for another fedpipe using the same store (it is named at once)")
 	salvage := fs.Bool("salvage", false, "recover a store that cannot be opened: copy every verifiable blob, action and ref into a fresh store, keep the damaged one beside it, and report what was lost")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe fsck [--store DIR] [--repair | --salvage]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt: such entries are already treated as misses (a run recomputes the results it\nneeds), but they stay until --repair deletes them or gc drops what no manifest uses.\n--salvage rebuilds a store that Badger cannot open at all.\n\nFlags:\n%s", fs.FlagUsages())
@@ -33,10 +34,10 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	if *salvage {
 		return salvageStore(artifacts.DefaultDir(*storeFlag), stdout, stderr)
 	}
-	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
+	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe fsck", stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v%s\n", err, salvageHint(err))
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	defer s.Close()
 	if *repair {
@@ -45,7 +46,7 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 	r, err := s.Fsck()
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintln(stdout, p)
@@ -69,6 +70,7 @@ func gc(args []string, stdout, stderr io.Writer) int {
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
 	remoteFlag := fs.String("remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
 	dryRun := fs.Bool("dry-run", false, "list what would be removed, with sizes, and remove nothing")
+	lockTimeout := fs.Duration("lock-timeout", artifacts.DefaultLockTimeout, "how long to wait for another fedpipe using the same store (it is named at once)")
 	grace := fs.Duration("grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR] [--dry-run]
@@ -127,10 +129,10 @@ Flags:
 			return exitOK
 		}
 	}
-	s, err := open(artifacts.DefaultDir(*storeFlag), artifacts.Options{})
+	s, err := open(artifacts.DefaultDir(*storeFlag), artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe gc", stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	defer s.Close()
 	before, _ := s.Stats()
@@ -157,7 +159,7 @@ Flags:
 		}
 	}
 	fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-	return exitFailure
+	return exitCodeOf(err)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

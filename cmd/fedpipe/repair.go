@@ -24,7 +24,7 @@ func repairStore(s *artifacts.Store, stdout, stderr io.Writer) int {
 	r, err := s.Repair()
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintln(stdout, p)
@@ -32,7 +32,7 @@ func repairStore(s *artifacts.Store, stdout, stderr io.Writer) int {
 	after, err := s.Fsck()
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
-		return exitFailure
+		return exitCodeOf(err)
 	}
 	fmt.Fprintf(stdout, "repaired %s: deleted %d corrupt blobs, %d corrupt chunks, %d broken actions, %d dangling refs; now %d blobs, %d actions, %d refs, all intact\n",
 		s.Dir(), r.DeletedBlobs, r.DeletedChunks, r.DeletedActions, r.DeletedRefs, after.Blobs, after.Actions, after.Refs)
