@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -14,6 +15,12 @@ import (
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
+
+// incompleteMarker is the file a report's folder holds while fedpipe report writes it,
+// saying so in incompleteText.
+const incompleteMarker = "INCOMPLETE"
+
+const incompleteText = "fedpipe report is writing this folder, or was stopped before it finished: its files may be\nmissing or from an earlier report. Run the same fedpipe report command again.\n"
 
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, each
 // figure as SVG, PNG and/or PDF (--format) and the figures' and tables' numbers as Parquet
@@ -59,6 +66,11 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	s, err := site.BuildWith(site.Options{Formats: *figFormats}, store, graphs...)
 	if err != nil {
+		return fail(err)
+	}
+	// Until the last file is written the folder holds incompleteMarker, so that a report
+	// killed midway is not taken for a whole one.
+	if err := writeFile(filepath.Join(*out, incompleteMarker), []byte(incompleteText)); err != nil {
 		return fail(err)
 	}
 	files := 0
@@ -129,6 +141,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
+	}
+	if err := os.Remove(filepath.Join(*out, incompleteMarker)); err != nil {
+		return fail(err)
 	}
 	if !f.json {
 		for _, n := range s.Notes {
