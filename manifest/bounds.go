@@ -124,13 +124,21 @@ func satAdd(a, b int64) int64 {
 // the names. Per-run bounds (which grid values may change) are in checkRunBounds.
 func (m *Manifest) checkBounds(root *yaml.Node) error {
 	lim := m.limits
-	if err := checkName(m, "name", m.Name); err != nil {
+	if err := checkLabel(m, "name", m.Name); err != nil {
 		return err
 	}
+	folded := map[string]int{} // method names by their case-folded form
 	for i, ms := range m.Methods {
-		if err := checkName(m, fmt.Sprintf("methods[%d].name", i), ms.Name); err != nil {
+		f := fmt.Sprintf("methods[%d].name", i)
+		if err := checkLabel(m, f, ms.Name); err != nil {
 			return err
 		}
+		key := strings.ToLower(ms.Name)
+		if j, dup := folded[key]; dup && m.Methods[j].Name != ms.Name {
+			return m.ErrAt(f, "%q differs from methods[%d]'s %q only by case: their folders and files would be one on macOS and Windows; rename one",
+				ms.Name, j, m.Methods[j].Name)
+		}
+		folded[key] = i
 	}
 	for _, r := range m.Description {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
@@ -193,12 +201,30 @@ func fmtCount(n int64) string {
 }
 
 // checkName refuses control characters (newline, NUL, escape…) in a name that labels
-// reports and tables: they would break report.md and terminal output.
+// reports and tables: they would break report.md and terminal output. Bidirectional
+// controls (U+202E, right-to-left override, …) are refused too: they reorder how the text
+// after them is shown, so a label could display as another.
 func checkName(m *Manifest, field, name string) error {
 	for _, r := range name {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
 			return m.ErrAt(field, "%s holds the control character %s: names label reports and tables, use printable characters", strconv.Quote(name), strconv.QuoteRune(r))
 		}
+		if unicode.Is(unicode.Bidi_Control, r) {
+			return m.ErrAt(field, "%s holds the bidirectional control character %U: it reorders how the name is shown, so one label could look like another; remove it",
+				strconv.Quote(name), r)
+		}
+	}
+	return nil
+}
+
+// checkLabel is checkName for the manifest's and methods' names, which also name folders
+// and files: no space may begin or end one ("fedavg " would look like "fedavg").
+func checkLabel(m *Manifest, field, name string) error {
+	if err := checkName(m, field, name); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) != name {
+		return m.ErrAt(field, "%s begins or ends with a space: it would look like %q in reports; remove the space", strconv.Quote(name), strings.TrimSpace(name))
 	}
 	return nil
 }

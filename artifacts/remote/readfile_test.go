@@ -75,9 +75,7 @@ func TestReadRegularRefusesSpecialAndOversizeFiles(t *testing.T) {
 // bound of a blob of unknown size; a read-only directory remote opens and serves it, and
 // refuses writes.
 func TestFetchBoundsBlobsBySizeTheEntryRecords(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "sweep")
-	b := backend{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
-		objectPath: func(key string) string { return filepath.Join(root, filepath.FromSlash(key)) }}
+	b := dirBackend(t)
 	r, _ := b.open(t, Options{})
 	ctx := context.Background()
 	src := openStore(t)

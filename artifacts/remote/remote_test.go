@@ -50,11 +50,14 @@ func eachBackend(t *testing.T, test func(t *testing.T, b backend)) {
 		test(t, backend{address: "s3://" + bucket + "/team/sweep", env: s.Getenv,
 			objectPath: func(key string) string { return s.ObjectPath(bucket, "team/sweep/"+key) }})
 	})
-	t.Run("dir", func(t *testing.T) {
-		root := filepath.Join(t.TempDir(), "sweep")
-		test(t, backend{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
-			objectPath: func(key string) string { return filepath.Join(root, filepath.FromSlash(key)) }})
-	})
+	t.Run("dir", func(t *testing.T) { test(t, dirBackend(t)) })
+}
+
+// dirBackend is a directory remote in a fresh temporary folder.
+func dirBackend(t *testing.T) backend {
+	root := filepath.Join(t.TempDir(), "sweep")
+	return backend{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
+		objectPath: func(key string) string { return filepath.Join(root, filepath.FromSlash(key)) }}
 }
 
 // open opens another Remote (another machine) on the backend.

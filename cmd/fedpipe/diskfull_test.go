@@ -20,14 +20,7 @@ func TestDiskFullFailsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs")
 	}
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=100m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
-	}
-	defer exec.Command("umount", mnt).Run()
+	mnt := mountTmpfs(t, "100m")
 	dir := t.TempDir()
 	// Ten clients each keeping a 17 MB model: checkpoints outgrow the filesystem fast.
 	m := writeManifest(t, dir, `name: full
@@ -53,14 +46,7 @@ func TestReadOnlyStoreFailsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs")
 	}
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
-	}
-	defer exec.Command("umount", mnt).Run()
+	mnt := mountTmpfs(t, "200m")
 	m := writeManifest(t, t.TempDir(), tinyManifest)
 	store := filepath.Join(mnt, "store")
 	runJSON(t, "run", m, "--store", store)
@@ -82,14 +68,7 @@ func TestDiskFillingMidRunFailsCleanlyAndResumes(t *testing.T) {
 	if os.Getenv("FEDPIPE_FAULT_TESTS") == "" {
 		t.Skip("slow fault injection; run with FEDPIPE_FAULT_TESTS=1 (make test-faults)")
 	}
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=300m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
-	}
-	defer exec.Command("umount", mnt).Run()
+	mnt := mountTmpfs(t, "300m")
 	dir := t.TempDir()
 	m := writeManifest(t, dir, `name: filling
 dataset: {name: synthetic, devices: 10}
@@ -151,4 +130,19 @@ methods: [{name: local}]
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after the disk filled, the rerun's outputs %v differ from an undisturbed run's %v", got, want)
 	}
+}
+
+// mountTmpfs mounts a tmpfs of the given size (e.g. "100m") in a temporary folder for the
+// test's duration and returns it; the test is skipped where mounting is not allowed.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	return mnt
 }
