@@ -53,3 +53,12 @@ func linkCount(path string) uint64 {
 
 // canLock says whether tryLock really locks (a dead holder's lock can then be told).
 const canLock = true
+
+// allocatedBytes is the disk space fi's file takes: its allocated blocks (a sparse file's
+// holes take none).
+func allocatedBytes(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return fi.Size()
+}

@@ -324,9 +324,9 @@ func (s *Store) linkedValueLogs() int {
 	return n
 }
 
-// DiskBytes is the summed size of the regular files in the store's directory: what the
-// store takes on disk, give or take the value-log file Badger has mapped ahead of its
-// writes (up to twice its 64 MiB, sparse).
+// DiskBytes is what the regular files in the store's directory take on disk: the blocks
+// allocated to them (as du counts), not their apparent sizes, which include the value-log
+// and memtable files Badger extends ahead of its writes (sparse, up to twice 64 MiB).
 func (s *Store) DiskBytes() int64 {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -335,7 +335,7 @@ func (s *Store) DiskBytes() int64 {
 	var total int64
 	for _, e := range ents {
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
-			total += fi.Size()
+			total += allocatedBytes(fi)
 		}
 	}
 	return total

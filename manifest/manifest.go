@@ -465,6 +465,9 @@ func (m *Manifest) validate(root *yaml.Node) error {
 		return &InputError{File: m.File, Line: root.Line, Field: "dataset.name", Msg: "missing: choose fmnist or synthetic"}
 	}
 	if len(m.Methods) == 0 {
+		if _, set := m.Pos["methods"]; set { // an empty list, in the file or from an override
+			return m.ErrAt("methods", "empty: list at least one method (e.g. - name: fedavg)")
+		}
 		return &InputError{File: m.File, Line: root.Line, Field: "methods", Msg: "missing: list at least one method (e.g. - name: fedavg)"}
 	}
 	seen := map[string]int{}

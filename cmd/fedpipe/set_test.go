@@ -45,6 +45,7 @@ func TestSetOverridesTheManifest(t *testing.T) {
 		{"train.lrr=1", `--set train.lrr=1: train.lrr: unknown key (did you mean "lr"?)`},
 		{"methods.fedavgg.train.lr=1", `methods has no entry named "fedavgg" (did you mean "fedavg"?)`},
 		{"seeds=[0,", "--set seeds=[0,: value"},
+		{"methods=[]", "--set methods=[]: methods: empty: list at least one method"},
 		{"train.lr", "want KEY=VALUE"},
 	} {
 		code, _, errs := fedpipe(t, "run", m, "--store", store, "--set", c.set)
