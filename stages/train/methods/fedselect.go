@@ -32,7 +32,7 @@ type FedSelectParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedselect", Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedselect", Extension: fedselectExtension, Personal: true,
 		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
 		func(p *FedSelectParams) train.Method {
 			if p.Variant == "v1" {
@@ -302,3 +302,12 @@ func (f *fedSelect) Comm(st *train.State, c int, u train.Upload) (int64, int64) 
 // by its mean per-batch accuracy, as the authors' evaluate does, unless accuracy says
 // otherwise.
 func (f *fedSelect) PerBatchAccuracy() bool { return f.perBatch }
+
+// fedselectExtension: the official variant's last round aggregates nothing (issue 16), so a
+// longer run never continues a shorter one; the other variants continue any.
+func fedselectExtension(options map[string]string) manifest.Extension {
+	if options["variant"] == "official" {
+		return manifest.ExtendNever
+	}
+	return manifest.ExtendAlways
+}
