@@ -32,11 +32,11 @@ func (d ditto) Init(st *train.State, clients int) {
 }
 
 func (d ditto) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	g, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "ditto-global")
+	g, err := l.Fit(st.Global, train.Fit{Stream: "ditto-global"})
 	if err != nil {
 		return train.Upload{}, err
 	}
-	v, err := l.TrainProx(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle", d.lambda, st.Global)
+	v, err := l.Fit(st.Personal[c], train.Fit{Mu: d.lambda, Ref: st.Global})
 	if err != nil {
 		return train.Upload{}, err
 	}

@@ -140,7 +140,7 @@ func (f *fedALA) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 			*n++
 		}
 	}
-	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(theta, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

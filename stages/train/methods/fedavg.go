@@ -31,7 +31,7 @@ type fedAvg struct {
 func (fedAvg) Init(*train.State, int) {}
 
 func (f fedAvg) Train(l *train.Local, st *train.State, _ int) (train.Upload, error) {
-	p, err := l.TrainProx(st.Global, nil, l.LR(), l.Epochs(), "shuffle", f.mu, st.Global)
+	p, err := l.Fit(st.Global, train.Fit{Mu: f.mu, Ref: st.Global})
 	return train.Upload{Params: p}, err
 }
 

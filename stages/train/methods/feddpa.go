@@ -184,7 +184,7 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(start, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

@@ -61,7 +61,7 @@ func (f *fedDST) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 		st.Global = applyMask(st.Global, m)
 	}
 	m := st.Method.(*sparseState).GlobalMask
-	theta, err := l.Train(st.Global, orNil(m), l.LR(), l.Epochs(), "shuffle")
+	theta, err := l.Fit(st.Global, train.Fit{Mask: orNil(m)})
 	if err != nil || !f.readjust(l.Round()) {
 		return train.Upload{Params: theta, NextMask: m}, err
 	}

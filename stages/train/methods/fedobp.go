@@ -268,7 +268,7 @@ func (f *fedOBP) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(start, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

@@ -126,7 +126,7 @@ func (f *fedPAC) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 		return train.Upload{}, err
 	}
 	before := featureMoments(feats, l.TrainY(), d, classes, false)
-	if theta, err = l.Train(theta, head, l.LR(), f.headEpochs, "fedpac-head"); err != nil {
+	if theta, err = l.Fit(theta, train.Fit{Mask: head, Stream: "fedpac-head", Epochs: train.Exactly(f.headEpochs)}); err != nil {
 		return train.Upload{}, err
 	}
 	body := invert(head)

@@ -165,12 +165,12 @@ func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload,
 	}
 	var err error
 	if ones, _ := count(mask); ones == 0 {
-		theta, err = l.Train(theta, nil, lrU, l.Epochs(), "shuffle")
+		theta, err = l.Fit(theta, train.Fit{LR: lrU})
 	} else {
 		shared := invert(mask)
 		for e := 0; e < l.Epochs() && err == nil; e++ {
-			if theta, err = l.Train(theta, mask, lrV, 1, fmt.Sprintf("localalt-v%d", e)); err == nil {
-				theta, err = l.Train(theta, shared, lrU, 1, fmt.Sprintf("localalt-u%d", e))
+			if theta, err = l.Fit(theta, train.Fit{Mask: mask, Stream: fmt.Sprintf("localalt-v%d", e), LR: lrV, Epochs: 1}); err == nil {
+				theta, err = l.Fit(theta, train.Fit{Mask: shared, Stream: fmt.Sprintf("localalt-u%d", e), LR: lrU, Epochs: 1})
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func (local) Init(st *train.State, clients int) {
 }
 
 func (local) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	p, err := l.Train(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle")
+	p, err := l.Fit(st.Personal[c], train.Fit{})
 	return train.Upload{Params: p}, err
 }
 

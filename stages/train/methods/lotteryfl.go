@@ -172,7 +172,7 @@ func (f *lotteryFL) Train(l *train.Local, st *train.State, c int) (train.Upload,
 			}
 		}
 	}
-	trained, err := l.Train(theta, keep, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(theta, train.Fit{Mask: keep})
 	return train.Upload{Params: trained, NextMask: keep}, err
 }
 
