@@ -18,3 +18,12 @@ func Wilson(correct, total int) Interval {
 	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
 	return Interval{Lo: math.Max(0, center-half), Hi: math.Min(1, center+half)}
 }
+
+// PooledInterval is the Wilson interval of a pooled accuracy (a fraction) measured on samples
+// test samples: the count of correct samples is recovered as round(accuracy·samples).
+func PooledInterval(accuracy float64, samples int) Interval {
+	if math.IsNaN(accuracy) {
+		return none
+	}
+	return Wilson(int(math.Round(accuracy*float64(samples))), samples)
+}

@@ -28,3 +28,13 @@ func TestWilsonAgainstSciPy(t *testing.T) {
 		}
 	}
 }
+
+// The pooled accuracy as a fraction gives back the count: 0.9053 of 10000 is 9053 correct.
+func TestPooledInterval(t *testing.T) {
+	if got, want := PooledInterval(0.9053, 10000), Wilson(9053, 10000); got != want {
+		t.Errorf("%v, want %v", got, want)
+	}
+	if PooledInterval(0.5, 0).Valid() {
+		t.Errorf("no samples: valid")
+	}
+}
