@@ -113,6 +113,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 		"A cell is *reproduced* when its kept measurement (the mean over the seeds kept so far) is within the expectation's "+
 		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
 		"or backend than the current ones, and *not computed* when nothing is kept.\n\n", regenerate)
+	b.WriteString(keptEvidenceNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n")
 	var skipped []KeptManifest
 	for _, m := range ms {
