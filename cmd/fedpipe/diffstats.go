@@ -178,7 +178,7 @@ func printPaired(w io.Writer, cmps []diffPaired) {
 		}
 		fmt.Fprintf(w, "\npaired comparison, %s (percentage points), seeds %s:\n", name, joinSeeds(c.Seeds))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "metric\tA: mean ± std (n) [95% CI over seeds]\tB: mean ± std (n) [95% CI over seeds]\tpaired over\tn\tmean Δ\t95% CI of Δ\tp\ttest")
+		fmt.Fprintln(tw, "metric\tA: mean ± sample std (n) [95% CI over seeds]\tB: mean ± sample std (n) [95% CI over seeds]\tpaired over\tn\tmean Δ\t95% CI of Δ\tp\ttest")
 		for _, m := range c.Metrics {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", diffMetricLabel[m.Metric], fmtSummary(m.A), fmtSummary(m.B), fmtPaired(m.Seeds))
 		}
