@@ -79,21 +79,7 @@ func SignFlip(d []float64) (float64, string) {
 	obs = math.Abs(obs)
 	tol := 1e-12 * scale // sums equal but for rounding count as equal
 	if n <= signFlipExactMax {
-		hits := 0
-		for mask := 0; mask < 1<<n; mask++ {
-			s := 0.0
-			for i, x := range d {
-				if mask&(1<<i) != 0 {
-					s -= x
-				} else {
-					s += x
-				}
-			}
-			if math.Abs(s) >= obs-tol {
-				hits++
-			}
-		}
-		return float64(hits) / float64(int(1)<<n), TestSignFlip
+		return signFlipExact(d, obs-tol), TestSignFlip
 	}
 	r := rand.New(rand.NewPCG(uint64(n), 0x7369676e666c6970)) // "signflip"
 	hits := 0
@@ -111,6 +97,26 @@ func SignFlip(d []float64) (float64, string) {
 		}
 	}
 	return float64(hits+1) / float64(signFlipDraws+1), TestSignFlipMC
+}
+
+// signFlipExact is the share of all 2^len(d) sign patterns of d whose |sum| is at least
+// atLeast.
+func signFlipExact(d []float64, atLeast float64) float64 {
+	hits := 0
+	for mask := 0; mask < 1<<len(d); mask++ {
+		s := 0.0
+		for i, x := range d {
+			if mask&(1<<i) != 0 {
+				s -= x
+			} else {
+				s += x
+			}
+		}
+		if math.Abs(s) >= atLeast {
+			hits++
+		}
+	}
+	return float64(hits) / float64(int(1)<<len(d))
 }
 
 // SignedRank is the two-sided p-value of the Wilcoxon signed-rank test of the paired

@@ -95,43 +95,36 @@ func regIncBeta(x, a, b float64) float64 {
 
 // betaFraction evaluates the continued fraction of I_x(a, b) (without its prefactor).
 func betaFraction(x, a, b float64) float64 {
-	const tiny, eps = 1e-300, 1e-16
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
+	c, d := 1.0, 1/nonTiny(1-(a+b)*x/(a+1))
 	f := d
 	for m := 1; m <= 10000; m++ {
 		fm := float64(m)
-		// Even step.
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		f *= d * c
-		// Odd step.
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		delta := d * c
+		even := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
+		odd := -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
+		var delta float64
+		c, d, delta = lentz(even, c, d)
 		f *= delta
-		if math.Abs(delta-1) < eps {
+		c, d, delta = lentz(odd, c, d)
+		f *= delta
+		if math.Abs(delta-1) < 1e-16 {
 			break
 		}
 	}
 	return f
+}
+
+// lentz is one step of the modified Lentz algorithm with numerator num: the new c and d
+// and the factor the fraction's value is multiplied by.
+func lentz(num, c, d float64) (float64, float64, float64) {
+	d = 1 / nonTiny(1+num*d)
+	c = nonTiny(1 + num/c)
+	return c, d, c * d
+}
+
+// nonTiny keeps a Lentz term away from zero.
+func nonTiny(v float64) float64 {
+	if math.Abs(v) < 1e-300 {
+		return 1e-300
+	}
+	return v
 }
