@@ -29,6 +29,24 @@ type resultCell struct {
 	CompareOver string  `arrow:"compare_over"`
 }
 
+// pairwiseRow is a row of the pairwise table: method B against method A on one cell.
+type pairwiseRow struct {
+	Cell string `arrow:"cell"`
+	A    string `arrow:"method_a"`
+	B    string `arrow:"method_b"`
+	// Over is the unit paired over ("seeds" or "clients"), N the number of pairs.
+	Over string `arrow:"paired_over"`
+	N    int    `arrow:"n"`
+	// Diff is the mean of B − A; Lo and Hi its 95 % Student-t interval (NaN with one pair).
+	Diff float64 `arrow:"mean_diff_pct"`
+	Lo   float64 `arrow:"ci95_lo_pct"`
+	Hi   float64 `arrow:"ci95_hi_pct"`
+	// P is Test's two-sided p-value; PHolm it corrected over the cell's pairs.
+	P     float64 `arrow:"p"`
+	PHolm float64 `arrow:"p_holm"`
+	Test  string  `arrow:"test"`
+}
+
 // roundAccuracy is a point of the accuracy-per-round figure.
 type roundAccuracy struct {
 	Cell     string  `arrow:"cell"`

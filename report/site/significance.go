@@ -114,29 +114,40 @@ func (c *collected) marks(metric string, unit stats.Unit) map[[2]string]mark {
 // pairedP is the two-sided p-value of s against the best b, paired over unit; NaN when they
 // share no seed (or, over clients, no seed with the same number of clients).
 func pairedP(b, s *series, unit stats.Unit) float64 {
+	c, ok := pairedCompare(s, b, unit)
+	if !ok {
+		return math.NaN()
+	}
+	return c.P
+}
+
+// pairedCompare compares b against a (b − a) paired over unit: by seed, the metric of the
+// seeds both computed; by client, each client's final accuracy within each such seed, the
+// seeds pooled. ok is false when nothing pairs.
+func pairedCompare(a, b *series, unit stats.Unit) (stats.Paired, bool) {
 	var seeds []int64
 	for seed := range b.values {
-		if _, ok := s.values[seed]; ok {
+		if _, ok := a.values[seed]; ok {
 			seeds = append(seeds, seed)
 		}
 	}
 	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
-	var xb, xs []float64
+	var xa, xb []float64
 	for _, seed := range seeds {
 		if unit == stats.Clients {
-			cb, cs := b.clients[seed], s.clients[seed]
-			if len(cb) == 0 || len(cb) != len(cs) {
+			ca, cb := a.clients[seed], b.clients[seed]
+			if len(cb) == 0 || len(cb) != len(ca) {
 				continue
 			}
-			xb, xs = append(xb, cb...), append(xs, cs...)
+			xa, xb = append(xa, ca...), append(xb, cb...)
 			continue
 		}
-		xb, xs = append(xb, b.values[seed]), append(xs, s.values[seed])
+		xa, xb = append(xa, a.values[seed]), append(xb, b.values[seed])
 	}
-	if len(xb) == 0 {
-		return math.NaN()
+	if len(xa) == 0 {
+		return stats.Paired{}, false
 	}
-	return stats.Compare(unit, xs, xb).P
+	return stats.Compare(unit, xa, xb), true
 }
 
 // significanceNote is the footnote of the results table: the marks and the test behind them.

@@ -115,3 +115,39 @@ func TestMarksOverClientsOneSeed(t *testing.T) {
 		}
 	}
 }
+
+// The pairwise table holds every two methods of the column with the stats package's
+// comparison and Holm over the column's three pairs: A–B and A–C as in TestMarksOverSeeds
+// (p 0.015625 and 0.921875 from SciPy).
+func TestPairwiseTable(t *testing.T) {
+	a := []float64{0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96}
+	d := []float64{0.3, -0.1, 0.2, -0.2, 0.1, -0.25, 0.05}
+	var b, cc []float64
+	for i, v := range a {
+		b = append(b, v-0.01*float64(i+1))
+		cc = append(cc, v-d[i]/100)
+	}
+	c := handBuilt(map[string][]float64{"A": a, "B": b, "C": cc}, nil)
+	grids, rows := c.pairwise("final_pooled", stats.Seeds)
+	if len(grids) != 1 || len(rows) != 3 || len(grids[0].rows) != 3 {
+		t.Fatalf("%d grids, %d rows", len(grids), len(rows))
+	}
+	// C − B on seed i is (i+1) − dᵢ points, all positive: p = 2/2⁷. Holm over the three
+	// sorted p-values 0.015625, 0.015625, 0.921875: 3·, 2· (then monotone), 1·.
+	for i, want := range []struct {
+		a, b    string
+		p, holm float64
+	}{
+		{"A", "B", 0.015625, 0.046875},
+		{"A", "C", 0.921875, 0.921875},
+		{"B", "C", 0.015625, 0.046875},
+	} {
+		r := rows[i]
+		if r.A != want.a || r.B != want.b || r.N != 7 || r.Over != "seeds" || math.Abs(r.P-want.p) > 1e-12 || math.Abs(r.PHolm-want.holm) > 1e-12 {
+			t.Errorf("row %d: %+v, want %+v", i, r, want)
+		}
+	}
+	if math.Abs(rows[0].Diff-(-4)) > 1e-9 || grids[0].rows[0][4].text != "-4.00" {
+		t.Errorf("A–B mean difference %g (%q), want −4.00", rows[0].Diff, grids[0].rows[0][4].text)
+	}
+}

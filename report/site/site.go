@@ -119,6 +119,10 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		"%s, in percent: mean ± std over seeds (n = seeds computed) and a 95 %% interval. Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`. %s",
 		capital(metricLabel(metric)), significanceNote(unit)), grids: []grid{resGrid}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
+	if grids, rows := c.pairwise(metric, unit); len(grids) > 0 {
+		sections = append(sections, section{title: "Paired comparisons", intro: pairwiseIntro(metric, unit), grids: grids})
+		s.Tables = append(s.Tables, NamedTable{"pairwise", dataTable(rows)})
+	}
 	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
