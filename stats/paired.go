@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Unit is what a paired comparison pairs over.
@@ -210,4 +211,16 @@ func midranks(xs []float64) ([]float64, float64) {
 		i = j + 1
 	}
 	return ranks, tieSum
+}
+
+// FormatP prints a p-value with three significant digits, "<0.0001" below that and "—" for
+// one that cannot be computed.
+func FormatP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p < 1e-4:
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }

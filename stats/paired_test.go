@@ -123,3 +123,11 @@ func TestCompare(t *testing.T) {
 		t.Errorf("one seed: %+v", c)
 	}
 }
+
+func TestFormatP(t *testing.T) {
+	for p, want := range map[float64]string{0.0078125: "0.00781", 0.5: "0.5", 1: "1", 3e-7: "<0.0001", math.NaN(): "—"} {
+		if got := FormatP(p); got != want {
+			t.Errorf("FormatP(%g) = %q, want %q", p, got, want)
+		}
+	}
+}

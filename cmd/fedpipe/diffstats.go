@@ -219,16 +219,5 @@ func fmtInterval(iv stats.Interval) string {
 
 // fmtPaired lays a comparison out as diff's columns: unit, n, mean Δ, interval, p, test.
 func fmtPaired(p stats.Paired) string {
-	return fmt.Sprintf("%s\t%d\t%+.2f\t%s\t%s\t%s", p.Unit, p.N, p.Mean, fmtInterval(p.CI), fmtP(p.P), p.Test)
-}
-
-// fmtP prints a p-value with three significant digits ("<0.0001" below that).
-func fmtP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case p < 1e-4:
-		return "<0.0001"
-	}
-	return fmt.Sprintf("%.3g", p)
+	return fmt.Sprintf("%s\t%d\t%+.2f\t%s\t%s\t%s", p.Unit, p.N, p.Mean, fmtInterval(p.CI), stats.FormatP(p.P), p.Test)
 }

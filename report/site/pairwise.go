@@ -46,7 +46,7 @@ func (c *collected) pairwise(metric string, unit stats.Unit) ([]grid, []pairwise
 			r := &rows[i]
 			r.PHolm = adj
 			g.rows = append(g.rows, cells([]string{r.A, r.B, r.Over, fmt.Sprint(r.N), fmt.Sprintf("%+.2f", r.Diff),
-				intervalText(r.Lo, r.Hi), pText(r.P), pText(r.PHolm), r.Test}))
+				intervalText(r.Lo, r.Hi), stats.FormatP(r.P), stats.FormatP(r.PHolm), r.Test}))
 		}
 		grids = append(grids, g)
 		data = append(data, rows...)
@@ -60,17 +60,6 @@ func intervalText(lo, hi float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("[%+.2f, %+.2f]", lo, hi)
-}
-
-// pText is a p-value with three significant digits ("<0.0001" below that).
-func pText(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "—"
-	case p < 1e-4:
-		return "<0.0001"
-	}
-	return fmt.Sprintf("%.3g", p)
 }
 
 // pairwiseIntro is the pairwise section's introduction.

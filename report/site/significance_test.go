@@ -32,12 +32,8 @@ func handBuilt(values map[string][]float64, clients map[string][][]float64) *col
 	return c
 }
 
-// Seven seeds: B is below A on every seed (exact sign-flip p = 2/2⁷ = 0.015625), C differs from
-// A by d = (0.3, −0.1, 0.2, −0.2, 0.1, −0.25, 0.05) points (p = 0.921875, SciPy 1.10.1:
-// scipy.stats.permutation_test((d,), np.mean, permutation_type='samples',
-// n_resamples=np.inf).pvalue). Holm over the two: B 2·0.015625 = 0.03125 (worse), C
-// max(0.03125, 0.921875) (not significantly different).
-func TestMarksOverSeeds(t *testing.T) {
+// sevenSeeds is the column of TestMarksOverSeeds: A, B and C over seven seeds.
+func sevenSeeds() *collected {
 	a := []float64{0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96}
 	d := []float64{0.3, -0.1, 0.2, -0.2, 0.1, -0.25, 0.05}
 	var b, cc []float64
@@ -45,7 +41,16 @@ func TestMarksOverSeeds(t *testing.T) {
 		b = append(b, v-0.01*float64(i+1))
 		cc = append(cc, v-d[i]/100)
 	}
-	c := handBuilt(map[string][]float64{"A": a, "B": b, "C": cc}, nil)
+	return handBuilt(map[string][]float64{"A": a, "B": b, "C": cc}, nil)
+}
+
+// Seven seeds: B is below A on every seed (exact sign-flip p = 2/2⁷ = 0.015625), C differs from
+// A by d = (0.3, −0.1, 0.2, −0.2, 0.1, −0.25, 0.05) points (p = 0.921875, SciPy 1.10.1:
+// scipy.stats.permutation_test((d,), np.mean, permutation_type='samples',
+// n_resamples=np.inf).pvalue). Holm over the two: B 2·0.015625 = 0.03125 (worse), C
+// max(0.03125, 0.921875) (not significantly different).
+func TestMarksOverSeeds(t *testing.T) {
+	c := sevenSeeds()
 	m := c.marks("final_pooled", stats.Seeds)
 	if !m[[2]string{"A", ""}].best || m[[2]string{"A", ""}].vs != vsBest {
 		t.Errorf("A: %+v", m[[2]string{"A", ""}])
@@ -120,14 +125,7 @@ func TestMarksOverClientsOneSeed(t *testing.T) {
 // comparison and Holm over the column's three pairs: A–B and A–C as in TestMarksOverSeeds
 // (p 0.015625 and 0.921875 from SciPy).
 func TestPairwiseTable(t *testing.T) {
-	a := []float64{0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96}
-	d := []float64{0.3, -0.1, 0.2, -0.2, 0.1, -0.25, 0.05}
-	var b, cc []float64
-	for i, v := range a {
-		b = append(b, v-0.01*float64(i+1))
-		cc = append(cc, v-d[i]/100)
-	}
-	c := handBuilt(map[string][]float64{"A": a, "B": b, "C": cc}, nil)
+	c := sevenSeeds()
 	grids, rows := c.pairwise("final_pooled", stats.Seeds)
 	if len(grids) != 1 || len(rows) != 3 || len(grids[0].rows) != 3 {
 		t.Fatalf("%d grids, %d rows", len(grids), len(rows))
