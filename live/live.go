@@ -46,6 +46,9 @@ type Journal struct {
 	Holder string `json:"holder"`
 	Host   string `json:"host"`
 	PID    int    `json:"pid"`
+	// Leased: a worker trains the stage under a lease of the remote, whose renewals say
+	// it is alive (artifacts/remote.LeaseOf).
+	Leased bool `json:"leased,omitempty"`
 	// TookOverFrom is the holder whose expired lease this worker took over ("" if none).
 	TookOverFrom string `json:"took_over_from,omitempty"`
 	// ResumedFrom is the round the stage resumed after (0: from the start).

@@ -40,6 +40,8 @@ type Options struct {
 	Rounds    int
 	// Holder names this process (default host:pid); TookOverFrom, the holder replaced.
 	Holder, TookOverFrom string
+	// Leased: the stage runs under a worker's lease of the remote (Journal.Leased).
+	Leased bool
 	// Logf receives the first failure to write the journal, and nothing else (may be nil).
 	Logf func(format string, args ...any)
 	// LocalEvery and RemoteEvery override the write intervals (0: the defaults).
@@ -53,10 +55,14 @@ type Publisher struct {
 	o     Options
 	start time.Time
 
-	mu    sync.Mutex
-	j     Journal
-	dirty bool
-	ended bool
+	mu sync.Mutex
+	j  Journal
+	// prev is the journal an earlier run of the stage left in Dir (nil: none), whose
+	// points up to a checkpoint Resumed carries over; offset is their wall time.
+	prev   *Journal
+	offset float64
+	dirty  bool
+	ended  bool
 
 	kick   chan struct{}
 	stop   chan struct{}
@@ -79,7 +85,14 @@ func Start(o Options) *Publisher {
 	now := time.Now()
 	p := &Publisher{o: o, start: now, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		j: Journal{Key: o.Key, Name: o.Name, Rounds: o.Rounds, State: Running, Holder: o.Holder, Host: host,
-			PID: os.Getpid(), TookOverFrom: o.TookOverFrom, Started: now, Updated: now, Points: []Point{}}}
+			PID: os.Getpid(), Leased: o.Leased, TookOverFrom: o.TookOverFrom, Started: now, Updated: now, Points: []Point{}}}
+	if o.Dir != "" {
+		if b, err := os.ReadFile(Path(o.Dir, o.Key)); err == nil {
+			if old, err := Decode(b); err == nil && old.Key == o.Key {
+				p.prev = old
+			}
+		}
+	}
 	p.dirty = true
 	go p.loop()
 	p.poke()
@@ -100,6 +113,16 @@ func (p *Publisher) Resumed(round int) {
 	}
 	p.mu.Lock()
 	p.j.ResumedFrom, p.dirty = round, true
+	// The curve so far: the points the interrupted run published up to the checkpoint,
+	// and the wall time they took, carried on.
+	if len(p.j.Points) == 0 && p.prev != nil {
+		for _, pt := range p.prev.Points {
+			if pt.Round <= round {
+				p.j.Points = append(p.j.Points, pt)
+				p.offset = pt.Seconds
+			}
+		}
+	}
 	p.mu.Unlock()
 	p.poke()
 }
@@ -110,8 +133,8 @@ func (p *Publisher) Round(pt Point) {
 		return
 	}
 	now := time.Now()
-	pt.Seconds = now.Sub(p.start).Seconds()
 	p.mu.Lock()
+	pt.Seconds = p.offset + now.Sub(p.start).Seconds()
 	if !p.ended {
 		p.j.add(pt)
 		p.j.Updated, p.dirty = now, true

@@ -129,3 +129,26 @@ func TestNilPublisher(t *testing.T) {
 	p.Resumed(1)
 	p.End(nil)
 }
+
+// A stage resumed from a checkpoint keeps the interrupted run's points up to it, and its
+// wall time goes on from theirs.
+func TestPublisherResumeKeepsCurve(t *testing.T) {
+	dir := t.TempDir()
+	p := Start(Options{Dir: dir, Key: "k", Name: "train x", Rounds: 10})
+	for r := 1; r <= 6; r++ {
+		p.Round(Point{Round: r})
+	}
+	p.End(context.Canceled)
+	before := readJournal(t, dir, "k")
+	p = Start(Options{Dir: dir, Key: "k", Name: "train x", Rounds: 10})
+	p.Resumed(4)
+	p.Round(Point{Round: 5})
+	p.End(nil)
+	j := readJournal(t, dir, "k")
+	if len(j.Points) != 5 || j.Points[3].Round != 4 || j.Last().Round != 5 || j.ResumedFrom != 4 {
+		t.Fatalf("resumed journal %+v", j.Points)
+	}
+	if j.Last().Seconds < before.Points[3].Seconds {
+		t.Fatalf("round 5 at %v s, before round 4's %v s", j.Last().Seconds, before.Points[3].Seconds)
+	}
+}

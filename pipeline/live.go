@@ -8,15 +8,13 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
-// tookOverKey carries, into runStage, the holder whose expired lease a worker took over.
-type tookOverKey struct{}
+// leasedKey marks, for runStage, a stage run under a worker's lease; its value is the holder
+// whose expired lease was taken over ("": a fresh claim).
+type leasedKey struct{}
 
-// withTookOver returns ctx carrying prev, the holder a lease was taken over from ("": none).
-func withTookOver(ctx context.Context, prev string) context.Context {
-	if prev == "" {
-		return ctx
-	}
-	return context.WithValue(ctx, tookOverKey{}, prev)
+// withLease returns ctx marked as running under a lease taken over from prev ("": none).
+func withLease(ctx context.Context, prev string) context.Context {
+	return context.WithValue(ctx, leasedKey{}, prev)
 }
 
 // startJournal starts the progress journal of a train stage about to run (package live): in
@@ -35,8 +33,8 @@ func (e *Executor) startJournal(ctx context.Context, n *Node) *live.Publisher {
 		o.Holder = r.Holder()
 		o.Remote = func(ctx context.Context, data []byte) error { return r.PutProgress(ctx, key, data) }
 	}
-	if prev, ok := ctx.Value(tookOverKey{}).(string); ok {
-		o.TookOverFrom = prev
+	if prev, ok := ctx.Value(leasedKey{}).(string); ok {
+		o.Leased, o.TookOverFrom = true, prev
 	}
 	return live.Start(o)
 }

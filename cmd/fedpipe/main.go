@@ -35,6 +35,7 @@ const usage = `fedpipe — reproducible personalized federated learning experime
 Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
+  fedpipe status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
@@ -95,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "run", "status":
+		if cmd == "status" && wantsWatch(rest) {
+			return statusWatch(rest, stdout, stderr)
+		}
 		return runOrStatus(cmd, rest, stdout, stderr)
 	case "bench":
 		return bench(rest, stdout, stderr)
