@@ -36,6 +36,7 @@ Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
   fedpipe status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures
+  fedpipe serve MANIFEST... [--remote URL]   a local web page of the runs, curves growing as they train
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
@@ -100,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return statusWatch(rest, stdout, stderr)
 		}
 		return runOrStatus(cmd, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(rest, stdout, stderr)
 	case "bench":
 		return bench(rest, stdout, stderr)
 	case "fsck":

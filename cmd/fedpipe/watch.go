@@ -157,9 +157,7 @@ func watchText(runs []liveRun) string {
 	for _, r := range runs {
 		width = max(width, len(r.Label))
 	}
-	count := map[string]int{}
 	for _, r := range runs {
-		count[r.State]++
 		line := fmt.Sprintf("%-11s %-*s", r.State, width, r.Label)
 		if r.Detail != "" {
 			line += "  " + r.Detail
@@ -169,14 +167,23 @@ func watchText(runs []liveRun) string {
 		}
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
+	b.WriteString(summaryLine(runs) + "\n")
+	return b.String()
+}
+
+// summaryLine counts the runs by state, e.g. "4 runs: 1 finished, 1 training, 2 waiting".
+func summaryLine(runs []liveRun) string {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.State]++
+	}
 	parts := []string{}
 	for _, s := range []string{live.Finished, stateTraining, stateWaiting, live.Stalled, live.Failed, live.Interrupted} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
 		}
 	}
-	fmt.Fprintf(&b, "%d runs: %s\n", len(runs), strings.Join(parts, ", "))
-	return b.String()
+	return fmt.Sprintf("%d runs: %s", len(runs), strings.Join(parts, ", "))
 }
 
 // latestFigures is a journal's latest training loss and evaluation, in words.
