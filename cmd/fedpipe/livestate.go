@@ -164,8 +164,11 @@ func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
 		return nil
 	case j.State == live.Finished || j.State == live.Failed || j.State == live.Interrupted:
 		r.State = j.State
+		if last := j.Last(); last.Round > 0 {
+			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, fmtDur(time.Duration(last.Seconds*float64(time.Second))))
+		}
 		if j.State == live.Failed {
-			r.Detail = j.Error
+			r.Detail = strings.TrimPrefix(r.Detail+": "+j.Error, ": ")
 		}
 		if j.State == live.Interrupted && w.cached[r.Key] {
 			r.State = live.Finished
