@@ -191,6 +191,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs, cmd)
+	if cmd == "status" {
+		new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
+	}
 	fs.Usage = func() {
 		what := "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report."
 		if cmd == "status" {
@@ -200,6 +203,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if err := watchOnly(fs); cmd == "status" && err != nil {
+		fmt.Fprintf(stderr, "fedpipe status: %v\n", err)
+		return exitInvalid
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,8 +27,12 @@ func wantsWatch(args []string) bool {
 		if a == "--" {
 			return false
 		}
-		if a == "--watch" || strings.HasPrefix(a, "--watch=") {
+		if a == "--watch" {
 			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--watch="); ok {
+			on, err := strconv.ParseBool(v)
+			return on || err != nil // an invalid value: statusWatch's parser says so
 		}
 	}
 	return false
@@ -39,6 +44,24 @@ type watchFlags struct {
 	watch    bool
 	interval time.Duration
 	once     bool
+}
+
+// registerWatch adds --watch and its flags (status registers them too, so that its help
+// lists them; statusWatch is what honours them).
+func (f *watchFlags) registerWatch(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.watch, "watch", false, "follow the runs as they train: state (waiting, training round r of T with ETA, finished, failed, stalled) and latest figures, refreshed")
+	fs.DurationVar(&f.interval, "interval", 2*time.Second, "with --watch: time between refreshes")
+	fs.BoolVar(&f.once, "once", false, "with --watch: print the states once and exit")
+}
+
+// watchOnly is status's error for a --watch flag given without --watch (nil if none).
+func watchOnly(fs *pflag.FlagSet) error {
+	for _, name := range []string{"interval", "once"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s goes with --watch", name)
+		}
+	}
+	return nil
 }
 
 // openWatch loads the manifests named on the command line and what the store and remote
@@ -71,9 +94,7 @@ func statusWatch(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f watchFlags
 	f.register(fs, "status")
-	fs.BoolVar(&f.watch, "watch", false, "follow the runs as they train: state, round and ETA, latest figures, refreshed")
-	fs.DurationVar(&f.interval, "interval", 2*time.Second, "with --watch: time between refreshes")
-	fs.BoolVar(&f.once, "once", false, "with --watch: print the states once and exit")
+	f.registerWatch(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST... --watch [flags]\n\n"+
 			"Follows every run of the manifests while a run or workers train them (in this store, or on --remote):\n"+
