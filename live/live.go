@@ -49,6 +49,9 @@ type Journal struct {
 	// Leased: a worker trains the stage under a lease of the remote, whose renewals say
 	// it is alive (artifacts/remote.LeaseOf).
 	Leased bool `json:"leased,omitempty"`
+	// LeaseTTL is the worker's lease lifetime in seconds (--lease-ttl): a reader deems the
+	// worker gone when its lease has not been renewed for that long.
+	LeaseTTL float64 `json:"lease_ttl_seconds,omitempty"`
 	// TookOverFrom is the holder whose expired lease this worker took over ("" if none).
 	TookOverFrom string `json:"took_over_from,omitempty"`
 	// ResumedFrom is the round the stage resumed after (0: from the start).

@@ -40,8 +40,10 @@ type Options struct {
 	Rounds    int
 	// Holder names this process (default host:pid); TookOverFrom, the holder replaced.
 	Holder, TookOverFrom string
-	// Leased: the stage runs under a worker's lease of the remote (Journal.Leased).
-	Leased bool
+	// Leased: the stage runs under a worker's lease of the remote (Journal.Leased), whose
+	// lifetime is LeaseTTL.
+	Leased   bool
+	LeaseTTL time.Duration
 	// Logf receives the first failure to write the journal, and nothing else (may be nil).
 	Logf func(format string, args ...any)
 	// LocalEvery and RemoteEvery override the write intervals (0: the defaults).
@@ -85,7 +87,7 @@ func Start(o Options) *Publisher {
 	now := time.Now()
 	p := &Publisher{o: o, start: now, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		j: Journal{Key: o.Key, Name: o.Name, Rounds: o.Rounds, State: Running, Holder: o.Holder, Host: host,
-			PID: os.Getpid(), Leased: o.Leased, TookOverFrom: o.TookOverFrom, Started: now, Updated: now, Points: []Point{}}}
+			PID: os.Getpid(), Leased: o.Leased, LeaseTTL: o.LeaseTTL.Seconds(), TookOverFrom: o.TookOverFrom, Started: now, Updated: now, Points: []Point{}}}
 	if o.Dir != "" {
 		if b, err := os.ReadFile(Path(o.Dir, o.Key)); err == nil {
 			if old, err := Decode(b); err == nil && old.Key == o.Key {

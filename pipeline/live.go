@@ -35,6 +35,9 @@ func (e *Executor) startJournal(ctx context.Context, n *Node) *live.Publisher {
 	}
 	if prev, ok := ctx.Value(leasedKey{}).(string); ok {
 		o.Leased, o.TookOverFrom = true, prev
+		if e.Remote != nil {
+			o.LeaseTTL = e.Remote.LeaseTTL()
+		}
 	}
 	return live.Start(o)
 }

@@ -63,9 +63,16 @@ type LeaseInfo struct {
 // (heartbeats come every TTL/3).
 func (l LeaseInfo) Stale() bool { return l.Held && l.Age > l.TTL }
 
-// LeaseOf reads stage key's lease without touching it.
-func (r *Remote) LeaseOf(ctx context.Context, key artifacts.Digest) (LeaseInfo, error) {
-	info := LeaseInfo{TTL: r.ttl}
+// LeaseTTL is how long this process's leases outlive their last heartbeat.
+func (r *Remote) LeaseTTL() time.Duration { return r.ttl }
+
+// LeaseOf reads stage key's lease without touching it; ttl is the lease lifetime its
+// holder uses (0: this process's).
+func (r *Remote) LeaseOf(ctx context.Context, key artifacts.Digest, ttl time.Duration) (LeaseInfo, error) {
+	if ttl <= 0 {
+		ttl = r.ttl
+	}
+	info := LeaseInfo{TTL: ttl}
 	objs, err := r.objs.scan(ctx, r.object(leasePrefix(key)))
 	if err != nil {
 		return info, r.scrub(err)

@@ -197,7 +197,7 @@ func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
 // stalled says why a journal still marked running has no live writer ("" if it has one).
 func (w *liveWatch) stalled(ctx context.Context, j *live.Journal) (string, error) {
 	if w.remote != nil && j.Leased {
-		l, err := w.remote.LeaseOf(ctx, artifacts.Digest(mustDigest(j.Key)))
+		l, err := w.remote.LeaseOf(ctx, mustDigest(j.Key), time.Duration(j.LeaseTTL*float64(time.Second)))
 		if err != nil {
 			return "", err
 		}
