@@ -9,11 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -44,24 +41,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 			"on --remote, for workers) and never waits for or slows a run. Everything the page needs is served\n"+
 			"by fedpipe itself. From a laptop:  ssh -L 8150:127.0.0.1:8150 HOST  then open http://127.0.0.1:8150/\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	ctx, w, stop, code := startWatch("serve", fs, args, &f, "refresh", refresh, 200*time.Millisecond, stdout, stderr)
+	if w == nil {
 		return code
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "fedpipe serve: expected at least one MANIFEST argument")
-		fs.Usage()
-		return exitInvalid
-	}
-	if *refresh < 200*time.Millisecond {
-		fmt.Fprintf(stderr, "fedpipe serve: --refresh %v: must be at least 200ms\n", *refresh)
-		return exitInvalid
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w, err := openWatch(ctx, fs.Args(), &f, stderr)
-	if err != nil {
-		return failure("fedpipe serve", err, false, stdout, stderr)
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe serve: --addr %s: %v\n", *addr, err)

@@ -64,6 +64,32 @@ func watchOnly(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// startWatch parses a watching command's flags and arguments (one MANIFEST or more, its
+// refresh period *every, flag name, at least least, read once the flags are parsed) and opens the watch, with a context
+// that Ctrl-C and SIGTERM cancel (stop releases it). w is nil when the command is to exit
+// with code at once: help, invalid input (2) or a failure.
+func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *liveWatch, stop func(), code int) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return nil, nil, nil, code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "fedpipe %s: expected at least one MANIFEST argument\n", name)
+		fs.Usage()
+		return nil, nil, nil, exitInvalid
+	}
+	if *every < least {
+		fmt.Fprintf(stderr, "fedpipe %s: --%s %v: must be at least %v\n", name, flag, *every, least)
+		return nil, nil, nil, exitInvalid
+	}
+	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	w, err := openWatch(ctx, fs.Args(), f, stderr)
+	if err != nil {
+		stop()
+		return nil, nil, nil, failure("fedpipe "+strings.Fields(name)[0], err, f.json, stdout, stderr)
+	}
+	return ctx, w, stop, exitOK
+}
+
 // openWatch loads the manifests named on the command line and what the store and remote
 // already hold: what status --watch and serve start from.
 func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Writer) (*liveWatch, error) {
@@ -103,24 +129,11 @@ func statusWatch(args []string, stdout, stderr io.Writer) int {
 			"It reads the progress journals train stages publish and never waits for or slows a run. It ends when\n"+
 			"every run has finished or failed, or on Ctrl-C.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	ctx, w, stop, code := startWatch("status --watch", fs, args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, stdout, stderr)
+	if w == nil {
 		return code
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "fedpipe status --watch: expected at least one MANIFEST argument")
-		fs.Usage()
-		return exitInvalid
-	}
-	if f.interval < 100*time.Millisecond {
-		fmt.Fprintf(stderr, "fedpipe status --watch: --interval %v: must be at least 100ms\n", f.interval)
-		return exitInvalid
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w, err := openWatch(ctx, fs.Args(), &f.commonFlags, stderr)
-	if err != nil {
-		return failure("fedpipe status", err, f.json, stdout, stderr)
-	}
 	clear := false
 	if file, ok := stdout.(*os.File); ok && isTerminal(file) && !f.json {
 		clear = true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,29 @@ func TestStatusWatchFollowsARun(t *testing.T) {
 		}
 		if r.Key == first.Key && r.Journal.ResumedFrom == 0 {
 			t.Fatalf("the killed run did not resume: %+v", r.Journal)
+		}
+	}
+}
+
+// Bad input to status --watch and serve exits 2 with a message, before anything listens.
+func TestWatchAndServeRefuseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, watchManifest)
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"status", "--watch"}, "expected at least one MANIFEST"},
+		{[]string{"status", m, "--watch", "--interval", "1ms"}, "--interval 1ms: must be at least"},
+		{[]string{"status", m, "--once"}, "--once goes with --watch"},
+		{[]string{"status", filepath.Join(dir, "none.yaml"), "--watch"}, "none.yaml"},
+		{[]string{"serve"}, "expected at least one MANIFEST"},
+		{[]string{"serve", m, "--refresh", "1ms"}, "--refresh 1ms: must be at least"},
+		{[]string{"serve", m, "--addr", "127.0.0.1:99999", "--store", filepath.Join(dir, "s")}, "invalid port"},
+	} {
+		code, _, errs := fedpipe(t, c.args...)
+		if code != exitInvalid || !strings.Contains(errs, c.msg) {
+			t.Errorf("fedpipe %v: exit %d, %q; want 2 and %q", c.args, code, errs, c.msg)
 		}
 	}
 }
