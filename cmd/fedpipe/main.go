@@ -35,6 +35,8 @@ const usage = `fedpipe — reproducible personalized federated learning experime
 Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
+  fedpipe status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures
+  fedpipe serve MANIFEST... [--remote URL]   a local web page of the runs, curves growing as they train
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
@@ -95,7 +97,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "run", "status":
+		if cmd == "status" && wantsWatch(rest) {
+			return statusWatch(rest, stdout, stderr)
+		}
 		return runOrStatus(cmd, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(rest, stdout, stderr)
 	case "bench":
 		return bench(rest, stdout, stderr)
 	case "fsck":
@@ -185,6 +192,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs, cmd)
+	if cmd == "status" {
+		new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
+	}
 	fs.Usage = func() {
 		what := "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report."
 		if cmd == "status" {
@@ -194,6 +204,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if err := watchOnly(fs); cmd == "status" && err != nil {
+		fmt.Fprintf(stderr, "fedpipe status: %v\n", err)
+		return exitInvalid
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())

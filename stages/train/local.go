@@ -33,6 +33,8 @@ type Local struct {
 	frozenBN bool
 	// parent is the Local a WithFrozenBN copy counts its work on (nil: itself).
 	parent *Local
+	// loss tallies the round's training losses for Config.Observe (observe.go).
+	loss lossTally
 }
 
 // WithFrozenBN returns a Local whose passes (Fit, Gradient, Fisher,
@@ -305,6 +307,7 @@ func (l *Local) train(params, mask tensor.List, lr float32, epochs int, stream s
 				if err != nil {
 					return err
 				}
+				l.noteLoss(loss)
 				return diverged(loss, e)
 			})
 		})
@@ -381,6 +384,7 @@ func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int
 		if err != nil {
 			return err
 		}
+		l.noteLoss(loss)
 		return diverged(loss, e)
 	})
 	if err != nil {
