@@ -155,7 +155,7 @@ type commonFlags struct {
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
-	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe in the working directory)")
+	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe found from the working directory or the manifest's directory up to the repository root; docs/commands.md)")
 	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
 	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")

@@ -101,7 +101,7 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var rf remoteFlags
 	rf.register(fs, cmd)
-	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else the .fedpipe found as docs/commands.md says)")
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
 	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
