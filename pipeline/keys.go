@@ -20,7 +20,7 @@ var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
 	manifest.KindTrain:     7, // 7: issue 27/28 — per-round fingerprints output; pfedfda follows its official code; FedSelect official trains with frozen BatchNorm from round 2; 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning); 6: no training-split evaluation unless train.eval_train_split; official FedSelect's accuracy is a mean over test batches
 	manifest.KindEvaluate:  4, // 4: figures before and after fine-tuning
-	manifest.KindReport:    5, // 5: before/after fine-tuning metrics
+	manifest.KindReport:    6, // 6: issue 46 — the table's headers say what is averaged over clients and over seeds; 5: before/after fine-tuning metrics
 	manifest.KindShift:     3,
 }
 

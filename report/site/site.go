@@ -122,7 +122,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		}
 	}
 	if len(entries) > 0 {
-		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
+		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded (each figure a mean over seeds): final accuracy as the client mean ± std over clients, and pooled over all test samples ± std over seeds where there are several, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
@@ -387,7 +387,7 @@ func verifyGrid(cells []verify.Cell) grid {
 }
 
 func runsGrid(entries []report.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round", "after fine-tuning: final / best pooled"}}
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, client mean ± std over clients", "final, pooled (± std over seeds)", "best pooled @ round of each seed", "after fine-tuning: final / best pooled"}}
 	for _, r := range report.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}

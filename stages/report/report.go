@@ -91,7 +91,7 @@ func Markdown(title, description string, entries []Entry) string {
 	if description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(description))
 	}
-	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round | after fine-tuning: final / best pooled (%) |\n")
+	b.WriteString("| method | seeds | clients | final accuracy, client mean ± std over clients (%; both averaged over seeds) | final accuracy, pooled over test samples (%; mean ± std over seeds where several) | best pooled accuracy during training (%; mean over seeds) @ round of each seed | after fine-tuning: final / best pooled (%; mean over seeds) |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range Rows(entries) {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.Cells(), " | "))
