@@ -118,7 +118,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	var entries []report.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, report.Entry{Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, report.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {

@@ -13,6 +13,7 @@ import (
 
 // Entry is one run's summary with its labels.
 type Entry struct {
+	Run    string // the run's label
 	Config string // the run's label without the seed
 	Method string
 	Seed   int64
@@ -138,7 +139,7 @@ func Std(v []float64) float64 {
 func Runs(entries []Entry) []results.Run {
 	rows := make([]results.Run, len(entries))
 	for i, e := range entries {
-		rows[i] = results.Run{Config: e.Config, Method: e.Method, Seed: e.Seed, Clients: e.Clients,
+		rows[i] = results.Run{Run: e.Run, Config: e.Config, Method: e.Method, Seed: e.Seed, Clients: e.Clients,
 			Mean: e.Mean, Std: e.Std, Pooled: e.Pooled, BestPooled: e.Best.Pooled}
 	}
 	return rows
