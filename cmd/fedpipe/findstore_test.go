@@ -44,6 +44,18 @@ func project(t *testing.T) (string, string) {
 	return root, m
 }
 
+// emptyStore creates an empty store in dir.
+func emptyStore(t *testing.T, dir string) {
+	t.Helper()
+	s, err := artifacts.Open(dir, artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func runIn(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
