@@ -44,6 +44,11 @@ type MethodDef struct {
 	// current. An entry enters the key of a matching run's train stage only, and only
 	// above 0.
 	OptionRevisions map[string]int
+	// Extension declares, for a run's word options, whether and when a run of the method
+	// may continue a cached shorter run (ExtendAlways, ExtendAtEvaluation, ExtendNever;
+	// ExtensionIs for one answer whatever the options). Required: nil or
+	// ExtensionUndeclared never extends, and the registry test fails on it.
+	Extension func(options map[string]string) Extension
 	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
 	// Every exported field is a parameter, described by its tags:
 	//

@@ -53,7 +53,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		var putErr error
 		train.EachEvalModel(method, st, a.Clients(), func(c int, m tensor.List) {
 			if putErr == nil {
-				putErr = sc.PutOutput(clientName("model", c), tensor.Encode(m))
+				putErr = sc.PutOutput(train.ClientBlobName("model", c), tensor.Encode(m))
 			}
 		})
 		if putErr != nil {

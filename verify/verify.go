@@ -23,6 +23,9 @@ const (
 	// Stale: none of the cell's seeds has a current result, but a kept result made by
 	// other code, settings or backend exists for at least one (Options.Stale).
 	Stale = "stale"
+	// Needs: the cell cannot be computed here, because an input its published setting
+	// requires is missing (Cell.Needs says which: model.init's pretrained weights).
+	Needs = "needs"
 )
 
 // Options changes how Verify treats incomplete results.
@@ -70,6 +73,9 @@ type Cell struct {
 	// hold, over StaleSeeds seeds (0: none is held): what older code or settings measured.
 	StaleMeasured float64 `json:"stale_measured,omitempty"`
 	StaleSeeds    int     `json:"stale_seeds,omitempty"`
+	// Needs names, for a cell whose verdict is Needs, the missing input and where it comes
+	// from (e.g. "model.init: resnet18-imagenet.safetensors (…)").
+	Needs string `json:"needs,omitempty"`
 	// Nodes are the keys of the stages that gave the measured figures (one per seed used).
 	Nodes  []string `json:"stage_keys,omitempty"`
 	Source string   `json:"source,omitempty"`
@@ -373,7 +379,7 @@ func (c Cell) Row() []string {
 		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 	}
 	meas, diff := "—", "—"
-	if c.Verdict != Missing && c.Verdict != Stale {
+	if c.Verdict != Missing && c.Verdict != Stale && c.Verdict != Needs {
 		meas = num(c.Measured)
 		if c.Seeds > 1 { // one seed has no spread to show
 			meas += " ± " + num(c.MeasuredStd)

@@ -140,7 +140,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // isHelpWord says whether a is one of the ways to ask for help.
 func isHelpWord(a string) bool { return a == "help" || a == "-h" || a == "--help" }
 
-// commonFlags are shared by run and status.
+// commonFlags are the flags most commands share (store, data, backend, overrides, output
+// format); each command registers the ones it takes (register).
 type commonFlags struct {
 	store       string
 	data        string
