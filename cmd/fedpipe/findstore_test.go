@@ -99,6 +99,10 @@ func TestReadOnlyCommandsNeverCreateAStore(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("ls created the --store directory")
 	}
+	// Nor does gc: there is nothing to remove.
+	if code, out, errs := runIn(t, "gc", m); code != exitOK || !strings.Contains(out, "no store at") {
+		t.Errorf("gc without a store: exit %d\n%s%s", code, out, errs)
+	}
 	// A dry run creates none either.
 	if code, out, errs := runIn(t, "run", m, "--dry-run"); code != exitOK || !strings.Contains(out, "would run") {
 		t.Errorf("run --dry-run: exit %d\n%s%s", code, out, errs)
@@ -132,6 +136,10 @@ func TestReadOnlyCommandsFindTheProjectStore(t *testing.T) {
 	// run from elsewhere finds the same store: everything cached.
 	if code, out, errs := runIn(t, "run", m); code != exitOK || !strings.Contains(out, "0 of") || !strings.Contains(out, store) {
 		t.Errorf("run from elsewhere: exit %d, want nothing run in %s\n%s%s", code, store, out, errs)
+	}
+	// gc tidies the store run and ls use, not an empty one here.
+	if code, out, errs := runIn(t, "gc", m, "--dry-run"); code != exitOK || strings.Contains(out, "no store at") {
+		t.Errorf("gc --dry-run from elsewhere: exit %d, want the project's store\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(elsewhere, ".fedpipe")); err == nil {
 		t.Errorf("a command created %s/.fedpipe", elsewhere)
