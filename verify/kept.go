@@ -144,6 +144,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
 		"or backend than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
 		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart.\n\n", regenerate)
+	b.WriteString(keptEvidenceNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n")
 	var skipped []KeptManifest
 	for _, m := range ms {

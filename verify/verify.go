@@ -82,6 +82,11 @@ type Cell struct {
 	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
+	// PublishedRuns is the number of runs the published mean ± std is over, where the paper
+	// states it (0: not stated).
+	PublishedRuns int `json:"published_runs,omitempty"`
+	// Evidence is the measured value's interval and its distance from the published one.
+	Evidence
 	// Provenance says, per seed measured, where and how the number was computed: the
 	// provenance recorded with the run's train stage and with the stage the figure was read
 	// from (evaluate or shift).
@@ -140,6 +145,8 @@ type measured struct {
 	staleValues []float64
 	nodes       []string // keys of the stages measured
 	prov        []RunProvenance
+	// testSet is, per value, the run's test-set interval of the metric (invalid: none).
+	testSet []testSetInfo
 }
 
 // provenanceOf reads the provenance of the result that node n (whose action is a) read
@@ -231,6 +238,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			continue
 		}
 		c.values = append(c.values, v)
+		c.testSet = append(c.testSet, testSetOf(store, a, b, e))
 	}
 	return out, order, nil
 }
@@ -307,6 +315,8 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 			}
 			c.Measured, c.MeasuredStd = report.Mean(m.values), report.Std(m.values)
 			c.Provenance = m.prov
+			c.PublishedRuns = e.Runs
+			c.setEvidence(m)
 			if e.Above != "" {
 				c.Other = report.Mean(o.values)
 				c.Diff = c.Measured - c.Other
@@ -371,9 +381,9 @@ func (c Cell) Row() []string {
 	if _, _, isCost := costValue(nil, c.Metric); isCost {
 		num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	}
-	expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
+	expected := fmt.Sprintf("%s ± %s (%stol %s)", num(c.Published), num(c.Std), c.evidenceRuns(), num(c.Tolerance))
 	if c.Std == 0 { // the paper gave no spread (one run, or none reported)
-		expected = fmt.Sprintf("%s (tol %s)", num(c.Published), num(c.Tolerance))
+		expected = fmt.Sprintf("%s (%stol %s)", num(c.Published), c.evidenceRuns(), num(c.Tolerance))
 	}
 	if c.Above != "" {
 		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
@@ -391,11 +401,12 @@ func (c Cell) Row() []string {
 		case c.Seeds == 1:
 			seeds = "1 seed"
 		}
-		meas += " (" + seeds + ")"
+		meas += " (" + seeds + ")" + c.evidenceMeasured()
 		diff = "+" + num(c.Diff)
 		if c.Diff < 0 {
 			diff = num(c.Diff)
 		}
+		diff += c.evidenceDiff()
 	}
 	cell := c.Config
 	if c.Shift != "" {

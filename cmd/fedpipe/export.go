@@ -136,6 +136,11 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 				if withIdentity(tt, g, &view) {
 					bb = nil // re-encoded with the identity columns
 				}
+				if added, err := withIntervals(tt, n, name, store); err != nil {
+					return files, skipped, err
+				} else if added {
+					bb = nil // re-encoded with the test-set intervals
+				}
 				k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), tt, bb, formats)
 				files += k
 				if err != nil {

@@ -36,6 +36,9 @@ type run struct {
 	shift   *report.ShiftEntry // nil: not computed, or no shift stage
 	// prov is the provenance recorded with the run's train stage (nil: none).
 	prov *pipeline.Provenance
+	// clients are the evaluate stage's per-client final results, in client order (nil: not
+	// computed).
+	clients []results.Client
 }
 
 // collected is every run of the manifests in graph order.
@@ -188,6 +191,9 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
 				}
 				x.summary = &rows[0]
+				if x.clients, _, _, err = readRows[results.Client](store, outs, "clients"); err != nil {
+					return wrap(n, err)
+				}
 				if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
 					x.cost = &ce
 				}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,10 +34,10 @@ func TestScreenshot(t *testing.T) {
 	shot := filepath.Join(dir, "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1280,2000",
-		"file://"+page)
+		"--user-data-dir=" + filepath.Join(dir, "profile")}
+	cmd := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, "--window-size=1280,2000", "file://"+page)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -80,5 +82,19 @@ func TestScreenshot(t *testing.T) {
 	}
 	if dark < n/200 {
 		t.Errorf("only %d of %d sampled pixels are dark: is anything drawn?", dark, n)
+	}
+	// The page as the browser parsed it: each results column's best mean in bold, intervals
+	// over seeds (the tiny run has two), and the footnote naming the test behind the marks.
+	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if !regexp.MustCompile(`<strong>[0-9]+\.[0-9]{2}</strong> ± `).Match(dom) {
+		t.Error("the rendered page sets no mean in bold")
+	}
+	for _, want := range []string{"(n=2) [", "] over seeds", "exact sign-flip permutation test", "Holm-corrected"} {
+		if !strings.Contains(string(dom), want) {
+			t.Errorf("the rendered page lacks %q", want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/stats"
 	"github.com/fedpipe/fedpipe/verify"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// Formats are the figure files written beside the page, a subset of chart.Formats in
 	// any order; empty: DefaultFormats.
 	Formats []string
+	// CompareOver is the unit the results table's significance marks pair methods over:
+	// stats.Seeds (the default when empty) or stats.Clients.
+	CompareOver stats.Unit
 }
 
 // Build is BuildWith with the default options.
@@ -106,11 +110,19 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		}
 	}
 	var sections []section
-	resGrid, resTable := c.results(metric)
+	unit := opt.CompareOver
+	if unit == "" {
+		unit = stats.Seeds
+	}
+	resGrid, resTable := c.results(metric, unit)
 	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
-		"%s, in percent: mean ± std over seeds (n = seeds computed). Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`.",
-		capital(metricLabel(metric))), grids: []grid{resGrid}})
+		"%s, in percent: mean ± std over seeds (n = seeds computed) and a 95 %% interval. Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`. %s",
+		capital(metricLabel(metric)), significanceNote(unit)), grids: []grid{resGrid}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
+	if grids, rows := c.pairwise(metric, unit); len(grids) > 0 {
+		sections = append(sections, section{title: "Paired comparisons", intro: pairwiseIntro(metric, unit), grids: grids})
+		s.Tables = append(s.Tables, NamedTable{"pairwise", dataTable(rows)})
+	}
 	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
@@ -285,7 +297,8 @@ type section struct {
 }
 
 // results lays the primary metric out as methods × cells of the manifest's grid.
-func (c *collected) results(metric string) (grid, *table.Table) {
+func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table) {
+	marks := c.marks(metric, unit)
 	g := grid{head: []string{"method"}}
 	for _, col := range c.cols {
 		if col == "" {
@@ -318,7 +331,8 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
 				nan := math.NaN() // not computed: missing, an empty CSV field
-				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing})
+				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing,
+					StdSample: nan, CILo: nan, CIHi: nan, PBest: nan})
 				continue
 			}
 			text := fmt.Sprintf("%.2f", report.Mean(vals))
@@ -330,6 +344,12 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				n += fmt.Sprintf(" of %d", total)
 			}
 			text += " (n=" + n + ")"
+			iv := c.interval(row, col, metric, vals)
+			text += iv.text
+			mk := marks[[2]string{row, col}]
+			if mk.vs == vsNotSig {
+				text += " †"
+			}
 			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {
 				if v.Above != "" || v.Metric != metric {
@@ -355,14 +375,16 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				}
 				break
 			}
-			line = append(line, cell{text: text, class: class})
+			line = append(line, cell{text: text, class: class, bold: mk.best})
 			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: report.Mean(vals), Std: report.Std(vals),
-				Published: pub, Verdict: verdict})
+				Published: pub, Verdict: verdict, StdSample: stats.SampleStd(vals), CILo: iv.lo, CIHi: iv.hi, Interval: iv.kind,
+				VsBest: mk.vs, PBest: mk.p, CompareOver: string(unit)})
 		}
 		g.rows = append(g.rows, line)
 	}
 	t := dataTable(data)
-	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds"}
+	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds", "compare_over": string(unit),
+		"significance": significanceNote(unit)}
 	return g, t
 }
 
