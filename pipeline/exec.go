@@ -77,6 +77,9 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 	return plan, nil
 }
 
+// ReasonNeverRan is the reason of a stage that misses and never ran from this manifest.
+const ReasonNeverRan = "never ran"
+
 // missReason explains a cache miss: failed verification, or what changed since the stage
 // of the same name last ran from this manifest, or that it never ran.
 func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) string {
@@ -85,7 +88,7 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 	}
 	d, ok, err := store.GetRef(lastRef(g, n))
 	if err != nil || !ok {
-		return "never ran"
+		return ReasonNeverRan
 	}
 	old, err := store.Get(d)
 	if err != nil {

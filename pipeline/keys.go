@@ -25,7 +25,7 @@ var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
 	manifest.KindTrain:     7,
 	manifest.KindEvaluate:  4,
-	manifest.KindReport:    5,
+	manifest.KindReport:    6,
 	manifest.KindShift:     3,
 }
 

@@ -91,7 +91,11 @@ Flags:
 	}
 	fail := func(err error) int { return failure("fedpipe diff", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}

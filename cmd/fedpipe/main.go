@@ -163,7 +163,7 @@ type commonFlags struct {
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
-	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe in the working directory)")
+	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe found from the working directory or the manifest's directory up to the repository root; docs/commands.md)")
 	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
 	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
@@ -243,7 +243,16 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
 		return remoteExit(err)
 	}
-	dir := artifacts.DefaultDir(f.store)
+	dir := runStore(f.store, path)
+	if cmd == "status" {
+		found, err := findStore(f.store, path, stderr)
+		switch {
+		case err == nil:
+			dir = found
+		case rem == nil:
+			return fail(err) // status never creates a store
+		}
+	}
 	// Store notices (a wait for another process's lock first of all) are printed at once.
 	logs.Next = func(s string) {
 		switch {
@@ -257,7 +266,16 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "status" || f.dryRun {
 		open = artifacts.OpenReader // never waits for a run that holds the store
 	}
-	store, err := open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
+	openDir := dir
+	if (f.dryRun || cmd == "status") && !hasStore(dir) { // neither creates a store: they plan against an empty one
+		tmp, err := os.MkdirTemp("", "fedpipe-dry-run-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		openDir = tmp
+	}
+	store, err := open(openDir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
 	if err != nil {
 		return fail(err)
 	}
@@ -282,7 +300,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", strings.Join(args, " "))
+			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", shellJoin(args))
 			return exitInterrupted
 		}
 		return fail(err)
@@ -354,7 +372,10 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 		if state == pipeline.StateRun {
 			stale++
 			if cmd == "status" {
-				state = "stale"
+				state = "stale" // it ran, but something changed since
+				if p.Reason == pipeline.ReasonNeverRan {
+					state = "missing"
+				}
 			}
 		}
 		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})

@@ -48,6 +48,8 @@ type collected struct {
 	rows, cols []string
 	// checks are every manifest's verify cells, configurations labelled as run.config.
 	checks []verify.Cell
+	// manifests are the manifests' names, in order.
+	manifests []string
 }
 
 // outputs returns the cached outputs of node n, or nil when it has not run.
@@ -122,6 +124,7 @@ func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (
 	c := &collected{}
 	seenRow, seenCol := map[string]bool{}, map[string]bool{}
 	for i, g := range graphs {
+		c.manifests = append(c.manifests, g.Manifest.Name)
 		if err := c.add(g, label[i], store, seenRow, seenCol); err != nil {
 			return nil, err
 		}

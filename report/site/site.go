@@ -130,21 +130,20 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	var entries []report.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, report.Entry{Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, report.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {
-		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
+		sections = append(sections, section{details: true, title: "Runs", intro: "Every computed configuration, seeds folded (each figure a mean over seeds): final accuracy as the client mean ± std over clients, and pooled over all test samples ± std over seeds where there are several, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
-	sections = c.addProvenance(s, sections)
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
 		return nil, err
 	}
 	if g := shiftGrids; len(g) > 0 {
-		sections = append(sections, section{title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
+		sections = append(sections, section{details: true, title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
 	}
 	var costs []report.CostEntry
 	for _, x := range c.runs {
@@ -153,10 +152,11 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		}
 	}
 	if g, ok := report.CostGrid(costs); ok {
-		sections = append(sections, section{title: "Communication and computation",
+		sections = append(sections, section{details: true, title: "Communication and computation",
 			intro: "Per client over the whole run, averaged over clients and seeds: megabytes received and sent, and training FLOPs (DM-PFL Table 4).",
 			grids: []grid{fromReportGrid(g)}})
 	}
+	sections = c.addProvenance(s, sections) // last: the page puts it after the figures, folded
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
 	s.Figures = append(s.Figures, c.scoreQuantile(metric)...)
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
@@ -291,6 +291,9 @@ func value(s evaluate.Summary, metric string) float64 { return verify.Value(s, m
 type section struct {
 	title, intro string
 	grids        []grid
+	// details are the page's sections after its figures (the results and their
+	// verification come first); collapsed ones (provenance) are folded until opened.
+	details, collapsed bool
 }
 
 // results lays the primary metric out as methods × cells of the manifest's grid.
@@ -409,7 +412,7 @@ func verifyGrid(cells []verify.Cell) grid {
 }
 
 func runsGrid(entries []report.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round", "after fine-tuning: final / best pooled"}}
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, client mean ± std over clients", "final, pooled (± std over seeds)", "best pooled @ round of each seed", "after fine-tuning: final / best pooled"}}
 	for _, r := range report.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}

@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 				return nil, err
 			}
 			st.Metrics = append(st.Metrics, rows...)
-			note = fmt.Sprintf("test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
+			note = fmt.Sprintf("client-mean test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
 			if ft := MeanAccuracy(rows, SplitTestFT); ft > 0 {
 				note += fmt.Sprintf(", %.1f%% after fine-tuning", 100*ft)
 			}

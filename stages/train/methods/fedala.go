@@ -26,7 +26,7 @@ func init() {
 	// Revision 1: impl flbench carries each client's momentum buffers across its trainings
 	// (alaFLBench.Train). BNRevision 1: impl flbench learns W with BatchNorm in evaluation
 	// mode (alaFLBench.serve).
-	train.Register(manifest.MethodDef{Name: "fedala", Extension: flbenchEvaluates, Personal: true, Features: true, Revision: 1, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "fedala", Display: "FedALA", Extension: flbenchEvaluates, Personal: true, Features: true, Revision: 1, BNRevision: 1,
 		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
 		newFedALA)
 }

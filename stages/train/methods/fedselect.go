@@ -32,7 +32,7 @@ type FedSelectParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedselect", Extension: fedselectExtension, Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Extension: fedselectExtension, Personal: true,
 		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
 		func(p *FedSelectParams) train.Method {
 			if p.Variant == "v1" {
