@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/live"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -110,7 +109,9 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	if err != nil {
 		return nil, err
 	}
-	return newLiveWatch(ctx, artifacts.DefaultDir(f.store), rem, graphs, logf)
+	// The store a run of the first manifest writes to (findstore.go), which may not exist
+	// yet: the watch waits for it.
+	return newLiveWatch(ctx, runStore(f.store, paths[0]), rem, graphs, logf)
 }
 
 // statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
