@@ -323,6 +323,10 @@ type Expectation struct {
 	// row's mean over clients) and final_pooled apply.
 	Shift string  `yaml:"shift"`
 	Level float64 `yaml:"level" check:"ge0"`
+	// Runs is the number of runs the published mean ± std is over, where the paper states
+	// it (0: not stated). verify shows it beside the verdict; it changes no verdict and
+	// enters no key.
+	Runs int `yaml:"runs" check:"ge0"`
 }
 
 // DefaultManifest returns the values a manifest starts from before its file is applied.

@@ -14,7 +14,10 @@ import (
 // package validates against whatever is registered and knows no method by name.
 type MethodDef struct {
 	Name string
-	Doc  string
+	// Display is the method's name as its paper writes it ("FedAvg", "LG-FedAvg"), for
+	// legends and tables; never part of a key. DisplayName falls back to Name.
+	Display string
+	Doc     string
 	// Personal is true when each client ends with its own model (evaluated on its own test
 	// split); false when every client is evaluated with the one global model.
 	Personal bool
@@ -41,6 +44,11 @@ type MethodDef struct {
 	// current. An entry enters the key of a matching run's train stage only, and only
 	// above 0.
 	OptionRevisions map[string]int
+	// Extension declares, for a run's word options, whether and when a run of the method
+	// may continue a cached shorter run (ExtendAlways, ExtendAtEvaluation, ExtendNever;
+	// ExtensionIs for one answer whatever the options). Required: nil or
+	// ExtensionUndeclared never extends, and the registry test fails on it.
+	Extension func(options map[string]string) Extension
 	// Params returns a new pointer to the method's parameter struct (nil: it takes none).
 	// Every exported field is a parameter, described by its tags:
 	//
@@ -110,6 +118,15 @@ func LookupMethod(name string) (MethodDef, bool) {
 	defer registryMu.RUnlock()
 	d, ok := registry[name]
 	return d, ok
+}
+
+// DisplayName is the registered method's name as its paper writes it (MethodDef.Display),
+// else name itself.
+func DisplayName(name string) string {
+	if d, ok := LookupMethod(name); ok && d.Display != "" {
+		return d.Display
+	}
+	return name
 }
 
 // MethodNames lists the registered methods, sorted.

@@ -43,6 +43,9 @@ type RoundConfig struct {
 	Lockstep bool
 	// Spec is the model and input shape (zero: cnn4 on 28×28×1, 10 classes).
 	Spec ModelSpec
+	// AfterRound, when set, is called at the end of every timed round, inside the timing
+	// (bench --round --journal times the train stage's progress journal this way).
+	AfterRound func(round int)
 	// EvenSizes gives every client TrainSamples/Clients training samples instead of
 	// Gamma-distributed shares.
 	EvenSizes bool
@@ -352,9 +355,12 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		return res, err
 	}
 	start := time.Now()
-	for range cfg.Rounds {
+	for r := range cfg.Rounds {
 		if err := round(); err != nil {
 			return res, err
+		}
+		if cfg.AfterRound != nil {
+			cfg.AfterRound(r + 1)
 		}
 	}
 	res.RoundSeconds = time.Since(start).Seconds() / float64(cfg.Rounds)

@@ -15,9 +15,14 @@ import (
 func TestBenchRoundSmall(t *testing.T) {
 	cfg := RoundConfig{Clients: 6, TrainSamples: 300, Participants: 3, Epochs: 2, FinetuneEpochs: 1,
 		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 1}
+	var after []int
+	cfg.AfterRound = func(r int) { after = append(after, r) }
 	res, err := BenchRound(CPUBackend, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(after, []int{1}) {
+		t.Errorf("AfterRound called after rounds %v, want the one timed round", after)
 	}
 	if res.RoundSeconds <= 0 || res.EvalSeconds <= 0 || res.EvalFTSeconds <= 0 {
 		t.Errorf("missing timings: %+v", res)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/live"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -76,6 +77,9 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 	return plan, nil
 }
 
+// ReasonNeverRan is the reason of a stage that misses and never ran from this manifest.
+const ReasonNeverRan = "never ran"
+
 // missReason explains a cache miss: failed verification, or what changed since the stage
 // of the same name last ran from this manifest, or that it never ran.
 func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) string {
@@ -84,7 +88,7 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 	}
 	d, ok, err := store.GetRef(lastRef(g, n))
 	if err != nil || !ok {
-		return "never ran"
+		return ReasonNeverRan
 	}
 	old, err := store.Get(d)
 	if err != nil {
@@ -141,6 +145,9 @@ type Executor struct {
 	// heap it left behind is returned to the system (see releaseMemory); 0 means
 	// DefaultReleaseAfter, a negative value never.
 	ReleaseAfter time.Duration
+	// NoJournal turns off the progress journals train stages publish while they run
+	// (live.go); results are the same either way.
+	NoJournal bool
 
 	mu     sync.Mutex
 	redone []StageResult // partial inputs recomputed during this Execute (partial.go)
@@ -206,6 +213,14 @@ func (e *Executor) execute(ctx context.Context, plan []PlanEntry, g *Graph) ([]S
 // runStage runs node n, whose inputs' actions are in actions, stores its outputs and then
 // its action entry (and pushes both to the remote, if any), and adds its action to actions.
 func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason string, actions map[*Node]artifacts.Action, index, total int) (StageResult, error) {
+	pub := e.startJournal(ctx, n) // a train stage's progress journal (live.go); nil otherwise
+	res, err := e.runStageWith(ctx, g, n, reason, actions, index, total, pub)
+	pub.End(err)
+	return res, err
+}
+
+// runStageWith is runStage, publishing the stage's progress to pub (nil: none).
+func (e *Executor) runStageWith(ctx context.Context, g *Graph, n *Node, reason string, actions map[*Node]artifacts.Action, index, total int, pub *live.Publisher) (StageResult, error) {
 	res := StageResult{Kind: n.Kind, Name: n.Name, Key: n.Key.String()}
 	fn, ok := e.Stages[n.Kind]
 	if !ok {
@@ -215,7 +230,7 @@ func (e *Executor) runStage(ctx context.Context, g *Graph, n *Node, reason strin
 		return res, err
 	}
 	sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
-		index: index, total: total, ctx: ctx, remote: e.Remote}
+		index: index, total: total, ctx: ctx, remote: e.Remote, live: pub}
 	e.Progress.StageStart(index, total, n.Name)
 	start := time.Now()
 	outs, err := fn(ctx, sc)
@@ -289,6 +304,8 @@ type StageContext struct {
 	pushFailing bool
 	// early holds the outputs stored by PutOutput, by name.
 	early map[string]artifacts.Digest
+	// live receives a train stage's progress journal (nil: none; live.go).
+	live *live.Publisher
 }
 
 // PutOutput stores an output of the stage now; its action entry, written when the stage
@@ -312,6 +329,7 @@ func (sc *StageContext) PutOutput(name string, blob []byte) error {
 // Resumed records that the stage continued from its checkpoint after round.
 func (sc *StageContext) Resumed(round int) {
 	sc.resumedFrom = round
+	sc.live.Resumed(round)
 	sc.Logf("resuming %s from its checkpoint after round %d", sc.Node.Name, round)
 }
 

@@ -247,12 +247,18 @@ func cifar10cDigest(m *manifest.Manifest, opt BuildOptions, ds manifest.DatasetS
 	return digest, nil
 }
 
+// PartitionSetting says whether a swept manifest path (a Run's Vary) is a setting of the
+// partition stage, which the runs that differ only in other settings share.
+func PartitionSetting(path string) bool {
+	return strings.HasPrefix(path, "dataset.") || strings.HasPrefix(path, "partition.")
+}
+
 // partitionLabel names a partition by the grid choices that shape it and its seed (the
 // partition seed: partition.seed when set).
 func partitionLabel(r *manifest.Run) string {
 	var parts []string
 	for _, a := range r.Vary {
-		if strings.HasPrefix(a.Path, "dataset.") || strings.HasPrefix(a.Path, "partition.") {
+		if PartitionSetting(a.Path) {
 			parts = append(parts, manifest.ShortPath(a.Path)+"="+a.Value)
 		}
 	}

@@ -15,12 +15,17 @@ import (
 const KeyScheme = "fedpipe-key/1"
 
 // CodeVersions holds one constant per stage kind. Bump a kind's number whenever a change
-// to its code changes its outputs: every cached result of that kind is then stale.
+// to its code changes its outputs: every cached result of that kind, in every store and
+// in the kept results (reproduced/), is then stale and reports "stage code version N → N+1".
+// A change that alters one method's outputs alone bumps that method's Revision,
+// OptionRevisions or BNRevision (manifest.MethodDef) instead, so that other methods' results
+// stay current. Why each number was bumped is in the commits that bumped it
+// (git log -L '/^var CodeVersions/,/^}/:pipeline/keys.go').
 var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
-	manifest.KindTrain:     7, // 7: issue 27/28 — per-round fingerprints output; pfedfda follows its official code; FedSelect official trains with frozen BatchNorm from round 2; 4: mask IoU of two empty masks is NaN; no empty selection table; 5: issue 16's fidelity fixes (FedSelect, FedOBP, DM-PFL; metrics after fine-tuning); 6: no training-split evaluation unless train.eval_train_split; official FedSelect's accuracy is a mean over test batches
-	manifest.KindEvaluate:  4, // 4: figures before and after fine-tuning
-	manifest.KindReport:    5, // 5: before/after fine-tuning metrics
+	manifest.KindTrain:     7,
+	manifest.KindEvaluate:  4,
+	manifest.KindReport:    6,
 	manifest.KindShift:     3,
 }
 

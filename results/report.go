@@ -3,6 +3,7 @@ package results
 // Run is one row of a report stage's `runs` table: one run (a seed of a configuration)
 // and its final accuracy.
 type Run struct {
+	Run        string  `arrow:"run"`    // the run's label, as every exported table names it
 	Config     string  `arrow:"config"` // the run's label without the seed
 	Method     string  `arrow:"method"`
 	Seed       int64   `arrow:"seed"`

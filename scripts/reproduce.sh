@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make reproduce: computes the missing paper-scale cells of the table manifests whose data is
-# on this machine (the FMNIST ones), one cell (method × seed) at a time: seed 0 of every
-# manifest first, then the other seeds, and within a seed the quick methods ($FIRST: about
-# half an hour a cell here) of every manifest before the slow ones (hours: APFL, FedSelect,
-# FedDPA, ...), the ResNet-18 manifests (Table 7) after all the others, so that the most
-# published cells are done soonest; each cell runs at the lowest priority, keeps its
+# on this machine (FMNIST and MNIST: FedOBP Tables 6 and 8, DM-PFL Table 7), one cell
+# (method × seed) at a time: seed 0 of every manifest first, then the other seeds, and within
+# a seed the quick methods ($FIRST: about half an hour a cell here) of every manifest before
+# the slow ones (hours: APFL, FedSelect, FedDPA, ...), the ResNet-18 manifests (FedOBP Table
+# 7, when named in $MANIFESTS and their model.init weights exist) after all the others, so
+# that the most published cells are done soonest; a manifest whose model.init file is
+# missing is skipped (its cells need the weights: `fedpipe reproduced` says so); each cell
+# runs at the lowest priority, keeps its
 # train checkpoints in $STORE (so an interrupted cell resumes where it stopped) and, once
 # finished, is pushed results-only (no models) into the kept directory $KEPT, whose results
 # `fedpipe reproduced` checks and CI verifies. SIGTERM or Ctrl-C stops the running cell
@@ -22,10 +25,13 @@ FEDPIPE=${FEDPIPE:-./bin/fedpipe}
 STORE=${STORE:-.fedpipe-reproduce}
 KEPT=${KEPT:-reproduced}
 SEEDS=${SEEDS:-"0 1 2 3"}
-MANIFESTS=${MANIFESTS:-"manifests/fedobp-table6-fmnist-dir01.yaml manifests/fedobp-table6-fmnist-dir05.yaml manifests/fedobp-table8-fmnist.yaml manifests/fedobp-table7-fmnist.yaml"}
+MANIFESTS=${MANIFESTS:-"manifests/fedobp-table6-fmnist-dir01.yaml manifests/fedobp-table6-fmnist-dir05.yaml manifests/fedobp-table8-fmnist.yaml
+manifests/fedobp-table6-mnist-dir01.yaml manifests/fedobp-table6-mnist-dir05.yaml manifests/fedobp-table8-mnist.yaml
+manifests/dmpfl-table7-dir01.yaml manifests/dmpfl-table7-dir03.yaml manifests/dmpfl-table7-pathological.yaml"}
 # The quick methods, as label patterns: every FedOBP table's shared baselines and FedOBP's
-# own variants (Table 8), in this order; the rest follow in manifest order.
-FIRST=${FIRST:-"fedavg local fedobp fedobp-* fedper fedrep lgfedavg"}
+# own variants (Table 8), DM-PFL's FedAvg with fine-tuning, in this order; the rest follow
+# in manifest order.
+FIRST=${FIRST:-"fedavg local fedobp fedobp-* fedper fedrep lgfedavg fedavg-ft"}
 LOG=${LOG:-$STORE.log}
 mkdir -p "$KEPT"
 # An empty store to ask `fedpipe status` what $KEPT holds: against $STORE, a cell computed
@@ -117,10 +123,24 @@ cell() {
 # methods on a CPU, so those manifests come after all the others.
 heavy() { grep -Eq '^[[:space:]]*arch:[[:space:]]*resnet' "$1"; }
 
+# missinginit prints the model.init file a manifest names when it does not exist.
+missinginit() {
+	local f
+	f=$(sed -n 's/^[[:space:]]*init:[[:space:]]*\([^ #]*\).*/\1/p' "$1" | head -1)
+	[ -n "$f" ] && [ ! -e "$f" ] && echo "$f"
+	return 0
+}
+
+for m in $MANIFESTS; do
+	if [ -n "$(missinginit "$m")" ]; then
+		echo "reproduce: skipping $m: its model.init file $(missinginit "$m") is missing (docs/methods.md, \"Initial weights\")" | tee -a "$LOG"
+	fi
+done
 for seed in $SEEDS; do
 	for group in light heavy; do
 		for pass in first rest; do
 			for m in $MANIFESTS; do
+				[ -n "$(missinginit "$m")" ] && continue
 				if heavy "$m"; then [ "$group" = heavy ] || continue; else [ "$group" = light ] || continue; fi
 				for label in $(labels "$m" "$pass"); do
 					cell "$m" "$label" "$seed"

@@ -19,7 +19,7 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		entries[i] = report.Entry{Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+		entries[i] = report.Entry{Run: r.Label(), Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
 		if c, ok := report.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
 			costs = append(costs, c)
 		}

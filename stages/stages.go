@@ -52,8 +52,6 @@ func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error)
 	return partition.Decode(b)
 }
 
-func clientName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
-
 // final is what the stages after training need: the data, the partition, the run's
 // method, a compiled model and each client's final model.
 type final struct {
@@ -114,7 +112,7 @@ func finalModels(sc Context, clients int) ([]tensor.List, error) {
 		}
 		name := "global"
 		if personal {
-			name = clientName("model", c)
+			name = train.ClientBlobName("model", c)
 		}
 		b, err := sc.Input(0, name)
 		if err != nil {

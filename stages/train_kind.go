@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/live"
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
@@ -31,6 +32,9 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		},
 		Progress: func(round, rounds int, note string) { sc.Progress(round, rounds, note) },
 	}
+	if rec, ok := sc.(live.Recorder); ok {
+		cfg.Observe = func(s train.RoundStats) { rec.Publish(livePoint(s)) }
+	}
 	if round, blobs, ok := sc.LoadCheckpoint(); ok {
 		if st, err := train.DecodeState(blobs, a.Clients(), method); err == nil && st.Round == round {
 			cfg.Resume = st
@@ -53,7 +57,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		var putErr error
 		train.EachEvalModel(method, st, a.Clients(), func(c int, m tensor.List) {
 			if putErr == nil {
-				putErr = sc.PutOutput(clientName("model", c), tensor.Encode(m))
+				putErr = sc.PutOutput(train.ClientBlobName("model", c), tensor.Encode(m))
 			}
 		})
 		if putErr != nil {

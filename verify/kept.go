@@ -2,12 +2,14 @@ package verify
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
 // Verdict words of kept paper-scale results (fedpipe reproduced): a published cell is
 // reproduced (within tolerance), differs, stale (its kept result was made by other code,
-// settings or backend) or not computed.
+// settings or backend), not computed, or needs an input that is missing here (model.init's
+// pretrained weights), which keeps it out of the count of cells that can be computed.
 const (
 	Reproduced = "reproduced"
 	Differs    = "differs"
@@ -29,6 +31,9 @@ func KeptWord(verdict string) string {
 // text too with detail).
 func KeptVerdict(c Cell, detail bool) string {
 	v := KeptWord(c.Verdict)
+	if c.Verdict == Needs {
+		return v + " " + c.Needs
+	}
 	switch {
 	case c.StaleWhy != "" && c.StaleSeeds > 0:
 		v += fmt.Sprintf(" (%s; it measured %.2f over %d of %d seeds)", c.StaleWhy, c.StaleMeasured, c.StaleSeeds, c.SeedsOf)
@@ -59,9 +64,13 @@ type KeptManifest struct {
 
 // KeptCounts tallies the cells of checked manifests by kept-results verdict.
 type KeptCounts struct {
+	// Cells counts the cells that can be computed here (every verdict but Needs).
 	Cells, Reproduced, Differs, Stale, Missing int
 	// Known counts the cells that differ with a recorded deviation (not in Differs).
 	Known int
+	// Needs counts the cells that need an input missing here (not in Cells), by what they
+	// need ("model.init").
+	Needs map[string]int
 }
 
 // Count tallies ms.
@@ -69,6 +78,14 @@ func Count(ms []KeptManifest) KeptCounts {
 	var k KeptCounts
 	for _, m := range ms {
 		for _, c := range m.Cells {
+			if c.Verdict == Needs {
+				if k.Needs == nil {
+					k.Needs = map[string]int{}
+				}
+				what, _, _ := strings.Cut(c.Needs, ":")
+				k.Needs[what]++
+				continue
+			}
 			k.Cells++
 			switch c.Verdict {
 			case Pass:
@@ -98,7 +115,20 @@ func (k KeptCounts) Line() string {
 	if k.Differs > 0 {
 		s += fmt.Sprintf(", %d differ", k.Differs)
 	}
-	return s + ")"
+	s += ")"
+	whats := make([]string, 0, len(k.Needs))
+	for what := range k.Needs {
+		whats = append(whats, what)
+	}
+	sort.Strings(whats)
+	var needs []string
+	for _, what := range whats {
+		needs = append(needs, fmt.Sprintf("%d more need %s", k.Needs[what], what))
+	}
+	if len(needs) > 0 {
+		s += "; " + strings.Join(needs, ", ") + ", not obtainable here"
+	}
+	return s
 }
 
 // KeptPage renders the kept-results page (docs/reproduced.md): the summary line, then per
@@ -112,7 +142,9 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 	fmt.Fprintf(&b, "Generated from the kept results in `reproduced/` by `%s`; do not edit by hand (CI fails when it is out of date). "+
 		"A cell is *reproduced* when its kept measurement (the mean over the seeds kept so far) is within the expectation's "+
 		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
-		"or backend than the current ones, and *not computed* when nothing is kept.\n\n", regenerate)
+		"or backend than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
+		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart.\n\n", regenerate)
+	b.WriteString(keptEvidenceNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n")
 	var skipped []KeptManifest
 	for _, m := range ms {

@@ -148,3 +148,20 @@ expect:
 		t.Errorf("counts %+v, line %q", k, k.Line())
 	}
 }
+
+// Cells that need a missing input are counted apart from the cells that can be computed,
+// by what they need, and say what they need in their verdict.
+func TestCountKeepsCellsNeedingInputsApart(t *testing.T) {
+	init := "model.init: w.safetensors (pretrained)"
+	k := Count([]KeptManifest{{Cells: []Cell{{Verdict: Pass}, {Verdict: Missing}, {Verdict: Needs, Needs: init}}},
+		{Cells: []Cell{{Verdict: Needs, Needs: init}, {Verdict: Needs, Needs: "model.other: x"}}}})
+	if k.Cells != 2 || k.Reproduced != 1 || k.Missing != 1 || k.Needs["model.init"] != 2 || k.Needs["model.other"] != 1 {
+		t.Errorf("counts %+v", k)
+	}
+	if want := "1 of 2 published cells reproduced at paper scale (0 stale, 1 not computed); 2 more need model.init, 1 more need model.other, not obtainable here"; k.Line() != want {
+		t.Errorf("line %q, want %q", k.Line(), want)
+	}
+	if v := KeptVerdict(Cell{Verdict: Needs, Needs: init}, true); v != "needs "+init {
+		t.Errorf("verdict %q", v)
+	}
+}

@@ -23,6 +23,9 @@ const (
 	// Stale: none of the cell's seeds has a current result, but a kept result made by
 	// other code, settings or backend exists for at least one (Options.Stale).
 	Stale = "stale"
+	// Needs: the cell cannot be computed here, because an input its published setting
+	// requires is missing (Cell.Needs says which: model.init's pretrained weights).
+	Needs = "needs"
 )
 
 // Options changes how Verify treats incomplete results.
@@ -70,12 +73,20 @@ type Cell struct {
 	// hold, over StaleSeeds seeds (0: none is held): what older code or settings measured.
 	StaleMeasured float64 `json:"stale_measured,omitempty"`
 	StaleSeeds    int     `json:"stale_seeds,omitempty"`
+	// Needs names, for a cell whose verdict is Needs, the missing input and where it comes
+	// from (e.g. "model.init: resnet18-imagenet.safetensors (…)").
+	Needs string `json:"needs,omitempty"`
 	// Nodes are the keys of the stages that gave the measured figures (one per seed used).
 	Nodes  []string `json:"stage_keys,omitempty"`
 	Source string   `json:"source,omitempty"`
 	// Shift and Level select a shift-stage row (see manifest.Expectation); empty: unshifted.
 	Shift string  `json:"shift,omitempty"`
 	Level float64 `json:"level,omitempty"`
+	// PublishedRuns is the number of runs the published mean ± std is over, where the paper
+	// states it (0: not stated).
+	PublishedRuns int `json:"published_runs,omitempty"`
+	// Evidence is the measured value's interval and its distance from the published one.
+	Evidence
 	// Provenance says, per seed measured, where and how the number was computed: the
 	// provenance recorded with the run's train stage and with the stage the figure was read
 	// from (evaluate or shift).
@@ -134,6 +145,8 @@ type measured struct {
 	staleValues []float64
 	nodes       []string // keys of the stages measured
 	prov        []RunProvenance
+	// testSet is, per value, the run's test-set interval of the metric (invalid: none).
+	testSet []testSetInfo
 }
 
 // provenanceOf reads the provenance of the result that node n (whose action is a) read
@@ -225,6 +238,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			continue
 		}
 		c.values = append(c.values, v)
+		c.testSet = append(c.testSet, testSetOf(store, a, b, e))
 	}
 	return out, order, nil
 }
@@ -301,6 +315,8 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 			}
 			c.Measured, c.MeasuredStd = report.Mean(m.values), report.Std(m.values)
 			c.Provenance = m.prov
+			c.PublishedRuns = e.Runs
+			c.setEvidence(m)
 			if e.Above != "" {
 				c.Other = report.Mean(o.values)
 				c.Diff = c.Measured - c.Other
@@ -365,15 +381,15 @@ func (c Cell) Row() []string {
 	if _, _, isCost := costValue(nil, c.Metric); isCost {
 		num = func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	}
-	expected := fmt.Sprintf("%s ± %s (tol %s)", num(c.Published), num(c.Std), num(c.Tolerance))
+	expected := fmt.Sprintf("%s ± %s (%stol %s)", num(c.Published), num(c.Std), c.evidenceRuns(), num(c.Tolerance))
 	if c.Std == 0 { // the paper gave no spread (one run, or none reported)
-		expected = fmt.Sprintf("%s (tol %s)", num(c.Published), num(c.Tolerance))
+		expected = fmt.Sprintf("%s (%stol %s)", num(c.Published), c.evidenceRuns(), num(c.Tolerance))
 	}
 	if c.Above != "" {
 		expected = fmt.Sprintf("> %s + %.2f", c.Above, c.Tolerance)
 	}
 	meas, diff := "—", "—"
-	if c.Verdict != Missing && c.Verdict != Stale {
+	if c.Verdict != Missing && c.Verdict != Stale && c.Verdict != Needs {
 		meas = num(c.Measured)
 		if c.Seeds > 1 { // one seed has no spread to show
 			meas += " ± " + num(c.MeasuredStd)
@@ -385,11 +401,12 @@ func (c Cell) Row() []string {
 		case c.Seeds == 1:
 			seeds = "1 seed"
 		}
-		meas += " (" + seeds + ")"
+		meas += " (" + seeds + ")" + c.evidenceMeasured()
 		diff = "+" + num(c.Diff)
 		if c.Diff < 0 {
 			diff = num(c.Diff)
 		}
+		diff += c.evidenceDiff()
 	}
 	cell := c.Config
 	if c.Shift != "" {

@@ -35,6 +35,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
 	setting := fs.String("setting", settingFedOBP, "with --round: "+settingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
 		settingFedSelect+" (FedSelect Table 1: ResNet-18, 10 clients of 100 samples, 3 epochs)")
+	journal := fs.Bool("journal", false, "with --round: time the rounds without and with the progress journal a train stage publishes after each round (fedpipe serve, status --watch), alternately in one invocation, and print the difference")
 	lockstep := fs.Bool("lockstep", false, "with --round: train a round's clients in one compiled step (MultiSession), as runs on XLA do (default: on for xla backends)")
 	kernels := fs.StringSlice("kernel", nil, "GEMM kernel ISAs of the fpfast backend to time in this invocation, e.g. avx512,avx2 (default: the one in use; available here: "+
 		strings.Join(gemm.KernelISAs(), ",")+"); several are timed twice, in the order given and then reversed, and each figure is the mean of its two passes; they compute the same bits")
@@ -72,6 +73,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		}
 		opts := roundOptions{setting: *setting, rounds: *rounds, workers: *workers, ft: *ft, lockstep: lock,
 			script: *torchScript, python: *python, noTorch: *noTorch, kernels: isas}
+		if *journal {
+			return benchJournal(backend, opts, stdout, stderr)
+		}
 		return benchRound(backend, opts, stdout, stderr)
 	}
 	script := *torchScript

@@ -95,7 +95,7 @@ func TestFlagErrorsAreExplained(t *testing.T) {
 
 // Issue 18: with --json, usage errors (a missing argument) come out as JSON too.
 func TestJSONUsageErrorsAreJSON(t *testing.T) {
-	for _, args := range [][]string{{"run", "--json"}, {"status", "a.yaml", "b.yaml", "--json"}, {"ls", "--json"}, {"diff", "--json"}, {"export", "m.yaml", "--json"}} {
+	for _, args := range [][]string{{"run", "--json"}, {"status", "a.yaml", "b.yaml", "--json"}, {"ls", "--json"}, {"diff", "--json"}, {"export", "--json"}} {
 		code, stdout, _ := fedpipe(t, args...)
 		var e errorJSON
 		if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != exitInvalid || e.ExitCode != exitInvalid || !strings.HasPrefix(e.Error, "fedpipe "+args[0]+": expected") {

@@ -70,7 +70,10 @@ func diffCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), `Usage: fedpipe diff A [B] [flags]
 
 Shows the parameters that differ and the metrics side by side (final and best test accuracy,
-%%, with the difference B − A) of
+%%, with the difference B − A), and the paired comparison of B against A (over seeds: each
+side's mean ± std with its 95%% t interval, B − A with its interval and an exact sign-flip
+permutation test; over clients: each client's final accuracy paired within its seed, the seeds
+pooled, with a Wilcoxon signed-rank test; docs/statistics.md) of
   fedpipe diff a.yaml b.yaml                   two manifests (runs paired by label)
   fedpipe diff 'm.yaml#fedavg lr=0.1' 'm.yaml#fedavg lr=0.01'   two grid cells (paired by seed)
   fedpipe diff m.yaml [--set train.lr=0.2]     the manifest's last recorded run and now
@@ -88,7 +91,11 @@ Flags:
 	}
 	fail := func(err error) int { return failure("fedpipe diff", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -128,10 +135,15 @@ Flags:
 		}
 	}
 	params, runs := compareSides(a, b)
+	paired, err := pairedDiff(a, b, store)
+	if err != nil {
+		return fail(err)
+	}
 	if f.json {
-		return writeJSON(stdout, map[string]any{"a": a.Name, "b": b.Name, "params": params, "runs": runs})
+		return writeJSON(stdout, map[string]any{"a": a.Name, "b": b.Name, "params": params, "runs": runs, "paired": paired})
 	}
 	printDiff(stdout, a, b, params, runs)
+	printPaired(stdout, paired)
 	return exitOK
 }
 

@@ -22,17 +22,17 @@ func export(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs, "export")
-	out := fs.StringP("out", "o", "", "directory to write into (required)")
+	out := fs.StringP("out", "o", "", "directory to write into (default exports/NAME in the working directory, NAME the manifest's name)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
 	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST --out DIR [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md; a stage's folder is its name with \" \" as \"_\"\nand \"=\" as \"-\" (train_fedavg_lr-0.1_seed-0), so that no reader takes it for a hive partition:\nevery table carries its run's identity as columns. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST [--out DIR] [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md; a stage's folder is its name with \" \" as \"_\"\nand \"=\" as \"-\" (train_fedavg_lr-0.1_seed-0), so that no reader takes it for a hive partition:\nevery table carries its run's identity as columns. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() != 1 || *out == "" {
-		fmt.Fprintln(stderr, "fedpipe export: expected MANIFEST and --out DIR")
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "fedpipe export: expected one MANIFEST argument, got %d\n", fs.NArg())
 		return exitInvalid
 	}
 	for _, fm := range *formats {
@@ -51,7 +51,14 @@ func export(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	g = gs[0]
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	if !fs.Changed("out") {
+		*out = defaultExportDir(g.Manifest.Name)
+	}
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}
@@ -129,6 +136,11 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 				if withIdentity(tt, g, &view) {
 					bb = nil // re-encoded with the identity columns
 				}
+				if added, err := withIntervals(tt, n, name, store); err != nil {
+					return files, skipped, err
+				} else if added {
+					bb = nil // re-encoded with the test-set intervals
+				}
 				k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), tt, bb, formats)
 				files += k
 				if err != nil {
@@ -203,4 +215,10 @@ func aliasNames(n *pipeline.Node) []string {
 		out = append(out, n.Kind+" "+r.Label())
 	}
 	return out
+}
+
+// defaultExportDir is where export writes without --out: exports/NAME in the working
+// directory, NAME the manifest's name as a folder name (folderNames; docs/outputs.md).
+func defaultExportDir(name string) string {
+	return filepath.Join("exports", folderNames([]string{name})[name])
 }

@@ -172,10 +172,24 @@ func checkStageTables(t *testing.T, dir string, g *pipeline.Graph, n *pipeline.N
 		}
 		str := map[string]string{"manifest": g.Manifest.Name, "stage": n.Kind}
 		num := map[string]float64{}
+		shared := n.Kind == manifest.KindPartition // its own identity, not a run's (issue 46)
 		if r != nil {
 			str["run"], str["method"] = r.Label(), r.MethodName
 			num["seed"] = float64(r.Seed)
+			if shared {
+				str["run"], num["seed"] = n.Name, float64(r.PartitionSeed())
+				delete(str, "method")
+				if tb.Col("method") != nil {
+					t.Errorf("%s: a partition has a method column", file)
+				}
+			}
 			for _, a := range r.Vary {
+				if shared && !pipeline.PartitionSetting(a.Path) {
+					if c := strings.ReplaceAll(a.Path, ".", "_"); tb.Col(c) != nil {
+						t.Errorf("%s: a partition has the runs' column %s", file, c)
+					}
+					continue
+				}
 				v, err := strconv.ParseFloat(a.Value, 64)
 				if err != nil {
 					t.Fatalf("grid value %q", a.Value)

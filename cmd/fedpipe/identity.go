@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -19,6 +20,11 @@ import (
 // parameter (grid path with "." as "_", e.g. train_lr) — so that tables read together (a
 // DuckDB glob, pandas concat) keep which run each row came from without parsing folder
 // names. Columns the table already has are left alone. It reports whether it added any.
+//
+// A partition is shared by every run of its seed and data settings, so it carries its own
+// identity, not one run's: run is the stage's name ("partition alpha=0.1 seed=0"), seed the
+// partition's seed, the swept parameters only its dataset.* and partition.* ones, and no
+// method.
 func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 	rows := t.NumRows()
 	added := false
@@ -39,17 +45,27 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		return added
 	}
 	r := n.Run
-	addString("run", r.Label())
-	addString("method", r.MethodName)
+	shared := n.Kind == manifest.KindPartition
+	seed := r.Seed
+	if shared {
+		addString("run", n.Name)
+		seed = r.PartitionSeed()
+	} else {
+		addString("run", r.Label())
+		addString("method", r.MethodName)
+	}
 	if t.Col("seed") == nil {
 		vs := make([]int64, rows)
 		for i := range vs {
-			vs[i] = r.Seed
+			vs[i] = seed
 		}
 		t.Columns = append(t.Columns, table.Int64Col("seed", vs))
 		added = true
 	}
 	for _, a := range r.Vary {
+		if shared && !pipeline.PartitionSetting(a.Path) {
+			continue // a setting of the runs, not of their shared partition
+		}
 		name := strings.ReplaceAll(a.Path, ".", "_")
 		if f, err := strconv.ParseFloat(a.Value, 64); err == nil && t.Col(name) == nil {
 			vs := make([]float64, rows)

@@ -22,6 +22,7 @@ func latexResults(t *table.Table, title string) (string, error) {
 	type val struct {
 		mean, std float64
 		n         int64
+		sig       latexSig
 	}
 	vals := map[[2]string]val{}
 	for i, r := range method.String {
@@ -34,7 +35,7 @@ func latexResults(t *table.Table, title string) (string, error) {
 			seenC[c] = true
 			cols = append(cols, c)
 		}
-		vals[[2]string{r, c}] = val{mean.Float64[i], std.Float64[i], seeds.Int64[i]}
+		vals[[2]string{r, c}] = val{mean.Float64[i], std.Float64[i], seeds.Int64[i], latexSigOf(t, i)}
 	}
 	best := map[string]float64{}
 	for k, v := range vals {
@@ -46,7 +47,8 @@ func latexResults(t *table.Table, title string) (string, error) {
 	metric := t.Meta["metric"]
 	fmt.Fprintf(&b, "%% fedpipe report: %s\n%% requires \\usepackage{booktabs}\n", title)
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
-	fmt.Fprintf(&b, "\\caption{%s: %s (\\%%), mean $\\pm$ population std over seeds; best per column in bold.}\n", latexEscape(title), latexEscape(strings.ReplaceAll(metric, "_", " ")))
+	fmt.Fprintf(&b, "\\caption{%s: %s (\\%%), mean $\\pm$ population std over seeds (number of seeds); best per column in bold.%s}\n",
+		latexEscape(title), latexEscape(strings.ReplaceAll(metric, "_", " ")), latexSigCaption(t))
 	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("c", len(cols)))
 	head := []string{"Method"}
 	for _, c := range cols {
@@ -70,7 +72,7 @@ func latexResults(t *table.Table, title string) (string, error) {
 				if v.mean == best[c] {
 					s = "\\textbf{" + s + "}"
 				}
-				line = append(line, fmt.Sprintf("%s $\\pm$ %.2f", s, v.std))
+				line = append(line, s+v.sig.cell(v.std, v.n))
 			}
 		}
 		b.WriteString(strings.Join(line, " & ") + " \\\\\n")

@@ -40,8 +40,8 @@ func TestReportLatex(t *testing.T) {
 	}
 }
 
-// The accuracy curves have a band over seeds, and the figures of one report share their
-// y range (issue 18).
+// The accuracy curves have a band over seeds, and the grid's cells are the panels of one
+// figure sharing their y range (issues 18 and 46).
 func TestReportCurvesBandAndSharedRange(t *testing.T) {
 	dir := t.TempDir()
 	store, out := filepath.Join(dir, "store"), filepath.Join(dir, "out")
@@ -51,28 +51,33 @@ func TestReportCurvesBandAndSharedRange(t *testing.T) {
 	if code, stdout, errs := fedpipe(t, append([]string{"report", m, "--store", store, "-o", out}, sets...)...); code != exitOK {
 		t.Fatalf("report: %d\n%s%s", code, stdout, errs)
 	}
-	// The band is the figure's one translucent fill; the figures' numbers (the x and y
-	// tick labels) are the same.
-	var texts []string
-	for _, f := range []string{"accuracy-rounds-lr_0.05.svg", "accuracy-rounds-lr_0.5.svg"} {
-		b, err := os.ReadFile(filepath.Join(out, "figures", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		svg := string(b)
-		if !strings.Contains(svg, "fill-opacity:") {
-			t.Errorf("%s has no band over seeds", f)
-		}
-		var ts []string
-		for _, part := range strings.Split(svg, "<text")[1:] {
-			text := part[strings.Index(part, ">")+1 : strings.Index(part, "</text>")]
-			if _, err := strconv.ParseFloat(text, 64); err == nil {
-				ts = append(ts, text)
-			}
-		}
-		texts = append(texts, strings.Join(ts, ","))
+	if _, err := os.Stat(filepath.Join(out, "figures", "accuracy-rounds-lr_0.05.svg")); err == nil {
+		t.Errorf("a figure per grid cell beside the combined one")
 	}
-	if texts[0] != texts[1] || strings.Count(texts[0], ",") < 4 {
-		t.Errorf("the figures' tick labels differ: %q vs %q", texts[0], texts[1])
+	b, err := os.ReadFile(filepath.Join(out, "figures", "accuracy-rounds.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The band is a translucent fill; the panels' numbers (x and y tick labels, panel by
+	// panel) are the same.
+	svg := string(b)
+	if !strings.Contains(svg, "fill-opacity:") {
+		t.Errorf("accuracy-rounds has no band over seeds")
+	}
+	var ts []string
+	for _, part := range strings.Split(svg, "<text")[1:] {
+		text := part[strings.Index(part, ">")+1 : strings.Index(part, "</text>")]
+		if _, err := strconv.ParseFloat(text, 64); err == nil {
+			ts = append(ts, text)
+		}
+	}
+	half := len(ts) / 2
+	if len(ts)%2 != 0 || half < 5 || strings.Join(ts[:half], ",") != strings.Join(ts[half:], ",") {
+		t.Errorf("the two panels' tick labels differ: %q", ts)
+	}
+	for _, cell := range []string{"lr=0.05", "lr=0.5"} {
+		if !strings.Contains(svg, ">"+cell+"</text>") {
+			t.Errorf("no panel labelled %s", cell)
+		}
 	}
 }

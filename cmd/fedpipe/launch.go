@@ -304,6 +304,16 @@ func k8sManifests(f launchFlags, name, manifestFile, manifestText string) (strin
 	return b.String(), nil
 }
 
+// shellJoin quotes each of args for a POSIX shell and joins them with spaces: a command
+// line the user can paste (-S 'seeds=[1,2]' keeps its brackets from the shell).
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
 // shellQuote quotes s for a POSIX shell, leaving ${…} expansions of the form the script
 // itself writes unquoted.
 func shellQuote(s string) string {

@@ -49,6 +49,8 @@ type lsRow struct {
 	Provenance *pipeline.Provenance `json:"provenance,omitempty"`
 	// Evals are the run's evaluation rounds (ls --evals; cached runs only).
 	Evals []lsEval `json:"evals,omitempty"`
+	// Intervals are the run's 95 % test-set intervals (cached runs only).
+	Intervals runIntervals `json:"test_set_intervals"`
 }
 
 // lsCmd lists every run of the manifests: one row per run.
@@ -87,7 +89,11 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -159,6 +165,9 @@ func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
 			pct := func(v float64) *float64 { v *= 100; return &v }
 			row.FinalMean, row.FinalPooled = pct(s.Mean), pct(s.Pooled)
 			row.BestMean, row.BestPooled = pct(s.Best.Mean), pct(s.Best.Pooled)
+			if row.Intervals, err = cachedIntervals(store, row.Key, s); err != nil {
+				return nil, err
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -277,9 +286,9 @@ func multiManifest(rows []lsRow) bool {
 func writeLsCSV(w io.Writer, rows []lsRow) int {
 	paths, multi := sweptPaths(rows), multiManifest(rows)
 	cw := csv.NewWriter(w)
-	_ = cw.Write(append(lsHeader(paths, multi), lsProvHeader...))
+	_ = cw.Write(append(append(lsHeader(paths, multi), lsProvHeader...), lsIntervalHeader...))
 	for _, r := range rows {
-		_ = cw.Write(append(lsCells(r, paths, multi), lsProvCells(r)...))
+		_ = cw.Write(append(append(lsCells(r, paths, multi), lsProvCells(r)...), lsIntervalCells(r)...))
 	}
 	cw.Flush()
 	if cw.Error() != nil {
@@ -299,6 +308,7 @@ func writeLsTable(w io.Writer, rows []lsRow, prov bool) {
 	if prov {
 		h = append(h, "commit", "backend", "threads", "train s", "peak RSS", "date")
 	}
+	h = append(h, lsIntervalShortHeader...)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(h, "\t"))
 	counts := map[string]int{}
@@ -312,6 +322,7 @@ func writeLsTable(w io.Writer, rows []lsRow, prov bool) {
 		if prov {
 			c = append(c, lsProvShort(r.Provenance)...)
 		}
+		c = append(c, lsIntervalShort(r)...)
 		fmt.Fprintln(tw, strings.Join(c, "\t"))
 		counts[r.State]++
 	}

@@ -35,6 +35,8 @@ const usage = `fedpipe — reproducible personalized federated learning experime
 Usage:
   fedpipe run MANIFEST [flags]      run every stage whose result is not cached
   fedpipe status MANIFEST [flags]   say which stages are cached and why others would run
+  fedpipe status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures
+  fedpipe serve MANIFEST... [--remote URL]   a local web page of the runs, curves growing as they train
   fedpipe bench [flags]             training/inference throughput of the CNN vs PyTorch
   fedpipe verify MANIFEST [--run]   compare measured figures with the manifest's expect entries
   fedpipe reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/
@@ -95,7 +97,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "run", "status":
+		if cmd == "status" && wantsWatch(rest) {
+			return statusWatch(rest, stdout, stderr)
+		}
 		return runOrStatus(cmd, rest, stdout, stderr)
+	case "serve":
+		return serveCmd(rest, stdout, stderr)
 	case "bench":
 		return bench(rest, stdout, stderr)
 	case "fsck":
@@ -140,7 +147,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // isHelpWord says whether a is one of the ways to ask for help.
 func isHelpWord(a string) bool { return a == "help" || a == "-h" || a == "--help" }
 
-// commonFlags are shared by run and status.
+// commonFlags are the flags most commands share (store, data, backend, overrides, output
+// format); each command registers the ones it takes (register).
 type commonFlags struct {
 	store       string
 	data        string
@@ -155,7 +163,7 @@ type commonFlags struct {
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
-	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe in the working directory)")
+	fs.StringVar(&c.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe found from the working directory or the manifest's directory up to the repository root; docs/commands.md)")
 	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
 	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
@@ -184,6 +192,9 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f commonFlags
 	f.register(fs, cmd)
+	if cmd == "status" {
+		new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
+	}
 	fs.Usage = func() {
 		what := "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report."
 		if cmd == "status" {
@@ -193,6 +204,10 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if err := watchOnly(fs); cmd == "status" && err != nil {
+		fmt.Fprintf(stderr, "fedpipe status: %v\n", err)
+		return exitInvalid
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "fedpipe %s: expected one MANIFEST argument, got %d\n", cmd, fs.NArg())
@@ -228,7 +243,16 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe: %v\n", err)
 		return remoteExit(err)
 	}
-	dir := artifacts.DefaultDir(f.store)
+	dir := runStore(f.store, path)
+	if cmd == "status" {
+		found, err := findStore(f.store, path, stderr)
+		switch {
+		case err == nil:
+			dir = found
+		case rem == nil:
+			return fail(err) // status never creates a store
+		}
+	}
 	// Store notices (a wait for another process's lock first of all) are printed at once.
 	logs.Next = func(s string) {
 		switch {
@@ -242,7 +266,16 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "status" || f.dryRun {
 		open = artifacts.OpenReader // never waits for a run that holds the store
 	}
-	store, err := open(dir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
+	openDir := dir
+	if (f.dryRun || cmd == "status") && !hasStore(dir) { // neither creates a store: they plan against an empty one
+		tmp, err := os.MkdirTemp("", "fedpipe-dry-run-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		openDir = tmp
+	}
+	store, err := open(openDir, artifacts.Options{LockTimeout: f.lockTimeout, Logf: logs.Logf})
 	if err != nil {
 		return fail(err)
 	}
@@ -273,7 +306,7 @@ func runOrStatus(cmd string, args []string, stdout, stderr io.Writer) int {
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", strings.Join(args, " "))
+			fmt.Fprintf(stderr, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s\n", shellJoin(args))
 			return exitInterrupted
 		}
 		return fail(err)
@@ -345,7 +378,10 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 		if state == pipeline.StateRun {
 			stale++
 			if cmd == "status" {
-				state = "stale"
+				state = "stale" // it ran, but something changed since
+				if p.Reason == pipeline.ReasonNeverRan {
+					state = "missing"
+				}
 			}
 		}
 		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -64,7 +63,7 @@ func fsck(args []string, stdout, stderr io.Writer) int {
 func gc(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("gc", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else the .fedpipe found as docs/commands.md says)")
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
@@ -124,12 +123,13 @@ Flags:
 	open := artifacts.Open
 	if *dryRun {
 		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
-		if _, err := os.Stat(artifacts.DefaultDir(*storeFlag)); err != nil {
-			fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", artifacts.DefaultDir(*storeFlag))
-			return exitOK
-		}
 	}
-	s, err := open(artifacts.DefaultDir(*storeFlag), artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe gc", stderr)})
+	dir := runStore(*storeFlag, fs.Arg(0)) // the store run and ls find (findstore.go)
+	if !hasStore(dir) {
+		fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", dir)
+		return exitOK
+	}
+	s, err := open(dir, artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe gc", stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
 		return exitCodeOf(err)

@@ -59,7 +59,8 @@ func termWidth(f *os.File) int {
 }
 
 // liveProgress shows the running stage with its steps done of total (rounds for a train
-// stage), the time spent and an ETA. As a bar (bar true), it redraws one line in place,
+// stage), the time spent and an ETA, and once a stage has finished, an estimate of the time
+// left for all the stages this invocation runs (the sweep's ETA, sweepETA). As a bar (bar true), it redraws one line in place,
 // never wider than the terminal, every `every` and at each step (at most every
 // barThrottle); as lines, it prints a line when a stage starts and ends and a progress line
 // every `every` at most while it runs.
@@ -84,6 +85,8 @@ type liveProgress struct {
 	baseAt time.Time
 	// lastDraw is the last redraw (bar) or progress line (lines).
 	lastDraw time.Time
+	// sweepStart is when the invocation's first stage started.
+	sweepStart time.Time
 	// drawn is the width of the line on screen (bar).
 	drawn int
 	stop  chan struct{}
@@ -101,6 +104,9 @@ func (p *liveProgress) StageStart(index, total int, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.index, p.total, p.name, p.start = index, total, name, p.clock()
+	if index <= 1 || p.sweepStart.IsZero() {
+		p.sweepStart = p.start
+	}
 	p.done, p.steps, p.note, p.base, p.baseAt = 0, 0, "", -1, time.Time{}
 	p.lastDraw = p.start
 	if p.bar {
@@ -173,9 +179,28 @@ func (p *liveProgress) eta(now time.Time) time.Duration {
 	return per * time.Duration(p.steps-p.done)
 }
 
+// sweepETA estimates the time left for every stage of the invocation: the time spent since
+// its first stage per stage done (the running one counted by its fraction of steps done),
+// times the stages left. Stages of one kind take about as long as each other, so it firms
+// up as stages finish; 0 until one has (or when this is the only one).
+func (p *liveProgress) sweepETA(now time.Time) time.Duration {
+	finished := float64(p.index - 1)
+	if finished < 1 || p.total <= 1 {
+		return 0
+	}
+	if p.steps > 0 {
+		finished += float64(min(p.done, p.steps)) / float64(p.steps)
+	}
+	left := float64(p.total) - finished
+	if left <= 0 {
+		return 0
+	}
+	return time.Duration(float64(now.Sub(p.sweepStart)) / finished * left)
+}
+
 // status is the stage's progress as one line of at most width runes (0: any width). It
-// drops, in order, the bar, the note, the time spent and the middle of the stage name to
-// fit; the rounds done of total and the ETA stay.
+// drops, in order, the bar, the note, the sweep's ETA, the time spent and the middle of the
+// stage name to fit; the rounds done of total and the stage's ETA stay.
 func (p *liveProgress) status(width int) string {
 	now := p.clock()
 	head := fmt.Sprintf("[%d/%d] ", p.index, p.total)
@@ -192,17 +217,21 @@ func (p *liveProgress) status(width int) string {
 	if p.note != "" {
 		note = " " + p.note
 	}
+	sweep := ""
+	if e := p.sweepETA(now); e > 0 {
+		sweep = ", sweep ETA ~" + fmtDur(e)
+	}
 	bar := ""
 	if p.bar && p.steps > 0 {
 		const barLen = 20
 		filled := min(barLen, p.done*barLen/p.steps)
 		bar = " [" + strings.Repeat("#", filled) + strings.Repeat(".", barLen-filled) + "]"
 	}
-	rest := func() string { return bar + count + note + elapsed + eta }
+	rest := func() string { return bar + count + note + elapsed + eta + sweep }
 	if width <= 0 || runeLen(head+p.name+rest()) <= width {
 		return head + p.name + rest()
 	}
-	for _, drop := range []*string{&bar, &note} {
+	for _, drop := range []*string{&bar, &note, &sweep} {
 		*drop = ""
 		if runeLen(head+p.name+rest()) <= width {
 			return head + p.name + rest()

@@ -57,7 +57,7 @@ func TestProgressBarFitsTheTerminal(t *testing.T) {
 	p.StageStart(3, 7, name)
 	for r := 1; r <= 4; r++ {
 		clk.add(10 * time.Second)
-		p.Step(name, r, 10, fmt.Sprintf("test acc %d.0%%", 60+r))
+		p.Step(name, r, 10, fmt.Sprintf("client-mean test acc %d.0%%", 60+r))
 	}
 	p.StageEnd(name, 45*time.Second, fmt.Errorf("round 5: %w", context.Canceled))
 	s := out.String()
@@ -122,4 +122,39 @@ func TestProgressLinesWhenPiped(t *testing.T) {
 		!strings.Contains(lines[4], "done in 2m0s") {
 		t.Errorf("piped progress:\n%s", s)
 	}
+}
+
+// Issue 46: beside the stage's ETA, the progress shows the whole sweep's, from the time per
+// stage so far; none before a stage has finished, and the sweep's is dropped before the
+// stage's on a narrow terminal.
+func TestProgressShowsTheSweepETA(t *testing.T) {
+	var out syncBuffer
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	p := &liveProgress{w: &out, bar: true, every: time.Hour, width: func() int { return 200 }, now: clk.now}
+	p.StageStart(1, 4, "partition seed=0")
+	clk.add(5 * time.Second)
+	p.Step("partition seed=0", 1, 2, "")
+	if s := out.String(); strings.Contains(s, "sweep") {
+		t.Errorf("a sweep ETA before any stage finished:\n%q", s)
+	}
+	clk.add(5 * time.Second)
+	p.StageEnd("partition seed=0", 10*time.Second, nil)
+	name := "train fedavg seed=0"
+	p.StageStart(2, 4, name)
+	clk.add(time.Second)
+	p.Step(name, 1, 10, "")
+	clk.add(4 * time.Second)
+	p.Step(name, 5, 10, "client-mean test acc 60.0%")
+	// 1.5 stages in 15 s: 10 s a stage, 2.5 left.
+	if s := out.String(); !strings.Contains(s, "round 5/10 client-mean test acc 60.0%  5.0s, ETA 5.0s, sweep ETA ~25.0s") {
+		t.Errorf("no sweep ETA beside the stage's:\n%q", s)
+	}
+	p.width = func() int { return 50 }
+	out = syncBuffer{}
+	clk.add(time.Second)
+	p.Step(name, 6, 10, "")
+	if s := out.String(); strings.Contains(s, "sweep") || !strings.Contains(s, "ETA") {
+		t.Errorf("on a narrow terminal the stage's ETA stays and the sweep's goes:\n%q", s)
+	}
+	p.StageEnd(name, time.Second, nil)
 }

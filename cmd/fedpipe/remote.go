@@ -101,7 +101,7 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var rf remoteFlags
 	rf.register(fs, cmd)
-	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
+	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else the .fedpipe found as docs/commands.md says)")
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
 	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
@@ -153,7 +153,13 @@ func pushPull(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
 		return remoteExit(err)
 	}
-	dir := artifacts.DefaultDir(*storeFlag)
+	dir := runStore(*storeFlag, fs.Arg(0))
+	if cmd == "push" { // push only reads: it never creates a store
+		if dir, err = findStore(*storeFlag, fs.Arg(0), stderr); err != nil {
+			fmt.Fprintf(stderr, "fedpipe %s: %v\n", cmd, err)
+			return exitInvalid
+		}
+	}
 	open := artifacts.Open
 	if cmd == "push" {
 		// push only reads the local store: a store a run holds (a paper-scale cell

@@ -14,6 +14,7 @@ import (
 	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stats"
 )
 
 // incompleteMarker is the file a report's folder holds while fedpipe report writes it,
@@ -32,6 +33,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
+	compareOver := fs.String("compare-over", string(stats.Seeds), "what the results table's significance marks pair methods over: seeds (exact sign-flip test on the metric, paired by seed) or clients (Wilcoxon signed-rank on per-client final accuracy); see docs/statistics.md")
 	figFormats := fs.StringSlice("format", slices.Clone(site.DefaultFormats), "figure files to write: svg, png (twice the SVG's size, for slides), pdf (for LaTeX)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.{svg,png,pdf}  each figure on its own, in the --format asked for (SVG and\n                      PNG, twice the SVG's size, for slides, by default; PDF for LaTeX;\n                      with --latex, figures.tex includes the PDFs)\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
@@ -49,6 +51,10 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 			return exitInvalid
 		}
 	}
+	if *compareOver != string(stats.Seeds) && *compareOver != string(stats.Clients) {
+		fmt.Fprintf(stderr, "fedpipe report: --compare-over %q: want seeds or clients\n", *compareOver)
+		return exitInvalid
+	}
 	fail := func(err error) int { return failure("fedpipe report", err, f.json, stdout, stderr) }
 	loader := &data.Loader{DataDir: f.data}
 	graphs := make([]*pipeline.Graph, fs.NArg())
@@ -59,12 +65,16 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		graphs[i] = g
 	}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
-	s, err := site.BuildWith(site.Options{Formats: *figFormats}, store, graphs...)
+	s, err := site.BuildWith(site.Options{Formats: *figFormats, CompareOver: stats.Unit(*compareOver)}, store, graphs...)
 	if err != nil {
 		return fail(err)
 	}

@@ -21,6 +21,14 @@ func TestReportCommand(t *testing.T) {
 	if code, _, errs := fedpipe(t, "report", m); code != exitInvalid || !strings.Contains(errs, "--out") {
 		t.Errorf("without --out: exit %d, %q", code, errs)
 	}
+	// No store at all: exit 2 saying so, and none is created (issue 46).
+	if code, _, errs := fedpipe(t, "report", m, "--store", store, "-o", out); code != exitInvalid || !strings.Contains(errs, "no fedpipe store found") {
+		t.Errorf("without a store: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(store); err == nil {
+		t.Fatalf("report created the store")
+	}
+	emptyStore(t, store)
 	// Before running: a page whose cells say not computed, and no figures.
 	code, stdout, errs := fedpipe(t, "report", m, "--store", store, "-o", out)
 	if code != exitOK || !strings.Contains(stdout, "0 of 12 runs computed, 0 figures") {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +43,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which) or not computed, measured over the seeds kept so far;\nthen one line \"N of M published cells reproduced at paper scale (K stale, L not computed)\".\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -150,7 +152,10 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 	store *artifacts.Store) (verify.KeptManifest, *pipeline.Graph, error) {
 	km := verify.KeptManifest{File: path}
 	// A missing dataset is a reason to skip the manifest, not an error: find it before the
-	// graph is built (which reports it as an input error at dataset.path).
+	// graph is built (which reports it as an input error at dataset.path). Missing initial
+	// weights (model.init) are what the manifest's cells need: the graph is built without
+	// them only to list those cells.
+	set, needs := f.set, ""
 	if m, err := manifest.LoadManifestOptions(path, manifest.Options{Overrides: f.set, Limits: manifestLimits}); err == nil {
 		var missing *data.MissingDataError
 		if _, err := loader.Describe(m.Dataset); errors.As(err, &missing) {
@@ -158,10 +163,25 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 			km.Skipped = "data not installed (" + missing.Dataset + ")"
 			return km, nil, nil
 		}
+		if needs = missingInit(m); needs != "" {
+			set = append(slices.Clone(f.set), "model.init=")
+		}
 	}
-	g, _, err := loadGraphSet(path, f.set, loader, f.backend)
+	g, _, err := loadGraphSet(path, set, loader, f.backend)
 	if err != nil {
 		return km, nil, err
+	}
+	if needs != "" {
+		km.Name = g.Manifest.Name
+		cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true})
+		if err != nil {
+			return km, nil, err
+		}
+		for i := range cells {
+			cells[i].Verdict, cells[i].Needs = verify.Needs, needs
+		}
+		km.Cells, km.Provenance = cells, make([][]string, len(cells))
+		return km, nil, nil
 	}
 	km.Name = g.Manifest.Name
 	if len(g.Manifest.Expect) == 0 {
@@ -187,6 +207,19 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 		km.Provenance = append(km.Provenance, lines)
 	}
 	return km, g, nil
+}
+
+// missingInit describes the initial-weights file m's model.init names when it does not
+// exist (relative to the working directory, as the graph reads it); "" when m has none or
+// it is there.
+func missingInit(m *manifest.Manifest) string {
+	if m.Model.Init == "" {
+		return ""
+	}
+	if _, err := os.Stat(m.Model.Init); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return "model.init: " + m.Model.Init + " (pretrained initial weights, not obtainable here; docs/methods.md, \"Initial weights\")"
 }
 
 // provenanceLine condenses how a kept train stage was made: CPU (or backend), threads,

@@ -119,3 +119,38 @@ func TestReproducedAgainstKeptResults(t *testing.T) {
 		t.Errorf("missing data: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// A manifest whose model.init names weights that are missing here lists each published
+// cell as needing them, and counts those cells apart from the M of "N of M": they cannot
+// be computed with what is installed.
+func TestReproducedCountsCellsNeedingInitApart(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Replace(tinyManifest, "model: {arch: logreg}", "model: {arch: logreg, init: "+
+		filepath.Join(dir, "pretrained.safetensors")+"}", 1) +
+		"expect:\n  - {method: fedavg, metric: final_pooled, published: 50}\n  - {method: local, metric: final_pooled, published: 60}\n"
+	m := writeManifest(t, dir, body)
+	kept := filepath.Join(dir, "kept")
+	if err := os.Mkdir(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--json")
+	var r reproducedOut
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if len(r.Manifests) != 1 || len(r.Manifests[0].Cells) != 2 {
+		t.Fatalf("want one manifest of 2 cells: %+v", r)
+	}
+	for _, c := range r.Manifests[0].Cells {
+		if c.Verdict != "needs" {
+			t.Errorf("%s: verdict %q, want needs", c.Method, c.Verdict)
+		}
+	}
+	if want := "0 of 0 published cells reproduced at paper scale (0 stale, 0 not computed); 2 more need model.init, not obtainable here"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+	code, out, _ = fedpipe(t, "reproduced", m, "--kept", kept)
+	if code != 0 || !strings.Contains(out, "needs model.init: "+filepath.Join(dir, "pretrained.safetensors")) {
+		t.Errorf("text output: exit %d\n%s", code, out)
+	}
+}

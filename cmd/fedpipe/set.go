@@ -128,7 +128,11 @@ func showCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
 	if err != nil {
 		return fail(err)
 	}

@@ -70,7 +70,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *audit > 0 {
-		store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+		dir, err := findStore(f.store, path, stderr) // never creates one
+		if err != nil {
+			return fail(err)
+		}
+		store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
 		if err != nil {
 			return fail(err)
 		}
@@ -85,7 +89,11 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(&manifest.InputError{File: path, Field: "expect", Msg: msg})
 	}
-	store, err := artifacts.OpenReader(artifacts.DefaultDir(f.store), artifacts.Options{LockTimeout: f.lockTimeout})
+	dir, err := findStore(f.store, path, stderr) // never creates one
+	if err != nil {
+		return fail(err)
+	}
+	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
 	if err != nil {
 		return fail(err)
 	}

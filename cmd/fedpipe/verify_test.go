@@ -14,7 +14,11 @@ func TestVerify(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	m := writeManifest(t, dir, tinyManifest+"expect:\n  - {method: local, metric: final_pooled, above: fedavg, tolerance: 1}\n")
-	// Nothing computed yet: every cell is listed as such, exit 3.
+	// No store: exit 2 (issue 46). An empty one: every cell is listed as not computed, exit 3.
+	if code, _, errs := fedpipe(t, "verify", m, "--store", store); code != exitInvalid || !strings.Contains(errs, "no fedpipe store found") {
+		t.Fatalf("without a store: exit %d, %q", code, errs)
+	}
+	emptyStore(t, store)
 	code, out, _ := fedpipe(t, "verify", m, "--store", store)
 	if code != 3 || !strings.Contains(out, "not computed") {
 		t.Fatalf("before running: exit %d\n%s", code, out)

@@ -56,6 +56,9 @@ type Line struct {
 	// YLo and YHi fix the y range (so that the figures of one report share it); both
 	// zero: the data's range.
 	YLo, YHi float64
+	// order, when set (Panels), gives each series its style by its name's index in it, so
+	// that a series looks the same in every panel of a figure.
+	order []string
 }
 
 // legendBelowAt is the longest series name that still puts the legend beside the plot.
@@ -173,6 +176,9 @@ func (c Line) build(txt func(string) string) (*plot.Plot, []legendEntry, error) 
 	p.Add(grid)
 	var entries []legendEntry
 	for i, s := range c.Series {
+		if k := slices.Index(c.order, s.Name); k >= 0 {
+			i = k
+		}
 		col, glyph, dash := style(i)
 		if poly := band(s); poly != nil {
 			b, err := plotter.NewPolygon(poly)
@@ -360,6 +366,19 @@ func (c Line) draw(dc draw.Canvas, txt func(string) string) {
 		p.Draw(dc)
 		return
 	}
+	if c.legendBelow() {
+		legendH := vg.Length(rows)*entryHeight() + vg.Points(8)
+		p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
+		drawLegend(draw.Crop(dc, 0, 0, 0, -(dc.Max.Y-dc.Min.Y-legendH)), entries, entryW, cols)
+		return
+	}
+	p.Draw(draw.Crop(dc, 0, -entryW, 0, 0))
+	drawLegend(draw.Crop(dc, w-entryW+vg.Points(8)-vg.Points(24), 0, 0, -vg.Points(6)), entries, entryW, 1)
+}
+
+// drawLegend draws entries in cols columns entryW apart, from 24 points into dc's top left,
+// entry i in column i % cols.
+func drawLegend(dc draw.Canvas, entries []legendEntry, entryW vg.Length, cols int) {
 	legends := make([]plot.Legend, cols)
 	for k := range legends {
 		l := plot.NewLegend()
@@ -370,21 +389,10 @@ func (c Line) draw(dc draw.Canvas, txt func(string) string) {
 		legends[k] = l
 	}
 	for i, e := range entries {
-		k := 0
-		if c.legendBelow() {
-			k = i % cols
-		}
-		legends[k].Add(e.name, e.thumbs...)
+		legends[i%cols].Add(e.name, e.thumbs...)
 	}
-	if c.legendBelow() {
-		legendH := vg.Length(rows)*entryHeight() + vg.Points(8)
-		p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
-		for k := range legends {
-			left := vg.Points(24) + vg.Length(k)*entryW
-			legends[k].Draw(draw.Crop(dc, left, 0, 0, -(dc.Max.Y - dc.Min.Y - legendH)))
-		}
-		return
+	for k := range legends {
+		left := vg.Points(24) + vg.Length(k)*entryW
+		legends[k].Draw(draw.Crop(dc, left, 0, 0, 0))
 	}
-	p.Draw(draw.Crop(dc, 0, -entryW, 0, 0))
-	legends[0].Draw(draw.Crop(dc, w-entryW+vg.Points(8), 0, 0, -vg.Points(6)))
 }

@@ -36,6 +36,9 @@ type run struct {
 	shift   *report.ShiftEntry // nil: not computed, or no shift stage
 	// prov is the provenance recorded with the run's train stage (nil: none).
 	prov *pipeline.Provenance
+	// clients are the evaluate stage's per-client final results, in client order (nil: not
+	// computed).
+	clients []results.Client
 }
 
 // collected is every run of the manifests in graph order.
@@ -45,6 +48,8 @@ type collected struct {
 	rows, cols []string
 	// checks are every manifest's verify cells, configurations labelled as run.config.
 	checks []verify.Cell
+	// manifests are the manifests' names, in order.
+	manifests []string
 }
 
 // outputs returns the cached outputs of node n, or nil when it has not run.
@@ -119,6 +124,7 @@ func collect(graphs []*pipeline.Graph, label []string, store *artifacts.Store) (
 	c := &collected{}
 	seenRow, seenCol := map[string]bool{}, map[string]bool{}
 	for i, g := range graphs {
+		c.manifests = append(c.manifests, g.Manifest.Name)
 		if err := c.add(g, label[i], store, seenRow, seenCol); err != nil {
 			return nil, err
 		}
@@ -185,6 +191,9 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
 				}
 				x.summary = &rows[0]
+				if x.clients, _, _, err = readRows[results.Client](store, outs, "clients"); err != nil {
+					return wrap(n, err)
+				}
 				if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
 					x.cost = &ce
 				}

@@ -14,6 +14,37 @@ type resultCell struct {
 	Std       float64 `arrow:"std_pct"`
 	Published float64 `arrow:"published_pct"`
 	Verdict   string  `arrow:"verdict"`
+	// StdSample is the sample standard deviation over seeds (ddof = 1; NaN with one seed).
+	StdSample float64 `arrow:"std_sample_pct"`
+	// CILo and CIHi are the 95 % interval Interval names: "seeds" (Student t over seeds) or
+	// "test set" (one seed: Wilson over the pooled test samples, or a bootstrap over clients);
+	// NaN and "" when none can be computed.
+	CILo     float64 `arrow:"ci95_lo_pct"`
+	CIHi     float64 `arrow:"ci95_hi_pct"`
+	Interval string  `arrow:"ci95_over"`
+	// VsBest is "best", "not significantly different" or "significantly worse" (from the
+	// column's best, by the paired test over CompareOver, Holm-corrected p PBest).
+	VsBest      string  `arrow:"vs_best"`
+	PBest       float64 `arrow:"p_vs_best_holm"`
+	CompareOver string  `arrow:"compare_over"`
+}
+
+// pairwiseRow is a row of the pairwise table: method B against method A on one cell.
+type pairwiseRow struct {
+	Cell string `arrow:"cell"`
+	A    string `arrow:"method_a"`
+	B    string `arrow:"method_b"`
+	// Over is the unit paired over ("seeds" or "clients"), N the number of pairs.
+	Over string `arrow:"paired_over"`
+	N    int    `arrow:"n"`
+	// Diff is the mean of B − A; Lo and Hi its 95 % Student-t interval (NaN with one pair).
+	Diff float64 `arrow:"mean_diff_pct"`
+	Lo   float64 `arrow:"ci95_lo_pct"`
+	Hi   float64 `arrow:"ci95_hi_pct"`
+	// P is Test's two-sided p-value; PHolm it corrected over the cell's pairs.
+	P     float64 `arrow:"p"`
+	PHolm float64 `arrow:"p_holm"`
+	Test  string  `arrow:"test"`
 }
 
 // roundAccuracy is a point of the accuracy-per-round figure.

@@ -145,19 +145,16 @@ func titleIn(title, col string) string {
 
 // accuracyRounds draws test accuracy (mean over clients, then over seeds) per round and
 // method, with a band of ± the std over seeds where there are several: FedSelect Fig. 2.
-// The figures of one report (one per grid cell) share their y range.
+// Several grid cells make one figure with a panel per cell, sharing the y range and the
+// legend; the legend names methods as their papers do (displayRow) and the caption says
+// the manifest's own setting (setting).
 func (c *collected) accuracyRounds() []Figure {
-	type fig struct {
-		col    string
-		series []chart.Series
-		data   *table.Table
-	}
-	var figs []fig
-	ylo, yhi := math.Inf(1), math.Inf(-1)
+	var lines []chart.Line
+	var data []roundAccuracy
+	var drawn []*run
 	for _, col := range c.cols {
 		rows, by := c.inCell(col)
 		var series []chart.Series
-		var data []roundAccuracy
 		for _, row := range rows {
 			perRound := map[int][]float64{}
 			for _, x := range by[row] {
@@ -171,11 +168,14 @@ func (c *collected) accuracyRounds() []Figure {
 				for r, s := range sum {
 					perRound[r] = append(perRound[r], 100*s/float64(n[r]))
 				}
+				if len(sum) > 0 {
+					drawn = append(drawn, x)
+				}
 			}
 			if len(perRound) == 0 {
 				continue
 			}
-			s := chart.Series{Name: row}
+			s := chart.Series{Name: c.display(row)}
 			for _, r := range sortedKeys(perRound) {
 				mean, std := report.Mean(perRound[r]), math.NaN()
 				if len(perRound[r]) > 1 {
@@ -184,31 +184,45 @@ func (c *collected) accuracyRounds() []Figure {
 				s.X = append(s.X, float64(r))
 				s.Y = append(s.Y, mean)
 				s.Lo, s.Hi = append(s.Lo, mean-std), append(s.Hi, mean+std)
-				ylo, yhi = math.Min(ylo, mean), math.Max(yhi, mean)
-				if !math.IsNaN(std) {
-					ylo, yhi = math.Min(ylo, mean-std), math.Max(yhi, mean+std)
-				}
 				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: mean, Std: std})
 			}
 			series = append(series, s)
 		}
-		if len(series) == 0 {
-			continue
+		if len(series) > 0 {
+			lines = append(lines, chart.Line{Title: col, XLabel: "round", YLabel: "test accuracy (%)", Series: series})
 		}
-		figs = append(figs, fig{col, series, dataTable(data)})
 	}
-	var out []Figure
-	for _, f := range figs {
-		title := titleIn("Test accuracy per round", f.col)
-		line := chart.Line{Title: title, XLabel: "round", YLabel: "test accuracy (%)", Series: f.series}
-		if len(figs) > 1 && ylo < yhi {
-			line.YLo, line.YHi = ylo, yhi
+	if len(lines) == 0 {
+		return nil
+	}
+	caption := "Test accuracy at each evaluation round: the mean over clients of each client's accuracy on its own test split, " +
+		"averaged over seeds, with a band of ± the std over seeds where there are several. " + c.setting(drawn) + "."
+	title := "Test accuracy per round"
+	if len(lines) == 1 {
+		line := lines[0]
+		if line.Title != "" {
+			caption += " Grid cell " + line.Title + "."
 		}
-		out = append(out, Figure{Name: figName("accuracy-rounds", f.col), Title: title,
-			Caption: "Test accuracy at each evaluation round, mean over clients, averaged over seeds, with a band of ± the std over seeds (FedSelect Fig. 2); the figures share their y range.",
-			Chart:   line, Data: f.data})
+		title, line.Title = titleIn(title, line.Title), "" // the caption carries it
+		return []Figure{{Name: figName("accuracy-rounds", lines[0].Title), Title: title, Caption: caption, Chart: line, Data: dataTable(data)}}
 	}
-	return out
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for _, d := range data {
+		lo, hi := d.Accuracy, d.Accuracy
+		if !math.IsNaN(d.Std) {
+			lo, hi = lo-d.Std, hi+d.Std
+		}
+		ylo, yhi = math.Min(ylo, lo), math.Max(yhi, hi)
+	}
+	cells := make([]string, len(lines))
+	for i := range lines {
+		cells[i] = lines[i].Title
+		if ylo < yhi {
+			lines[i].YLo, lines[i].YHi = ylo, yhi
+		}
+	}
+	caption += " One panel per grid cell (" + strings.Join(cells, "; ") + "), on a shared y axis."
+	return []Figure{{Name: "accuracy-rounds", Title: title, Caption: caption, Chart: chart.Panels{Lines: lines}, Data: dataTable(data)}}
 }
 
 // firstSeed returns, per configuration (row, col), the run with the lowest seed that has
@@ -313,7 +327,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
-			Chart: chart.Heatmap{Title: title, Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown},
+			Chart: chart.Heatmap{Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown},
 			Data:  dataTable(x.iou)})
 	}
 	return figs
@@ -363,7 +377,7 @@ func (c *collected) selection(notes *[]string) []Figure {
 		label := strings.TrimSpace(x.row + " " + x.col)
 		title := "Personalized fraction per layer: " + label
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
-			Chart: chart.Line{Title: title, XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 6.5, Height: 3.8},
+			Chart: chart.Line{XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 6.5, Height: 3.8},
 			Data:  dataTable(data)})
 	}
 	return figs
@@ -428,7 +442,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		title := titleIn("FedOBP: importance score vs quantile", col)
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4)." + axisNote,
-			Chart:   chart.Line{Title: title, XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick},
+			Chart:   chart.Line{XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick},
 			Data:    dataTable(data)})
 	}
 	return figs
@@ -480,7 +494,7 @@ func (c *collected) shifts() []Figure {
 			var series []chart.Series
 			var data []shiftAccuracy
 			for _, row := range c.rows {
-				s := chart.Series{Name: row}
+				s := chart.Series{Name: c.display(row)}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
 						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
@@ -503,7 +517,7 @@ func (c *collected) shifts() []Figure {
 			}
 			title = titleIn(title, col)
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
-				Chart: chart.Line{Title: title, XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series},
+				Chart: chart.Line{XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series},
 				Data:  dataTable(data)})
 		}
 	}

@@ -6,8 +6,21 @@ import (
 	"strings"
 )
 
-// cell is one table cell: its text and a style class (pass, fail, missing or "").
-type cell struct{ text, class string }
+// cell is one table cell: its text and a style class (pass, fail, missing or ""); bold sets
+// the text's first word (a results cell's mean: its column's best) in bold.
+type cell struct {
+	text, class string
+	bold        bool
+}
+
+// boldSplit splits a bold cell's text into its first word and the rest.
+func (c cell) boldSplit() (first, rest string) {
+	i := strings.IndexByte(c.text, ' ')
+	if i < 0 {
+		return c.text, ""
+	}
+	return c.text[:i], c.text[i:]
+}
 
 // grid is a table rendered both as markdown and HTML.
 type grid struct {
@@ -46,6 +59,11 @@ func (g grid) markdown(b *strings.Builder) {
 	for _, r := range g.rows {
 		b.WriteString("|")
 		for _, c := range r {
+			if c.bold {
+				first, rest := c.boldSplit()
+				b.WriteString(" **" + mdEsc(first) + "**" + mdEsc(rest) + " |")
+				continue
+			}
 			b.WriteString(" " + mdEsc(c.text) + " |")
 		}
 		b.WriteString("\n")
@@ -74,10 +92,15 @@ func (g grid) html(b *strings.Builder) {
 			if !numeric(c.text) {
 				class = strings.TrimSpace(class + " text")
 			}
+			text := html.EscapeString(c.text)
+			if c.bold {
+				first, rest := c.boldSplit()
+				text = "<strong>" + html.EscapeString(first) + "</strong>" + html.EscapeString(rest)
+			}
 			if class != "" {
-				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, html.EscapeString(c.text))
+				fmt.Fprintf(b, `<td class="%s">%s</td>`, class, text)
 			} else {
-				fmt.Fprintf(b, "<td>%s</td>", html.EscapeString(c.text))
+				fmt.Fprintf(b, "<td>%s</td>", text)
 			}
 		}
 		b.WriteString("</tr>\n")

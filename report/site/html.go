@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"github.com/fedpipe/fedpipe/report/chart"
 )
 
 // css is the page's style sheet, inlined in its head.
@@ -62,37 +64,64 @@ func (s *Site) html(sections []section) string {
 		fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", html.EscapeString(d))
 	}
 	fmt.Fprintf(&b, "<div class=\"summary\">Manifest <code>%s</code> · %d of %d runs computed · %d figures</div>\n", html.EscapeString(s.files()), s.Computed, s.Runs, len(s.Figures))
+	// The results (and their verification) first, then the figures, then the details;
+	// provenance last and folded.
 	b.WriteString("<nav>")
+	figuresLinked := len(s.Figures) == 0
 	for i, sec := range sections {
+		if sec.details && !figuresLinked {
+			b.WriteString(`<a href="#figures">Figures</a>`)
+			figuresLinked = true
+		}
 		fmt.Fprintf(&b, `<a href="#s%d">%s</a>`, i, html.EscapeString(sec.title))
 	}
-	if len(s.Figures) > 0 {
+	if !figuresLinked {
 		b.WriteString(`<a href="#figures">Figures</a>`)
 	}
 	b.WriteString("</nav>\n")
+	figuresDone := false
 	for i, sec := range sections {
-		fmt.Fprintf(&b, "<h2 id=\"s%d\">%s</h2>\n<p class=\"intro\">%s</p>\n", i, html.EscapeString(sec.title), inlineCode(sec.intro))
+		if sec.details && !figuresDone {
+			s.figuresHTML(&b)
+			figuresDone = true
+		}
+		if sec.collapsed {
+			fmt.Fprintf(&b, "<details id=\"s%d\">\n<summary><h2 style=\"display:inline\">%s</h2></summary>\n<p class=\"intro\">%s</p>\n", i, html.EscapeString(sec.title), inlineCode(sec.intro))
+		} else {
+			fmt.Fprintf(&b, "<h2 id=\"s%d\">%s</h2>\n<p class=\"intro\">%s</p>\n", i, html.EscapeString(sec.title), inlineCode(sec.intro))
+		}
 		for _, g := range sec.grids {
 			g.html(&b)
 		}
+		if sec.collapsed {
+			b.WriteString("</details>\n")
+		}
 	}
-	if len(s.Figures) > 0 {
-		b.WriteString("<h2 id=\"figures\">Figures</h2>\n")
-		for _, n := range s.Notes {
-			fmt.Fprintf(&b, "<p class=\"intro\">%s</p>\n", html.EscapeString(n))
-		}
-		b.WriteString("<div class=\"figures\">\n")
-		for _, f := range s.Figures {
-			class := ""
-			if strings.HasPrefix(f.Name, "mask-iou") {
-				class = ` class="wide"`
-			}
-			name := html.EscapeString(f.Name)
-			fmt.Fprintf(&b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>.%s</figcaption>\n</figure>\n",
-				name, class, html.EscapeString(f.Title), inlineSVG(f.SVG), html.EscapeString(f.Caption), name, s.fileLinks(f.Name, false))
-		}
-		b.WriteString("</div>\n")
+	if !figuresDone {
+		s.figuresHTML(&b)
 	}
 	b.WriteString("</main>\n</body>\n</html>\n")
 	return b.String()
+}
+
+// figuresHTML writes the page's figures section (nothing when there are none).
+func (s *Site) figuresHTML(b *strings.Builder) {
+	if len(s.Figures) == 0 {
+		return
+	}
+	b.WriteString("<h2 id=\"figures\">Figures</h2>\n")
+	for _, n := range s.Notes {
+		fmt.Fprintf(b, "<p class=\"intro\">%s</p>\n", html.EscapeString(n))
+	}
+	b.WriteString("<div class=\"figures\">\n")
+	for _, f := range s.Figures {
+		class := ""
+		if _, panels := f.Chart.(chart.Panels); panels || strings.HasPrefix(f.Name, "mask-iou") {
+			class = ` class="wide"`
+		}
+		name := html.EscapeString(f.Name)
+		fmt.Fprintf(b, "<figure id=\"fig-%s\"%s>\n<h3>%s</h3>\n%s<figcaption>%s Data: <code>tables/%s.csv</code>.%s</figcaption>\n</figure>\n",
+			name, class, html.EscapeString(f.Title), inlineSVG(f.SVG), html.EscapeString(f.Caption), name, s.fileLinks(f.Name, false))
+	}
+	b.WriteString("</div>\n")
 }

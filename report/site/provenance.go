@@ -56,5 +56,5 @@ func (c *collected) addProvenance(s *Site, sections []section) []section {
 	}
 	s.Tables = append(s.Tables, NamedTable{"provenance", dataTable(rows)})
 	s.Provenance = rows
-	return append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}})
+	return append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}, details: true, collapsed: true})
 }

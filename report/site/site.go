@@ -13,6 +13,7 @@ import (
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/stats"
 	"github.com/fedpipe/fedpipe/verify"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// Formats are the figure files written beside the page, a subset of chart.Formats in
 	// any order; empty: DefaultFormats.
 	Formats []string
+	// CompareOver is the unit the results table's significance marks pair methods over:
+	// stats.Seeds (the default when empty) or stats.Clients.
+	CompareOver stats.Unit
 }
 
 // Build is BuildWith with the default options.
@@ -106,11 +110,19 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		}
 	}
 	var sections []section
-	resGrid, resTable := c.results(metric)
+	unit := opt.CompareOver
+	if unit == "" {
+		unit = stats.Seeds
+	}
+	resGrid, resTable := c.results(metric, unit)
 	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
-		"%s, in percent: mean ± std over seeds (n = seeds computed). Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`.",
-		capital(metricLabel(metric))), grids: []grid{resGrid}})
+		"%s, in percent: mean ± std over seeds (n = seeds computed) and a 95 %% interval. Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`. %s",
+		capital(metricLabel(metric)), significanceNote(unit)), grids: []grid{resGrid}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
+	if grids, rows := c.pairwise(metric, unit); len(grids) > 0 {
+		sections = append(sections, section{title: "Paired comparisons", intro: pairwiseIntro(metric, unit), grids: grids})
+		s.Tables = append(s.Tables, NamedTable{"pairwise", dataTable(rows)})
+	}
 	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
@@ -118,21 +130,20 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	var entries []report.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, report.Entry{Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, report.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {
-		sections = append(sections, section{title: "Runs", intro: "Every computed configuration, seeds folded: final accuracy as the mean ± std over clients and pooled over all test samples, and the best pooled accuracy at the evaluation rounds.",
+		sections = append(sections, section{details: true, title: "Runs", intro: "Every computed configuration, seeds folded (each figure a mean over seeds): final accuracy as the client mean ± std over clients, and pooled over all test samples ± std over seeds where there are several, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
 		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
 	}
-	sections = c.addProvenance(s, sections)
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
 		return nil, err
 	}
 	if g := shiftGrids; len(g) > 0 {
-		sections = append(sections, section{title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
+		sections = append(sections, section{details: true, title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
 	}
 	var costs []report.CostEntry
 	for _, x := range c.runs {
@@ -141,10 +152,11 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		}
 	}
 	if g, ok := report.CostGrid(costs); ok {
-		sections = append(sections, section{title: "Communication and computation",
+		sections = append(sections, section{details: true, title: "Communication and computation",
 			intro: "Per client over the whole run, averaged over clients and seeds: megabytes received and sent, and training FLOPs (DM-PFL Table 4).",
 			grids: []grid{fromReportGrid(g)}})
 	}
+	sections = c.addProvenance(s, sections) // last: the page puts it after the figures, folded
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
 	s.Figures = append(s.Figures, c.scoreQuantile(metric)...)
 	s.Figures = append(s.Figures, c.selection(&s.Notes)...)
@@ -279,10 +291,14 @@ func value(s evaluate.Summary, metric string) float64 { return verify.Value(s, m
 type section struct {
 	title, intro string
 	grids        []grid
+	// details are the page's sections after its figures (the results and their
+	// verification come first); collapsed ones (provenance) are folded until opened.
+	details, collapsed bool
 }
 
 // results lays the primary metric out as methods × cells of the manifest's grid.
-func (c *collected) results(metric string) (grid, *table.Table) {
+func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table) {
+	marks := c.marks(metric, unit)
 	g := grid{head: []string{"method"}}
 	for _, col := range c.cols {
 		if col == "" {
@@ -315,7 +331,8 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
 				nan := math.NaN() // not computed: missing, an empty CSV field
-				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing})
+				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing,
+					StdSample: nan, CILo: nan, CIHi: nan, PBest: nan})
 				continue
 			}
 			text := fmt.Sprintf("%.2f", report.Mean(vals))
@@ -327,6 +344,12 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				n += fmt.Sprintf(" of %d", total)
 			}
 			text += " (n=" + n + ")"
+			iv := c.interval(row, col, metric, vals)
+			text += iv.text
+			mk := marks[[2]string{row, col}]
+			if mk.vs == vsNotSig {
+				text += " †"
+			}
 			class, verdict, pub := "", "", math.NaN() // no published value: missing
 			for _, v := range checks {
 				if v.Above != "" || v.Metric != metric {
@@ -352,14 +375,16 @@ func (c *collected) results(metric string) (grid, *table.Table) {
 				}
 				break
 			}
-			line = append(line, cell{text: text, class: class})
+			line = append(line, cell{text: text, class: class, bold: mk.best})
 			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: report.Mean(vals), Std: report.Std(vals),
-				Published: pub, Verdict: verdict})
+				Published: pub, Verdict: verdict, StdSample: stats.SampleStd(vals), CILo: iv.lo, CIHi: iv.hi, Interval: iv.kind,
+				VsBest: mk.vs, PBest: mk.p, CompareOver: string(unit)})
 		}
 		g.rows = append(g.rows, line)
 	}
 	t := dataTable(data)
-	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds"}
+	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds", "compare_over": string(unit),
+		"significance": significanceNote(unit)}
 	return g, t
 }
 
@@ -387,7 +412,7 @@ func verifyGrid(cells []verify.Cell) grid {
 }
 
 func runsGrid(entries []report.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, mean ± std over clients", "final, pooled", "best pooled @ round", "after fine-tuning: final / best pooled"}}
+	g := grid{head: []string{"configuration", "seeds", "clients", "final, client mean ± std over clients", "final, pooled (± std over seeds)", "best pooled @ round of each seed", "after fine-tuning: final / best pooled"}}
 	for _, r := range report.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}

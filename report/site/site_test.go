@@ -111,6 +111,14 @@ func svgSeries(t *testing.T, f *Figure) []string {
 		for _, p := range c.Panels {
 			names = append(names, p.Title)
 		}
+	case chart.Panels:
+		for _, l := range c.Lines {
+			for _, s := range l.Series {
+				if !slices.Contains(names, s.Name) {
+					names = append(names, s.Name)
+				}
+			}
+		}
 	default:
 		t.Fatalf("%s: chart %T", f.Name, f.Chart)
 	}
@@ -194,8 +202,9 @@ func TestReportOfATinyRun(t *testing.T) {
 		t.Errorf("runs %d computed %d, want 12 and 12", s.Runs, s.Computed)
 	}
 	checkHTML(t, s.HTML)
-	rows := []string{"fedavg", "fedselect", "fedobp score=obp q=0.5", "fedobp score=obp q=0.9",
-		"fedobp score=gradient q=0.5", "fedobp score=gradient q=0.9"}
+	// Legends name methods as their papers do (the method registry's display names).
+	rows := []string{"FedAvg", "FedSelect", "FedOBP score=obp q=0.5", "FedOBP score=obp q=0.9",
+		"FedOBP score=gradient q=0.5", "FedOBP score=gradient q=0.9"}
 	mlp := []string{"fc1.weight", "fc1.bias", "classifier.weight", "classifier.bias"}
 	want := map[string][]string{
 		"accuracy-rounds":                      rows,
@@ -332,7 +341,7 @@ func runManifest(t *testing.T, src string) (*pipeline.Graph, *artifacts.Store) {
 }
 
 // The manifest grid's cells are the results table's columns (as a paper's datasets or
-// partitions); a method's own grid stays in its row label; each cell gets its own figure.
+// partitions); a method's own grid stays in its row label; the cells are the panels of one figure.
 func TestResultsAreMethodsByGridCells(t *testing.T) {
 	g, store := runManifest(t, `name: grid
 dataset: {name: synthetic, devices: 4}
@@ -364,15 +373,40 @@ methods:
 			t.Errorf("row %d: %q, want %s with a value in both cells and no spread for one seed", k, lines[i+2+k], row)
 		}
 	}
-	for _, name := range []string{"accuracy-rounds-local_epochs_1", "accuracy-rounds-local_epochs_2"} {
-		f := figure(s, name)
-		if f == nil {
-			t.Errorf("no figure %s", name)
-			continue
+	// Issue 46: the grid's cells are the panels of one figure, whose caption says the
+	// manifest's setting and names the cells, and which has no title of its own.
+	f := figure(s, "accuracy-rounds")
+	if f == nil {
+		t.Fatalf("no figure accuracy-rounds among %d", len(s.Figures))
+	}
+	if got := svgSeries(t, f); !slices.Equal(got, []string{"FedAvg", "Local lr=0.05", "Local lr=0.1"}) {
+		t.Errorf("accuracy-rounds: series %q", got)
+	}
+	texts := svgTexts(t, f.Name, f.SVG)
+	if !slices.Contains(texts, "local_epochs=1") || !slices.Contains(texts, "local_epochs=2") || slices.Contains(texts, f.Title) {
+		t.Errorf("accuracy-rounds: panels not labelled by cell, or a title drawn in the figure: %q", texts)
+	}
+	for _, want := range []string{"Manifest " + g.Manifest.Name + ":", "Synthetic", "2 rounds", "1 seed", "(local_epochs=1; local_epochs=2)"} {
+		if !strings.Contains(f.Caption, want) {
+			t.Errorf("caption %q does not say %q", f.Caption, want)
 		}
-		if got := svgSeries(t, f); !slices.Equal(got, []string{"fedavg", "local lr=0.05", "local lr=0.1"}) {
-			t.Errorf("%s: series %q", name, got)
+	}
+	if strings.Contains(f.Caption, "FedSelect Fig.") {
+		t.Errorf("caption %q cites a paper's figure this manifest is not", f.Caption)
+	}
+	for _, other := range s.Figures {
+		if strings.HasPrefix(other.Name, "accuracy-rounds-") {
+			t.Errorf("a figure per cell beside the combined one: %s", other.Name)
 		}
+	}
+	// The page: results, then figures, then the runs' details; provenance last, folded.
+	res, figs, runs := strings.Index(s.HTML, ">Results</h2>"), strings.Index(s.HTML, `<h2 id="figures">`), strings.Index(s.HTML, ">Runs</h2>")
+	if res < 0 || figs < 0 || runs < 0 || !(res < figs && figs < runs) {
+		t.Errorf("page order: results at %d, figures at %d, runs at %d; want results, figures, runs", res, figs, runs)
+	}
+	prov := strings.Index(s.HTML, ">Provenance</h2>")
+	if open := strings.LastIndex(s.HTML[:max(prov, 0)], "<details"); prov < 0 || open < 0 || prov < runs || strings.Contains(s.HTML[open:prov], "</details>") {
+		t.Errorf("provenance (at %d) is not last and folded in <details>", prov)
 	}
 }
 

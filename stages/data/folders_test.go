@@ -246,7 +246,16 @@ func TestMissingDataNamesEverything(t *testing.T) {
 		}
 	}
 	t.Setenv("FEDPIPE_DATA", "")
+	// Without --data or $FEDPIPE_DATA: the per-user data directory and its sub-folders.
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", home)
 	_, err := (&Loader{}).Load(manifest.DatasetSpec{Name: "cifar10"})
+	if want := filepath.Join(home, "fedpipe", "datasets", "cifar-10-batches-bin"); !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("per-user data directory not searched (want %s): %v", want, err)
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "")
+	_, err = (&Loader{}).Load(manifest.DatasetSpec{Name: "cifar10"})
 	if !strings.Contains(fmt.Sprint(err), "no dataset.path, --data or $FEDPIPE_DATA given") {
 		t.Errorf("nothing to search: %v", err)
 	}

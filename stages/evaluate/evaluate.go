@@ -1,5 +1,5 @@
-// Package evaluate measures the final models on each client's test split and summarizes
-// them two ways, always labelled: the mean ± std over clients of per-client accuracy, and
+// Package evaluate summarizes per-client evaluation results (which the train stage
+// measures, stages/train/evaluate.go) two ways, always labelled: the mean ± std over clients of per-client accuracy, and
 // the pooled accuracy over all clients' test samples (weighted by test size). When a run
 // fine-tunes before evaluating (train.finetune_epochs, or a method's own fine-tuning),
 // every figure exists twice, as FL-bench logs it: before fine-tuning (the model the method

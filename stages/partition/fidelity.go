@@ -2,7 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fedpipe/fedpipe/stages/rng"
 )
@@ -184,30 +183,8 @@ func PathologicalRandom(labels []int32, classes, clients, classesPerClient int, 
 			weight[c] = r.Float64()
 		}
 	}
-	if skew > 0 {
-		if clients < 2 {
-			return nil, fmt.Errorf("quantity_skew needs at least 2 clients")
-		}
-		big := min(max(int(math.Round(skew*float64(clients))), 1), clients-1)
-		inGroup := make([]bool, clients)
-		for _, c := range r.Perm(clients)[:big] {
-			inGroup[c] = true
-		}
-		var sumIn, sumOut float64
-		for c, w := range weight {
-			if inGroup[c] {
-				sumIn += w
-			} else {
-				sumOut += w
-			}
-		}
-		for c := range weight {
-			if inGroup[c] {
-				weight[c] *= 0.5 / sumIn
-			} else {
-				weight[c] *= 0.5 / sumOut
-			}
-		}
+	if err := quantitySkew(weight, skew, r); err != nil {
+		return nil, err
 	}
 	return cutAmongHolders(classPositions(labels, classes), holders, weight, clients, r), nil
 }

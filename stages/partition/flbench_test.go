@@ -43,26 +43,14 @@ func TestDirichletFLBenchSmall(t *testing.T) {
 	}
 }
 
-// TestDirichletFLBenchFashionMNIST deals the installed Fashion-MNIST (training then test
-// images, as FL-bench pools them) to 100 clients at α 0.1 and 0.5, min 10 samples, test
-// ratio 0.25, seed 42 (FedOBP Table 6's settings), and compares the SHA-256 of the
-// partition written as Python's json.dumps writes [[train, test], …] with numpy's.
-func TestDirichletFLBenchFashionMNIST(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(data.FMNISTSystemDir, "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
-	}
-	ds, err := data.LoadFashionMNIST(data.FMNISTSystemDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		alpha float64
-		want  string
-	}{
-		{0.1, "178c9d7dabcb721ac2722091bf66516a4930516f61d037b033449a11ae7d055d"},
-		{0.5, "5d8775e195542fe77b51a014138097d937127a9cc24cd56f0bfc8281d8e6e83b"},
-	} {
-		train, test, err := DirichletFLBench(ds.Y, 10, 100, c.alpha, 10, 0.25, 42)
+// flbenchDigests deals labels (training then test images, as FL-bench pools them) to 100
+// clients at each α, min 10 samples, test ratio 0.25, seed 42 (FedOBP Table 6's settings),
+// and compares the SHA-256 of the partition written as Python's json.dumps writes
+// [[train, test], …] with numpy's.
+func flbenchDigests(t *testing.T, labels []int32, want map[float64]string) {
+	t.Helper()
+	for alpha, digest := range want {
+		train, test, err := DirichletFLBench(labels, 10, 100, alpha, 10, 0.25, 42)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +65,47 @@ func TestDirichletFLBenchFashionMNIST(t *testing.T) {
 		}
 		b.WriteString("]")
 		sum := sha256.Sum256([]byte(b.String()))
-		if got := hex.EncodeToString(sum[:]); got != c.want {
-			t.Errorf("α %g: partition digest %s, numpy's %s", c.alpha, got, c.want)
+		if got := hex.EncodeToString(sum[:]); got != digest {
+			t.Errorf("α %g: partition digest %s, numpy's %s", alpha, got, digest)
 		}
 	}
+}
+
+// FedOBP Table 6's FMNIST partitions are FL-bench's, sample for sample.
+func TestDirichletFLBenchFashionMNIST(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(data.FMNISTSystemDir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
+	}
+	ds, err := data.LoadFashionMNIST(data.FMNISTSystemDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flbenchDigests(t, ds.Y, map[float64]string{
+		0.1: "178c9d7dabcb721ac2722091bf66516a4930516f61d037b033449a11ae7d055d",
+		0.5: "5d8775e195542fe77b51a014138097d937127a9cc24cd56f0bfc8281d8e6e83b",
+	})
+}
+
+// FedOBP Table 6's MNIST partitions are FL-bench's, sample for sample: the digests are
+// numpy 1.24.2's (Debian python3-numpy), from the same restatement of FL-bench's draws
+// that gives the FMNIST digests above, run on the MNIST files make data installs
+// (2026-11-27).
+func TestDirichletFLBenchMNIST(t *testing.T) {
+	dir := filepath.Join(data.UserDataDir(), "mnist")
+	if _, err := os.Stat(filepath.Join(dir, "train-labels-idx1-ubyte.gz")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MNIST not installed in %s under CI (make data installs it)", dir)
+		}
+		t.Skip("MNIST not installed (make data)")
+	}
+	ds, err := data.LoadMNIST(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flbenchDigests(t, ds.Y, map[float64]string{
+		0.1: "d464e1783f3096058d9e5e426bad19c8c2f606fa5649f8a93267198f3bc01324",
+		0.5: "c37d4c5552c82b75bc28a5ab807747767699e281e3313fa7dc8819503b409637",
+	})
 }
 
 // Make with draw flbench deals what DirichletFLBench deals over the pool that

@@ -206,24 +206,45 @@ func Pathological(labels []int32, classes, clients, classesPerClient int, skew f
 	for c := range weight {
 		weight[c] = 1
 	}
-	if skew > 0 {
-		if clients < 2 {
-			return nil, fmt.Errorf("quantity_skew needs at least 2 clients")
-		}
-		big := min(max(int(math.Round(skew*float64(clients))), 1), clients-1)
-		inGroup := make([]bool, clients)
-		for _, c := range r.Perm(clients)[:big] {
-			inGroup[c] = true
-		}
-		for c := range weight {
-			if inGroup[c] {
-				weight[c] = 0.5 / float64(big)
-			} else {
-				weight[c] = 0.5 / float64(clients-big)
-			}
-		}
+	if err := quantitySkew(weight, skew, r); err != nil {
+		return nil, err
 	}
 	return cutAmongHolders(classPositions(labels, classes), holders, weight, clients, r), nil
+}
+
+// quantitySkew applies quantity_skew q > 0 to the clients' weights: a seeded group of
+// round(q·clients) clients (at least one, at most all but one) shares half of the samples
+// and the others the other half, each group keeping its weights' proportions (equal
+// weights stay equal within a group). q = 0 leaves weight as it is and draws nothing.
+func quantitySkew(weight []float64, skew float64, r *rand.Rand) error {
+	if skew <= 0 {
+		return nil
+	}
+	clients := len(weight)
+	if clients < 2 {
+		return fmt.Errorf("quantity_skew needs at least 2 clients")
+	}
+	big := min(max(int(math.Round(skew*float64(clients))), 1), clients-1)
+	inGroup := make([]bool, clients)
+	for _, c := range r.Perm(clients)[:big] {
+		inGroup[c] = true
+	}
+	var sumIn, sumOut float64
+	for c, w := range weight {
+		if inGroup[c] {
+			sumIn += w
+		} else {
+			sumOut += w
+		}
+	}
+	for c := range weight {
+		if inGroup[c] {
+			weight[c] *= 0.5 / sumIn
+		} else {
+			weight[c] *= 0.5 / sumOut
+		}
+	}
+	return nil
 }
 
 // Split shuffles one client's samples and cuts them into train and test parts, the test

@@ -13,6 +13,7 @@ import (
 
 // Entry is one run's summary with its labels.
 type Entry struct {
+	Run    string // the run's label
 	Config string // the run's label without the seed
 	Method string
 	Seed   int64
@@ -91,7 +92,7 @@ func Markdown(title, description string, entries []Entry) string {
 	if description != "" {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(description))
 	}
-	b.WriteString("| method | seeds | clients | final accuracy, mean ± std over clients (%) | final accuracy, pooled over test samples (%) | best pooled accuracy during training (%) @ round | after fine-tuning: final / best pooled (%) |\n")
+	b.WriteString("| method | seeds | clients | final accuracy, client mean ± std over clients (%; both averaged over seeds) | final accuracy, pooled over test samples (%; mean ± std over seeds where several) | best pooled accuracy during training (%; mean over seeds) @ round of each seed | after fine-tuning: final / best pooled (%; mean over seeds) |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range Rows(entries) {
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.Cells(), " | "))
@@ -138,7 +139,7 @@ func Std(v []float64) float64 {
 func Runs(entries []Entry) []results.Run {
 	rows := make([]results.Run, len(entries))
 	for i, e := range entries {
-		rows[i] = results.Run{Config: e.Config, Method: e.Method, Seed: e.Seed, Clients: e.Clients,
+		rows[i] = results.Run{Run: e.Run, Config: e.Config, Method: e.Method, Seed: e.Seed, Clients: e.Clients,
 			Mean: e.Mean, Std: e.Std, Pooled: e.Pooled, BestPooled: e.Best.Pooled}
 	}
 	return rows

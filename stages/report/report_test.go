@@ -27,12 +27,13 @@ func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 	}
 }
 
-// The runs table has a row per entry, seeds apart.
+// The runs table has a row per entry, seeds apart, its run column named as every other
+// table's.
 func TestRuns(t *testing.T) {
-	e := Entry{Config: "fedavg", Method: "fedavg", Seed: 2, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6,
+	e := Entry{Run: "fedavg seed=2", Config: "fedavg", Method: "fedavg", Seed: 2, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6,
 		Best: evaluate.Best{Pooled: 0.7, PooledRound: 4}}}
 	got := Runs([]Entry{e, e})
-	want := results.Run{Config: "fedavg", Method: "fedavg", Seed: 2, Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, BestPooled: 0.7}
+	want := results.Run{Run: "fedavg seed=2", Config: "fedavg", Method: "fedavg", Seed: 2, Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, BestPooled: 0.7}
 	if len(got) != 2 || got[0] != want || got[1] != want {
 		t.Errorf("Runs = %+v, want 2 × %+v", got, want)
 	}

@@ -64,8 +64,9 @@ func (st *State) slots() []Slot {
 	return out
 }
 
-// blobName names client c's blob of a kind ("personal/00003").
-func blobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
+// ClientBlobName names client c's blob of a kind ("personal/00003", "model/00003"): the
+// one naming of per-client blobs, for checkpoints and the train stage's outputs.
+func ClientBlobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
 
 // EncodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
@@ -105,7 +106,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 	}
 	for c, p := range st.Personal {
 		if p != nil {
-			if err := put(blobName("personal", c), tensor.Encode(p)); err != nil {
+			if err := put(ClientBlobName("personal", c), tensor.Encode(p)); err != nil {
 				return err
 			}
 			if release {
@@ -119,7 +120,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 			for _, t := range m {
 				b.Masks = append(b.Masks, tensor.MaskOf(t))
 			}
-			if err := put(blobName("mask", c), tensor.EncodeBundle(b)); err != nil {
+			if err := put(ClientBlobName("mask", c), tensor.EncodeBundle(b)); err != nil {
 				return err
 			}
 			if release {
@@ -130,7 +131,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 	for _, s := range st.slots() {
 		for i := 0; i < s.Len; i++ {
 			if l := s.Get(i); l != nil {
-				if err := put(blobName("aux/"+s.Name, i), tensor.Encode(l)); err != nil {
+				if err := put(ClientBlobName("aux/"+s.Name, i), tensor.Encode(l)); err != nil {
 					return err
 				}
 				if release && s.Drop != nil {
@@ -181,7 +182,7 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	m.Init(st, clients)
 	for c := range st.Personal {
 		st.Personal[c] = nil
-		if b, ok := blobs[blobName("personal", c)]; ok {
+		if b, ok := blobs[ClientBlobName("personal", c)]; ok {
 			if st.Personal[c], err = tensor.Decode(b); err != nil {
 				return nil, err
 			}
@@ -189,7 +190,7 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	}
 	for c := range st.Masks {
 		st.Masks[c] = nil
-		if b, ok := blobs[blobName("mask", c)]; ok {
+		if b, ok := blobs[ClientBlobName("mask", c)]; ok {
 			bundle, err := tensor.DecodeBundle(b)
 			if err != nil {
 				return nil, err
@@ -201,13 +202,13 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	}
 	for _, s := range st.slots() {
 		for i := 0; i < s.Len; i++ {
-			if b, ok := blobs[blobName("aux/"+s.Name, i)]; ok {
+			if b, ok := blobs[ClientBlobName("aux/"+s.Name, i)]; ok {
 				l, err := tensor.Decode(b)
 				if err != nil {
 					return nil, err
 				}
 				if err := s.Set(i, l); err != nil {
-					return nil, fmt.Errorf("checkpoint blob %s: %w", blobName("aux/"+s.Name, i), err)
+					return nil, fmt.Errorf("checkpoint blob %s: %w", ClientBlobName("aux/"+s.Name, i), err)
 				}
 			}
 		}

@@ -86,7 +86,7 @@ func (o evalOptions) prepare(m *model.Model, p tensor.List, cs clientSet, round,
 	}
 	l := &Local{model: m, opt: o.opt, data: cs.train(c), epochs: epochs, batch: o.batch, seed: o.seed, round: round, client: c, aug: o.aug,
 		group: group}
-	ft, err := l.Train(p, mask, o.opt.LR, epochs, "finetune")
+	ft, err := l.Fit(p, Fit{Mask: mask, Stream: "finetune"})
 	return ft, true, err
 }
 

@@ -33,9 +33,11 @@ type Local struct {
 	frozenBN bool
 	// parent is the Local a WithFrozenBN copy counts its work on (nil: itself).
 	parent *Local
+	// loss tallies the round's training losses for Config.Observe (observe.go).
+	loss lossTally
 }
 
-// WithFrozenBN returns a Local whose passes (Train, TrainProx, Gradient, Fisher,
+// WithFrozenBN returns a Local whose passes (Fit, Gradient, Fisher,
 // FullGradientSquared, and the model WithModel hands out) run BatchNorm as in evaluation:
 // the running statistics normalize and stay unchanged (model.Model.FrozenBN). The receiver
 // is unchanged; work the copy does is counted on l. Such passes run on their own, never in
@@ -232,28 +234,63 @@ func (l *Local) FullGradientSquared(params tensor.List) (tensor.List, error) {
 	return out, nil
 }
 
-// Train runs epochs of mini-batch SGD from params on the client's training data at
-// learning rate lr, updating only the entries where mask is 1 (nil: all). Momentum starts
-// at zero. The sample order of epoch e comes from the stream (seed, round, client,
-// stream+"/e"), so two calls with different stream names see independent orders.
-func (l *Local) Train(params, mask tensor.List, lr float32, epochs int, stream string) (tensor.List, error) {
-	return l.TrainProx(params, mask, lr, epochs, stream, 0, nil)
+// Fit says what one call of Local.Fit trains and how. Its zero value trains every entry
+// for the run's epochs at the run's learning rate, on the "shuffle" stream, with momentum
+// starting at zero and no proximal term: a method's plain local training.
+type Fit struct {
+	// Mask is 1 at the entries that train (nil: every entry).
+	Mask tensor.List
+	// Stream names the sample order: epoch e's order comes from the stream (seed, round,
+	// client, Stream+"/e"), so calls with different names see independent orders. "" is
+	// "shuffle", the stream of a method's main training.
+	Stream string
+	// LR is the learning rate (0: the run's train.lr).
+	LR float32
+	// Epochs is how many epochs (0: the run's train.local_epochs); Exactly(n) asks for n,
+	// none when n is 0.
+	Epochs int
+	// Mu > 0 adds the proximal term Mu/2·‖θ − Ref‖² to the loss.
+	Mu  float32
+	Ref tensor.List
+	// Momentum, when set, carries the optimizer's momentum across calls: training starts
+	// from *Momentum (nil: zero) and leaves the buffers it ends with there, for a method
+	// whose optimizer state outlives a round (FL-bench's FedALA restores a client's
+	// optimizer state, fedALAState.Moms). Such training runs on its own, never in lockstep.
+	Momentum *tensor.List
 }
 
-// TrainProx is Train with the proximal term μ/2·‖θ − ref‖² added to the loss (μ = 0: none).
-func (l *Local) TrainProx(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List) (tensor.List, error) {
-	return l.train(params, mask, lr, epochs, stream, mu, ref, nil)
+// noEpochs is Fit.Epochs for no epoch at all (Exactly(0)).
+const noEpochs = -1
+
+// Exactly is the Fit.Epochs of exactly n epochs, also when n is 0 (which Fit reads as the
+// run's): for a method that computes how many epochs a part trains (FedRep's head).
+func Exactly(n int) int {
+	if n <= 0 {
+		return noEpochs
+	}
+	return n
 }
 
-// TrainMomentum is Train on every entry whose momentum buffers start at mom (nil: zero)
-// and are returned as they end, for a method whose optimizer state outlives a round
-// (FL-bench's FedALA restores a client's optimizer state, fedALAState.Moms).
-func (l *Local) TrainMomentum(params, mom tensor.List, lr float32, epochs int, stream string) (tensor.List, tensor.List, error) {
-	out, err := l.train(params, nil, lr, epochs, stream, 0, nil, &mom)
-	return out, mom, err
+// Fit runs mini-batch SGD from params on the client's training data as f says and returns
+// the trained parameters (params itself is not changed).
+func (l *Local) Fit(params tensor.List, f Fit) (tensor.List, error) {
+	lr, epochs, stream := f.LR, f.Epochs, f.Stream
+	if lr == 0 {
+		lr = l.opt.LR
+	}
+	switch {
+	case epochs == 0:
+		epochs = l.epochs
+	case epochs < 0:
+		epochs = 0
+	}
+	if stream == "" {
+		stream = "shuffle"
+	}
+	return l.train(params, f.Mask, lr, epochs, stream, f.Mu, f.Ref, f.Momentum)
 }
 
-// train is TrainProx, and TrainMomentum with mom non-nil (see trainSession); only
+// train is Fit's training with every setting resolved (see trainSession for mom); only
 // training that starts and ends with no momentum to carry may run in lockstep.
 func (l *Local) train(params, mask tensor.List, lr float32, epochs int, stream string, mu float32, ref tensor.List, mom *tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
@@ -270,6 +307,7 @@ func (l *Local) train(params, mask tensor.List, lr float32, epochs int, stream s
 				if err != nil {
 					return err
 				}
+				l.noteLoss(loss)
 				return diverged(loss, e)
 			})
 		})
@@ -312,7 +350,7 @@ func (l *Local) passModel() (*model.Model, error) {
 	return l.model, nil
 }
 
-// trainSession is TrainProx's passes on a Session of the Local's model. With mom non-nil
+// trainSession is Fit's passes on a Session of the Local's model. With mom non-nil
 // the momentum buffers start at *mom (nil: zero) and *mom receives them at the end.
 func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int, stream string, mu float32, ref tensor.List, mom *tensor.List) (tensor.List, error) {
 	n := len(l.data.trainY)
@@ -346,6 +384,7 @@ func (l *Local) trainSession(params, mask tensor.List, opt model.SGD, epochs int
 		if err != nil {
 			return err
 		}
+		l.noteLoss(loss)
 		return diverged(loss, e)
 	})
 	if err != nil {

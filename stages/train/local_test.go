@@ -123,3 +123,33 @@ func TestFisherWithFrozenBN(t *testing.T) {
 		t.Error("the training-mode Fisher equals the evaluation-mode one")
 	}
 }
+
+// Fit's zero value is the run's training: its epochs, its learning rate, the "shuffle"
+// stream; each field, when set, changes just that; Exactly(0) trains nothing.
+func TestFitDefaultsAreTheRuns(t *testing.T) {
+	_, ls, spec := lockstepClients(t, 1)
+	l, init := ls[0], spec.Init(3)
+	fit := func(f Fit) tensor.List {
+		t.Helper()
+		p, err := l.Fit(init, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	same := func(a, b tensor.List) bool { return reflect.DeepEqual(a, b) }
+	zero := fit(Fit{})
+	if !same(zero, fit(Fit{Epochs: l.Epochs(), LR: l.LR(), Stream: "shuffle"})) {
+		t.Error("Fit{} is not the run's epochs, learning rate and shuffle stream")
+	}
+	if same(zero, init) || same(zero, fit(Fit{Epochs: 1})) || same(zero, fit(Fit{LR: l.LR() / 2})) ||
+		same(zero, fit(Fit{Stream: "other"})) {
+		t.Error("setting epochs, learning rate or stream changed nothing")
+	}
+	if none := fit(Fit{Epochs: Exactly(0)}); !same(none, init) {
+		t.Error("Exactly(0) trained")
+	}
+	if !same(fit(Fit{Epochs: Exactly(2)}), fit(Fit{Epochs: 2})) {
+		t.Error("Exactly(2) is not 2 epochs")
+	}
+}

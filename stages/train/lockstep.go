@@ -17,7 +17,7 @@ import (
 //
 // Methods need no change. Each client runs its method's Train on a goroutine of its own, as
 // on the CPU pool; a Local bound to a lockGroup hands the batches of its plain SGD passes
-// (Train and TrainProx with no mask and no proximal term, at the group's optimizer) to the
+// (Fit with no mask, no proximal term and no carried momentum, at the group's optimizer) to the
 // group instead of stepping a Session. The group runs a "generation" (one MultiSession) over
 // the clients waiting to train, once no client is busy elsewhere; each step of it advances
 // every member that has handed in a batch, and a member whose passes are over idles, exactly

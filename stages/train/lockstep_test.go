@@ -58,12 +58,12 @@ func TestLockGroupMatchesSessions(t *testing.T) {
 		if l.client == 3 {
 			return nil, nil
 		}
-		p, err := l.Train(inits[l.client], nil, l.LR(), l.Epochs(), "shuffle")
+		p, err := l.Fit(inits[l.client], Fit{})
 		if err == nil && l.client%2 == 0 {
-			p, err = l.Train(p, mask, l.LR(), 1, "masked")
+			p, err = l.Fit(p, Fit{Mask: mask, Stream: "masked", Epochs: 1})
 		}
 		if err == nil && l.client == 1 {
-			p, err = l.Train(p, nil, l.LR(), 1, "again")
+			p, err = l.Fit(p, Fit{Stream: "again", Epochs: 1})
 		}
 		return p, err
 	}
@@ -127,7 +127,7 @@ func TestLockGroupFailures(t *testing.T) {
 		l := *ls[i]
 		l.group = group
 		if i != 1 {
-			p, err := l.Train(init, nil, l.LR(), l.Epochs(), "shuffle")
+			p, err := l.Fit(init, Fit{})
 			got[i] = p
 			return err
 		}
@@ -147,7 +147,7 @@ func TestLockGroupFailures(t *testing.T) {
 		t.Fatalf("error %v, want client 1's", err)
 	}
 	for _, c := range []int{0, 2} {
-		want, err := ls[c].Train(init, nil, ls[c].LR(), ls[c].Epochs(), "shuffle")
+		want, err := ls[c].Fit(init, Fit{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestLockGroupFailures(t *testing.T) {
 				l.data.trainX[j] = float32(math.NaN())
 			}
 		}
-		_, err := l.Train(init, nil, l.LR(), l.Epochs(), "shuffle")
+		_, err := l.Fit(init, Fit{})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "diverged") {
@@ -181,7 +181,7 @@ func TestLockGroupFailures(t *testing.T) {
 	err = group.run(3, func(i int) error {
 		l := *ls[i]
 		l.group = group
-		_, err := l.Train(init, nil, l.LR(), l.Epochs(), "shuffle")
+		_, err := l.Fit(init, Fit{})
 		return err
 	})
 	if !errors.Is(err, context.Canceled) {

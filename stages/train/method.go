@@ -57,7 +57,7 @@ type GlobalEvaluator interface {
 // its Local), so that a round's clients may train at the same time, each on its own
 // compiled model, with the results of training them one after another. Methods that do not
 // implement it (or return false) train their clients one at a time. Such a method uses the
-// model only through Local's methods (Train, TrainProx, Fisher, FullGradientSquared,
+// model only through Local's methods (Fit, Fisher, FullGradientSquared,
 // Gradient, WithModel), never through Local.Model() (whose Spec they may read): in lockstep
 // training (Config.Lockstep) the clients share one model, which those methods take turns on.
 type ConcurrentClients interface {

@@ -43,7 +43,7 @@ func init() {
 func (toy) Init(*train.State, int) {}
 
 func (m toy) Train(l *train.Local, st *train.State, _ int) (train.Upload, error) {
-	p, err := l.Train(st.Global, nil, l.LR(), m.p.Epochs, m.p.Order)
+	p, err := l.Fit(st.Global, train.Fit{Stream: m.p.Order, Epochs: train.Exactly(m.p.Epochs)})
 	return train.Upload{Params: p}, err
 }
 

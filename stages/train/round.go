@@ -28,6 +28,9 @@ type Config struct {
 	Checkpoint func(*State) error
 	// Progress, when set, is called after every round.
 	Progress func(round, rounds int, note string)
+	// Observe, when set, is called after every round (before Progress) with what a live
+	// curve needs of it (RoundStats). It must not keep Evals' backing array.
+	Observe func(RoundStats)
 	// ClientWorkers, when > 0, bounds how many clients train at the same time (1: one
 	// after another); 0: GOMAXPROCS for methods that allow it (ConcurrentClients). Results
 	// do not depend on it.
@@ -117,6 +120,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		sizes := map[int]int{}
 		trained := make([]Upload, len(sampled))
 		work := make([]Work, len(sampled))
+		losses, batches := make([]float64, len(sampled)), make([]int, len(sampled))
 		chains, err := roundChains(chainer, round, sampled, &cs)
 		if err != nil {
 			return nil, err
@@ -139,6 +143,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 					return fmt.Errorf("round %d, client %d: %w", round, c, err)
 				}
 				trained[i], work[i] = u, l.TakeWork(round)
+				losses[i], batches[i] = l.takeLoss()
 			}
 			return nil
 		})
@@ -176,18 +181,22 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			break // an audit's prefix: the rounds after this one are not run (Config.StopAfter)
 		}
 		note := ""
+		var rows []Metric
 		if evaluates {
 			o := evalOpts(r, opt, method)
 			o.aug, o.pool, o.multi = aug, pool, multi
-			rows, err := evaluateAll(ctx, net, method, st, cs, round, o)
+			rows, err = evaluateAll(ctx, net, method, st, cs, round, o)
 			if err != nil {
 				return nil, err
 			}
 			st.Metrics = append(st.Metrics, rows...)
-			note = fmt.Sprintf("test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
+			note = fmt.Sprintf("client-mean test acc %.1f%%", 100*MeanAccuracy(rows, "test"))
 			if ft := MeanAccuracy(rows, SplitTestFT); ft > 0 {
 				note += fmt.Sprintf(", %.1f%% after fine-tuning", 100*ft)
 			}
+		}
+		if cfg.Observe != nil {
+			cfg.Observe(roundStats(round, t.Rounds, losses, batches, rows))
 		}
 		if cfg.Progress != nil {
 			cfg.Progress(round, t.Rounds, note)

@@ -12,7 +12,7 @@ type DittoParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "ditto", Personal: true,
+	train.Register(manifest.MethodDef{Name: "ditto", Display: "Ditto", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models."},
 		func(p *DittoParams) train.Method { return ditto{lambda: p.Lambda} })
 }
@@ -32,11 +32,11 @@ func (d ditto) Init(st *train.State, clients int) {
 }
 
 func (d ditto) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	g, err := l.Train(st.Global, nil, l.LR(), l.Epochs(), "ditto-global")
+	g, err := l.Fit(st.Global, train.Fit{Stream: "ditto-global"})
 	if err != nil {
 		return train.Upload{}, err
 	}
-	v, err := l.TrainProx(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle", d.lambda, st.Global)
+	v, err := l.Fit(st.Personal[c], train.Fit{Mu: d.lambda, Ref: st.Global})
 	if err != nil {
 		return train.Upload{}, err
 	}

@@ -20,7 +20,7 @@ type DMPFLParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "dmpfl", Personal: true,
+	train.Register(manifest.MethodDef{Name: "dmpfl", Display: "DM-PFL", Extension: manifest.ExtensionIs(manifest.ExtendNever), Personal: true,
 		Doc: "DM-PFL (Zhang et al., KDD 2023): dual masks - a sparse global model and sparse personal models sharing weights where the masks overlap; phase 1 trains the masks (prune/regrow), phase 2 refines the global then the personal weights; clients are evaluated with their personal models."},
 		func(p *DMPFLParams) train.Method { return newDMPFL(p) })
 }
@@ -172,11 +172,11 @@ func (d *dmpfl) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 	d.start(st, l.Seed())
 	mg := d.globalMask(st)
 	if p, _ := d.phase(l.Round(), l.Rounds()); p == 2 {
-		theta, err := l.Train(applyMask(st.Global, mg), orNil(mg), l.LR(), l.Epochs(), "shuffle")
+		theta, err := l.Fit(applyMask(st.Global, mg), train.Fit{Mask: orNil(mg)})
 		return train.Upload{Params: theta, NextMask: mg}, err
 	}
 	mc := st.Masks[c].Clone()
-	theta, err := l.Train(d.personal(st, c), orNil(mc), l.LR(), l.Epochs(), "shuffle")
+	theta, err := l.Fit(d.personal(st, c), train.Fit{Mask: orNil(mc)})
 	if err != nil {
 		return train.Upload{}, err
 	}
@@ -243,7 +243,7 @@ func (d *dmpfl) EndRound(st *train.State, round int, local func(c int) *train.Lo
 			continue
 		}
 		l := local(c)
-		theta, err := l.Train(d.personal(st, c), own, l.LR(), l.Epochs(), "dmpfl-refine")
+		theta, err := l.Fit(d.personal(st, c), train.Fit{Mask: own, Stream: "dmpfl-refine"})
 		if err != nil {
 			return fmt.Errorf("refining client %d: %w", c, err)
 		}

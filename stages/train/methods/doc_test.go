@@ -46,3 +46,22 @@ func TestMethodsDocListsEveryParameter(t *testing.T) {
 		}
 	}
 }
+
+// Every registered method has a display name (legends and tables use it), and the README
+// lists each among the methods fedpipe implements.
+func TestEveryMethodHasADisplayName(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range manifest.MethodNames() {
+		d, _ := manifest.LookupMethod(name)
+		if d.Display == "" || manifest.DisplayName(name) != d.Display {
+			t.Errorf("%s: no display name", name)
+			continue
+		}
+		if !strings.Contains(string(b), d.Display+",") && !strings.Contains(string(b), d.Display+" ") {
+			t.Errorf("%s: README.md does not name %q", name, d.Display)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func init() {
 	// Revision 1: impl flbench carries each client's momentum buffers across its trainings
 	// (alaFLBench.Train). BNRevision 1: impl flbench learns W with BatchNorm in evaluation
 	// mode (alaFLBench.serve).
-	train.Register(manifest.MethodDef{Name: "fedala", Personal: true, Features: true, Revision: 1, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "fedala", Display: "FedALA", Extension: flbenchEvaluates, Personal: true, Features: true, Revision: 1, BNRevision: 1,
 		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
 		newFedALA)
 }
@@ -140,7 +140,7 @@ func (f *fedALA) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 			*n++
 		}
 	}
-	trained, err := l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(theta, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

@@ -85,7 +85,8 @@ func (a *alaFLBench) Train(l *train.Local, st *train.State, c int) (train.Upload
 		return train.Upload{}, err
 	}
 	s := st.Method.(*fedALAState)
-	trained, mom, err := l.TrainMomentum(theta, s.Moms[c], l.LR(), l.Epochs(), "shuffle")
+	mom := s.Moms[c]
+	trained, err := l.Fit(theta, train.Fit{Momentum: &mom})
 	if err != nil {
 		return train.Upload{}, err
 	}

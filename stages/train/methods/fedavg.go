@@ -14,7 +14,7 @@ type FedAvgParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedavg",
+	train.Register(manifest.MethodDef{Name: "fedavg", Display: "FedAvg", Extension: manifest.ExtensionIs(manifest.ExtendAlways),
 		Doc: "FedAvg (McMahan et al.): the server averages the sampled clients' models weighted by training-set size; every client is evaluated with the global model."},
 		func(p *FedAvgParams) train.Method { return fedAvg{uniform: p.UniformWeights} })
 }
@@ -31,7 +31,7 @@ type fedAvg struct {
 func (fedAvg) Init(*train.State, int) {}
 
 func (f fedAvg) Train(l *train.Local, st *train.State, _ int) (train.Upload, error) {
-	p, err := l.TrainProx(st.Global, nil, l.LR(), l.Epochs(), "shuffle", f.mu, st.Global)
+	p, err := l.Fit(st.Global, train.Fit{Mu: f.mu, Ref: st.Global})
 	return train.Upload{Params: p}, err
 }
 

@@ -20,7 +20,7 @@ type FedDPAParams struct {
 func init() {
 	// BNRevision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
 	// impl=flbench 1: evaluations score the models of FL-bench's test pass (EndRound).
-	train.Register(manifest.MethodDef{Name: "feddpa", Personal: true, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "feddpa", Display: "FedDPA", Extension: flbenchEvaluates, Personal: true, BNRevision: 1,
 		OptionRevisions: map[string]int{"impl=flbench": 1},
 		Doc:             "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
@@ -184,7 +184,7 @@ func (f *fedDPAFL) Train(l *train.Local, st *train.State, c int) (train.Upload, 
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(start, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

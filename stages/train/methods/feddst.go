@@ -17,7 +17,7 @@ type FedDSTParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "feddst",
+	train.Register(manifest.MethodDef{Name: "feddst", Display: "FedDST", Extension: manifest.ExtensionIs(manifest.ExtendNever),
 		Doc: "FedDST (Bibikar et al., AAAI 2022): sparse FedAvg with dynamic masks - clients prune by magnitude and regrow by gradient every readjust_every rounds (cosine-annealed rate), the server aggregates the masks by voting; every client is evaluated with the global sparse model."},
 		newFedDST)
 }
@@ -61,7 +61,7 @@ func (f *fedDST) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 		st.Global = applyMask(st.Global, m)
 	}
 	m := st.Method.(*sparseState).GlobalMask
-	theta, err := l.Train(st.Global, orNil(m), l.LR(), l.Epochs(), "shuffle")
+	theta, err := l.Fit(st.Global, train.Fit{Mask: orNil(m)})
 	if err != nil || !f.readjust(l.Round()) {
 		return train.Upload{Params: theta, NextMask: m}, err
 	}

@@ -22,7 +22,7 @@ type FedOBPParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedobp", Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedobp", Display: "FedOBP", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models."},
 		newFedOBP)
 }
@@ -268,7 +268,7 @@ func (f *fedOBP) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := l.Train(start, nil, l.LR(), l.Epochs(), "shuffle")
+	trained, err := l.Fit(start, train.Fit{})
 	if err != nil {
 		return train.Upload{}, err
 	}

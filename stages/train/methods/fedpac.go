@@ -16,7 +16,7 @@ type FedPACParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedpac", Personal: true, Features: true,
+	train.Register(manifest.MethodDef{Name: "fedpac", Display: "FedPAC", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Features: true,
 		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics."},
 		newFedPAC)
 }
@@ -126,7 +126,7 @@ func (f *fedPAC) Train(l *train.Local, st *train.State, c int) (train.Upload, er
 		return train.Upload{}, err
 	}
 	before := featureMoments(feats, l.TrainY(), d, classes, false)
-	if theta, err = l.Train(theta, head, l.LR(), f.headEpochs, "fedpac-head"); err != nil {
+	if theta, err = l.Fit(theta, train.Fit{Mask: head, Stream: "fedpac-head", Epochs: train.Exactly(f.headEpochs)}); err != nil {
 		return train.Upload{}, err
 	}
 	body := invert(head)

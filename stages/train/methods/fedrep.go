@@ -14,7 +14,7 @@ type FedRepParams struct {
 
 // FedRep is split with the head trained alone first, then the body alone.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedrep", Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedrep", Display: "FedRep", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs); impl flbench: FL-bench's schedule within train.local_epochs and head-only fine-tuning."},
 		func(p *FedRepParams) train.Method {
 			return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: p.HeadEpochs,

@@ -32,7 +32,7 @@ type FedSelectParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedselect", Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Extension: fedselectExtension, Personal: true,
 		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
 		func(p *FedSelectParams) train.Method {
 			if p.Variant == "v1" {
@@ -165,12 +165,12 @@ func (f *fedSelect) Train(l *train.Local, st *train.State, c int) (train.Upload,
 	}
 	var err error
 	if ones, _ := count(mask); ones == 0 {
-		theta, err = l.Train(theta, nil, lrU, l.Epochs(), "shuffle")
+		theta, err = l.Fit(theta, train.Fit{LR: lrU})
 	} else {
 		shared := invert(mask)
 		for e := 0; e < l.Epochs() && err == nil; e++ {
-			if theta, err = l.Train(theta, mask, lrV, 1, fmt.Sprintf("localalt-v%d", e)); err == nil {
-				theta, err = l.Train(theta, shared, lrU, 1, fmt.Sprintf("localalt-u%d", e))
+			if theta, err = l.Fit(theta, train.Fit{Mask: mask, Stream: fmt.Sprintf("localalt-v%d", e), LR: lrV, Epochs: 1}); err == nil {
+				theta, err = l.Fit(theta, train.Fit{Mask: shared, Stream: fmt.Sprintf("localalt-u%d", e), LR: lrU, Epochs: 1})
 			}
 		}
 	}
@@ -302,3 +302,12 @@ func (f *fedSelect) Comm(st *train.State, c int, u train.Upload) (int64, int64) 
 // by its mean per-batch accuracy, as the authors' evaluate does, unless accuracy says
 // otherwise.
 func (f *fedSelect) PerBatchAccuracy() bool { return f.perBatch }
+
+// fedselectExtension: the official variant's last round aggregates nothing (issue 16), so a
+// longer run never continues a shorter one; the other variants continue any.
+func fedselectExtension(options map[string]string) manifest.Extension {
+	if options["variant"] == "official" {
+		return manifest.ExtendNever
+	}
+	return manifest.ExtendAlways
+}

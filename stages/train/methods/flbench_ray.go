@@ -1,6 +1,9 @@
 package methods
 
-import "github.com/fedpipe/fedpipe/stages/train"
+import (
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
 
 // rayQueue models how FL-bench's parallel mode spreads a round's clients over its ray
 // workers (/work/ref/uglyghost+FedOBP src/utils/trainer.py:67-107 for training, :117-139
@@ -115,4 +118,15 @@ func (a *rayAssign) worker(l *train.Local) int {
 		a.queue, a.queueRound = newRayQueue(a.workers), l.Round()
 	}
 	return a.queue.dispatch(l.TrainSize())
+}
+
+// flbenchEvaluates is the Extension of FedALA and FedDPA: as FL-bench runs them (impl
+// flbench) its test pass leaves the ray workers' models as the next round finds them, so
+// a longer run continues only a shorter one that ended on an evaluation it makes too; as
+// their papers describe them, evaluating changes nothing.
+func flbenchEvaluates(options map[string]string) manifest.Extension {
+	if options["impl"] == "flbench" {
+		return manifest.ExtendAtEvaluation
+	}
+	return manifest.ExtendAlways
 }

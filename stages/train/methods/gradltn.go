@@ -67,7 +67,7 @@ func (f *fedSelectV1) gradLTN(l *train.Local, theta0 tensor.List) (tensor.List, 
 			trainable = next
 		}
 		var err error
-		if iterate, err = l.Train(theta0, trainable, l.LR(), f.epochs, fmt.Sprintf("gradltn%d", i)); err != nil {
+		if iterate, err = l.Fit(theta0, train.Fit{Mask: trainable, Stream: fmt.Sprintf("gradltn%d", i), Epochs: train.Exactly(f.epochs)}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -87,8 +87,8 @@ func (f *fedSelectV1) Train(l *train.Local, st *train.State, c int) (train.Uploa
 	}
 	shared := invert(mask)
 	for e := 0; e < l.Epochs() && err == nil; e++ {
-		if theta, err = l.Train(theta, mask, l.LR(), 1, fmt.Sprintf("localalt-v%d", e)); err == nil {
-			theta, err = l.Train(theta, shared, l.LR(), 1, fmt.Sprintf("localalt-u%d", e))
+		if theta, err = l.Fit(theta, train.Fit{Mask: mask, Stream: fmt.Sprintf("localalt-v%d", e), Epochs: 1}); err == nil {
+			theta, err = l.Fit(theta, train.Fit{Mask: shared, Stream: fmt.Sprintf("localalt-u%d", e), Epochs: 1})
 		}
 	}
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "local", Personal: true,
+	train.Register(manifest.MethodDef{Name: "local", Display: "Local", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "Local training: each client trains only on its own data and never communicates."},
 		func(*train.NoParams) train.Method { return local{} })
 }
@@ -24,7 +24,7 @@ func (local) Init(st *train.State, clients int) {
 }
 
 func (local) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	p, err := l.Train(st.Personal[c], nil, l.LR(), l.Epochs(), "shuffle")
+	p, err := l.Fit(st.Personal[c], train.Fit{})
 	return train.Upload{Params: p}, err
 }
 

@@ -18,7 +18,7 @@ func init() {
 	// Revision 1: impl paper trains every client in the run's last round (LastRoundAll).
 	// impl=paper revision 1: it draws each client with probability participation
 	// (BernoulliSampling); impl flbench's results are unchanged, so their keys are too.
-	train.Register(manifest.MethodDef{Name: "pfedfda", Personal: true, Features: true, Revision: 1,
+	train.Register(manifest.MethodDef{Name: "pfedfda", Display: "pFedFDA", Extension: pfedfdaExtension, Personal: true, Features: true, Revision: 1,
 		OptionRevisions: map[string]int{"impl=paper": 1},
 		Doc:             "pFedFDA (McLaughlin & Su, NeurIPS 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by weights fitted by cross-validation; the body trains under the LDA head of the global estimates."},
 		newPFedFDA)
@@ -337,4 +337,15 @@ func (f *pFedFDA) Comm(st *train.State, c int, u train.Upload) (int64, int64) {
 	}
 	stats := 4 * int64(u.Stats.NumElements()-2)
 	return model + stats, model + stats
+}
+
+// pfedfdaExtension: pFedFDA's own code (impl paper, the default) trains every client in its
+// last round (LastRoundAll), so a longer run never continues a shorter one; FL-bench's fits
+// the clients' evaluation models when it evaluates, so it continues one that ended on an
+// evaluation the longer run makes too.
+func pfedfdaExtension(options map[string]string) manifest.Extension {
+	if options["impl"] == "flbench" {
+		return manifest.ExtendAtEvaluation
+	}
+	return manifest.ExtendNever
 }

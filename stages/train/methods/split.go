@@ -141,17 +141,17 @@ func (s *split) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 		// trainings, each with momentum from zero, are therefore that one optimizer
 		// (TestFedRepFLBenchOneOptimizer).
 		body := min(s.bodyEpochs, l.Epochs())
-		if theta, err = l.Train(theta, own, l.LR(), l.Epochs()-body, "fedrep-head"); err == nil {
-			theta, err = l.Train(theta, invert(own), l.LR(), body, "shuffle")
+		if theta, err = l.Fit(theta, train.Fit{Mask: own, Stream: "fedrep-head", Epochs: train.Exactly(l.Epochs() - body)}); err == nil {
+			theta, err = l.Fit(theta, train.Fit{Mask: invert(own), Epochs: train.Exactly(body)})
 		}
 	case s.schedule == "rep":
-		if theta, err = l.Train(theta, own, l.LR(), s.headEpochs, "fedrep-head"); err == nil {
-			theta, err = l.Train(theta, invert(own), l.LR(), l.Epochs(), "shuffle")
+		if theta, err = l.Fit(theta, train.Fit{Mask: own, Stream: "fedrep-head", Epochs: train.Exactly(s.headEpochs)}); err == nil {
+			theta, err = l.Fit(theta, train.Fit{Mask: invert(own)})
 		}
 	case s.schedule == "babu":
-		theta, err = l.Train(theta, invert(own), l.LR(), l.Epochs(), "shuffle")
+		theta, err = l.Fit(theta, train.Fit{Mask: invert(own)})
 	default:
-		theta, err = l.Train(theta, nil, l.LR(), l.Epochs(), "shuffle")
+		theta, err = l.Fit(theta, train.Fit{})
 	}
 	return train.Upload{Params: theta, NextMask: own}, err
 }

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/live"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// The states status --watch and serve give a run (its train stage), beside live's.
+const (
+	stateWaiting  = "waiting"
+	stateTraining = "training"
+)
+
+// liveRun is one run of a watched manifest as a reader sees it now.
+type liveRun struct {
+	Manifest string `json:"manifest"`
+	// Cell is the run's label without its seed (its seeds form one band); Label with it.
+	Cell  string `json:"cell"`
+	Label string `json:"label"`
+	Seed  int64  `json:"seed"`
+	Key   string `json:"key"`
+	// State is waiting, training, finished, failed, interrupted or stalled.
+	State string `json:"state"`
+	// Detail says more: the round and ETA, who took the stage over, why it stalled.
+	Detail  string        `json:"detail,omitempty"`
+	Journal *live.Journal `json:"journal,omitempty"`
+	node    *pipeline.Node
+}
+
+// liveWatch reads the progress of the train stages of some graphs from a store directory
+// and, optionally, a remote. It never opens the store while a run holds it, except once
+// through a snapshot (artifacts.OpenReader) to learn which runs were cached before it
+// started; after that it reads only the journals (small files, objects of the remote).
+type liveWatch struct {
+	dir    string
+	remote *remote.Remote
+	graphs []*pipeline.Graph
+	// cached holds the keys whose results were in the store or the remote at the start.
+	cached map[string]bool
+	host   string
+}
+
+// newLiveWatch looks up, once, which train stages of the graphs are already computed.
+func newLiveWatch(ctx context.Context, dir string, rem *remote.Remote, graphs []*pipeline.Graph, logf func(string, ...any)) (*liveWatch, error) {
+	w := &liveWatch{dir: dir, remote: rem, graphs: graphs, cached: map[string]bool{}}
+	w.host, _ = os.Hostname()
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
+		store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: -1, Logf: logf})
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range w.trainNodes() {
+			if _, ok, err := store.ActionMeta(artifacts.Digest(n.Key)); err == nil && ok {
+				w.cached[n.Key.String()] = true
+			}
+		}
+		store.Close()
+	}
+	if rem != nil {
+		for _, n := range w.trainNodes() {
+			if w.cached[n.Key.String()] {
+				continue
+			}
+			ok, err := rem.HasAction(ctx, artifacts.Digest(n.Key))
+			if err != nil {
+				return nil, err
+			}
+			w.cached[n.Key.String()] = ok
+		}
+	}
+	return w, nil
+}
+
+func (w *liveWatch) trainNodes() []*pipeline.Node {
+	var out []*pipeline.Node
+	for _, g := range w.graphs {
+		for _, n := range g.Nodes {
+			if n.Kind == manifest.KindTrain && n.Run != nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// journals reads every journal of the store directory and the remote, keeping for each
+// stage the one written last (the remote's when it is the newer: another worker's).
+func (w *liveWatch) journals(ctx context.Context) (map[string]*live.Journal, error) {
+	out := map[string]*live.Journal{}
+	keep := func(j *live.Journal) {
+		if old := out[j.Key]; old == nil || j.Updated.After(old.Updated) {
+			out[j.Key] = j
+		}
+	}
+	for _, n := range w.trainNodes() {
+		if b, err := os.ReadFile(live.Path(w.dir, n.Key.String())); err == nil {
+			if j, err := live.Decode(b); err == nil {
+				keep(j)
+			}
+		}
+	}
+	if w.remote != nil {
+		objs, err := w.remote.Progress(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range objs {
+			if j, err := live.Decode(b); err == nil {
+				keep(j)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runs is every train stage's state now, in graph order.
+func (w *liveWatch) runs(ctx context.Context) ([]liveRun, error) {
+	js, err := w.journals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []liveRun
+	for _, g := range w.graphs {
+		for _, n := range g.Nodes {
+			if n.Kind != manifest.KindTrain || n.Run == nil {
+				continue
+			}
+			key := n.Key.String()
+			label := n.Run.Label()
+			r := liveRun{Manifest: g.Manifest.File, Label: label, Cell: strings.TrimSuffix(label, fmt.Sprintf(" seed=%d", n.Run.Seed)),
+				Seed: n.Run.Seed, Key: key, Journal: js[key], node: n}
+			if err := w.judge(ctx, &r); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// judge sets a run's state from its journal, the store's cache and, for a run still
+// training, whether its writer is alive: a local process that no longer exists, or a
+// worker whose lease is no longer renewed, has stalled.
+func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
+	j := r.Journal
+	switch {
+	case j == nil && w.cached[r.Key]:
+		r.State = live.Finished
+		return nil
+	case j == nil:
+		r.State = stateWaiting
+		return nil
+	case j.State == live.Finished || j.State == live.Failed || j.State == live.Interrupted:
+		r.State = j.State
+		if last := j.Last(); last.Round > 0 {
+			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, fmtDur(time.Duration(last.Seconds*float64(time.Second))))
+		}
+		if j.State == live.Failed {
+			r.Detail = strings.TrimPrefix(r.Detail+": "+j.Error, ": ")
+		}
+		if j.State == live.Interrupted && w.cached[r.Key] {
+			r.State = live.Finished
+		}
+		return nil
+	}
+	r.State = stateTraining
+	last := j.Last()
+	r.Detail = fmt.Sprintf("round %d of %d", last.Round, j.Rounds)
+	if eta := j.ETA(); eta > 0 {
+		r.Detail += ", ETA " + fmtDur(eta.Round(time.Second))
+	}
+	if j.TookOverFrom != "" {
+		r.Detail += ", taken over from " + j.TookOverFrom
+	}
+	why, err := w.stalled(ctx, j)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		r.State, r.Detail = live.Stalled, fmt.Sprintf("at round %d of %d: %s", last.Round, j.Rounds, why)
+	}
+	return nil
+}
+
+// stalled says why a journal still marked running has no live writer ("" if it has one).
+func (w *liveWatch) stalled(ctx context.Context, j *live.Journal) (string, error) {
+	if w.remote != nil && j.Leased {
+		l, err := w.remote.LeaseOf(ctx, mustDigest(j.Key), time.Duration(j.LeaseTTL*float64(time.Second)))
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case !l.Held:
+			return fmt.Sprintf("%s holds no lease on it", j.Holder), nil
+		case l.Stale():
+			return fmt.Sprintf("the lease of %s was last renewed %s ago (TTL %s)", l.Holder, fmtDur(l.Age.Round(time.Second)), l.TTL), nil
+		}
+		return "", nil
+	}
+	if j.Host == w.host && j.PID > 0 {
+		if !processAlive(j.PID) {
+			return fmt.Sprintf("its process %s is gone", j.Holder), nil
+		}
+		return "", nil
+	}
+	// Another host, no lease to ask: silent for ten minutes and for five rounds' time.
+	quiet := time.Since(j.Updated)
+	limit := 10 * time.Minute
+	if last := j.Last(); last.Round > 0 {
+		limit = max(limit, time.Duration(5*last.Seconds/float64(last.Round)*float64(time.Second)))
+	}
+	if quiet > limit {
+		return fmt.Sprintf("no news from %s for %s", j.Holder, fmtDur(quiet.Round(time.Second))), nil
+	}
+	return "", nil
+}
+
+// mustDigest parses a journal's key (a hex digest; zero when malformed, which no lease has).
+func mustDigest(s string) artifacts.Digest {
+	d, _ := artifacts.ParseDigest(s)
+	return d
+}
+
+// processAlive reports whether process pid of this host exists and is not a zombie (a
+// killed process its parent has not reaped yet).
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		_, noProc := os.Stat("/proc/self/stat")
+		return noProc != nil // without /proc (not Linux), kill's answer; with it, gone
+	}
+	// The state follows the command name, which is in parentheses and may hold spaces.
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
+}

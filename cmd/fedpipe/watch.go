@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/live"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+)
+
+// wantsWatch reports whether status was asked to --watch (status --watch is its own
+// command: it reads progress journals, not the plan).
+func wantsWatch(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--watch" {
+			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--watch="); ok {
+			on, err := strconv.ParseBool(v)
+			return on || err != nil // an invalid value: statusWatch's parser says so
+		}
+	}
+	return false
+}
+
+// watchFlags are status --watch's flags.
+type watchFlags struct {
+	commonFlags
+	watch    bool
+	interval time.Duration
+	once     bool
+}
+
+// registerWatch adds --watch and its flags (status registers them too, so that its help
+// lists them; statusWatch is what honours them).
+func (f *watchFlags) registerWatch(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.watch, "watch", false, "follow the runs as they train: state (waiting, training round r of T with ETA, finished, failed, stalled) and latest figures, refreshed")
+	fs.DurationVar(&f.interval, "interval", 2*time.Second, "with --watch: time between refreshes")
+	fs.BoolVar(&f.once, "once", false, "with --watch: print the states once and exit")
+}
+
+// watchOnly is status's error for a --watch flag given without --watch (nil if none).
+func watchOnly(fs *pflag.FlagSet) error {
+	for _, name := range []string{"interval", "once"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s goes with --watch", name)
+		}
+	}
+	return nil
+}
+
+// startWatch parses a watching command's flags and arguments (one MANIFEST or more, its
+// refresh period *every, flag name, at least least, read once the flags are parsed) and opens the watch, with a context
+// that Ctrl-C and SIGTERM cancel (stop releases it). w is nil when the command is to exit
+// with code at once: help, invalid input (2) or a failure.
+func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *liveWatch, stop func(), code int) {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return nil, nil, nil, code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "fedpipe %s: expected at least one MANIFEST argument\n", name)
+		fs.Usage()
+		return nil, nil, nil, exitInvalid
+	}
+	if *every < least {
+		fmt.Fprintf(stderr, "fedpipe %s: --%s %v: must be at least %v\n", name, flag, *every, least)
+		return nil, nil, nil, exitInvalid
+	}
+	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	w, err := openWatch(ctx, fs.Args(), f, stderr)
+	if err != nil {
+		stop()
+		return nil, nil, nil, failure("fedpipe "+strings.Fields(name)[0], err, f.json, stdout, stderr)
+	}
+	return ctx, w, stop, exitOK
+}
+
+// openWatch loads the manifests named on the command line and what the store and remote
+// already hold: what status --watch and serve start from.
+func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Writer) (*liveWatch, error) {
+	loader := &data.Loader{DataDir: f.data}
+	var graphs []*pipeline.Graph
+	for _, p := range paths {
+		g, _, err := loadGraphSet(p, f.set, loader, f.backend)
+		if err == nil && len(f.only) > 0 {
+			g, err = pipeline.Only(g, f.only)
+		}
+		if err != nil {
+			return nil, err
+		}
+		graphs = append(graphs, g)
+	}
+	logf := func(string, ...any) {}
+	rem, err := f.remote.open(ctx, logf)
+	if err != nil {
+		return nil, err
+	}
+	// The store a run of the first manifest writes to (findstore.go), which may not exist
+	// yet: the watch waits for it.
+	return newLiveWatch(ctx, runStore(f.store, paths[0]), rem, graphs, logf)
+}
+
+// statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
+// refreshed every --interval until every run has finished or failed, or Ctrl-C.
+func statusWatch(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f watchFlags
+	f.register(fs, "status")
+	f.registerWatch(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST... --watch [flags]\n\n"+
+			"Follows every run of the manifests while a run or workers train them (in this store, or on --remote):\n"+
+			"waiting, training round r of T with its ETA, finished, failed, interrupted, or stalled (its process is\n"+
+			"gone, or its worker's lease is no longer renewed), with the latest training loss and test accuracy.\n"+
+			"It reads the progress journals train stages publish and never waits for or slows a run. It ends when\n"+
+			"every run has finished or failed, or on Ctrl-C.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	ctx, w, stop, code := startWatch("status --watch", fs, args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, stdout, stderr)
+	if w == nil {
+		return code
+	}
+	defer stop()
+	clear := false
+	if file, ok := stdout.(*os.File); ok && isTerminal(file) && !f.json {
+		clear = true
+	}
+	last := ""
+	for {
+		runs, err := w.runs(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			return failure("fedpipe status", err, f.json, stdout, stderr)
+		}
+		switch {
+		case f.json:
+			writeJSONLine(stdout, map[string]any{"time": time.Now().UTC().Format(time.RFC3339), "runs": runs})
+		default:
+			text := watchText(runs)
+			if clear {
+				fmt.Fprint(stdout, "\x1b[H\x1b[2J")
+			}
+			if clear || text != last {
+				fmt.Fprintf(stdout, "%s  (store %s)\n%s", time.Now().Format("15:04:05"), w.dir, text)
+				if !clear {
+					fmt.Fprintln(stdout)
+				}
+			}
+			last = text
+		}
+		if f.once || settled(runs) {
+			return exitOK
+		}
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-time.After(f.interval):
+		}
+	}
+}
+
+// settled reports whether no run can change any more: each finished or failed.
+func settled(runs []liveRun) bool {
+	for _, r := range runs {
+		if r.State != live.Finished && r.State != live.Failed {
+			return false
+		}
+	}
+	return true
+}
+
+// watchText is one line per run (state, label, detail, latest figures) and a summary.
+func watchText(runs []liveRun) string {
+	var b strings.Builder
+	width := 0
+	for _, r := range runs {
+		width = max(width, len(r.Label))
+	}
+	for _, r := range runs {
+		line := fmt.Sprintf("%-11s %-*s", r.State, width, r.Label)
+		if r.Detail != "" {
+			line += "  " + r.Detail
+		}
+		if m := latestFigures(r.Journal); m != "" {
+			line += "  " + m
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	b.WriteString(summaryLine(runs) + "\n")
+	return b.String()
+}
+
+// summaryLine counts the runs by state, e.g. "4 runs: 1 finished, 1 training, 2 waiting".
+func summaryLine(runs []liveRun) string {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.State]++
+	}
+	parts := []string{}
+	for _, s := range []string{live.Finished, stateTraining, stateWaiting, live.Stalled, live.Failed, live.Interrupted} {
+		if count[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
+		}
+	}
+	return fmt.Sprintf("%d runs: %s", len(runs), strings.Join(parts, ", "))
+}
+
+// latestFigures is a journal's latest training loss and evaluation, in words.
+func latestFigures(j *live.Journal) string {
+	if j == nil || len(j.Points) == 0 {
+		return ""
+	}
+	var parts []string
+	for i := len(j.Points) - 1; i >= 0; i-- {
+		if l := j.Points[i].TrainLoss; l != nil {
+			parts = append(parts, fmt.Sprintf("train loss %.4f", *l))
+			break
+		}
+	}
+	if e, round := j.LastEval(); e != nil {
+		s := fmt.Sprintf("test acc %.2f%%", 100*e.TestAccuracy)
+		if e.TestFTAccuracy != nil {
+			s += fmt.Sprintf(", %.2f%% fine-tuned", 100**e.TestFTAccuracy)
+		}
+		parts = append(parts, s+fmt.Sprintf(" (round %d)", round))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeJSONLine writes v as one line of JSON (a stream a program can follow).
+func writeJSONLine(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		fmt.Fprintf(w, "%s\n", b)
+	}
+}

@@ -1,0 +1,102 @@
+package site
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fedpipe/fedpipe/manifest"
+)
+
+// displayRow is a row label with its method's display name in place of the method's id
+// ("fedavg lr=0.1" → "FedAvg lr=0.1"), for legends; a label of the manifest's own choosing
+// ("fedavg-ft") stays as written.
+func displayRow(row, method string) string {
+	if row == method || strings.HasPrefix(row, method+" ") {
+		return manifest.DisplayName(method) + strings.TrimPrefix(row, method)
+	}
+	return row
+}
+
+// display is displayRow for a row of c, by the method of its first run.
+func (c *collected) display(row string) string {
+	for _, x := range c.runs {
+		if x.row == row {
+			return displayRow(row, x.r.Method)
+		}
+	}
+	return row
+}
+
+// shared returns the one value f gives every run, and whether they all agree.
+func shared[T comparable](runs []*run, f func(*manifest.Run) T) (T, bool) {
+	var zero T
+	if len(runs) == 0 {
+		return zero, false
+	}
+	v := f(runs[0].r)
+	for _, x := range runs[1:] {
+		if f(x.r) != v {
+			return zero, false
+		}
+	}
+	return v, true
+}
+
+// setting says, for a caption, what the runs drawn have in common: the manifests, the
+// dataset, the partition, the clients, the model and the rounds, each only where every run
+// agrees (what differs is in the panels' and legend's labels), and the seeds.
+func (c *collected) setting(runs []*run) string {
+	var parts []string
+	if ds, ok := shared(runs, func(r *manifest.Run) string { return r.Dataset.Name }); ok {
+		parts = append(parts, datasetName(ds))
+	}
+	if s, ok := shared(runs, func(r *manifest.Run) string { return r.Partition.Scheme }); ok {
+		p := s + " partition"
+		if s == "dirichlet" {
+			p = "Dirichlet partition"
+			if a, ok := shared(runs, func(r *manifest.Run) float64 { return r.Partition.Alpha }); ok {
+				p = "Dir(" + strconv.FormatFloat(a, 'g', -1, 64) + ") partition"
+			}
+		}
+		if n, ok := shared(runs, func(r *manifest.Run) int { return r.Partition.Clients }); ok && n > 0 {
+			p += fmt.Sprintf(" over %d clients", n)
+		}
+		parts = append(parts, p)
+	}
+	if a, ok := shared(runs, func(r *manifest.Run) string { return r.Model.Arch }); ok {
+		parts = append(parts, "model "+a)
+	}
+	if n, ok := shared(runs, func(r *manifest.Run) int { return r.Train.Rounds }); ok {
+		parts = append(parts, fmt.Sprintf("%d rounds", n))
+	}
+	seeds := map[int64]bool{}
+	for _, x := range runs {
+		seeds[x.r.Seed] = true
+	}
+	parts = append(parts, plural(len(seeds), "seed"))
+	names := slices.Compact(slices.Clone(c.manifests))
+	return "Manifest " + strings.Join(names, ", ") + ": " + strings.Join(parts, ", ")
+}
+
+// datasetNames are the datasets as their papers write them (manifest.DatasetSpec.Name's
+// values).
+var datasetNames = map[string]string{"fmnist": "Fashion-MNIST", "synthetic": "Synthetic", "mnist": "MNIST",
+	"emnist": "EMNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "cifar10c": "CIFAR-10-C", "svhn": "SVHN",
+	"medmnist": "MedMNIST", "officehome": "OfficeHome", "miniimagenet": "mini-ImageNet", "har": "HAR", "femnist": "FEMNIST"}
+
+// datasetName is how a caption names a dataset.
+func datasetName(name string) string {
+	if d, ok := datasetNames[name]; ok {
+		return d
+	}
+	return name
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

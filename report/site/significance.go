@@ -1,0 +1,189 @@
+package site
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/fedpipe/fedpipe/stats"
+	"github.com/fedpipe/fedpipe/verify"
+)
+
+// The vs_best values of the results table: how a method compares with its column's best.
+const (
+	vsBest        = "best"
+	vsNotSig      = "not significantly different"
+	vsWorse       = "significantly worse"
+	vsNotComputed = ""
+)
+
+// mark is one results cell's standing in its column: whether it is the best mean, and the
+// Holm-corrected p-value of its paired test against the best (NaN for the best itself).
+type mark struct {
+	best bool
+	p    float64
+	vs   string
+}
+
+// series is one method's runs in one column, by seed: the metric (percent) and the
+// per-client final accuracies (percent).
+type series struct {
+	values  map[int64]float64
+	clients map[int64][]float64
+	mean    float64
+}
+
+// columnSeries gathers every (row, column)'s computed runs.
+func (c *collected) columnSeries(metric string) map[[2]string]*series {
+	out := map[[2]string]*series{}
+	for _, x := range c.runs {
+		if x.summary == nil {
+			continue
+		}
+		v := value(*x.summary, metric)
+		if math.IsNaN(v) {
+			continue
+		}
+		k := [2]string{x.row, x.col}
+		s := out[k]
+		if s == nil {
+			s = &series{values: map[int64]float64{}, clients: map[int64][]float64{}}
+			out[k] = s
+		}
+		s.values[x.r.Seed] = v
+		if len(x.clients) > 0 {
+			acc := make([]float64, len(x.clients))
+			for i, cl := range x.clients {
+				acc[i] = 100 * cl.Accuracy
+			}
+			s.clients[x.r.Seed] = acc
+		}
+	}
+	for _, s := range out {
+		var vs []float64
+		for _, v := range s.values {
+			vs = append(vs, v)
+		}
+		s.mean = stats.Mean(vs)
+	}
+	return out
+}
+
+// marks compares, in each column, every method with the column's best mean, paired over
+// unit (seeds: the metric of the seeds both computed, exact sign-flip test; clients: each
+// client's final accuracy, paired within a seed, the seeds pooled, Wilcoxon signed-rank), and
+// corrects the column's p-values with Holm's method. A comparison that cannot be made (no
+// seed or client in common) gets p = NaN and counts as not significant: nothing shows the
+// method worse.
+func (c *collected) marks(metric string, unit stats.Unit) map[[2]string]mark {
+	ser := c.columnSeries(metric)
+	out := map[[2]string]mark{}
+	for _, col := range c.cols {
+		best := ""
+		for _, row := range c.rows {
+			if s := ser[[2]string{row, col}]; s != nil && (best == "" || s.mean > ser[[2]string{best, col}].mean) {
+				best = row
+			}
+		}
+		if best == "" {
+			continue
+		}
+		b := ser[[2]string{best, col}]
+		var others []string
+		var ps []float64
+		for _, row := range c.rows {
+			s := ser[[2]string{row, col}]
+			if s == nil || row == best {
+				continue
+			}
+			others = append(others, row)
+			ps = append(ps, pairedP(b, s, unit))
+		}
+		out[[2]string{best, col}] = mark{best: true, p: math.NaN(), vs: vsBest}
+		for i, adj := range stats.Holm(ps) {
+			m := mark{p: adj, vs: vsNotSig}
+			if adj < stats.Alpha {
+				m.vs = vsWorse
+			}
+			out[[2]string{others[i], col}] = m
+		}
+	}
+	return out
+}
+
+// pairedP is the two-sided p-value of s against the best b, paired over unit; NaN when they
+// share no seed (or, over clients, no seed with the same number of clients).
+func pairedP(b, s *series, unit stats.Unit) float64 {
+	c, ok := pairedCompare(s, b, unit)
+	if !ok {
+		return math.NaN()
+	}
+	return c.P
+}
+
+// pairedCompare compares b against a (b − a) paired over unit: by seed, the metric of the
+// seeds both computed; by client, each client's final accuracy within each such seed, the
+// seeds pooled. ok is false when nothing pairs.
+func pairedCompare(a, b *series, unit stats.Unit) (stats.Paired, bool) {
+	var seeds []int64
+	for seed := range b.values {
+		if _, ok := a.values[seed]; ok {
+			seeds = append(seeds, seed)
+		}
+	}
+	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	var xa, xb []float64
+	for _, seed := range seeds {
+		if unit == stats.Clients {
+			ca, cb := a.clients[seed], b.clients[seed]
+			if len(cb) == 0 || len(cb) != len(ca) {
+				continue
+			}
+			xa, xb = append(xa, ca...), append(xb, cb...)
+			continue
+		}
+		xa, xb = append(xa, a.values[seed]), append(xb, b.values[seed])
+	}
+	if len(xa) == 0 {
+		return stats.Paired{}, false
+	}
+	return stats.Compare(unit, xa, xb), true
+}
+
+// significanceNote is the footnote of the results table: the marks and the test behind them.
+func significanceNote(unit stats.Unit) string {
+	test := "an exact sign-flip permutation test on the metric, paired by seed (with n seeds its p-value is at least 2/2ⁿ: with fewer than 6 seeds no difference can be significant)"
+	if unit == stats.Clients {
+		test = "a Wilcoxon signed-rank test on each client's final accuracy, paired by client within each seed, the seeds pooled (clients of one federation are not independent: read it as a description of these clients)"
+	}
+	return fmt.Sprintf("Bold: the best mean of its column. †: not significantly different from the best at 5 %%, by %s, two-sided, Holm-corrected over the column's comparisons. "+
+		"Intervals: with several seeds, the 95 %% Student-t interval of the mean over seeds; with one seed, the 95 %% test-set interval of that run (Wilson over its pooled test samples, or a bootstrap over its clients), which says nothing about another seed. See docs/statistics.md.", test)
+}
+
+// cellInterval is the interval a results cell shows: over seeds (Student t) when the cell
+// has several, else the one run's test-set interval.
+type cellInterval struct {
+	lo, hi float64
+	kind   string // "seeds", "test set" or ""
+	text   string // as the cell shows it, with a leading space ("" when none)
+}
+
+// interval computes a results cell's interval from its seeds' values vals.
+func (c *collected) interval(row, col, metric string, vals []float64) cellInterval {
+	none := cellInterval{lo: math.NaN(), hi: math.NaN()}
+	if len(vals) > 1 {
+		iv := stats.TInterval(vals)
+		return cellInterval{lo: iv.Lo, hi: iv.Hi, kind: "seeds", text: fmt.Sprintf(" [%.2f, %.2f] over seeds", iv.Lo, iv.Hi)}
+	}
+	for _, x := range c.runs {
+		if x.row != row || x.col != col || x.summary == nil {
+			continue
+		}
+		iv, how, ok := verify.TestSetInterval(*x.summary, verify.ClientAccuracies(x.clients), metric)
+		if !ok {
+			return none
+		}
+		return cellInterval{lo: iv.Lo, hi: iv.Hi, kind: "test set", text: fmt.Sprintf(" [%.2f, %.2f] test set (%s)", iv.Lo, iv.Hi, how)}
+	}
+	return none
+}

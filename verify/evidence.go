@@ -1,0 +1,111 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/stats"
+)
+
+// Evidence is what a verdict rests on, beside it: the measured value's 95 % interval and
+// the difference from the published value in units of the published std. It changes no
+// verdict (those stay the tolerance rules of Verify).
+type Evidence struct {
+	// CI is the measured value's 95 % interval (percent): with several seeds the Student-t
+	// interval of the mean over seeds; with one, that run's test-set interval (TestSetInterval).
+	// nil when none can be computed (a cost metric, a shifted figure of one seed, a best-round
+	// client mean of one seed).
+	CI *stats.Interval `json:"measured_ci95,omitempty"`
+	// CIOver says which: "seeds" or "test set (Wilson, N test samples)" and the like.
+	CIOver string `json:"measured_ci95_over,omitempty"`
+	// Standardized is (measured − published) / published std: how many of the paper's own
+	// run-to-run standard deviations the measurement lies from its mean. nil when the paper
+	// gives no std, or for an "above" claim.
+	Standardized *float64 `json:"standardized_diff,omitempty"`
+}
+
+// testSetInfo is one measured run's test-set interval of the expectation's metric.
+type testSetInfo struct {
+	iv  stats.Interval
+	how string
+	ok  bool
+}
+
+// testSetOf computes the test-set interval of expectation e's metric for the run whose
+// evaluate action is a and encoded summary b; none for shifted figures and costs.
+func testSetOf(store *artifacts.Store, a artifacts.Action, b []byte, e manifest.Expectation) testSetInfo {
+	if e.Shift != "" {
+		return testSetInfo{}
+	}
+	s, _, err := results.DecodeOne[results.Summary](b)
+	if err != nil {
+		return testSetInfo{}
+	}
+	var clients []float64
+	if d, ok := a.Outputs["clients"]; ok && e.Metric == "final_client_mean" {
+		if cb, err := store.Get(d); err == nil {
+			if rows, _, err := results.Decode[results.Client](cb); err == nil {
+				clients = ClientAccuracies(rows)
+			}
+		}
+	}
+	iv, how, ok := TestSetInterval(s, clients, e.Metric)
+	return testSetInfo{iv: iv, how: how, ok: ok}
+}
+
+// setEvidence fills c's Evidence from its measured values m.
+func (c *Cell) setEvidence(m *measured) {
+	switch {
+	case len(m.values) > 1:
+		iv := stats.TInterval(m.values)
+		c.CI, c.CIOver = &iv, "seeds"
+	case len(m.values) == 1 && len(m.testSet) == 1 && m.testSet[0].ok:
+		iv := m.testSet[0].iv
+		c.CI, c.CIOver = &iv, "test set ("+m.testSet[0].how+")"
+	}
+	if c.Above == "" && c.Std > 0 {
+		z := (c.Measured - c.Published) / c.Std
+		c.Standardized = &z
+	}
+}
+
+// evidenceMeasured is the interval as the measured column shows it after the value:
+// " [lo, hi] over seeds" or " [lo, hi] test set (…)"; "" when there is none.
+func (c Cell) evidenceMeasured() string {
+	if c.CI == nil || !c.CI.Valid() {
+		return ""
+	}
+	over := c.CIOver
+	if over == "seeds" {
+		over = "over seeds"
+	}
+	return fmt.Sprintf(" [%.2f, %.2f] %s", c.CI.Lo, c.CI.Hi, over)
+}
+
+// evidenceDiff is the standardized difference as the diff column shows it after the
+// difference: " (+1.23 published std)"; "" when there is none.
+func (c Cell) evidenceDiff() string {
+	if c.Standardized == nil || math.IsNaN(*c.Standardized) || math.IsInf(*c.Standardized, 0) {
+		return ""
+	}
+	return fmt.Sprintf(" (%+.2f published std)", *c.Standardized)
+}
+
+// evidenceRuns is the published value's number of runs as the expected column shows it:
+// "n=4, " before the tolerance; "" when the paper does not state it.
+func (c Cell) evidenceRuns() string {
+	if c.PublishedRuns <= 0 || c.Above != "" {
+		return ""
+	}
+	return fmt.Sprintf("n=%d, ", c.PublishedRuns)
+}
+
+// keptEvidenceNote explains, on the kept-results page, the evidence beside each verdict.
+const keptEvidenceNote = "Beside each verdict: the published mean ± std with the number of runs it is over (n) where the paper states it; " +
+	"the measurement's 95 % interval — over seeds (Student t) when several are kept, else the one run's test-set interval " +
+	"(Wilson over its pooled test samples, or a bootstrap over its clients), which shows how much another test set would move " +
+	"the number, not another training seed; and the difference in units of the published std, how many of the paper's own " +
+	"run-to-run deviations the measurement lies from its mean. The verdict is the tolerance rule alone (docs/statistics.md).\n\n"
