@@ -14,6 +14,16 @@ import (
 	"time"
 )
 
+// fullDiskManifest has ten clients each keeping a 17 MB model: its checkpoints outgrow a
+// small filesystem fast.
+const fullDiskManifest = `name: full
+dataset: {name: synthetic, devices: 10}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [2048, 2048]}
+train: {rounds: 3, local_epochs: 1, lr: 0.01, checkpoint_every: 1, eval_every: 0}
+methods: [{name: local}]
+`
+
 // A full disk stops the run with a clear error (never a crash) and leaves no cached result
 // whose outputs are missing. Needs root to mount a small tmpfs; skips otherwise.
 func TestDiskFullFailsCleanly(t *testing.T) {
@@ -22,14 +32,7 @@ func TestDiskFullFailsCleanly(t *testing.T) {
 	}
 	mnt := mountTmpfs(t, "100m")
 	dir := t.TempDir()
-	// Ten clients each keeping a 17 MB model: checkpoints outgrow the filesystem fast.
-	m := writeManifest(t, dir, `name: full
-dataset: {name: synthetic, devices: 10}
-partition: {scheme: natural}
-model: {arch: mlp, hidden: [2048, 2048]}
-train: {rounds: 3, local_epochs: 1, lr: 0.01, checkpoint_every: 1, eval_every: 0}
-methods: [{name: local}]
-`)
+	m := writeManifest(t, dir, fullDiskManifest)
 	store := filepath.Join(mnt, "store")
 	code, _, errs := fedpipe(t, "run", m, "--store", store)
 	if code != exitEnvironment || !strings.Contains(errs, "not enough free disk space") {
@@ -70,13 +73,7 @@ func TestDiskFillingMidRunFailsCleanlyAndResumes(t *testing.T) {
 	}
 	mnt := mountTmpfs(t, "300m")
 	dir := t.TempDir()
-	m := writeManifest(t, dir, `name: filling
-dataset: {name: synthetic, devices: 10}
-partition: {scheme: natural}
-model: {arch: mlp, hidden: [2048, 2048]}
-train: {rounds: 3, local_epochs: 1, lr: 0.01, checkpoint_every: 1, eval_every: 0}
-methods: [{name: local}]
-`)
+	m := writeManifest(t, dir, fullDiskManifest)
 	store := filepath.Join(mnt, "store")
 	errPath := filepath.Join(dir, "stderr")
 	errFile, err := os.Create(errPath)
