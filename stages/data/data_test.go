@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fedpipe/fedpipe/manifest"
 )
@@ -231,4 +233,40 @@ func TestByteImagesDecodeAsNormalized(t *testing.T) {
 			t.Errorf("C=%d: the dataset reads its caller's buffer", c)
 		}
 	}
+}
+
+// A data file that exists but is not a regular file — a named pipe, a link to a device, a
+// symbolic link loop, a directory — is named as such (exit code 2), not reported missing,
+// and reading it never blocks.
+func TestUnusableDataFilesAreNamed(t *testing.T) {
+	for what, create := range map[string]func(p string) error{
+		"a named pipe (FIFO)":  func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"a device":             func(p string) error { return os.Symlink("/dev/zero", p) },
+		"a symbolic link loop": func(p string) error { return os.Symlink(p, p) },
+		"a directory":          func(p string) error { return os.Mkdir(p, 0o755) },
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "train-images-idx3-ubyte.gz")
+		if err := create(p); err != nil {
+			t.Fatal(err)
+		}
+		done := async(func() error { _, err := (&Loader{DataDir: dir}).Load(manifest.DatasetSpec{Name: "mnist"}); return err })
+		select {
+		case err := <-done:
+			var u *UnusableFileError
+			if !errors.As(err, &u) || !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), p) ||
+				!strings.Contains(err.Error(), "is "+what) {
+				t.Errorf("%s: %v, want an input error naming %s as %s", what, err, p, what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: loading did not return in 10 s", what)
+		}
+	}
+}
+
+// async runs f on its own goroutine and delivers its error.
+func async(f func() error) <-chan error {
+	c := make(chan error, 1)
+	go func() { c <- f() }()
+	return c
 }

@@ -1,12 +1,15 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/fedpipe/fedpipe/manifest"
 )
@@ -126,6 +129,9 @@ type source struct {
 	system string
 	// present reports whether dir holds the dataset the spec names.
 	present func(dir string, spec manifest.DatasetSpec) bool
+	// paths lists the files present looks for in dir (nil: it looks for folders), so that
+	// one that exists but cannot be read as a file is named rather than called missing.
+	paths func(dir string, spec manifest.DatasetSpec) []string
 	// missing describes the expected files, for MissingDataError.
 	missing func(spec manifest.DatasetSpec) string
 	// install says where the data come from.
@@ -169,6 +175,16 @@ func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 			return c, nil
 		}
 	}
+	for _, c := range candidates {
+		if src.paths == nil {
+			break
+		}
+		for _, p := range src.paths(c, spec) {
+			if err := unusable(p); err != nil {
+				return "", err
+			}
+		}
+	}
 	return "", &MissingDataError{Dataset: spec.Name, Searched: candidates, Missing: src.missing(spec), Install: src.install}
 }
 
@@ -182,6 +198,58 @@ func hasFile(name func(spec manifest.DatasetSpec) string, gz bool) func(string, 
 		p := filepath.Join(dir, name(spec))
 		return isFile(p) || gz && isFile(p+".gz")
 	}
+}
+
+// filePaths is the paths func of a source that hasFile(name, gz) recognizes.
+func filePaths(name func(spec manifest.DatasetSpec) string, gz bool) func(string, manifest.DatasetSpec) []string {
+	return func(dir string, spec manifest.DatasetSpec) []string {
+		p := filepath.Join(dir, name(spec))
+		if gz {
+			return []string{p, p + ".gz"}
+		}
+		return []string{p}
+	}
+}
+
+// UnusableFileError says that a data file exists but cannot be read as one: a named pipe,
+// a device (or a link to one), a directory, a socket, a symbolic link loop. It is an input
+// error (exit code 2).
+type UnusableFileError struct {
+	Path, What string
+}
+
+func (e *UnusableFileError) Error() string {
+	return fmt.Sprintf("%s: is %s, not a regular file: fedpipe reads dataset files whole; point the dataset at the real file", e.Path, e.What)
+}
+
+// Is makes errors.Is(err, manifest.ErrInvalid) true.
+func (e *UnusableFileError) Is(target error) bool { return target == manifest.ErrInvalid }
+
+// unusable returns an UnusableFileError when p exists but is not a regular file (nil when
+// it is one, or does not exist).
+func unusable(p string) error {
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, syscall.ELOOP):
+		return &UnusableFileError{Path: p, What: "a symbolic link loop"}
+	case err != nil:
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	switch t := st.Mode().Type(); {
+	case t.IsRegular():
+		return nil
+	case t&fs.ModeNamedPipe != 0:
+		return &UnusableFileError{Path: p, What: "a named pipe (FIFO)"}
+	case t&fs.ModeDevice != 0:
+		return &UnusableFileError{Path: p, What: "a device"}
+	case t.IsDir():
+		return &UnusableFileError{Path: p, What: "a directory"}
+	case t&fs.ModeSocket != 0:
+		return &UnusableFileError{Path: p, What: "a socket"}
+	}
+	return &UnusableFileError{Path: p, What: "a special file"}
 }
 
 func fixed(s string) func(manifest.DatasetSpec) string {
@@ -216,7 +284,7 @@ var installHelp = map[string]string{
 var sources = map[string]*source{
 	"fmnist": {
 		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
-		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
+		present: hasFile(fixed(fmnistFiles[0]), true), paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
 		install: installHelp["fmnist"],
 		load: func(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 			return loadFashionMNIST(dir, spec.Normalize)
@@ -224,13 +292,13 @@ var sources = map[string]*source{
 	},
 	"mnist": {
 		subdirs: []string{"mnist", "MNIST/raw"},
-		present: hasFile(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
+		present: hasFile(fixed(fmnistFiles[0]), true), paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
 		install: installHelp["mnist"],
 		load:    loadMNIST,
 	},
 	"emnist": {
 		subdirs: []string{"emnist", "emnist/gzip", "gzip"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
+		present: hasFile(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true), paths: filePaths(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
 		missing: func(s manifest.DatasetSpec) string {
 			return emnistFile(s, "train", "images") + "[.gz] (and its train labels and test files)"
 		},
@@ -239,32 +307,32 @@ var sources = map[string]*source{
 	},
 	"cifar10": {
 		subdirs: []string{"cifar-10-batches-bin", "cifar10", "cifar10/cifar-10-batches-bin"},
-		present: hasFile(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
+		present: hasFile(fixed("data_batch_1.bin"), false), paths: filePaths(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
 		install: installHelp["cifar10"],
 		load:    loadCIFAR10,
 	},
 	"cifar100": {
 		subdirs: []string{"cifar-100-binary", "cifar100", "cifar100/cifar-100-binary"},
-		present: hasFile(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
+		present: hasFile(fixed("train.bin"), false), paths: filePaths(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
 		install: installHelp["cifar100"],
 		load:    loadCIFAR100,
 	},
 	"cifar10c": {
 		subdirs: []string{"CIFAR-10-C", "cifar10c"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
+		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false), paths: filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
 		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
 		install: installHelp["cifar10c"],
 		load:    loadCIFAR10CSpec,
 	},
 	"svhn": {
 		subdirs: []string{"svhn", "SVHN"},
-		present: hasFile(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
+		present: hasFile(fixed("train_32x32.mat"), false), paths: filePaths(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
 		install: installHelp["svhn"],
 		load:    loadSVHN,
 	},
 	"medmnist": {
 		subdirs: []string{"medmnist", "MedMNIST"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
+		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false), paths: filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
 		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npz" },
 		install: installHelp["medmnist"],
 		load:    loadMedMNIST,
@@ -285,7 +353,7 @@ var sources = map[string]*source{
 	},
 	"har": {
 		subdirs: []string{"UCI HAR Dataset", "har", "har/UCI HAR Dataset"},
-		present: hasFile(fixed("train/X_train.txt"), false),
+		present: hasFile(fixed("train/X_train.txt"), false), paths: filePaths(fixed("train/X_train.txt"), false),
 		missing: fixed("train/X_train.txt, train/y_train.txt, train/subject_train.txt and the test/ files"),
 		install: installHelp["har"],
 		load:    loadHAR,
