@@ -10,9 +10,11 @@ import (
 )
 
 // The facts package arch states for the manifest (which never builds a model) hold for the
-// networks built here: every architecture builds, a CNN takes images of its minimum side
-// and refuses one pixel less, fc1 sees the pooled side arch.PooledSide says, and the
-// parameter-count estimate is within 1% of the real count.
+// networks built here: every architecture builds, has BatchNorm and exposes its
+// penultimate features (arch.Features, which manifest checks feature-based methods
+// against) as arch says, a CNN takes images of its minimum side and refuses one pixel
+// less, fc1 sees the pooled side arch.PooledSide says, and the parameter-count estimate is
+// within 1% of the real count.
 func TestArchFactsMatchTheNetworks(t *testing.T) {
 	specs := map[string]ModelSpec{
 		arch.CNN4:             {InputShape: []int{28, 28, 1}},
@@ -52,6 +54,19 @@ func TestArchFactsMatchTheNetworks(t *testing.T) {
 		}
 		if hasBN := slices.ContainsFunc(names, IsRunningStat); hasBN != arch.HasBatchNorm(a) {
 			t.Errorf("%s: arch.HasBatchNorm %v, running statistics %v", a, arch.HasBatchNorm(a), hasBN)
+		}
+		// The archs the manifest lets feature-based methods run on expose as many
+		// features as their classifier has inputs.
+		if slices.Contains(arch.Features, a) {
+			m, err := NewModel("", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := shapes[slices.Index(names, "classifier.weight")][0]
+			if !m.HasFeatures() || m.FeatureDim() != in {
+				t.Errorf("%s: HasFeatures %v, FeatureDim %d; the classifier has %d inputs", a, m.HasFeatures(), m.FeatureDim(), in)
+			}
+			m.Close()
 		}
 	}
 	for _, a := range []string{arch.CNN4, arch.FedAvgCNN} {
