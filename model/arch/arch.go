@@ -30,9 +30,6 @@ const (
 // All lists every architecture.
 var All = []string{CNN4, FedAvgCNN, ResNet18, ResNet18ImageNet, MLP, LogReg}
 
-// Known reports whether a is one of All.
-func Known(a string) bool { return slices.Contains(All, a) }
-
 // NeedsImage reports whether architecture a takes H×W×C inputs (the convolutional
 // networks); MLP and LogReg flatten any input.
 func NeedsImage(a string) bool {

@@ -7,9 +7,6 @@ import (
 
 func TestNamesAndCapabilities(t *testing.T) {
 	for _, a := range All {
-		if !Known(a) {
-			t.Errorf("Known(%q) = false", a)
-		}
 		if HasBatchNorm(a) && !NeedsImage(a) {
 			t.Errorf("%s has BatchNorm but takes flat inputs", a)
 		}
@@ -17,14 +14,8 @@ func TestNamesAndCapabilities(t *testing.T) {
 			t.Errorf("%s has a minimum side but takes flat inputs", a)
 		}
 	}
-	if Known("resnet") || NeedsImage(MLP) || NeedsImage(LogReg) || !NeedsImage(CNN4) || HasBatchNorm(CNN4) || !HasBatchNorm(ResNet18ImageNet) {
+	if NeedsImage("resnet") || NeedsImage(MLP) || NeedsImage(LogReg) || !NeedsImage(CNN4) || HasBatchNorm(CNN4) || !HasBatchNorm(ResNet18ImageNet) {
 		t.Error("capabilities wrong for a named architecture")
-	}
-	// Features is a copy: appending to All cannot change it, and every entry is known.
-	for _, a := range Features {
-		if !Known(a) {
-			t.Errorf("Features lists unknown %q", a)
-		}
 	}
 	if !slices.Equal(Features, All) {
 		t.Errorf("Features %v, want all of %v", Features, All)
