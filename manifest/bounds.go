@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/fedpipe/fedpipe/model/arch"
 	"gopkg.in/yaml.v3"
 )
 
@@ -255,27 +256,9 @@ func sampleDims(r *Run) (dim float64, side int, channels int) {
 	return 28 * 28, 28, 1
 }
 
-// paramCount estimates the model's parameter count.
+// paramCount estimates the model's parameter count (arch.ParamCount).
 func paramCount(r *Run, dim float64, side, channels, classes int) float64 {
-	c := float64(classes)
-	switch r.Model.Arch {
-	case "logreg":
-		return dim*c + c
-	case "mlp":
-		in, p := dim, 0.0
-		for _, h := range r.Model.Hidden {
-			p += in*float64(h) + float64(h)
-			in = float64(h)
-		}
-		return p + in*c + c
-	case "cnn4":
-		s := float64(max((max(side-4, 0)/2-4)/2, 1))
-		return 25*float64(channels)*32 + 25*32*64 + s*s*64*512 + 512*c
-	case "fedavgcnn":
-		s := float64(max(side/4, 1))
-		return 25*float64(channels)*32 + 25*32*64 + s*s*64*512 + 512*c
-	}
-	return 11.2e6 + 512*c // ResNet-18
+	return arch.ParamCount(r.Model.Arch, dim, side, channels, classes, r.Model.Hidden)
 }
 
 // MemoryEstimate estimates a run's peak memory in bytes: the pooled data as float32 (and
@@ -301,11 +284,11 @@ func MemoryEstimate(r *Run) float64 {
 	clients := float64(max(r.Partition.Clients, 1))
 	act := dim * 64 // conv feature maps, their gradients and BatchNorm intermediates
 	switch r.Model.Arch {
-	case "resnet18":
+	case arch.ResNet18:
 		act = dim * 512 // no down-sampling stem: 64 channels at full resolution
-	case "resnet18_imagenet":
+	case arch.ResNet18ImageNet:
 		act = dim * 32
-	case "mlp", "logreg":
+	case arch.MLP, arch.LogReg:
 		act = dim + float64(classes)
 		for _, h := range r.Model.Hidden {
 			act += float64(h)
@@ -391,15 +374,15 @@ func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 		if t.CropPadding > side {
 			return m.errAtField(field("train.crop_padding"), "%d pixels of padding exceed the image side of %d", t.CropPadding, side)
 		}
-		if least := minSide[r.Model.Arch]; side < least {
+		if least := arch.MinSide(r.Model.Arch); side < least {
 			return m.errAtField(field("dataset.image_size"), "%s needs images of at least %d×%d pixels, got %d×%d", r.Model.Arch, least, least, side, side)
 		}
 	}
-	if len(r.Model.Hidden) > 100 && r.Model.Arch == "mlp" {
+	if len(r.Model.Hidden) > 100 && r.Model.Arch == arch.MLP {
 		return m.errAtField(field("model.hidden"), "%d hidden layers exceed the limit of 100", len(r.Model.Hidden))
 	}
 	for i, h := range r.Model.Hidden {
-		if r.Model.Arch == "mlp" && h > 1<<20 {
+		if r.Model.Arch == arch.MLP && h > 1<<20 {
 			return m.errAtField(field("model.hidden"), "width %d (hidden[%d]) exceeds the limit of %d", h, i, 1<<20)
 		}
 	}
@@ -413,7 +396,7 @@ func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 				big = "dataset.devices"
 			case paramCount(r, dim, side, ch, classes)*4*float64(2*max(r.Partition.Clients, 1)+4) > est/2:
 				big = "model.hidden"
-				if r.Model.Arch != "mlp" {
+				if r.Model.Arch != arch.MLP {
 					big = "partition.clients"
 				}
 			}
@@ -423,10 +406,6 @@ func (m *Manifest) checkRunBounds(r *Run, mi int) error {
 	}
 	return nil
 }
-
-// minSide is the smallest image side each convolutional model can take: below it a
-// "valid" convolution or a pooling would leave no pixel.
-var minSide = map[string]int{"cnn4": 16, "fedavgcnn": 4} // the ResNets pad every layer
 
 // estimateParts says what the estimate is made of, for the error message.
 func estimateParts(r *Run) string {

@@ -3,9 +3,10 @@ package manifest
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 // datasetInfo is what validation knows of a dataset before any file is read: whether its
@@ -54,9 +55,6 @@ func cifar10cVariants() map[string][2]int {
 	return m
 }
 
-// imageArchs are the models that need H×W×C inputs.
-var imageArchs = []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet"}
-
 func sortedVariants(m map[string][2]int) string {
 	var out []string
 	for v := range m {
@@ -75,9 +73,9 @@ func (m *Manifest) checkData(r *Run) error {
 	ds, p := r.Dataset, &r.Partition
 	info := datasetInfos[ds.Name]
 	if r.Model.Arch == "" {
-		r.Model.Arch = "mlp"
+		r.Model.Arch = arch.MLP
 		if info.image {
-			r.Model.Arch = "cnn4"
+			r.Model.Arch = arch.CNN4
 		}
 	}
 	counts, known := info.variants[ds.Variant]
@@ -109,7 +107,7 @@ func (m *Manifest) checkData(r *Run) error {
 		}
 		return m.ErrAt("dataset.normalize", "FL-bench has no normalization constants for %s (it has them for fmnist, mnist, emnist, cifar10, cifar100, svhn, femnist and medmnist organamnist, organcmnist): use dataset, imagenet or none", what)
 	}
-	if !info.image && slices.Contains(imageArchs, r.Model.Arch) {
+	if !info.image && arch.NeedsImage(r.Model.Arch) {
 		what := fmt.Sprintf("%d flat features", ds.Features)
 		if ds.Name == "har" {
 			what = "561 flat features"

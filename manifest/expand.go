@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/model/arch"
 	"gopkg.in/yaml.v3"
 )
 
@@ -289,13 +290,13 @@ func (m *Manifest) checkRun(r *Run, mi int) error {
 	if err := m.checkRunBounds(r, mi); err != nil {
 		return err
 	}
-	if def, _ := LookupMethod(r.Method); def.Features && !slices.Contains(FeatureArchs, r.Model.Arch) {
+	if def, _ := LookupMethod(r.Method); def.Features && !slices.Contains(arch.Features, r.Model.Arch) {
 		field := methodField + ".method"
 		if _, set := m.Pos[field]; !set {
 			field = methodField + ".name"
 		}
 		return m.ErrAt(field, "%s works on penultimate features, available for %s models only, not %s",
-			r.Method, strings.Join(FeatureArchs, ", "), r.Model.Arch)
+			r.Method, strings.Join(arch.Features, ", "), r.Model.Arch)
 	}
 	p := &r.Partition
 	if p.Scheme == "shards" && p.SamplesPerClient > 0 && p.SamplesPerClient < p.Shards {

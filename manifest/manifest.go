@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/model/arch"
 	"gopkg.in/yaml.v3"
 )
 
@@ -172,7 +173,8 @@ type ModelSpec struct {
 	// Arch is cnn4 (FedOBP's 4-layer CNN, image data), fedavgcnn (FedAvg's CNN, DM-PFL),
 	// resnet18 (CIFAR variant: 3×3 stem, no max-pool), resnet18_imagenet (7×7 stem and
 	// max-pool, as torchvision and the FedSelect code), mlp or logreg. Default: cnn4 for
-	// images, mlp for flat features.
+	// images, mlp for flat features. The names are package arch's (arch.All; a test keeps
+	// this list equal).
 	Arch string `yaml:"arch" check:"oneof=cnn4|fedavgcnn|resnet18|resnet18_imagenet|mlp|logreg"`
 	// Hidden lists the hidden layer widths of mlp.
 	Hidden []int `yaml:"hidden" check:"gt0"`
@@ -194,7 +196,7 @@ type ModelSpec struct {
 // HasBatchNorm reports whether the architecture has BatchNorm layers (the ResNet-18s),
 // whose training and evaluation modes differ.
 func (m ModelSpec) HasBatchNorm() bool {
-	return m.Arch == "resnet18" || m.Arch == "resnet18_imagenet"
+	return arch.HasBatchNorm(m.Arch)
 }
 
 // TrainSpec holds the federated loop's settings. A method's `train:` block overrides any

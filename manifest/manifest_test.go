@@ -2,8 +2,12 @@ package manifest
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 const validManifest = `
@@ -133,5 +137,15 @@ func TestGridExpansion(t *testing.T) {
 	}
 	if runs[8].Train.LR != 0.05 {
 		t.Errorf("local's lr = %v, want its own 0.05", runs[8].Train.LR)
+	}
+}
+
+// model.arch accepts exactly the architectures package arch knows (the check tag cannot
+// name the constants, so this test keeps the two lists equal).
+func TestModelArchChoicesAreArchAll(t *testing.T) {
+	f, _ := reflect.TypeOf(ModelSpec{}).FieldByName("Arch")
+	got := strings.Split(strings.TrimPrefix(f.Tag.Get("check"), "oneof="), "|")
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(arch.All))) {
+		t.Errorf("model.arch accepts %v, package arch knows %v", got, arch.All)
 	}
 }

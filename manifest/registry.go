@@ -22,7 +22,7 @@ type MethodDef struct {
 	// split); false when every client is evaluated with the one global model.
 	Personal bool
 	// Features is true when the method works on the model's penultimate features, which
-	// the FeatureArchs models expose (all of them today).
+	// the arch.Features models expose (all of them today).
 	Features bool
 	// NeedsGlobal is true when evaluating a client needs the run's global model beside the
 	// client's own (DM-PFL+'s adaptive inference), so the train stage stores it and the
@@ -82,10 +82,6 @@ type ParamDef struct {
 
 // IsWord reports whether the parameter takes a string (Choices or Text).
 func (p ParamDef) IsWord() bool { return p.Choices != nil || p.Text }
-
-// FeatureArchs lists the architectures whose penultimate features the train stage can
-// compute (model.FeatureArchs; a test keeps the two equal).
-var FeatureArchs = []string{"cnn4", "fedavgcnn", "resnet18", "resnet18_imagenet", "mlp", "logreg"}
 
 var (
 	registryMu sync.RWMutex

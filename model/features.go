@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 // This file gives methods that work on penultimate features (FedPAC, pFedFDA, FLUTE,
@@ -29,8 +30,9 @@ func (m *Model) FeatureDim() int {
 }
 
 // FeatureArchs lists the architectures whose penultimate features this file can compute:
-// all of them. FedPAC, pFedFDA, FLUTE and FedALA need them.
-var FeatureArchs = []string{ArchCNN4, ArchFedAvgCNN, ArchResNet18, ArchResNet18ImageNet, ArchMLP, ArchLogReg}
+// all of them (arch.Features, which package manifest checks methods against). FedPAC,
+// pFedFDA, FLUTE and FedALA need them.
+var FeatureArchs = arch.Features
 
 // HasFeatures reports whether the model's penultimate features are available.
 func (m *Model) HasFeatures() bool {

@@ -8,29 +8,31 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
-// Architectures understood by ModelSpec.Arch.
+// Architectures understood by ModelSpec.Arch (their names and shape facts live in package
+// model/arch, which package manifest shares).
 const (
 	// ArchCNN4 is FedOBP's 4-layer CNN: conv5×5(32) → ReLU → maxpool2 → conv5×5(64) → ReLU →
 	// maxpool2 → flatten → FC(512) → ReLU → FC(NumClasses); the same network as
 	// shared/bench/torch_cnn4.py. Convolutions are "valid" (no padding), stride 1, with bias;
 	// pooling floors odd sizes like PyTorch's MaxPool2d(2).
-	ArchCNN4 = "cnn4"
+	ArchCNN4 = arch.CNN4
 	// ArchMLP is a multi-layer perceptron: one FC+ReLU layer per entry of Hidden, then the
 	// classifier.
-	ArchMLP = "mlp"
+	ArchMLP = arch.MLP
 	// ArchLogReg is multinomial logistic regression: the classifier alone.
-	ArchLogReg = "logreg"
+	ArchLogReg = arch.LogReg
 	// ArchFedAvgCNN is FedAvg's CNN (McMahan et al. 2017), as DM-PFL uses for MNIST, FEMNIST
 	// and CIFAR-10: like cnn4 but with "same" (2-pixel) padding, so fc1 sees the input's
 	// size divided by 4.
-	ArchFedAvgCNN = "fedavgcnn"
+	ArchFedAvgCNN = arch.FedAvgCNN
 	// ArchResNet18 is the CIFAR ResNet-18: 3×3 stride-1 stem, no max-pool.
-	ArchResNet18 = "resnet18"
+	ArchResNet18 = arch.ResNet18
 	// ArchResNet18ImageNet is torchvision's ResNet-18 (the official FedSelect code's): 7×7
 	// stride-2 stem and a 3×3 stride-2 max-pool.
-	ArchResNet18ImageNet = "resnet18_imagenet"
+	ArchResNet18ImageNet = arch.ResNet18ImageNet
 )
 
 // ModelSpec describes a model. InputShape is the shape of one sample: [H, W, C] (NHWC
@@ -104,13 +106,13 @@ type layer struct {
 	relu    bool
 }
 
-// cnn4 layer constants.
+// cnn4 layer constants (package arch holds the widths both CNNs share).
 const (
-	cnnKernel   = 5
-	cnnConv1Out = 32
-	cnnConv2Out = 64
-	cnnFC1Out   = 512
-	poolSize    = 2
+	cnnKernel   = arch.Kernel
+	cnnConv1Out = arch.Conv1
+	cnnConv2Out = arch.Conv2
+	cnnFC1Out   = arch.FC
+	poolSize    = arch.Pool
 )
 
 // layers validates s and returns its layer list.

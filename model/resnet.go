@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
+
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 // paramInit says how Init fills a parameter.
@@ -215,11 +217,11 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 
 // FedAvg CNN constants (McMahan et al. 2017).
 const (
-	fedavgKernel = 5
-	fedavgPad    = 2 // "same" padding, as the TensorFlow model of the FedAvg paper and LEAF
-	fedavgConv1  = 32
-	fedavgConv2  = 64
-	fedavgFC     = 512
+	fedavgKernel = arch.Kernel
+	fedavgPad    = arch.FedAvgPad // "same" padding, as the TensorFlow model of the FedAvg paper and LEAF
+	fedavgConv1  = arch.Conv1
+	fedavgConv2  = arch.Conv2
+	fedavgFC     = arch.FC
 )
 
 // fedAvgCNN builds FedAvg's CNN: conv5×5(32, same padding) → ReLU → maxpool 2 →
@@ -234,13 +236,13 @@ func fedAvgCNN(s ModelSpec) (*tapeNet, error) {
 		return nil, fmt.Errorf("model %s: Hidden must be empty (the architecture is fixed), got %v", s.Arch, s.Hidden)
 	}
 	h, w, c := s.InputShape[0], s.InputShape[1], s.InputShape[2]
-	if h < 4 || w < 4 {
+	if least := arch.MinSide(arch.FedAvgCNN); h < least || w < least {
 		return nil, fmt.Errorf("model %s: input %v too small (two 2×2 poolings need at least 4×4)", s.Arch, s.InputShape)
 	}
 	var d defBuilder
 	d.conv("conv1", fedavgKernel, c, fedavgConv1, true, false)
 	d.conv("conv2", fedavgKernel, fedavgConv1, fedavgConv2, true, false)
-	ph, pw := h/2/2, w/2/2
+	ph, pw := arch.PooledSide(arch.FedAvgCNN, h), arch.PooledSide(arch.FedAvgCNN, w)
 	d.dense("fc1", ph*pw*fedavgConv2, fedavgFC)
 	return d.net(fedavgFC, s.NumClasses, func(f *fwd, x *tv) *tv {
 		z := f.t.maxPool(f.t.relu(f.conv("conv1", x, fedavgKernel, 1, fedavgPad, true)), 2, 2, 0)

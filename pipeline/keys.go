@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 // KeyScheme versions the way stage keys are computed. Changing the key layout or the
@@ -247,7 +248,7 @@ func modelKey(ms manifest.ModelSpec, d *manifest.DataDesc, initDigest string) ma
 	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
 	setIf(m, "init", "sha256:"+initDigest, initDigest != "")
 	setIf(m, "input_channels", ms.InputChannels, ms.InputChannels != 0)
-	if ms.Arch == "mlp" {
+	if ms.Arch == arch.MLP {
 		m["hidden"] = ms.Hidden
 	}
 	if ms.HasBatchNorm() {

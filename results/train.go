@@ -19,13 +19,13 @@ type Metric struct {
 // runs that fine-tune; "test" rows are always the model the method holds).
 const SplitTestFT = "test_ft"
 
-// TestRow exposes a metric row to evaluate.BestOf: its round and result, and whether it
+// TestRow exposes a metric row to summary.BestOf: its round and result, and whether it
 // is a test-split evaluation before fine-tuning.
 func (m Metric) TestRow() (int, Client, bool) {
 	return m.Round, Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == "test"
 }
 
-// FTRow exposes a metric row to evaluate.BestOfFT: whether it is a test-split evaluation
+// FTRow exposes a metric row to summary.BestOfFT: whether it is a test-split evaluation
 // after fine-tuning.
 func (m Metric) FTRow() (int, Client, bool) {
 	return m.Round, Client{Client: m.Client, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}, m.Split == SplitTestFT

@@ -10,12 +10,13 @@
 //     `work`, `cost`. A longer run of a cached train stage continues from it (extend.go).
 //   - evaluate (manifest.KindEvaluate): every client's final test accuracy and the run's
 //     summary, final and best, client mean and pooled, before fine-tuning and (for runs
-//     that fine-tune) after (stages/evaluate). Outputs: `clients`, `summary`.
+//     that fine-tune) after (the arithmetic in results/summary). Outputs: `clients`,
+//     `summary`.
 //   - shift (manifest.KindShift): the final models evaluated under the manifest's shift
 //     block — degrees, label shift, corruptions, real CIFAR-10-C (stages/shift). Outputs:
 //     `clients`, `summary`.
 //   - report (manifest.KindReport): one row per run and the run's report.md
-//     (stages/report). Outputs: `report.md`, `runs`.
+//     (laid out by results/summary). Outputs: `report.md`, `runs`.
 //
 // Every Arrow table among these outputs has its row type and schema in package results
 // (results.Metric, results.Summary, …) and is written and read with results.Encode and

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -32,19 +32,19 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 			return nil, err
 		}
 	}
-	clientRows := func(final []train.Metric) []evaluate.Client {
-		rows := make([]evaluate.Client, len(final))
+	clientRows := func(final []train.Metric) []summary.Client {
+		rows := make([]summary.Client, len(final))
 		for c, m := range final {
-			rows[c] = evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
+			rows[c] = summary.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}
 		}
 		return rows
 	}
 	rows := clientRows(final)
-	s := evaluate.Summarize(rows)
-	s.Best = evaluate.BestOf(history)
+	s := summary.Summarize(rows)
+	s.Best = summary.BestOf(history)
 	if finalFT != nil {
-		best, _ := evaluate.BestOfFT(history)
-		evaluate.WithFT(&s, clientRows(finalFT), best)
+		best, _ := summary.BestOfFT(history)
+		summary.WithFT(&s, clientRows(finalFT), best)
 	}
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
 	if cb, err := sc.Input(0, "cost"); err == nil {
@@ -63,11 +63,11 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if finalFT == nil {
 		omit = results.FinetunedColumns
 	}
-	summary, err := results.Encode([]results.Summary{s}, meta, omit...)
+	summaryTable, err := results.Encode([]results.Summary{s}, meta, omit...)
 	if err != nil {
 		return nil, err
 	}
-	return Outputs{"clients": clients, "summary": summary}, nil
+	return Outputs{"clients": clients, "summary": summaryTable}, nil
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

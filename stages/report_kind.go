@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
-	entries := make([]report.Entry, len(sc.Runs()))
-	var costs []report.CostEntry
+	entries := make([]summary.Entry, len(sc.Runs()))
+	var costs []summary.CostEntry
 	for i, r := range sc.Runs() {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
@@ -19,27 +19,27 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		entries[i] = report.Entry{Run: r.Label(), Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if c, ok := report.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
+		entries[i] = summary.Entry{Run: r.Label(), Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+		if c, ok := summary.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
 			costs = append(costs, c)
 		}
 	}
 	m := sc.Manifest()
-	md := report.Markdown(m.Name, m.Description, entries) + report.CostMarkdown(costs)
-	var shifts []report.ShiftEntry
+	md := summary.Markdown(m.Name, m.Description, entries) + summary.CostMarkdown(costs)
+	var shifts []summary.ShiftEntry
 	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
 		b, err := sc.Input(i, "summary")
 		if err != nil {
 			return nil, err
 		}
-		e, err := report.DecodeShiftEntry(b)
+		e, err := summary.DecodeShiftEntry(b)
 		if err != nil {
 			return nil, err
 		}
 		shifts = append(shifts, e)
 	}
-	md += report.ShiftMarkdown(shifts)
-	runs, err := results.Encode(report.Runs(entries), nil)
+	md += summary.ShiftMarkdown(shifts)
+	runs, err := results.Encode(summary.Runs(entries), nil)
 	if err != nil {
 		return nil, err
 	}

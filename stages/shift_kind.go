@@ -7,8 +7,8 @@ import (
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stages/data"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
 	"github.com/fedpipe/fedpipe/stages/shift"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
@@ -44,7 +44,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 			return err
 		}
 		rows = append(rows, results.ShiftClient{Shift: kind, Level: level,
-			Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
+			Client: summary.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 		return nil
 	}
 	for _, d := range spec.Degrees {
@@ -156,7 +156,7 @@ func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients
 					return nil, err
 				}
 				rows = append(rows, results.ShiftClient{Shift: kind, Level: float64(sev), Own: own[c], Drawn: len(idx[c]) - own[c],
-					Client: evaluate.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
+					Client: summary.Client{Client: c, Samples: m.Samples, Loss: m.Loss, Accuracy: m.Accuracy}})
 			}
 			step(fmt.Sprintf("%s %d", kind, sev))
 		}
@@ -173,7 +173,7 @@ func shiftSummaries(rows []results.ShiftClient) []results.ShiftSummary {
 		level float64
 	}
 	var order []key
-	groups := map[key][]evaluate.Client{}
+	groups := map[key][]summary.Client{}
 	for _, r := range rows {
 		k := key{r.Shift, r.Level}
 		if _, ok := groups[k]; !ok {
@@ -189,7 +189,7 @@ func shiftSummaries(rows []results.ShiftClient) []results.ShiftSummary {
 				o, d = o+r.Own, d+r.Drawn
 			}
 		}
-		s := evaluate.Summarize(groups[k])
+		s := summary.Summarize(groups[k])
 		out[i] = results.ShiftSummary{Shift: k.kind, Level: k.level, Mean: s.Mean, Std: s.Std, Pooled: s.Pooled, Own: o, Drawn: d}
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // Verdicts of a cell.
@@ -307,18 +307,18 @@ func VerifyWith(g *pipeline.Graph, store *artifacts.Store, opt Options) ([]Cell,
 				if len(m.values) == 0 && len(m.stale) > 0 {
 					c.Verdict = Stale
 					if len(m.staleValues) > 0 {
-						c.StaleMeasured, c.StaleSeeds = report.Mean(m.staleValues), len(m.staleValues)
+						c.StaleMeasured, c.StaleSeeds = summary.Mean(m.staleValues), len(m.staleValues)
 					}
 				}
 				cells = append(cells, c)
 				continue
 			}
-			c.Measured, c.MeasuredStd = report.Mean(m.values), report.Std(m.values)
+			c.Measured, c.MeasuredStd = summary.Mean(m.values), summary.Std(m.values)
 			c.Provenance = m.prov
 			c.PublishedRuns = e.Runs
 			c.setEvidence(m)
 			if e.Above != "" {
-				c.Other = report.Mean(o.values)
+				c.Other = summary.Mean(o.values)
 				c.Diff = c.Measured - c.Other
 				c.Verdict = Fail
 				if c.Diff > e.Tolerance {

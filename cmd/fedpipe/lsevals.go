@@ -12,7 +12,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // lsEval is one evaluation round of a cached run in `fedpipe ls --evals`: its test accuracy
@@ -78,11 +78,11 @@ func trainMetrics(store *artifacts.Store, t *pipeline.Node) ([]results.Metric, e
 
 // evalsOf summarizes the test rows of each evaluation round, in round order.
 func evalsOf(ms []results.Metric) []lsEval {
-	ft := map[int]evaluate.Summary{}
-	for _, r := range evaluate.PerRoundFT(ms) {
+	ft := map[int]summary.Summary{}
+	for _, r := range summary.PerRoundFT(ms) {
 		ft[r.Round] = r.Summary
 	}
-	rounds := evaluate.PerRound(ms)
+	rounds := summary.PerRound(ms)
 	out := make([]lsEval, 0, len(rounds))
 	for _, r := range rounds {
 		e := lsEval{Round: r.Round, Pooled: 100 * r.Pooled, Mean: 100 * r.Mean}

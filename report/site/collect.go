@@ -13,7 +13,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/verify"
 )
 
@@ -28,12 +28,12 @@ type run struct {
 	config string
 	// checks are the verify cells of this configuration.
 	checks  []verify.Cell
-	summary *results.Summary  // nil: not computed
-	cost    *report.CostEntry // nil: not computed, or no cost recorded
+	summary *results.Summary   // nil: not computed
+	cost    *summary.CostEntry // nil: not computed, or no cost recorded
 	metrics []results.Metric
 	sel     []results.Selection
 	iou     []results.MaskIoU
-	shift   *report.ShiftEntry // nil: not computed, or no shift stage
+	shift   *summary.ShiftEntry // nil: not computed, or no shift stage
 	// prov is the provenance recorded with the run's train stage (nil: none).
 	prov *pipeline.Provenance
 	// clients are the evaluate stage's per-client final results, in client order (nil: not
@@ -194,7 +194,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 				if x.clients, _, _, err = readRows[results.Client](store, outs, "clients"); err != nil {
 					return wrap(n, err)
 				}
-				if ce, ok := report.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
+				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
 					x.cost = &ce
 				}
 			case manifest.KindTrain:
@@ -218,7 +218,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, err)
 				}
 				if ok {
-					x.shift = &report.ShiftEntry{Config: meta["config"], Rows: rows}
+					x.shift = &summary.ShiftEntry{Config: meta["config"], Rows: rows}
 				}
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/report/chart"
-	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // Figure is one plot: what it draws, its SVG and the table of the numbers it draws.
@@ -177,9 +177,9 @@ func (c *collected) accuracyRounds() []Figure {
 			}
 			s := chart.Series{Name: c.display(row)}
 			for _, r := range sortedKeys(perRound) {
-				mean, std := report.Mean(perRound[r]), math.NaN()
+				mean, std := summary.Mean(perRound[r]), math.NaN()
 				if len(perRound[r]) > 1 {
-					std = report.Std(perRound[r])
+					std = summary.Std(perRound[r])
 				}
 				s.X = append(s.X, float64(r))
 				s.Y = append(s.Y, mean)
@@ -428,8 +428,8 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 				if logX {
 					x = 1 - q
 				}
-				s.X, s.Y = append(s.X, x), append(s.Y, report.Mean(v))
-				data = append(data, scoreAccuracy{Score: sc, Q: q, Accuracy: report.Mean(v)})
+				s.X, s.Y = append(s.X, x), append(s.Y, summary.Mean(v))
+				data = append(data, scoreAccuracy{Score: sc, Q: q, Accuracy: summary.Mean(v)})
 			}
 			series = append(series, s)
 		}
@@ -497,8 +497,8 @@ func (c *collected) shifts() []Figure {
 				s := chart.Series{Name: c.display(row)}
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
-						s.X, s.Y = append(s.X, p.level), append(s.Y, report.Mean(p.mean))
-						data = append(data, shiftAccuracy{Method: row, Level: p.level, Mean: report.Mean(p.mean), Std: report.Mean(p.std)})
+						s.X, s.Y = append(s.X, p.level), append(s.Y, summary.Mean(p.mean))
+						data = append(data, shiftAccuracy{Method: row, Level: p.level, Mean: summary.Mean(p.mean), Std: summary.Mean(p.std)})
 					}
 				}
 				if len(s.X) > 0 {

@@ -11,8 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
-	"github.com/fedpipe/fedpipe/stages/report"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stats"
 	"github.com/fedpipe/fedpipe/verify"
 )
@@ -127,16 +126,16 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
 	}
-	var entries []report.Entry
+	var entries []summary.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, report.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, summary.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {
 		sections = append(sections, section{details: true, title: "Runs", intro: "Every computed configuration, seeds folded (each figure a mean over seeds): final accuracy as the client mean ± std over clients, and pooled over all test samples ± std over seeds where there are several, and the best pooled accuracy at the evaluation rounds.",
 			grids: []grid{runsGrid(entries)}})
-		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(report.Runs(entries))})
+		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(summary.Runs(entries))})
 	}
 	shiftGrids, err := c.shiftGrids()
 	if err != nil {
@@ -145,13 +144,13 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	if g := shiftGrids; len(g) > 0 {
 		sections = append(sections, section{details: true, title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
 	}
-	var costs []report.CostEntry
+	var costs []summary.CostEntry
 	for _, x := range c.runs {
 		if x.cost != nil {
 			costs = append(costs, *x.cost)
 		}
 	}
-	if g, ok := report.CostGrid(costs); ok {
+	if g, ok := summary.CostGrid(costs); ok {
 		sections = append(sections, section{details: true, title: "Communication and computation",
 			intro: "Per client over the whole run, averaged over clients and seeds: megabytes received and sent, and training FLOPs (DM-PFL Table 4).",
 			grids: []grid{fromReportGrid(g)}})
@@ -286,7 +285,7 @@ func metricLabel(metric string) string {
 func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // value reads a metric in percent.
-func value(s evaluate.Summary, metric string) float64 { return verify.Value(s, metric) }
+func value(s summary.Summary, metric string) float64 { return verify.Value(s, metric) }
 
 type section struct {
 	title, intro string
@@ -335,9 +334,9 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 					StdSample: nan, CILo: nan, CIHi: nan, PBest: nan})
 				continue
 			}
-			text := fmt.Sprintf("%.2f", report.Mean(vals))
+			text := fmt.Sprintf("%.2f", summary.Mean(vals))
 			if len(vals) > 1 { // one seed has no spread to show
-				text += fmt.Sprintf(" ± %.2f", report.Std(vals))
+				text += fmt.Sprintf(" ± %.2f", summary.Std(vals))
 			}
 			n := fmt.Sprint(len(vals))
 			if len(vals) < total {
@@ -376,7 +375,7 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 				break
 			}
 			line = append(line, cell{text: text, class: class, bold: mk.best})
-			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: report.Mean(vals), Std: report.Std(vals),
+			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: summary.Mean(vals), Std: summary.Std(vals),
 				Published: pub, Verdict: verdict, StdSample: stats.SampleStd(vals), CILo: iv.lo, CIHi: iv.hi, Interval: iv.kind,
 				VsBest: mk.vs, PBest: mk.p, CompareOver: string(unit)})
 		}
@@ -411,18 +410,18 @@ func verifyGrid(cells []verify.Cell) grid {
 	return g
 }
 
-func runsGrid(entries []report.Entry) grid {
+func runsGrid(entries []summary.Entry) grid {
 	g := grid{head: []string{"configuration", "seeds", "clients", "final, client mean ± std over clients", "final, pooled (± std over seeds)", "best pooled @ round of each seed", "after fine-tuning: final / best pooled"}}
-	for _, r := range report.Rows(entries) {
+	for _, r := range summary.Rows(entries) {
 		g.rows = append(g.rows, cells(r.Cells()))
 	}
 	return g
 }
 
-// shiftGrids lays accuracy under shift out as the report stage does (report.ShiftGrids):
+// shiftGrids lays accuracy under shift out as the report stage does (summary.ShiftGrids):
 // DM-PFL Table 1's columns of shift degrees, and a column per corruption severity.
 func (c *collected) shiftGrids() ([]grid, error) {
-	var entries []report.ShiftEntry
+	var entries []summary.ShiftEntry
 	for _, x := range c.runs {
 		if x.shift == nil {
 			continue
@@ -432,14 +431,14 @@ func (c *collected) shiftGrids() ([]grid, error) {
 		entries = append(entries, e)
 	}
 	var out []grid
-	for _, g := range report.ShiftGrids(entries) {
+	for _, g := range summary.ShiftGrids(entries) {
 		out = append(out, fromReportGrid(g))
 	}
 	return out, nil
 }
 
 // fromReportGrid turns a report stage's Grid into the page's.
-func fromReportGrid(g report.Grid) grid {
+func fromReportGrid(g summary.Grid) grid {
 	gg := grid{caption: g.Title, head: g.Head, text: g.Text}
 	for _, r := range g.Rows {
 		gg.rows = append(gg.rows, cells(r))

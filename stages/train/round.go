@@ -50,7 +50,7 @@ type Config struct {
 // ModelSpec returns the gomlx model spec of a run on a dataset.
 func ModelSpec(r *manifest.Run, d *data.Dataset) model.ModelSpec {
 	spec := model.ModelSpec{Arch: r.Model.Arch, InputShape: d.Shape, NumClasses: d.Classes, InputChannels: r.Model.InputChannels}
-	if r.Model.Arch == "mlp" {
+	if r.Model.Arch == model.ArchMLP {
 		spec.Hidden = r.Model.Hidden
 	}
 	return spec

@@ -3,11 +3,9 @@ package methods
 import (
 	"math"
 	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
-	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -62,50 +60,4 @@ func TestNewMethodsCommunication(t *testing.T) {
 		}
 		return c.Down == full+cent && c.Up == full+4*(2*classes*d+classes+1)
 	})
-}
-
-// The manifest check for feature-based methods and the models that expose features must
-// name the same architectures; every architecture is listed, and each listed one exposes
-// as many features as its classifier has inputs.
-func TestFeatureArchsAgree(t *testing.T) {
-	if !slices.Equal(manifest.FeatureArchs, model.FeatureArchs) {
-		t.Fatalf("manifest.FeatureArchs %v != model.FeatureArchs %v", manifest.FeatureArchs, model.FeatureArchs)
-	}
-	specs := map[string]model.ModelSpec{
-		model.ArchCNN4:             {InputShape: []int{28, 28, 1}},
-		model.ArchFedAvgCNN:        {InputShape: []int{32, 32, 3}},
-		model.ArchResNet18:         {InputShape: []int{32, 32, 3}},
-		model.ArchResNet18ImageNet: {InputShape: []int{64, 64, 3}},
-		model.ArchMLP:              {InputShape: []int{20}, Hidden: []int{16, 8}},
-		model.ArchLogReg:           {InputShape: []int{5, 4}},
-	}
-	for arch := range specs {
-		if !slices.Contains(model.FeatureArchs, arch) {
-			t.Errorf("%s is not in FeatureArchs %v", arch, model.FeatureArchs)
-		}
-	}
-	for _, arch := range model.FeatureArchs {
-		spec, ok := specs[arch]
-		if !ok {
-			t.Errorf("FeatureArchs lists %s, which this test does not know", arch)
-			continue
-		}
-		spec.Arch, spec.NumClasses = arch, 10
-		m, err := model.NewModel("", spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names, shapes, err := spec.ParamShapes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := -1
-		if i := slices.Index(names, "classifier.weight"); i >= 0 {
-			in = shapes[i][0]
-		}
-		if !m.HasFeatures() || m.FeatureDim() != in {
-			t.Errorf("%s: HasFeatures %v, FeatureDim %d; the classifier has %d inputs", arch, m.HasFeatures(), m.FeatureDim(), in)
-		}
-		m.Close()
-	}
 }

@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"fmt"
@@ -7,14 +7,13 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
 func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 	entries := []Entry{
-		{Config: "fedavg", Method: "fedavg", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, Best: evaluate.Best{Pooled: 0.7, PooledRound: 4}}},
-		{Config: "local", Method: "local", Seed: 0, Summary: evaluate.Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92, Best: evaluate.Best{Pooled: 0.95, PooledRound: 3}}},
-		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: evaluate.Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8, Best: evaluate.Best{Pooled: 0.9, PooledRound: 5}}},
+		{Config: "fedavg", Method: "fedavg", Seed: 0, Summary: Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, Best: Best{Pooled: 0.7, PooledRound: 4}}},
+		{Config: "local", Method: "local", Seed: 0, Summary: Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92, Best: Best{Pooled: 0.95, PooledRound: 3}}},
+		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8, Best: Best{Pooled: 0.9, PooledRound: 5}}},
 	}
 	md := Markdown("t", "", entries)
 	lines := strings.Split(strings.TrimSpace(md), "\n")
@@ -30,8 +29,8 @@ func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 // The runs table has a row per entry, seeds apart, its run column named as every other
 // table's.
 func TestRuns(t *testing.T) {
-	e := Entry{Run: "fedavg seed=2", Config: "fedavg", Method: "fedavg", Seed: 2, Summary: evaluate.Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6,
-		Best: evaluate.Best{Pooled: 0.7, PooledRound: 4}}}
+	e := Entry{Run: "fedavg seed=2", Config: "fedavg", Method: "fedavg", Seed: 2, Summary: Summary{Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6,
+		Best: Best{Pooled: 0.7, PooledRound: 4}}}
 	got := Runs([]Entry{e, e})
 	want := results.Run{Run: "fedavg seed=2", Config: "fedavg", Method: "fedavg", Seed: 2, Clients: 10, Mean: 0.5, Std: 0.1, Pooled: 0.6, BestPooled: 0.7}
 	if len(got) != 2 || got[0] != want || got[1] != want {

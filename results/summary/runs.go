@@ -1,6 +1,4 @@
-// Package report lays the runs' summaries out as a markdown table for the terminal and
-// for pasting into a paper, and as a table of one row per run.
-package report
+package summary
 
 import (
 	"fmt"
@@ -8,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/stages/evaluate"
 )
 
 // Entry is one run's summary with its labels.
@@ -17,7 +14,7 @@ type Entry struct {
 	Config string // the run's label without the seed
 	Method string
 	Seed   int64
-	evaluate.Summary
+	Summary
 }
 
 // Row is one configuration of the run table, its seeds folded together: each figure is

@@ -1,10 +1,4 @@
-// Package evaluate summarizes per-client evaluation results (which the train stage
-// measures, stages/train/evaluate.go) two ways, always labelled: the mean ± std over clients of per-client accuracy, and
-// the pooled accuracy over all clients' test samples (weighted by test size). When a run
-// fine-tunes before evaluating (train.finetune_epochs, or a method's own fine-tuning),
-// every figure exists twice, as FL-bench logs it: before fine-tuning (the model the method
-// holds) and after (Summary.FT; metric names end in "_ft").
-package evaluate
+package summary
 
 import (
 	"math"
