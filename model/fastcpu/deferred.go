@@ -57,13 +57,13 @@ var (
 // Offsets of the private fields of simplego's Node and Builder read here (see
 // checkGraphLayout); deferring is off when they are not as expected.
 var (
-	offNodeInputs, offNodeOpType, offNodeBuilder uintptr
-	offBuilderNodes, offBuilderOutputs           uintptr
-	graphLayoutOK                                = checkGraphLayout()
+	offNodeIdx, offNodeInputs, offNodeOpType, offNodeBuilder uintptr
+	offBuilderNodes, offBuilderOutputs                       uintptr
+	graphLayoutOK                                            = checkGraphLayout()
 )
 
-// checkGraphLayout finds the offsets of Node.inputs, Node.opType, Node.builder,
-// Builder.nodes and Builder.outputs, checking their types.
+// checkGraphLayout finds the offsets of Node.builderIdx, Node.inputs, Node.opType,
+// Node.builder, Builder.nodes and Builder.outputs, checking their types.
 func checkGraphLayout() bool {
 	nodes := reflect.TypeOf([]*simplego.Node(nil))
 	field := func(t reflect.Type, name string, want reflect.Type) (uintptr, bool) {
@@ -71,13 +71,14 @@ func checkGraphLayout() bool {
 		return f.Offset, ok && f.Type == want && len(f.Index) == 1
 	}
 	nt, bt := reflect.TypeOf(simplego.Node{}), reflect.TypeOf(simplego.Builder{})
-	var ok [5]bool
+	var ok [6]bool
+	offNodeIdx, ok[5] = field(nt, "builderIdx", reflect.TypeOf(0))
 	offNodeInputs, ok[0] = field(nt, "inputs", nodes)
 	offNodeOpType, ok[1] = field(nt, "opType", reflect.TypeOf(backends.OpType(0)))
 	offNodeBuilder, ok[2] = field(nt, "builder", reflect.TypeOf((*simplego.Builder)(nil)))
 	offBuilderNodes, ok[3] = field(bt, "nodes", nodes)
 	offBuilderOutputs, ok[4] = field(bt, "outputs", nodes)
-	return ok == [5]bool{true, true, true, true, true}
+	return ok == [6]bool{true, true, true, true, true, true}
 }
 
 // nodeInputs returns the input nodes of n.
@@ -88,6 +89,11 @@ func nodeInputs(n *simplego.Node) []*simplego.Node {
 // nodeOp returns the op type of n.
 func nodeOp(n *simplego.Node) backends.OpType {
 	return *(*backends.OpType)(unsafe.Add(unsafe.Pointer(n), offNodeOpType))
+}
+
+// nodeIndex returns n's position in its graph's nodes.
+func nodeIndex(n *simplego.Node) int {
+	return *(*int)(unsafe.Add(unsafe.Pointer(n), offNodeIdx))
 }
 
 // graphNodes returns all nodes of n's graph (in creation order) and its outputs.
@@ -115,12 +121,13 @@ func isOutput(n *simplego.Node, outputs []*simplego.Node) bool {
 // binaryExec fuses. It also reports whether node's operand x is an output of the graph.
 func fusableConsumer(node *simplego.Node, shape shapes.Shape) (fusable, xIsOutput bool) {
 	all, outputs := graphNodes(node)
-	if all == nil || isOutput(node, outputs) {
+	idx := nodeIndex(node)
+	if idx < 0 || idx >= len(all) || all[idx] != node || isOutput(node, outputs) {
 		return false, false
 	}
 	var consumer *simplego.Node
 	uses := 0
-	for _, c := range all {
+	for _, c := range all[idx+1:] { // A node is created after its inputs.
 		for _, in := range nodeInputs(c) {
 			if in == node {
 				uses++
