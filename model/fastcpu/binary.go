@@ -159,14 +159,6 @@ func binaryExec(op binaryOp, original *executor) executor {
 			return nil, err
 		}
 		x, y := float32Data(engine, inputs[0]), float32Data(engine, inputs[1])
-		if out := resolveDeferred(engine, op, node, inputs, inputsOwned, outShape, x, y); out != nil {
-			return out, nil
-		}
-		if op == opMul {
-			if out := deferMul(engine, node, inputs, inputsOwned, outShape, x, y); out != nil {
-				return out, nil
-			}
-		}
 		n := outShape.Size()
 		var block int // Elements of the broadcast block; 0: not a supported pattern.
 		switch {
