@@ -73,3 +73,30 @@ func (op binaryOp) binaryVec(dst, x, y []float32, v float32, mode vecMode) int {
 	}
 	return n
 }
+
+// vmaxAVX2 and smaxAVX2 compute dst[i] = max(x[i], y[i]) and max(x[i], v) over n values (a
+// multiple of 8) with the instructions of Go's builtin max; see binary_amd64.s.
+//
+//go:noescape
+func vmaxAVX2(n int, dst, x, y *float32)
+
+//go:noescape
+func smaxAVX2(n int, dst, x *float32, v float32)
+
+// maxVec runs the assembly max over the first multiple of 8 of dst's values, of x and y
+// (y has len(dst) values) or of x and v when y is nil, and returns how many it did (0
+// without AVX2).
+func maxVec(dst, x, y []float32, v float32) int {
+	n := len(dst) &^ 7
+	if !hasBinaryAVX2 || noAsm || n == 0 {
+		return 0
+	}
+	_ = x[n-1]
+	if y == nil {
+		smaxAVX2(n, &dst[0], &x[0], v)
+		return n
+	}
+	_ = y[n-1]
+	vmaxAVX2(n, &dst[0], &x[0], &y[0])
+	return n
+}

@@ -256,3 +256,65 @@ sumRows_loop8:
 sumRows_done:
 	VZEROUPPER
 	RET
+
+// func vmaxAVX2(n int, dst, x, y *float32)
+//
+// dst[i] = max(x[i], y[i]) (Go's builtin) for i in [0, n), n a multiple of 8: the
+// instructions Go compiles max of two float32 values to, 8 lanes at a time, so the same bits
+// whatever the operands (NaN payloads and signed zeros included): with a = -x and b = -y,
+// m = (a < b ? a : b), r = (m < a ? m : a), result -(m | r).
+TEXT ·vmaxAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+	MOVL $0x80000000, AX
+	MOVL AX, X7
+	VBROADCASTSS X7, Y7
+vmaxAVX2_loop:
+	CMPQ CX, $8
+	JL vmaxAVX2_done
+	VXORPS (SI), Y7, Y0
+	VXORPS (DX), Y7, Y2
+	VMINPS Y2, Y0, Y1
+	VMINPS Y0, Y1, Y3
+	VORPS Y1, Y3, Y3
+	VXORPS Y7, Y3, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP vmaxAVX2_loop
+vmaxAVX2_done:
+	VZEROUPPER
+	RET
+
+// func smaxAVX2(n int, dst, x *float32, v float32)
+//
+// dst[i] = max(x[i], v), as vmaxAVX2 with y[i] = v.
+TEXT ·smaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ dst+8(FP), DI
+	MOVQ x+16(FP), SI
+	MOVL $0x80000000, AX
+	MOVL AX, X7
+	VBROADCASTSS X7, Y7
+	VBROADCASTSS v+24(FP), Y2
+	VXORPS Y7, Y2, Y2
+smaxAVX2_loop:
+	CMPQ CX, $8
+	JL smaxAVX2_done
+	VXORPS (SI), Y7, Y0
+	VMINPS Y2, Y0, Y1
+	VMINPS Y0, Y1, Y3
+	VORPS Y1, Y3, Y3
+	VXORPS Y7, Y3, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP smaxAVX2_loop
+smaxAVX2_done:
+	VZEROUPPER
+	RET

@@ -172,12 +172,12 @@ func execMax(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.B
 	elementwise(threadsOf(engine), n, func(lo, hi int) {
 		if len(y) == 1 {
 			c := y[0]
-			for i := lo; i < hi; i++ {
+			for i := lo + maxVec(dst[lo:hi], x[lo:hi], nil, c); i < hi; i++ {
 				dst[i] = max(x[i], c)
 			}
 			return
 		}
-		for i := lo; i < hi; i++ {
+		for i := lo + maxVec(dst[lo:hi], x[lo:hi], y[lo:hi], 0); i < hi; i++ {
 			dst[i] = max(x[i], y[i])
 		}
 	})
