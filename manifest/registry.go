@@ -18,6 +18,9 @@ type MethodDef struct {
 	// legends and tables; never part of a key. DisplayName falls back to Name.
 	Display string
 	Doc     string
+	// CostReference marks the method whose cost per client the cost table states the
+	// others' as multiples of (FedAvg, as DM-PFL Table 4 does); one method sets it.
+	CostReference bool
 	// Personal is true when each client ends with its own model (evaluated on its own test
 	// split); false when every client is evaluated with the one global model.
 	Personal bool
@@ -106,6 +109,13 @@ func RegisterMethod(d MethodDef) {
 		panic(fmt.Sprintf("manifest.RegisterMethod: method %q registered twice", d.Name))
 	}
 	registry[d.Name] = d
+}
+
+// CostReference reports whether the registered method called name is the cost reference
+// (MethodDef.CostReference).
+func CostReference(name string) bool {
+	d, _ := LookupMethod(name)
+	return d.CostReference
 }
 
 // LookupMethod returns the registered method called name.

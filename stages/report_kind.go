@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/results/summary"
 )
@@ -20,7 +21,7 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 			return nil, err
 		}
 		entries[i] = summary.Entry{Run: r.Label(), Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
-		if c, ok := summary.CostEntryFromSummary(meta, r.Config(), r.Method); ok {
+		if c, ok := summary.CostEntryFromSummary(meta, r.Config(), r.Method, manifest.CostReference(r.Method)); ok {
 			costs = append(costs, c)
 		}
 	}

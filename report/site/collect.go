@@ -194,7 +194,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 				if x.clients, _, _, err = readRows[results.Client](store, outs, "clients"); err != nil {
 					return wrap(n, err)
 				}
-				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method); ok {
+				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method, manifest.CostReference(x.r.Method)); ok {
 					x.cost = &ce
 				}
 			case manifest.KindTrain:

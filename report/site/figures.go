@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"github.com/fedpipe/fedpipe/manifest"
 	"html"
 	"math"
 	"slices"
@@ -383,8 +384,10 @@ func (c *collected) selection(notes *[]string) []Figure {
 	return figs
 }
 
-// scoreQuantile draws FedOBP's accuracy against its quantile q, one line per importance
-// score (FedOBP Fig. 4), when the manifest has fedobp runs at two or more q.
+// scoreQuantile draws accuracy against the quantile q, one line per importance score
+// (FedOBP Fig. 4), for the runs of a method that selects by a score at a quantile (it
+// registers a word parameter score and a parameter q: FedOBP), when the manifest has such
+// runs at two or more q.
 func (c *collected) scoreQuantile(metric string) []Figure {
 	var figs []Figure
 	for _, col := range c.cols {
@@ -396,7 +399,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		var scores []string
 		qs := map[float64]bool{}
 		for _, x := range c.runs {
-			if x.col != col || x.r.Method != "fedobp" || x.summary == nil {
+			if x.col != col || !scoresAtQuantile(x.r.Method) || x.summary == nil {
 				continue
 			}
 			k := key{x.r.Options["score"], x.r.Params["q"]}
@@ -540,4 +543,20 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// scoresAtQuantile reports whether the registered method selects entries by an importance
+// score at a quantile: it has a word parameter "score" and a number parameter "q".
+func scoresAtQuantile(method string) bool {
+	d, _ := manifest.LookupMethod(method)
+	var score, q bool
+	for _, p := range d.ParamDefs() {
+		switch {
+		case p.Name == "score" && p.IsWord():
+			score = true
+		case p.Name == "q" && !p.IsWord():
+			q = true
+		}
+	}
+	return score && q
 }

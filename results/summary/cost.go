@@ -10,11 +10,15 @@ type CostEntry struct {
 	Config, Method string
 	MBUp, MBDown   float64 // megabytes (10^6 bytes)
 	FLOPs          float64 // training FLOPs
+	// Reference: the run's method is the one the others' costs are stated as multiples of
+	// (its registration's manifest.MethodDef.CostReference: FedAvg).
+	Reference bool
 }
 
 // CostEntryFromSummary reads a run's cost from its evaluate summary table's metadata
 // (mb_up, mb_down, flops; see results.Summary); false when the summary carries none.
-func CostEntryFromSummary(meta map[string]string, config, method string) (CostEntry, bool) {
+// reference says whether method is the cost reference (CostEntry.Reference).
+func CostEntryFromSummary(meta map[string]string, config, method string, reference bool) (CostEntry, bool) {
 	if _, ok := meta["flops"]; !ok {
 		return CostEntry{}, false
 	}
@@ -22,19 +26,20 @@ func CostEntryFromSummary(meta map[string]string, config, method string) (CostEn
 		v, _ := strconv.ParseFloat(meta[k], 64)
 		return v
 	}
-	return CostEntry{Config: config, Method: method, MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops")}, true
+	return CostEntry{Config: config, Method: method, MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops"), Reference: reference}, true
 }
 
 // CostGrid lays communication and computation per client out beside FedAvg's (DM-PFL
 // Table 4): one row per configuration (seeds averaged) with MB up, MB down and training
-// FLOPs, each also as a multiple of the first FedAvg configuration's when there is one.
+// FLOPs, each also as a multiple of the first reference configuration's (CostEntry.Reference:
+// FedAvg) when there is one.
 // False when there are no entries.
 func CostGrid(entries []CostEntry) (Grid, bool) {
 	if len(entries) == 0 {
 		return Grid{}, false
 	}
 	type agg struct {
-		method             string
+		reference          bool
 		up, down, flops, n float64
 	}
 	var order []string
@@ -42,7 +47,7 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 	for _, e := range entries {
 		a := rows[e.Config]
 		if a == nil {
-			a = &agg{method: e.Method}
+			a = &agg{reference: e.Reference}
 			rows[e.Config] = a
 			order = append(order, e.Config)
 		}
@@ -53,7 +58,7 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 	}
 	var base *agg
 	for _, c := range order {
-		if rows[c].method == "fedavg" {
+		if rows[c].reference {
 			base = rows[c]
 			break
 		}

@@ -40,6 +40,15 @@ func optionCombos(d manifest.MethodDef) []map[string]string {
 // (cmd/fedpipe TestExtendRunIsBitIdentical checks each declaration against the bits of an
 // extended run and a run from scratch.)
 func TestEveryMethodDeclaresItsCapabilities(t *testing.T) {
+	var references []string
+	for _, name := range manifest.MethodNames() {
+		if manifest.CostReference(name) {
+			references = append(references, name)
+		}
+	}
+	if len(references) != 1 {
+		t.Errorf("methods declaring CostReference: %v, want exactly one (the cost table's reference)", references)
+	}
 	for _, name := range manifest.MethodNames() {
 		d, _ := manifest.LookupMethod(name)
 		if d.Extension == nil {
