@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -127,11 +128,12 @@ type source struct {
 	subdirs []string
 	// system is a directory tried when no path, --data or $FEDPIPE_DATA is given.
 	system string
-	// present reports whether dir holds the dataset the spec names.
-	present func(dir string, spec manifest.DatasetSpec) bool
-	// paths lists the files present looks for in dir (nil: it looks for folders), so that
-	// one that exists but cannot be read as a file is named rather than called missing.
+	// paths lists the files that mark dir as holding the dataset the spec names (any one
+	// of them, a regular file); one that exists but cannot be read as a file is named
+	// rather than called missing. Nil for sources recognized by their folders (present).
 	paths func(dir string, spec manifest.DatasetSpec) []string
+	// present reports whether dir holds the dataset, for sources without paths.
+	present func(dir string, spec manifest.DatasetSpec) bool
 	// missing describes the expected files, for MissingDataError.
 	missing func(spec manifest.DatasetSpec) string
 	// install says where the data come from.
@@ -171,7 +173,7 @@ func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 		}
 	}
 	for _, c := range candidates {
-		if src.present(c, spec) {
+		if src.holds(c, spec) {
 			return c, nil
 		}
 	}
@@ -188,19 +190,20 @@ func (l *Loader) find(src *source, spec manifest.DatasetSpec) (string, error) {
 	return "", &MissingDataError{Dataset: spec.Name, Searched: candidates, Missing: src.missing(spec), Install: src.install}
 }
 
+// holds reports whether dir holds the source's dataset: one of its paths is a regular
+// file, or, for a source recognized by its folders, present says so.
+func (src *source) holds(dir string, spec manifest.DatasetSpec) bool {
+	if src.paths == nil {
+		return src.present(dir, spec)
+	}
+	return slices.ContainsFunc(src.paths(dir, spec), isFile)
+}
+
 // isFile and isDir report whether p is a regular file or a directory.
 func isFile(p string) bool { st, err := os.Stat(p); return err == nil && st.Mode().IsRegular() }
 func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDir() }
 
-// hasFile returns a present func that looks for the named file (or name.gz when gz).
-func hasFile(name func(spec manifest.DatasetSpec) string, gz bool) func(string, manifest.DatasetSpec) bool {
-	return func(dir string, spec manifest.DatasetSpec) bool {
-		p := filepath.Join(dir, name(spec))
-		return isFile(p) || gz && isFile(p+".gz")
-	}
-}
-
-// filePaths is the paths func of a source that hasFile(name, gz) recognizes.
+// filePaths is the paths func of a source recognized by one file: name, or name.gz when gz.
 func filePaths(name func(spec manifest.DatasetSpec) string, gz bool) func(string, manifest.DatasetSpec) []string {
 	return func(dir string, spec manifest.DatasetSpec) []string {
 		p := filepath.Join(dir, name(spec))
@@ -284,7 +287,7 @@ var installHelp = map[string]string{
 var sources = map[string]*source{
 	"fmnist": {
 		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
-		present: hasFile(fixed(fmnistFiles[0]), true), paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
+		paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
 		install: installHelp["fmnist"],
 		load: func(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
 			return loadFashionMNIST(dir, spec.Normalize)
@@ -292,13 +295,13 @@ var sources = map[string]*source{
 	},
 	"mnist": {
 		subdirs: []string{"mnist", "MNIST/raw"},
-		present: hasFile(fixed(fmnistFiles[0]), true), paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
+		paths:   filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
 		install: installHelp["mnist"],
 		load:    loadMNIST,
 	},
 	"emnist": {
 		subdirs: []string{"emnist", "emnist/gzip", "gzip"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true), paths: filePaths(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
+		paths:   filePaths(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
 		missing: func(s manifest.DatasetSpec) string {
 			return emnistFile(s, "train", "images") + "[.gz] (and its train labels and test files)"
 		},
@@ -307,32 +310,32 @@ var sources = map[string]*source{
 	},
 	"cifar10": {
 		subdirs: []string{"cifar-10-batches-bin", "cifar10", "cifar10/cifar-10-batches-bin"},
-		present: hasFile(fixed("data_batch_1.bin"), false), paths: filePaths(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
+		paths:   filePaths(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
 		install: installHelp["cifar10"],
 		load:    loadCIFAR10,
 	},
 	"cifar100": {
 		subdirs: []string{"cifar-100-binary", "cifar100", "cifar100/cifar-100-binary"},
-		present: hasFile(fixed("train.bin"), false), paths: filePaths(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
+		paths:   filePaths(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
 		install: installHelp["cifar100"],
 		load:    loadCIFAR100,
 	},
 	"cifar10c": {
 		subdirs: []string{"CIFAR-10-C", "cifar10c"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false), paths: filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
+		paths:   filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
 		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
 		install: installHelp["cifar10c"],
 		load:    loadCIFAR10CSpec,
 	},
 	"svhn": {
 		subdirs: []string{"svhn", "SVHN"},
-		present: hasFile(fixed("train_32x32.mat"), false), paths: filePaths(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
+		paths:   filePaths(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
 		install: installHelp["svhn"],
 		load:    loadSVHN,
 	},
 	"medmnist": {
 		subdirs: []string{"medmnist", "MedMNIST"},
-		present: hasFile(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false), paths: filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
+		paths:   filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
 		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npz" },
 		install: installHelp["medmnist"],
 		load:    loadMedMNIST,
@@ -353,7 +356,7 @@ var sources = map[string]*source{
 	},
 	"har": {
 		subdirs: []string{"UCI HAR Dataset", "har", "har/UCI HAR Dataset"},
-		present: hasFile(fixed("train/X_train.txt"), false), paths: filePaths(fixed("train/X_train.txt"), false),
+		paths:   filePaths(fixed("train/X_train.txt"), false),
 		missing: fixed("train/X_train.txt, train/y_train.txt, train/subject_train.txt and the test/ files"),
 		install: installHelp["har"],
 		load:    loadHAR,
