@@ -165,8 +165,8 @@ func auditNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, lo
 
 // runAudit audits g's kept train results (see auditNode) and prints the verdicts; it
 // exits 3 unless every audited cell passes.
-func runAudit(g *pipeline.Graph, store *artifacts.Store, loader *data.Loader, backend string, o auditOptions, stdout, stderr io.Writer) int {
-	fail := func(err error) int { return failure("fedpipe verify --audit", err, o.jsonM, stdout, stderr) }
+func runAudit(g *pipeline.Graph, store *artifacts.Store, loader *data.Loader, backend string, o auditOptions, stdout, stderr io.Writer) error {
+	fail := func(err error) error { return failure("fedpipe verify --audit", err) }
 	nodes, err := keptTrainNodes(g, store)
 	if err != nil {
 		return fail(err)
@@ -198,9 +198,9 @@ func runAudit(g *pipeline.Graph, store *artifacts.Store, loader *data.Loader, ba
 			len(cells), kept, o.rounds, passed, counts[auditFail], counts[auditNoPrint], counts[auditCorrupt])
 	}
 	if passed != len(cells) {
-		return exitMismatch
+		return exitErr(exitMismatch)
 	}
-	return exitOK
+	return nil
 }
 
 // auditMarkdown lays the audited cells out as a table; a failure names its first differing

@@ -17,7 +17,7 @@ import (
 // mean of its two passes. The journal is written as a worker's is: to a store's progress
 // folder and to a remote (here a folder), with an evaluation in every round's point (more
 // than a run publishes).
-func benchJournal(backend string, o roundOptions, stdout, stderr io.Writer) int {
+func benchJournal(backend string, o roundOptions, stdout, stderr io.Writer) error {
 	var cfg model.RoundConfig
 	switch o.setting {
 	case settingFedOBP:
@@ -25,25 +25,22 @@ func benchJournal(backend string, o roundOptions, stdout, stderr io.Writer) int 
 	case settingFedSelect:
 		cfg = model.FedSelectRoundConfig()
 	default:
-		fmt.Fprintf(stderr, "fedpipe bench: --setting %q: use %s or %s\n", o.setting, settingFedOBP, settingFedSelect)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe bench: --setting %q: use %s or %s", o.setting, settingFedOBP, settingFedSelect)
 	}
 	cfg.Rounds, cfg.Workers, cfg.Lockstep, cfg.FinetuneEpochs = o.rounds, o.workers, o.lockstep, 0
 	return journalPasses(backend, o.setting, cfg, stdout, stderr)
 }
 
 // journalPasses times cfg's rounds in the four passes of benchJournal.
-func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stderr io.Writer) int {
+func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "fedpipe-bench-journal-")
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe bench --journal: %v\n", err)
-		return exitFailure
+		return failf(exitFailure, "fedpipe bench --journal: %v", err)
 	}
 	defer os.RemoveAll(dir)
 	remoteDir := filepath.Join(dir, "remote")
 	if err := os.MkdirAll(remoteDir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "fedpipe bench --journal: %v\n", err)
-		return exitFailure
+		return failf(exitFailure, "fedpipe bench --journal: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s round, %d timed rounds per pass, without and with the progress journal (passes: without, with, with, without); backend %s\n",
 		setting, cfg.Rounds, model.BackendID(backend))
@@ -77,8 +74,7 @@ func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stder
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench --round --journal: %v\n", err)
-			return exitFailure
+			return failf(exitFailure, "fedpipe bench --round --journal: %v", err)
 		}
 		fmt.Fprintf(stdout, "pass %d (%s journal): %.3f s/round\n", pass+1, map[bool]string{false: "without", true: "with"}[with], r.RoundSeconds)
 		if with {
@@ -89,5 +85,5 @@ func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stder
 	}
 	fmt.Fprintf(stdout, "without journal %.3f s/round, with %.3f s/round: %+.2f %% (mean of two passes each)\n", sum[0], sum[1], 100*(sum[1]-sum[0])/sum[0])
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
-	return exitOK
+	return nil
 }

@@ -15,8 +15,8 @@ func TestJournalPassesSmall(t *testing.T) {
 	cfg := model.RoundConfig{Clients: 4, TrainSamples: 160, Participants: 2, Epochs: 1, Batch: 16, EvalBatch: 64,
 		Rounds: 3, Opt: model.SGD{LR: 0.01}, Seed: 1}
 	var out, errb bytes.Buffer
-	if code := journalPasses(model.CPUBackend, "small", cfg, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if err := journalPasses(model.CPUBackend, "small", cfg, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
 	}
 	s := out.String()
 	if strings.Count(s, "without journal):") != 2 || strings.Count(s, "with journal):") != 2 {

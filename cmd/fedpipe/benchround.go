@@ -38,7 +38,7 @@ type roundOptions struct {
 // client, with and without fine-tuning (model.BenchRound); for FedOBP's FMNIST setting it
 // then runs the PyTorch reference script on the same work in the same invocation. It prints
 // the figures, their ratios, the projected wall time of a table cell and fedpipe's peak RSS.
-func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
+func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error {
 	var cfg model.RoundConfig
 	var name string
 	// A cell: Table 6 of FedOBP has 400 rounds and an evaluation (before and after
@@ -52,8 +52,7 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 		o.noTorch = true // the PyTorch reference is FedOBP's round
 		o.ft = false
 	default:
-		fmt.Fprintf(stderr, "fedpipe bench: --setting %q: use %s or %s\n", o.setting, settingFedOBP, settingFedSelect)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe bench: --setting %q: use %s or %s", o.setting, settingFedOBP, settingFedSelect)
 	}
 	rounds, ft, script, python := o.rounds, o.ft, o.script, o.python
 	cfg.Rounds, cfg.Workers, cfg.Lockstep = rounds, o.workers, o.lockstep
@@ -76,13 +75,11 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 	all := make([]model.RoundResult, len(kernels))
 	for i, isa := range kernelOrder(kernels) {
 		if err := gemm.SetKernelISA(isa); err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe bench --round: %v", err)
 		}
 		r, err := model.BenchRound(backend, cfg)
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench --round: %v\n", err)
-			return exitFailure
+			return failf(exitFailure, "fedpipe bench --round: %v", err)
 		}
 		if len(kernels) > 1 {
 			fmt.Fprintf(stdout, "kernel %s: %.2f s/round, %.0f training samples/s (load now %s)\n", isa, r.RoundSeconds, r.TrainSamplesPerSec(), loadAvg())
@@ -165,7 +162,7 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "clients side by side: %d; graphs compiled: %s\n", res.Workers, compilations(res.Compilations))
 	}
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
-	return exitOK
+	return nil
 }
 
 // kernelOrder is the order in which bench times the GEMM kernels: one kernel once; several

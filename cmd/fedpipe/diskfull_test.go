@@ -80,7 +80,7 @@ func TestDiskFillingMidRunFailsCleanlyAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := command("run", m, "--store", store)
+	cmd := subprocess("run", m, "--store", store)
 	cmd.Stderr = errFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

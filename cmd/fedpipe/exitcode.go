@@ -12,6 +12,14 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
+// Exit codes (exitEnvironment below; 3, a verify mismatch, is verify's own).
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitInvalid     = 2
+	exitInterrupted = 130
+)
+
 // exitEnvironment is the exit code of a failure of the machine or of data kept on it
 // rather than of the input: a full disk or quota, a permission refused, a read-only
 // filesystem, an I/O error, a store whose tables Badger cannot decode, a damaged or missing
@@ -57,3 +65,48 @@ func storeNotices(prefix string, stderr io.Writer) func(string, ...any) {
 		fmt.Fprintf(stderr, "%s: store: %s\n", prefix, fmt.Sprintf(format, a...))
 	}
 }
+
+// exitError ends a command other than with success: its exit code and the line that says
+// why, which call.exit prints on stderr (and, under --json, as {"error", "exit_code"} on
+// stdout). An empty msg means the command has already said why.
+type exitError struct {
+	code  int
+	msg   string // the whole line, "fedpipe CMD: what went wrong"
+	hint  string // printed on stderr after msg, not part of the JSON error ("Run 'fedpipe CMD --help'…")
+	usage bool   // also print the command's usage after the line
+}
+
+func (e *exitError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.msg
+}
+
+// failf ends a command with code and a line formatted as fmt.Sprintf does; the line names
+// the command itself ("fedpipe gc: …").
+func failf(code int, format string, a ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// usageErr is failf(exitInvalid, …) followed by the command's usage.
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitInvalid, msg: fmt.Sprintf(format, a...), usage: true}
+}
+
+// failure ends a command with err, printed after prefix ("fedpipe" or "fedpipe CMD"), and
+// the exit code exitCodeOf gives it (2 for invalid input, 4 for the environment, else 1).
+func failure(prefix string, err error) error {
+	return &exitError{code: exitCodeOf(err), msg: prefix + ": " + err.Error()}
+}
+
+// exitErr ends a command with code after it has said why itself (nil for exitOK).
+func exitErr(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// errDone ends a command with exit 0 early, having done what was asked (--help).
+var errDone = &exitError{code: exitOK}

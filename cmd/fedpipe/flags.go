@@ -4,34 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/artifacts"
 )
 
-// parseFlags parses a subcommand's flags. `--help` prints the command's usage (fs.Usage,
-// which writes to fs.Output()) on stdout and ends the command with exit 0; a flag error
-// (an unknown flag, a value that does not parse, a missing value) is printed on stderr with
-// a pointer to --help — and as a JSON object on stdout when --json was given — and ends it
-// with exit 2, as does a value no command can mean (checkFlagValues). ok is true when the
-// command should go on.
-func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+// parseFlags parses a command's flags. `--help` prints the command's usage (fs.Usage, which
+// writes to fs.Output()) on stdout and ends the command with exit 0 (errDone); a flag error
+// (an unknown flag, a value that does not parse, a missing value) ends it with exit 2 and a
+// pointer to --help, as does a value no command can mean (checkFlagValues).
+func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
+	out := fs.Output()
 	fs.SetOutput(stdout)
 	err := fs.Parse(args)
-	fs.SetOutput(stderr)
+	fs.SetOutput(out)
 	if err == nil {
-		code := checkFlagValues(fs, stderr)
-		return code, code == exitOK
+		return checkFlagValues(fs)
 	}
 	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK, false
+		return errDone
 	}
-	msg := fmt.Sprintf("fedpipe %s: %v", fs.Name(), err)
-	fmt.Fprintf(stderr, "%s\nRun 'fedpipe %s --help' for its flags.\n", msg, fs.Name())
-	if wantsJSON(args) {
-		writeJSON(stdout, errorJSON{Error: msg, ExitCode: exitInvalid})
-	}
-	return exitInvalid, false
+	return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe %s: %v", fs.Name(), err),
+		hint: fmt.Sprintf("Run 'fedpipe %s --help' for its flags.", fs.Name())}
 }
 
 // wantsJSON says whether args ask for --json, for errors found before or while the flags are
@@ -54,20 +50,8 @@ type errorJSON struct {
 	ExitCode int    `json:"exit_code"`
 }
 
-// failure prints err as the command's error (prefix is "fedpipe" or "fedpipe CMD") on stderr
-// and, when asJSON, as a JSON object on stdout, and returns the exit code: 2 for invalid
-// input (manifest, overrides, flags, missing or malformed data), else 1.
-func failure(prefix string, err error, asJSON bool, stdout, stderr io.Writer) int {
-	code := exitCodeOf(err)
-	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-	if asJSON {
-		writeJSON(stdout, errorJSON{Error: strings.TrimSpace(err.Error()), ExitCode: code})
-	}
-	return code
-}
-
 // jsonOut is the stdout of a command given --json: it records whether anything was
-// written, so that an error the command printed only as text can still be given as JSON.
+// written, so that call.exit prints a failure as JSON only where the command printed none.
 type jsonOut struct {
 	w     io.Writer
 	wrote bool
@@ -78,22 +62,73 @@ func (j *jsonOut) Write(p []byte) (int, error) {
 	return j.w.Write(p)
 }
 
-// runWithJSONErrors runs a command given --json; when it fails without writing anything on
-// stdout (a usage error such as a missing argument), its last error line becomes the
-// JSON object {"error", "exit_code"} on stdout.
-func runWithJSONErrors(args []string, stdout, stderr io.Writer) int {
-	out := &jsonOut{w: stdout}
-	var errs strings.Builder
-	code := run(args, out, io.MultiWriter(stderr, &errs))
-	if code != exitOK && !out.wrote {
-		msg := ""
-		for _, l := range strings.Split(strings.TrimSpace(errs.String()), "\n") {
-			if strings.HasPrefix(l, "fedpipe") {
-				msg = l
-				break
-			}
-		}
-		writeJSON(stdout, errorJSON{Error: msg, ExitCode: code})
+// storeFlags choose the store a command uses (--store) and how long it waits for another
+// fedpipe holding it (--lock-timeout); every command that opens a store declares them here.
+type storeFlags struct {
+	store       string
+	lockTimeout time.Duration
+}
+
+// register declares --store and --lock-timeout on fs.
+func (s *storeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&s.store, "store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe found from the working directory or the manifest's directory up to the repository root; docs/commands.md)")
+	fs.DurationVar(&s.lockTimeout, "lock-timeout", artifacts.DefaultLockTimeout, "how long to wait for another fedpipe using the same store (it is named at once)")
+}
+
+// options are the artifacts.Options the store is opened with; logf receives its notices.
+func (s *storeFlags) options(logf func(string, ...any)) artifacts.Options {
+	return artifacts.Options{LockTimeout: s.lockTimeout, Logf: logf}
+}
+
+// reader opens, read-only, the store a read-only command reads for the manifest argument
+// manifestArg (findStore: never created, never waited for: a store a run holds is read from
+// a snapshot); it names the store on stderr unless --store chose it.
+func (s *storeFlags) reader(manifestArg string, stderr io.Writer) (*artifacts.Store, error) {
+	dir, err := findStore(s.store, manifestArg, stderr)
+	if err != nil {
+		return nil, err
 	}
-	return code
+	return artifacts.OpenReader(dir, s.options(nil))
+}
+
+// writeDir is the store a command that writes uses for manifestArg (runStore: the one found,
+// else a new .fedpipe where artifacts.DefaultDir says).
+func (s *storeFlags) writeDir(manifestArg string) string { return runStore(s.store, manifestArg) }
+
+// commonFlags are the flags most commands share (store, data, backend, overrides, output
+// format, limits); register declares the ones a command takes.
+type commonFlags struct {
+	storeFlags
+	data    string
+	backend string
+	json    bool
+	quiet   bool
+	dryRun  bool
+	set     []string
+	remote  remoteFlags
+	only    []string
+}
+
+func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
+	c.storeFlags.register(fs)
+	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
+	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
+	registerSet(fs, &c.set)
+	if cmd == "run" || cmd == "verify" {
+		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
+	}
+	if cmd == "run" {
+		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
+	}
+	registerLimits(fs)
+	switch cmd {
+	case "run", "status":
+		c.remote.register(fs, cmd)
+		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report: one cell of a table")
+	case "ls", "export":
+		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report")
+	case "verify":
+		fs.StringSliceVar(&c.only, "only", nil, "only the expect entries of these method labels (comma-separated); with --run, only their runs (and those they are compared with)")
+	}
 }

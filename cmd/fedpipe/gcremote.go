@@ -15,13 +15,12 @@ import (
 
 // gcRemote implements gc --remote: it keeps the stages of graphs (and, in a kept-results
 // directory, the results its index names) and removes the rest as remote.GC does.
-func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, stdout, stderr io.Writer) int {
+func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 	rem, err := remote.Open(ctx, address, remote.Options{Logf: logf})
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-		return remoteExit(err)
+		return failf(remoteExit(err), "fedpipe gc: %v", err)
 	}
 	opt.Keep = map[artifacts.Digest]bool{}
 	for _, g := range graphs {
@@ -32,13 +31,11 @@ func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, st
 	if remote.IsDirAddress(address) {
 		dir, err := remote.ParseDir(address)
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe gc: %v", err)
 		}
 		indexed, err := pipeline.KeptKeys(dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe gc: remote %s: its kept-results index: %v\n", rem, err)
-			return exitFailure
+			return failf(exitFailure, "fedpipe gc: remote %s: its kept-results index: %v", rem, err)
 		}
 		for k := range indexed {
 			opt.Keep[k] = true
@@ -46,8 +43,7 @@ func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, st
 	}
 	rep, err := rem.GC(ctx, opt)
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-		return exitFailure
+		return failf(exitFailure, "fedpipe gc: %v", err)
 	}
 	if opt.DryRun {
 		var list bytes.Buffer
@@ -74,7 +70,7 @@ func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, st
 		fmt.Fprintf(stdout, "; spared %d objects written less than --grace %v ago", rep.Young, opt.Grace)
 	}
 	fmt.Fprintln(stdout)
-	return exitOK
+	return nil
 }
 
 // fmtBytes formats a size for a listing: bytes, KiB or MiB.

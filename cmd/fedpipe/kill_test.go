@@ -37,7 +37,7 @@ methods:
   - name: local
 `
 
-func command(args ...string) *exec.Cmd {
+func subprocess(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "FEDPIPE_TEST_MAIN=1")
 	return cmd
@@ -47,7 +47,7 @@ func command(args ...string) *exec.Cmd {
 // whether a train stage resumed from a checkpoint.
 func outputs(t *testing.T, manifest, store string) (map[string]map[string]string, bool) {
 	t.Helper()
-	cmd := command("run", manifest, "--store", store, "--json")
+	cmd := subprocess("run", manifest, "--store", store, "--json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -87,7 +87,7 @@ func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
 	for i := 0; i < points; i++ {
 		store := filepath.Join(dir, "s"+strconv.Itoa(i))
 		at := time.Duration(rnd.Int64N(int64(length)))
-		cmd := command("run", m, "--store", store, "--quiet")
+		cmd := subprocess("run", m, "--store", store, "--quiet")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestInterruptExits130AndResumes(t *testing.T) {
 	m := writeManifest(t, dir, killManifest)
 	want, _ := outputs(t, m, filepath.Join(dir, "reference"))
 	store := filepath.Join(dir, "s")
-	cmd := command("run", m, "--store", store)
+	cmd := subprocess("run", m, "--store", store)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -158,13 +158,13 @@ func TestConcurrentRunWaitsThenFails(t *testing.T) {
 	dir := t.TempDir()
 	m := writeManifest(t, dir, killManifest)
 	store := filepath.Join(dir, "s")
-	first := command("run", m, "--store", store, "--quiet")
+	first := subprocess("run", m, "--store", store, "--quiet")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = first.Process.Kill(); _ = first.Wait() }()
 	time.Sleep(500 * time.Millisecond)
-	second := command("run", m, "--store", store, "--lock-timeout", "300ms")
+	second := subprocess("run", m, "--store", store, "--lock-timeout", "300ms")
 	var errb bytes.Buffer
 	second.Stderr = &errb
 	err := second.Run()

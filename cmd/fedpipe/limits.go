@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -32,8 +31,8 @@ func registerLimits(fs *pflag.FlagSet) {
 
 // checkFlagValues refuses values no command can mean: an empty string (--store "" would
 // otherwise silently mean ./.fedpipe), a negative or zero duration, a negative or zero
-// number. It prints the message and returns exitInvalid, or returns exitOK.
-func checkFlagValues(fs *pflag.FlagSet, stderr io.Writer) int {
+// number, with exit 2 and a line for each.
+func checkFlagValues(fs *pflag.FlagSet) error {
 	var msgs []string
 	fs.Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
@@ -57,10 +56,10 @@ func checkFlagValues(fs *pflag.FlagSet, stderr io.Writer) int {
 		}
 	})
 	if len(msgs) == 0 {
-		return exitOK
+		return nil
 	}
-	for _, m := range msgs {
-		fmt.Fprintf(stderr, "fedpipe %s: %s\n", fs.Name(), m)
+	for i, m := range msgs {
+		msgs[i] = fmt.Sprintf("fedpipe %s: %s", fs.Name(), m)
 	}
-	return exitInvalid
+	return failf(exitInvalid, "%s", strings.Join(msgs, "\n"))
 }

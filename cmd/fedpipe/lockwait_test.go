@@ -21,7 +21,7 @@ func TestReadersDoNotWaitForARun(t *testing.T) {
 	m := writeManifest(t, dir, strings.Replace(killManifest, "rounds: 40", "rounds: 100000", 1)+
 		"expect:\n  - {method: local, metric: final_pooled, published: 50}\n")
 	store := filepath.Join(dir, "s")
-	first := command("run", m, "--store", store, "--quiet")
+	first := subprocess("run", m, "--store", store, "--quiet")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestReadersDoNotWaitForARun(t *testing.T) {
 		}
 	}
 
-	second := command("run", m, "--store", store, "--lock-timeout", "300ms")
+	second := subprocess("run", m, "--store", store, "--lock-timeout", "300ms")
 	var errb bytes.Buffer
 	second.Stderr = &errb
 	if err := second.Run(); err == nil {

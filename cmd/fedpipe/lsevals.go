@@ -111,7 +111,7 @@ func evalCells(r lsRow, e lsEval, multi bool, num func(float64) string) []string
 	return append(c, r.Label, strconv.Itoa(e.Round), num(e.Pooled), opt(e.PooledFT), num(e.Mean), opt(e.MeanFT))
 }
 
-func writeEvalsCSV(w io.Writer, rows []lsRow) int {
+func writeEvalsCSV(w io.Writer, rows []lsRow) error {
 	multi := multiManifest(rows)
 	h := []string{"label", "round", "pooled_pct", "pooled_ft_pct", "client_mean_pct", "client_mean_ft_pct"}
 	if multi {
@@ -127,9 +127,9 @@ func writeEvalsCSV(w io.Writer, rows []lsRow) int {
 	}
 	cw.Flush()
 	if cw.Error() != nil {
-		return exitFailure
+		return exitErr(exitFailure)
 	}
-	return exitOK
+	return nil
 }
 
 func writeEvalsTable(w io.Writer, rows []lsRow) {

@@ -21,7 +21,7 @@ func TestServeWorkersOnARemote(t *testing.T) {
 	remoteURL := "file://" + filepath.Join(dir, "remote")
 	url := startServe(t, m, "--store", filepath.Join(dir, "reader"), "--remote", remoteURL)
 	worker := func(name string) *exec.Cmd {
-		cmd := command("run", m, "--store", filepath.Join(dir, name), "--remote", remoteURL, "--worker", "--lease-ttl", "2s", "-q")
+		cmd := subprocess("run", m, "--store", filepath.Join(dir, name), "--remote", remoteURL, "--worker", "--lease-ttl", "2s", "-q")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -3,15 +3,12 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/stages/data"
 )
 
 // registerSet adds --set/-S, the manifest overrides, to a command's flags.
@@ -99,67 +96,4 @@ func recordedManifest(store *artifacts.Store, g *pipeline.Graph, fallback bool) 
 		return b, true, nil
 	}
 	return nil, false, nil
-}
-
-// showCmd is `fedpipe show MANIFEST --manifest`: the effective manifest recorded with the
-// results (file plus the overrides it ran with); without --manifest it is `fedpipe ls`.
-func showCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("show", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f commonFlags
-	f.register(fs, "show")
-	asManifest := fs.Bool("manifest", false, "print the effective manifest recorded with the results (the file with the --set overrides it ran with)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe show MANIFEST --manifest [flags]\n\nPrints the effective manifest recorded with MANIFEST's results: the file as it was, with the\n--set overrides it ran with applied (with --set here, the results of those overrides; else\nthose of the file's last run). Without --manifest: fedpipe ls.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if !wantsFlag(args, "--manifest") {
-		return lsCmd("show", args, stdout, stderr)
-	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
-	_ = asManifest
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "fedpipe show: expected one MANIFEST argument, got %d\n", fs.NArg())
-		return exitInvalid
-	}
-	fail := func(err error) int { return failure("fedpipe show", err, f.json, stdout, stderr) }
-	g, _, err := loadGraphSet(fs.Arg(0), f.set, &data.Loader{DataDir: f.data}, f.backend)
-	if err != nil {
-		return fail(err)
-	}
-	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
-	if err != nil {
-		return fail(err)
-	}
-	defer store.Close()
-	b, ok, err := recordedManifest(store, g, len(f.set) == 0)
-	if err != nil {
-		return fail(err)
-	}
-	if !ok {
-		return fail(fmt.Errorf("%s: no results recorded for this manifest yet (run it first)", fs.Arg(0)))
-	}
-	if f.json {
-		return writeJSON(stdout, map[string]any{"manifest": fs.Arg(0), "effective": string(b)})
-	}
-	_, _ = stdout.Write(b)
-	return exitOK
-}
-
-// wantsFlag says whether args hold flag name (before any "--").
-func wantsFlag(args []string, name string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == name || len(a) > len(name) && a[:len(name)+1] == name+"=" {
-			return true
-		}
-	}
-	return false
 }

@@ -64,29 +64,26 @@ func watchOnly(fs *pflag.FlagSet) error {
 }
 
 // startWatch parses a watching command's flags and arguments (one MANIFEST or more, its
-// refresh period *every, flag name, at least least, read once the flags are parsed) and opens the watch, with a context
-// that Ctrl-C and SIGTERM cancel (stop releases it). w is nil when the command is to exit
-// with code at once: help, invalid input (2) or a failure.
-func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *liveWatch, stop func(), code int) {
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return nil, nil, nil, code
+// refresh period *every, flag name, at least least, read once the flags are parsed) and opens
+// the watch, with a context that Ctrl-C and SIGTERM cancel (stop releases it). err ends the
+// command at once: help, invalid input (2) or a failure.
+func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *liveWatch, stop func(), err error) {
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return nil, nil, nil, err
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "fedpipe %s: expected at least one MANIFEST argument\n", name)
-		fs.Usage()
-		return nil, nil, nil, exitInvalid
+		return nil, nil, nil, usageErr("fedpipe %s: expected at least one MANIFEST argument", name)
 	}
 	if *every < least {
-		fmt.Fprintf(stderr, "fedpipe %s: --%s %v: must be at least %v\n", name, flag, *every, least)
-		return nil, nil, nil, exitInvalid
+		return nil, nil, nil, failf(exitInvalid, "fedpipe %s: --%s %v: must be at least %v", name, flag, *every, least)
 	}
 	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	w, err := openWatch(ctx, fs.Args(), f, stderr)
+	w, err = openWatch(ctx, fs.Args(), f, stderr)
 	if err != nil {
 		stop()
-		return nil, nil, nil, failure("fedpipe "+strings.Fields(name)[0], err, f.json, stdout, stderr)
+		return nil, nil, nil, failure("fedpipe "+strings.Fields(name)[0], err)
 	}
-	return ctx, w, stop, exitOK
+	return ctx, w, stop, nil
 }
 
 // openWatch loads the manifests named on the command line and what the store and remote
@@ -116,9 +113,9 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 
 // statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
 // refreshed every --interval until every run has finished or failed, or Ctrl-C.
-func statusWatch(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("status", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func statusWatch(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f watchFlags
 	f.register(fs, "status")
 	f.registerWatch(fs)
@@ -130,9 +127,9 @@ func statusWatch(args []string, stdout, stderr io.Writer) int {
 			"It reads the progress journals train stages publish and never waits for or slows a run. It ends when\n"+
 			"every run has finished or failed, or on Ctrl-C.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	ctx, w, stop, code := startWatch("status --watch", fs, args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, stdout, stderr)
-	if w == nil {
-		return code
+	ctx, w, stop, err := startWatch("status --watch", fs, args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	defer stop()
 	clear := false
@@ -144,9 +141,9 @@ func statusWatch(args []string, stdout, stderr io.Writer) int {
 		runs, err := w.runs(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return exitOK
+				return nil
 			}
-			return failure("fedpipe status", err, f.json, stdout, stderr)
+			return failure("fedpipe status", err)
 		}
 		switch {
 		case f.json:
@@ -165,11 +162,11 @@ func statusWatch(args []string, stdout, stderr io.Writer) int {
 			last = text
 		}
 		if f.once || settled(runs) {
-			return exitOK
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return exitOK
+			return nil
 		case <-time.After(f.interval):
 		}
 	}

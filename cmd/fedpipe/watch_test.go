@@ -66,7 +66,7 @@ func TestStatusWatchFollowsARun(t *testing.T) {
 			t.Fatalf("before any run: %+v", r)
 		}
 	}
-	cmd := command("run", m, "--store", store, "-q")
+	cmd := subprocess("run", m, "--store", store, "-q")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

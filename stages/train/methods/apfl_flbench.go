@@ -11,7 +11,7 @@ import (
 )
 
 // apflFLBench is APFL as FL-bench runs it (impl: flbench; APFLClient in
-// /work/ref/uglyghost+FedOBP src/client/apfl.py). Each client keeps a personal model v and
+// uglyghost/FedOBP src/client/apfl.py). Each client keeps a personal model v and
 // a mixing weight α (both start as in the paper variant: the initial model, alpha). On
 // every batch b of the local epochs, with lr, μ and λ the run's SGD settings and one pair
 // of momentum buffers for w and v that starts at zero every round (one optimizer over

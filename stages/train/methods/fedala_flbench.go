@@ -7,7 +7,7 @@ import (
 )
 
 // alaFLBench is fedala's impl flbench: FedALA as FL-bench runs it (the fork FedOBP's tables
-// ran, /work/ref/uglyghost+FedOBP at b55d0fa; paths below are in it). FL-bench keeps no
+// ran, uglyghost/FedOBP at b55d0fa; paths below are in it). FL-bench keeps no
 // model, weights or phase per client: a client object (src/client/fedala.py:13-21) holds
 // one model, one set of ALA weights W and one start_phase flag, and serves every client it
 // is given, in training and in testing alike. In serial mode there is one such object

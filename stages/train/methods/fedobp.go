@@ -54,7 +54,7 @@ func init() {
 // Fisher score, which needs the client's data, with the mask of its last participation).
 //
 // FedDPA, the Fisher-based baseline of FedOBP's tables, is this method with the Fisher
-// score, no normalization and a per-tensor threshold at q = 0.4 (SPEC.md).
+// score, no normalization and a per-tensor threshold at q = 0.4 (docs/methods.md).
 type fedOBP struct {
 	q        float64
 	score    string

@@ -303,7 +303,7 @@ func (f *fedSelect) Comm(st *train.State, c int, u train.Upload) (int64, int64) 
 // otherwise.
 func (f *fedSelect) PerBatchAccuracy() bool { return f.perBatch }
 
-// fedselectExtension: the official variant's last round aggregates nothing (issue 16), so a
+// fedselectExtension: the official variant's last round aggregates nothing (docs/fidelity.md, FedSelect), so a
 // longer run never continues a shorter one; the other variants continue any.
 func fedselectExtension(options map[string]string) manifest.Extension {
 	if options["variant"] == "official" {

@@ -6,7 +6,7 @@ import (
 )
 
 // rayQueue models how FL-bench's parallel mode spreads a round's clients over its ray
-// workers (/work/ref/uglyghost+FedOBP src/utils/trainer.py:67-107 for training, :117-139
+// workers (uglyghost/FedOBP src/utils/trainer.py:67-107 for training, :117-139
 // for testing): clients are dispatched in order, each to the front of a queue of idle
 // workers; when none is idle the trainer waits for the first job to finish, collects its
 // package (in completion order) and puts its worker at the back of the queue. Each worker

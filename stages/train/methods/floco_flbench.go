@@ -178,7 +178,7 @@ func pcaScores(rows [][]float64, k int) [][]float64 {
 	return out
 }
 
-// jacobiEigenRows is jacobiEigen (fda.go) on a matrix given as rows, with the
+// jacobiEigenRows is jacobiEigen (numerics.go) on a matrix given as rows, with the
 // eigenvectors as the columns of vecs.
 func jacobiEigenRows(a [][]float64) (vals []float64, vecs [][]float64) {
 	n := len(a)

@@ -11,7 +11,7 @@ import (
 )
 
 // fluteFLBench is flute's impl flbench: FLUTE as FL-bench runs it (the fork FedOBP's tables
-// ran, /work/ref/uglyghost+FedOBP at b55d0fa; paths below are in it).
+// ran, uglyghost/FedOBP at b55d0fa; paths below are in it).
 //
 // Client (src/client/flute.py:24-64, a FedPer client, src/client/fedper.py:7-9): every
 // local epoch trains on

@@ -119,19 +119,6 @@ func TestFDACVLossGradient(t *testing.T) {
 	}
 }
 
-// lbfgs2 finds the minimum (0.3, 0.8) of (b0 − 0.3)² + 2(b1 − 0.8)² + (b0 − 0.3)(b1 − 0.8)
-// (positive definite) from (0.5, 0.5) in 10 iterations.
-func TestLBFGS2Quadratic(t *testing.T) {
-	fn := func(b [2]float64) (float64, [2]float64, error) {
-		u, v := b[0]-0.3, b[1]-0.8
-		return u*u + 2*v*v + u*v, [2]float64{2*u + v, 4*v + u}, nil
-	}
-	x, err := lbfgs2(fn, [2]float64{0.5, 0.5}, 10, 1e-8)
-	if err != nil || math.Abs(x[0]-0.3) > 1e-6 || math.Abs(x[1]-0.8) > 1e-6 {
-		t.Fatalf("minimum at %v (%v), want (0.3, 0.8)", x, err)
-	}
-}
-
 // Cross-validation takes β_m to its upper end, 1, when the global means are the client's
 // classes swapped (the client's own means classify its held-out half; the global ones
 // would misclassify every sample); with nothing to split it returns (0, 0).

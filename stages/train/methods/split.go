@@ -26,7 +26,7 @@ import (
 // holds the global body and the initial head.
 //
 // With flbench (impl: flbench of lgfedavg and fedrep) the server does what FL-bench does
-// for these methods (the fork at /work/ref/uglyghost+FedOBP): every client uploads all its
+// for these methods (the fork at uglyghost/FedOBP): every client uploads all its
 // parameters (src/client/fedavg.py:37,180-182) and the server averages all of them by
 // training-set size, personal ones included (src/server/fedavg.py:656-667); a client then
 // overrides the personal part with its own copy once it has one (src/client/fedavg.py:

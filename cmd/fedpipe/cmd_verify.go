@@ -2,12 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/spf13/pflag"
-
-	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify"
@@ -16,9 +12,9 @@ import (
 // exitMismatch is verify's exit code when a cell fails or was never computed.
 const exitMismatch = 3
 
-func verifyCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("verify", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func verifyCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "verify")
 	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
@@ -28,19 +24,17 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "fedpipe verify: expected one MANIFEST argument, got %d\n", fs.NArg())
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe verify: expected one MANIFEST argument, got %d", fs.NArg())
 	}
 	if *audit < 0 || *auditSample < 0 || (*audit == 0 && (*auditSample > 0 || fs.Changed("audit-seed"))) {
-		fmt.Fprintln(stderr, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
 	}
 	path := fs.Arg(0)
-	fail := func(err error) int { return failure("fedpipe verify", err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe verify", err) }
 	g, backend, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
@@ -65,16 +59,12 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		if len(onlyRuns) > 0 {
 			runArgs = append(runArgs, "--only", strings.Join(onlyRuns, ","))
 		}
-		if code := runOrStatus("run", runArgs, stderr, stderr); code != exitOK {
-			return code
+		if err := runOrStatus(&call{name: "run", args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
+			return err
 		}
 	}
 	if *audit > 0 {
-		dir, err := findStore(f.store, path, stderr) // never creates one
-		if err != nil {
-			return fail(err)
-		}
-		store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
+		store, err := f.reader(path, stderr) // never creates one
 		if err != nil {
 			return fail(err)
 		}
@@ -89,11 +79,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(&manifest.InputError{File: path, Field: "expect", Msg: msg})
 	}
-	dir, err := findStore(f.store, path, stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := f.reader(path, stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -122,7 +108,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\n%d passed, %s failed, %d not computed\n", counts[verify.Pass], failed, counts[verify.Missing])
 	}
 	if counts[verify.Fail]-known+counts[verify.Missing] > 0 {
-		return exitMismatch
+		return exitErr(exitMismatch)
 	}
-	return exitOK
+	return nil
 }

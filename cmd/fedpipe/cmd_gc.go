@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-
-	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
@@ -12,64 +9,18 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// fsck checks every blob, action and ref of a store.
-func fsck(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("fsck", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else .fedpipe)")
-	repair := fs.Bool("repair", false, "delete corrupt blobs, broken actions and dangling refs (the next run recomputes what it needs); exit 0 once the store is clean")
-	lockTimeout := fs.Duration("lock-timeout", artifacts.DefaultLockTimeout, "how long to wait for another fedpipe using the same store (it is named at once)")
-	salvage := fs.Bool("salvage", false, "recover a store that cannot be opened: copy every verifiable blob, action and ref into a fresh store, keep the damaged one beside it, and report what was lost")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe fsck [--store DIR] [--repair | --salvage]\n\nRe-hashes every blob and checks every action's outputs and every ref. Exits 1 if anything is\nmissing or corrupt: such entries are already treated as misses (a run recomputes the results it\nneeds), but they stay until --repair deletes them or gc drops what no manifest uses.\n--salvage rebuilds a store that Badger cannot open at all.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
-	if *repair && *salvage {
-		fmt.Fprintln(stderr, "fedpipe fsck: --repair and --salvage exclude each other (--salvage also drops what is corrupt)")
-		return exitInvalid
-	}
-	if *salvage {
-		return salvageStore(artifacts.DefaultDir(*storeFlag), stdout, stderr)
-	}
-	s, err := artifacts.Open(artifacts.DefaultDir(*storeFlag), artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe fsck", stderr)})
-	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe fsck: %v%s\n", err, salvageHint(err))
-		return exitCodeOf(err)
-	}
-	defer s.Close()
-	if *repair {
-		return repairStore(s, stdout, stderr)
-	}
-	r, err := s.Fsck()
-	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe fsck: %v\n", err)
-		return exitCodeOf(err)
-	}
-	for _, p := range r.Problems {
-		fmt.Fprintln(stdout, p)
-	}
-	fmt.Fprintf(stdout, "%d blobs (%d corrupt), %d actions (%d broken), %d refs (%d dangling) in %s\n",
-		r.Blobs, r.CorruptBlobs, r.Actions, r.BrokenActions, r.Refs, r.DanglingRefs, s.Dir())
-	if !r.OK() {
-		return exitFailure
-	}
-	return exitOK
-}
-
 // gc removes what no given manifest, and no recent run, references: from the local store,
 // or with --remote from a remote (gcRemote, gcremote.go).
-func gc(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("gc", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	storeFlag := fs.String("store", "", "store directory (default $FEDPIPE_STORE, else the .fedpipe found as docs/commands.md says)")
+func gcCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
+	var sf storeFlags
+	sf.register(fs)
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
 	remoteFlag := fs.String("remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
 	dryRun := fs.Bool("dry-run", false, "list what would be removed, with sizes, and remove nothing")
-	lockTimeout := fs.Duration("lock-timeout", artifacts.DefaultLockTimeout, "how long to wait for another fedpipe using the same store (it is named at once)")
 	grace := fs.Duration("grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR] [--dry-run]
@@ -92,28 +43,24 @@ would go, with sizes and a total.
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 && *recent <= 0 {
-		fmt.Fprintln(stderr, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
 	}
 	if *remoteFlag == "" && fs.Changed("grace") {
-		fmt.Fprintln(stderr, "fedpipe gc: --grace applies to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe gc: --grace applies to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
 	}
 	if *remoteFlag != "" && fs.Changed("store") {
-		fmt.Fprintln(stderr, "fedpipe gc: --store and --remote exclude each other: gc tidies one of them (run it twice for both)")
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe gc: --store and --remote exclude each other: gc tidies one of them (run it twice for both)")
 	}
 	var graphs []*pipeline.Graph
 	loader := &data.Loader{DataDir: *dataFlag}
 	for _, path := range fs.Args() {
 		g, _, err := loadGraph(path, loader, *backendFlag)
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe gc: %v", err)
 		}
 		graphs = append(graphs, g)
 	}
@@ -124,15 +71,14 @@ Flags:
 	if *dryRun {
 		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
 	}
-	dir := runStore(*storeFlag, fs.Arg(0)) // the store run and ls find (findstore.go)
+	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (findstore.go)
 	if !hasStore(dir) {
 		fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", dir)
-		return exitOK
+		return nil
 	}
-	s, err := open(dir, artifacts.Options{LockTimeout: *lockTimeout, Logf: storeNotices("fedpipe gc", stderr)})
+	s, err := open(dir, sf.options(storeNotices("fedpipe gc", stderr)))
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-		return exitCodeOf(err)
+		return failf(exitCodeOf(err), "fedpipe gc: %v", err)
 	}
 	defer s.Close()
 	before, _ := s.Stats()
@@ -145,7 +91,7 @@ Flags:
 				if r, err = s.GCDryRun(keep, live); err == nil {
 					fmt.Fprintf(stdout, "would remove %d results, %d blobs, %d chunks (%s) from %s (now %s in %d blobs); removed nothing\n",
 						r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), s.Dir(), mib(before.StoredBytes), before.Blobs)
-					return exitOK
+					return nil
 				}
 			} else if r, err = s.GC(keep, live); err == nil {
 				after, _ := s.Stats()
@@ -154,12 +100,11 @@ Flags:
 				if r.Unreclaimed != "" {
 					fmt.Fprintf(stdout, "the disk space was not given back: %s\n", r.Unreclaimed)
 				}
-				return exitOK
+				return nil
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "fedpipe gc: %v\n", err)
-	return exitCodeOf(err)
+	return failf(exitCodeOf(err), "fedpipe gc: %v", err)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -17,9 +15,9 @@ import (
 )
 
 // export writes every cached metric table of a manifest as Arrow, Parquet and CSV files.
-func export(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func exportCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "export")
 	out := fs.StringP("out", "o", "", "directory to write into (default exports/NAME in the working directory, NAME the manifest's name)")
@@ -28,20 +26,18 @@ func export(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe export MANIFEST [--out DIR] [flags]\n\nWrites every cached table of MANIFEST's stages (partitions, per-round metrics, selections,\nmask IoU, communication, per-client and summary evaluations, the run table) as\nDIR/<stage>/<output>.<format>, plus DIR/report.md; a stage's folder is its name with \" \" as \"_\"\nand \"=\" as \"-\" (train_fedavg_lr-0.1_seed-0), so that no reader takes it for a hive partition:\nevery table carries its run's identity as columns. Stages not yet run are listed and skipped.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "fedpipe export: expected one MANIFEST argument, got %d\n", fs.NArg())
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe export: expected one MANIFEST argument, got %d", fs.NArg())
 	}
 	for _, fm := range *formats {
 		if fm != "arrow" && fm != "parquet" && fm != "csv" {
-			fmt.Fprintf(stderr, "fedpipe export: --format %q: want arrow, parquet or csv\n", fm)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe export: --format %q: want arrow, parquet or csv", fm)
 		}
 	}
-	fail := func(err error) int { return failure("fedpipe export", err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe export", err) }
 	g, _, err := loadGraphSet(fs.Arg(0), f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
 		return fail(err)
@@ -54,11 +50,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 	if !fs.Changed("out") {
 		*out = defaultExportDir(g.Manifest.Name)
 	}
-	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -75,7 +67,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files to %s (%d stages not run yet)\n", files, *out, skipped)
-	return exitOK
+	return nil
 }
 
 // exportTables writes every cached table of g's stages under out as

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -54,9 +52,9 @@ type lsRow struct {
 }
 
 // lsCmd lists every run of the manifests: one row per run.
-func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func lsCmd(c *call) error {
+	name, args, stdout, stderr := c.name, c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "ls")
 	asCSV := fs.Bool("csv", false, "print CSV instead of a table")
@@ -68,14 +66,13 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... [flags]\n\nLists every run of the MANIFESTs, one row each: its label, method, seed, every swept parameter\nas a column, its state — cached (its evaluation is in the store), stale (it ran, but an input\nchanged since) or missing (never ran) — and its final and best test accuracy (%%) when cached.\nRuns nothing.\n\nFlags:\n%s", name, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "fedpipe %s: expected MANIFEST...\nRun 'fedpipe %s --help' for its flags.\n", name, name)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe %s: expected MANIFEST...\nRun 'fedpipe %s --help' for its flags.", name, name)
 	}
-	fail := func(err error) int { return failure("fedpipe "+name, err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe "+name, err) }
 	loader := &data.Loader{DataDir: f.data}
 	var graphs []*pipeline.Graph
 	for _, path := range fs.Args() {
@@ -89,11 +86,7 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -118,12 +111,12 @@ func lsCmd(name string, args []string, stdout, stderr io.Writer) int {
 		return writeEvalsCSV(stdout, rows)
 	case *evals:
 		writeEvalsTable(stdout, rows)
-		return exitOK
+		return nil
 	case *asCSV:
 		return writeLsCSV(stdout, rows)
 	}
 	writeLsTable(stdout, rows, *withProv)
-	return exitOK
+	return nil
 }
 
 // listRuns reads the state and metrics of every run of g.
@@ -283,7 +276,7 @@ func multiManifest(rows []lsRow) bool {
 	return false
 }
 
-func writeLsCSV(w io.Writer, rows []lsRow) int {
+func writeLsCSV(w io.Writer, rows []lsRow) error {
 	paths, multi := sweptPaths(rows), multiManifest(rows)
 	cw := csv.NewWriter(w)
 	_ = cw.Write(append(append(lsHeader(paths, multi), lsProvHeader...), lsIntervalHeader...))
@@ -292,9 +285,9 @@ func writeLsCSV(w io.Writer, rows []lsRow) int {
 	}
 	cw.Flush()
 	if cw.Error() != nil {
-		return exitFailure
+		return exitErr(exitFailure)
 	}
-	return exitOK
+	return nil
 }
 
 func writeLsTable(w io.Writer, rows []lsRow, prov bool) {

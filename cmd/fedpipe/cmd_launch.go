@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fedpipe/fedpipe/artifacts/remote"
@@ -63,9 +61,9 @@ func dnsLabel(s string) string {
 
 // launcher implements `fedpipe k8s` and `fedpipe slurm`: print a job for an engine that
 // runs N `fedpipe run --worker` processes sharing one remote.
-func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func launcher(c *call) error {
+	cmd, args, stdout := c.name, c.args, c.stdout
+	fs := c.flags()
 	var f launchFlags
 	fs.StringVar(&f.remote, "remote", "", "the shared store s3://BUCKET/PREFIX, or (slurm) file:///DIR on a filesystem every node mounts (default $"+remote.EnvRemote+")")
 	fs.IntVar(&f.workers, "workers", 0, "how many workers run at once (required)")
@@ -101,12 +99,11 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n%s", usage, what, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "fedpipe %s: "+format+"\n", append([]any{cmd}, a...)...)
-		return exitInvalid
+	bad := func(format string, a ...any) error {
+		return failf(exitInvalid, "fedpipe %s: "+format, append([]any{cmd}, a...)...)
 	}
 	if fs.NArg() != 1 {
 		return bad("expected one MANIFEST argument, got %d", fs.NArg())
@@ -167,18 +164,17 @@ func launcher(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "k8s" {
 		out, err := k8sManifests(f, name, filepath.Base(path), string(text))
 		if err != nil {
-			fmt.Fprintf(stderr, "fedpipe k8s: %v\n", err)
-			return exitFailure
+			return failf(exitFailure, "fedpipe k8s: %v", err)
 		}
 		fmt.Fprint(stdout, out)
-		return exitOK
+		return nil
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return bad("%v", err)
 	}
 	fmt.Fprint(stdout, slurmScript(f, name, abs))
-	return exitOK
+	return nil
 }
 
 // workerArgs is the fedpipe command line of one worker; index is how the engine names

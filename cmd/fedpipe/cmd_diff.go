@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -61,9 +60,9 @@ func (r lsRow) metric(name string) *float64 {
 
 // diffCmd compares parameters and metrics of two manifests, two grid cells (MANIFEST#CELL,
 // CELL a run label without its seed), or a manifest's last recorded run and now.
-func diffCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func diffCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "diff")
 	fs.Usage = func() {
@@ -82,20 +81,15 @@ pooled, with a Wilcoxon signed-rank test; docs/statistics.md) of
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintf(stderr, "fedpipe diff: expected A [B], got %d arguments\nRun 'fedpipe diff --help' for its forms.\n", fs.NArg())
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe diff: expected A [B], got %d arguments\nRun 'fedpipe diff --help' for its forms.", fs.NArg())
 	}
-	fail := func(err error) int { return failure("fedpipe diff", err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe diff", err) }
 	loader := &data.Loader{DataDir: f.data}
-	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout}) // never waits for a run
+	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -144,7 +138,7 @@ Flags:
 	}
 	printDiff(stdout, a, b, params, runs)
 	printPaired(stdout, paired)
-	return exitOK
+	return nil
 }
 
 // sideOf loads one side: a manifest path, optionally "#CELL", with overrides; effective,

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -77,20 +75,20 @@ func methodRevisions(of func(manifest.MethodDef) int) map[string]int {
 }
 
 // versionCmd prints fedpipe's version, commit, backend and key-scheme version.
-func versionCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("version", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func versionCmd(c *call) error {
+	args, stdout := c.args, c.stdout
+	fs := c.flags()
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	backendFlag := fs.String("backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and methods' revisions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	backend, err := model.ResolveBackend(*backendFlag)
 	if err != nil {
-		return failure("fedpipe version", err, *asJSON, stdout, stderr)
+		return failure("fedpipe version", err)
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
@@ -112,7 +110,7 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	printVersions(stdout, "methods:   ", v.MethodRevisions)
 	printVersions(stdout, "methods on BatchNorm models:", v.MethodBNRevisions)
 	printVersions(stdout, "methods' settings:", v.MethodOptionRevisions)
-	return exitOK
+	return nil
 }
 
 // printVersions prints a line of name=version pairs in name order ("none" when empty).

@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/spf13/pflag"
-
-	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/report/site"
@@ -26,9 +23,9 @@ const incompleteText = "fedpipe report is writing this folder, or was stopped be
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, each
 // figure as SVG, PNG and/or PDF (--format) and the figures' and tables' numbers as Parquet
 // and CSV.
-func reportCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func reportCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "report")
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
@@ -38,24 +35,21 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.{svg,png,pdf}  each figure on its own, in the --format asked for (SVG and\n                      PNG, twice the SVG's size, for slides, by default; PDF for LaTeX;\n                      with --latex, figures.tex includes the PDFs)\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 || *out == "" {
-		fmt.Fprintln(stderr, "fedpipe report: expected MANIFEST... and --out DIR")
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe report: expected MANIFEST... and --out DIR")
 	}
 	for _, fm := range *figFormats {
 		if !slices.Contains(chart.Formats, fm) {
-			fmt.Fprintf(stderr, "fedpipe report: --format %q: want svg, png or pdf\n", fm)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe report: --format %q: want svg, png or pdf", fm)
 		}
 	}
 	if *compareOver != string(stats.Seeds) && *compareOver != string(stats.Clients) {
-		fmt.Fprintf(stderr, "fedpipe report: --compare-over %q: want seeds or clients\n", *compareOver)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe report: --compare-over %q: want seeds or clients", *compareOver)
 	}
-	fail := func(err error) int { return failure("fedpipe report", err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe report", err) }
 	loader := &data.Loader{DataDir: f.data}
 	graphs := make([]*pipeline.Graph, fs.NArg())
 	for i, path := range fs.Args() {
@@ -65,11 +59,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		graphs[i] = g
 	}
-	dir, err := findStore(f.store, fs.Arg(0), stderr) // never creates one
-	if err != nil {
-		return fail(err)
-	}
-	store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: f.lockTimeout})
+	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
@@ -171,5 +161,5 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
 		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)
-	return exitOK
+	return nil
 }

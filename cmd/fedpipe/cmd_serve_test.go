@@ -34,7 +34,7 @@ expect:
 // returns the page's address.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := command(append([]string{"serve"}, append(args, "--addr", "127.0.0.1:0", "--refresh", "300ms")...)...)
+	cmd := subprocess(append([]string{"serve"}, append(args, "--addr", "127.0.0.1:0", "--refresh", "300ms")...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestServeShowsCurvesGrow(t *testing.T) {
 		}
 	}
 
-	run := command("run", m, "--store", store, "-q")
+	run := subprocess("run", m, "--store", store, "-q")
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/model/gemm"
@@ -18,9 +16,9 @@ import (
 // backendCmd says which backend a configuration resolves to and, for XLA, which plugin it
 // loads from where, with which environment; --env prints that environment as shell exports
 // (for scripts and test binaries that do not re-execute themselves as fedpipe does).
-func backendCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("backend", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func backendCmd(c *call) error {
+	args, stdout := c.args, c.stdout
+	fs := c.flags()
 	asEnv := fs.Bool("env", false, "print the environment an xla backend runs with as shell export lines")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	check := fs.Bool("check", false, "train one small federated round on BACKEND and on --against and compare them (1e-4 relative), "+
@@ -34,22 +32,22 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 			"XLA needs a binary built with `make build-xla`; this one has it: %v.\n\nFlags:\n%s",
 			model.CPUBackend, model.XLACompiled, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() > 1 {
-		return failure("fedpipe backend", &manifest.InputError{File: "arguments", Msg: "give at most one backend"}, *asJSON, stdout, stderr)
+		return failure("fedpipe backend", &manifest.InputError{File: "arguments", Msg: "give at most one backend"})
 	}
 	backend, err := model.ResolveBackend(fs.Arg(0))
 	if err != nil {
-		return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()}, *asJSON, stdout, stderr)
+		return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()})
 	}
 	out := map[string]any{"backend": backend, "id": model.BackendID(backend), "xla_compiled": model.XLACompiled}
 	var p *xlaenv.Plugin
 	var env [][2]string
 	if strings.HasPrefix(backend, "xla:") {
 		if p, env, err = model.XLAPlugin(backend); err != nil {
-			return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()}, *asJSON, stdout, stderr)
+			return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()})
 		}
 		envMap := map[string]string{}
 		for _, kv := range env {
@@ -63,11 +61,11 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 	if *check {
 		ref, err := model.ResolveBackend(*against)
 		if err != nil {
-			return failure("fedpipe backend", &manifest.InputError{File: "--against", Msg: err.Error()}, *asJSON, stdout, stderr)
+			return failure("fedpipe backend", &manifest.InputError{File: "--against", Msg: err.Error()})
 		}
 		res, err := model.CheckBackend(backend, ref, model.DefaultCheckConfig())
 		if err != nil {
-			return failure("fedpipe backend --check", err, *asJSON, stdout, stderr)
+			return failure("fedpipe backend --check", err)
 		}
 		checkFailed = res.RelDiff > checkTolerance || !res.Repeatable ||
 			(res.Lockstep && (!res.LockstepRepeatable || res.LockstepRelDiff > checkTolerance))
@@ -75,21 +73,21 @@ func backendCmd(args []string, stdout, stderr io.Writer) int {
 		out["check_ok"] = !checkFailed
 		checked = &res
 	}
-	code := exitOK
+	var code error // nil, or exit 1 when --check found the backend off
 	if checkFailed {
-		code = exitFailure
+		code = exitErr(exitFailure)
 	}
 	switch {
 	case *asJSON:
-		if c := writeJSON(stdout, out); c != exitOK {
-			return c
+		if err := writeJSON(stdout, out); err != nil {
+			return err
 		}
 		return code
 	case *asEnv:
 		for _, kv := range env {
 			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 		}
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(stdout, "backend:  %s\nid:       %s\n", backend, model.BackendID(backend))
 	if p == nil {
@@ -139,8 +137,7 @@ func printCheck(w io.Writer, res *model.BackendCheck, failed bool) {
 }
 
 // checkTolerance is the largest relative difference (‖a − b‖₂/‖b‖₂ over all parameters)
-// backend --check accepts between two backends' parameters after a round (issue 21's
-// criterion).
+// backend --check accepts between two backends' parameters after a round (docs/gpus.md).
 const checkTolerance = 1e-4
 
 // reexecMarker is set in the environment of a fedpipe that re-executed itself for XLA, so

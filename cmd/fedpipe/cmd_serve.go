@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/live"
 	"github.com/fedpipe/fedpipe/manifest"
 )
@@ -25,9 +23,9 @@ const defaultServeAddr = "127.0.0.1:8150"
 
 // serveCmd is `fedpipe serve MANIFEST... [--remote URL]`: a read-only web page of every run
 // of the manifests with its curves growing while it trains (see livePage).
-func serveCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func serveCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "status")
 	addr := fs.String("addr", defaultServeAddr, "address to listen on (host:port; port 0 picks a free one). Keep it on 127.0.0.1 and reach it through an SSH tunnel")
@@ -41,15 +39,14 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 			"on --remote, for workers) and never waits for or slows a run. Everything the page needs is served\n"+
 			"by fedpipe itself. From a laptop:  ssh -L 8150:127.0.0.1:8150 HOST  then open http://127.0.0.1:8150/\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	ctx, w, stop, code := startWatch("serve", fs, args, &f, "refresh", refresh, 200*time.Millisecond, stdout, stderr)
-	if w == nil {
-		return code
+	ctx, w, stop, err := startWatch("serve", fs, args, &f, "refresh", refresh, 200*time.Millisecond, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	defer stop()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe serve: --addr %s: %v\n", *addr, err)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe serve: --addr %s: %v", *addr, err)
 	}
 	page := newLivePage(w, *refresh)
 	srv := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
@@ -65,10 +62,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		srv.Shutdown(sctx)
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "fedpipe serve: %v\n", err)
-		return exitFailure
+		return failf(exitFailure, "fedpipe serve: %v", err)
 	}
-	return exitOK
+	return nil
 }
 
 // livePage serves the page: / (the whole page), /body (its changing part, which the page

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/model/gemm"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -17,9 +15,9 @@ import (
 
 // bench measures CNN4 training and inference throughput on our backend and, in the same
 // invocation, PyTorch's on the same shapes, and prints both with their ratio.
-func bench(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	backendFlag := fs.String("backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	arch := fs.String("arch", model.ArchCNN4, "model to measure: cnn4, fedavgcnn, resnet18, resnet18_imagenet (the PyTorch reference covers cnn4 only)")
 	shapes := fs.StringSlice("shape", []string{"28x28x1", "32x32x3"}, "input shapes HxWxC to measure")
@@ -42,13 +40,12 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	backend, err := model.ResolveBackend(*backendFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
-		return exitInvalid
+		return failf(exitInvalid, "fedpipe bench: %v", err)
 	}
 	was := gemm.KernelISA()
 	defer func() { _ = gemm.SetKernelISA(was) }() // bench may run in-process (tests)
@@ -58,12 +55,10 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	}
 	for i, isa := range isas {
 		if err := gemm.SetKernelISA(isa); err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %v\n", err)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe bench: --kernel: %v", err)
 		}
 		if slices.Index(isas, isa) != i {
-			fmt.Fprintf(stderr, "fedpipe bench: --kernel: %s given twice\n", isa)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe bench: --kernel: %s given twice", isa)
 		}
 	}
 	if *round {
@@ -99,13 +94,11 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	for _, s := range *shapes {
 		var h, w, c int
 		if _, err := fmt.Sscanf(strings.ReplaceAll(s, "x", " "), "%d %d %d", &h, &w, &c); err != nil || h != w {
-			fmt.Fprintf(stderr, "fedpipe bench: --shape %q: want HxWxC with H = W\n", s)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe bench: --shape %q: want HxWxC with H = W", s)
 		}
 		spec := model.ModelSpec{Arch: *arch, InputShape: []int{h, w, c}, NumClasses: 10}
 		if err := spec.Validate(); err != nil {
-			fmt.Fprintf(stderr, "fedpipe bench: --arch %s --shape %s: %v\n", *arch, s, err)
-			return exitInvalid
+			return failf(exitInvalid, "fedpipe bench: --arch %s --shape %s: %v", *arch, s, err)
 		}
 		// The kernels are timed in kernelOrder (a, b, b, a): each figure is the mean of two
 		// passes, each BenchModel building and warming up its own model.
@@ -115,8 +108,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			_ = gemm.SetKernelISA(isa) // checked above
 			tr, in, err := model.BenchModel(backend, spec, *batch, *steps)
 			if err != nil {
-				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
-				return exitFailure
+				return failf(exitFailure, "fedpipe bench: %v", err)
 			}
 			k := slices.Index(isas, isa)
 			train[k] += tr / passes
@@ -125,8 +117,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		var oracleTrain, oracleInfer float64
 		if *oracle {
 			if oracleTrain, oracleInfer, err = model.BenchModel(model.OracleBackend, spec, *batch, *steps); err != nil {
-				fmt.Fprintf(stderr, "fedpipe bench: %v\n", err)
-				return exitFailure
+				return failf(exitFailure, "fedpipe bench: %v", err)
 			}
 		}
 		var ref map[string]float64
@@ -156,7 +147,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	return exitOK
+	return nil
 }
 
 // runTorch runs the PyTorch step reference (torch_cnn4.py) at one shape on 2 threads.

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -31,9 +29,9 @@ const defaultKept = "reproduced"
 // results kept in a directory (the repository's reproduced/): per cell reproduced,
 // differs, stale or not computed, then one summary line; it writes or checks the
 // generated page. It runs no training unless --audit asks it to recompute a few rounds.
-func reproducedCmd(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("reproduced", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func reproducedCmd(c *call) error {
+	args, stdout, stderr := c.args, c.stdout, c.stderr
+	fs := c.flags()
 	var f commonFlags
 	f.register(fs, "reproduced")
 	kept := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
@@ -45,10 +43,10 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
-	fail := func(err error) int { return failure("fedpipe reproduced", err, f.json, stdout, stderr) }
+	fail := func(err error) error { return failure("fedpipe reproduced", err) }
 	if fs.NArg() == 0 {
 		return fail(&manifest.InputError{File: "reproduced", Msg: "expected one or more MANIFEST arguments"})
 	}
@@ -115,11 +113,9 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	}
-	code := exitOK
+	var code error // how the command ends once the summary line is printed
 	if *audit > 0 {
-		if c := auditKept(ctx, graphs, store, f, *audit, *sample, *auditSeed, stdout, stderr); c != exitOK {
-			code = c
-		}
+		code = auditKept(ctx, graphs, store, f, *audit, *sample, *auditSeed, stdout, stderr)
 	}
 	if *page != "" {
 		if err := os.WriteFile(*page, []byte(text), 0o644); err != nil {
@@ -130,8 +126,8 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 		old, err := os.ReadFile(*check)
 		if err != nil || string(old) != text {
 			fmt.Fprintf(stderr, "fedpipe reproduced: %s is out of date with the kept results; regenerate it with `%s`\n", *check, regenerate)
-			if code == exitOK {
-				code = exitFailure
+			if code == nil {
+				code = exitErr(exitFailure)
 			}
 		}
 	}
@@ -139,7 +135,7 @@ func reproducedCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, counts.Line())
 	}
 	if counts.Differs > 0 {
-		return exitMismatch
+		return exitErr(exitMismatch)
 	}
 	return code
 }
@@ -257,17 +253,17 @@ func provenanceLine(p *pipeline.Provenance) string {
 // every checked manifest (each stage once, however many manifests share it) and compares
 // their fingerprints with the kept ones (see auditNode); exit 3 unless all pass.
 func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.Store, f commonFlags, rounds, sample int,
-	seed int64, stdout, stderr io.Writer) int {
+	seed int64, stdout, stderr io.Writer) error {
 	backend, err := model.ResolveBackend(f.backend)
 	if err != nil {
-		return failure("fedpipe reproduced --audit", &manifest.InputError{File: "--backend", Msg: err.Error()}, f.json, stdout, stderr)
+		return failure("fedpipe reproduced --audit", &manifest.InputError{File: "--backend", Msg: err.Error()})
 	}
 	var nodes []*pipeline.Node
 	seen := map[pipeline.Key]bool{}
 	for _, g := range graphs {
 		kept, err := keptTrainNodes(g, store)
 		if err != nil {
-			return failure("fedpipe reproduced --audit", err, f.json, stdout, stderr)
+			return failure("fedpipe reproduced --audit", err)
 		}
 		for _, n := range kept {
 			if !seen[n.Key] {
@@ -285,7 +281,7 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 		fmt.Fprintf(stderr, "audit %d/%d: %s (%d rounds)\n", i+1, len(nodes), n.Name, min(rounds, n.Run.Train.Rounds))
 		c, err := auditNode(ctx, n, store, loader, backend, rounds)
 		if err != nil {
-			return failure("fedpipe reproduced --audit", err, f.json, stdout, stderr)
+			return failure("fedpipe reproduced --audit", err)
 		}
 		cells = append(cells, c)
 		if c.Verdict == auditPass {
@@ -298,7 +294,7 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 			len(cells), total, seed, rounds, passed)
 	}
 	if passed != len(cells) {
-		return exitMismatch
+		return exitErr(exitMismatch)
 	}
-	return exitOK
+	return nil
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/pipeline"
+)
+
+// statusCmd is `fedpipe status MANIFEST`: whether every stage's result is cached and, if
+// not, why it would run (runOrStatus); with --watch, the runs followed while they train
+// (statusWatch, watch.go).
+func statusCmd(c *call) error {
+	if wantsWatch(c.args) {
+		return statusWatch(c)
+	}
+	return runOrStatus(c)
+}
+
+// planJSON is a stage's row in `status --json` and `run --dry-run --json`.
+type planJSON struct {
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	Key     string  `json:"key"`
+	State   string  `json:"state"`
+	Reason  string  `json:"reason,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) error {
+	var rows []planJSON
+	stale, remote := 0, 0
+	for _, p := range plan {
+		state := p.State
+		if state == pipeline.StateRemote {
+			remote++
+		}
+		if state == pipeline.StateRun {
+			stale++
+			if cmd == "status" {
+				state = "stale" // it ran, but something changed since
+				if p.Reason == pipeline.ReasonNeverRan {
+					state = "missing"
+				}
+			}
+		}
+		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})
+	}
+	if asJSON {
+		return writeJSON(w, map[string]any{"manifest": m.File, "store": dir, "backend": model.BackendID(backend), "stages": rows})
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("%-7s %s  %s", r.State, r.Key[:12], r.Name)
+		if r.Reason != "" {
+			line += "  (" + r.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%d of %d stages cached", len(plan)-stale-remote, len(plan))
+	if remote > 0 {
+		fmt.Fprintf(w, ", %d in the remote", remote)
+	}
+	fmt.Fprintf(w, ", %d would run (store %s)\n", stale, dir)
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/train"
+)
+
+// fmtSeconds prints a duration as seconds with one decimal ("12.3s").
+func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// writeJSON prints v as indented JSON; it fails (exit 1) only where stdout does.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitErr(exitFailure)
+	}
+	return nil
+}
+
+// loadGraph reads a manifest, resolves the backend and builds the stage graph. It touches
+// no store, so invalid input is reported before anything is written.
+func loadGraph(path string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
+	return loadGraphSet(path, nil, loader, backendFlag)
+}
+
+// loadGraphSet is loadGraph with --set overrides applied to the manifest, checked against
+// the command's limits (--max-cells, --max-rounds, --max-clients).
+func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag string) (*pipeline.Graph, string, error) {
+	m, err := manifest.LoadManifestOptions(path, manifest.Options{Overrides: sets, Limits: manifestLimits})
+	if err != nil {
+		return nil, "", err
+	}
+	backend, err := model.ResolveBackend(backendFlag)
+	if err != nil {
+		return nil, "", &manifest.InputError{File: "--backend", Msg: err.Error()}
+	}
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
+		CheckInit: train.CheckInit, Backend: model.BackendID(backend)})
+	return g, backend, err
+}
