@@ -85,7 +85,8 @@ Flags:
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return failf(exitInvalid, "fedpipe diff: expected A [B], got %d arguments\nRun 'fedpipe diff --help' for its forms.", fs.NArg())
+		return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe diff: expected A [B], got %d arguments", fs.NArg()),
+			hint: "Run 'fedpipe diff --help' for its forms."}
 	}
 	fail := func(err error) error { return failure("fedpipe diff", err) }
 	loader := &data.Loader{DataDir: f.data}

@@ -70,7 +70,8 @@ func lsCmd(c *call) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return failf(exitInvalid, "fedpipe %s: expected MANIFEST...\nRun 'fedpipe %s --help' for its flags.", name, name)
+		return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe %s: expected MANIFEST...", name),
+			hint: fmt.Sprintf("Run 'fedpipe %s --help' for its flags.", name)}
 	}
 	fail := func(err error) error { return failure("fedpipe "+name, err) }
 	loader := &data.Loader{DataDir: f.data}

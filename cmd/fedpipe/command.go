@@ -149,7 +149,7 @@ func (c *call) exit(err error) int {
 	}
 	var e *exitError
 	if !errors.As(err, &e) {
-		e = &exitError{code: exitCodeOf(err), msg: "fedpipe " + c.name + ": " + err.Error()}
+		e = failure("fedpipe "+c.name, err).(*exitError)
 	}
 	if e.msg != "" {
 		fmt.Fprintln(c.stderr, strings.TrimRight(e.msg, "\n"))
@@ -162,7 +162,11 @@ func (c *call) exit(err error) int {
 		c.fs.Usage()
 	}
 	if c.json && e.code != exitOK && !c.out.wrote {
-		writeJSON(c.stdout, errorJSON{Error: strings.TrimSpace(e.msg), ExitCode: e.code})
+		text := e.json
+		if text == "" {
+			text = e.msg
+		}
+		writeJSON(c.stdout, errorJSON{Error: strings.TrimSpace(text), ExitCode: e.code})
 	}
 	return e.code
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,7 @@ func TestCallExitPrintsAnErrorOnce(t *testing.T) {
 		{true, usageErr("fedpipe ls: expected one MANIFEST argument, got %d", 0), exitInvalid, true},
 		{true, failf(exitEnvironment, "fedpipe: disk full"), exitEnvironment, false},
 		{true, exitErr(exitMismatch), exitMismatch, false},
+		{true, failure("fedpipe ls", errors.New("no store")), exitFailure, false},
 		{false, nil, exitOK, false},
 		{true, errDone, exitOK, false},
 	} {
@@ -71,9 +73,12 @@ func TestCallExitPrintsAnErrorOnce(t *testing.T) {
 		if code != tc.code {
 			t.Errorf("%v: exit %d, want %d", tc.err, code, tc.code)
 		}
-		var msg string
+		var msg, jsonMsg string
 		if e, ok := tc.err.(*exitError); ok {
-			msg = e.msg
+			msg, jsonMsg = e.msg, e.msg
+			if e.json != "" {
+				jsonMsg = e.json // failure's: without the "fedpipe CMD: " prefix
+			}
 		}
 		if msg != "" && strings.Count(errb.String(), msg) != 1 {
 			t.Errorf("%v: stderr %q", tc.err, errb.String())
@@ -84,7 +89,7 @@ func TestCallExitPrintsAnErrorOnce(t *testing.T) {
 		switch {
 		case tc.json && tc.code != exitOK:
 			var e errorJSON
-			if err := json.Unmarshal(out.Bytes(), &e); err != nil || e.ExitCode != tc.code || e.Error != msg {
+			if err := json.Unmarshal(out.Bytes(), &e); err != nil || e.ExitCode != tc.code || e.Error != jsonMsg {
 				t.Errorf("%v: JSON %q", tc.err, out.String())
 			}
 		case out.Len() != 0:

@@ -72,6 +72,7 @@ func storeNotices(prefix string, stderr io.Writer) func(string, ...any) {
 type exitError struct {
 	code  int
 	msg   string // the whole line, "fedpipe CMD: what went wrong"
+	json  string // the JSON error's text where it is not msg (failure: the error without the prefix)
 	hint  string // printed on stderr after msg, not part of the JSON error ("Run 'fedpipe CMD --help'…")
 	usage bool   // also print the command's usage after the line
 }
@@ -94,10 +95,11 @@ func usageErr(format string, a ...any) error {
 	return &exitError{code: exitInvalid, msg: fmt.Sprintf(format, a...), usage: true}
 }
 
-// failure ends a command with err, printed after prefix ("fedpipe" or "fedpipe CMD"), and
-// the exit code exitCodeOf gives it (2 for invalid input, 4 for the environment, else 1).
+// failure ends a command with err, printed after prefix ("fedpipe" or "fedpipe CMD") on
+// stderr and as it is in the JSON error, and the exit code exitCodeOf gives it (2 for
+// invalid input, 4 for the environment, else 1).
 func failure(prefix string, err error) error {
-	return &exitError{code: exitCodeOf(err), msg: prefix + ": " + err.Error()}
+	return &exitError{code: exitCodeOf(err), msg: prefix + ": " + err.Error(), json: err.Error()}
 }
 
 // exitErr ends a command with code after it has said why itself (nil for exitOK).
