@@ -62,6 +62,12 @@ func TestSaveCheckpointStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(4, "global", "mask/00002")
+	if got := resumeNote(s, sc.Node); got != "; resumes from its checkpoint after round 4" {
+		t.Errorf("plan note %q", got)
+	}
+	if got := resumeNote(s, &Node{Kind: "train", Name: "train y", Key: Key{4}}); got != "" {
+		t.Errorf("plan note of a stage without a checkpoint: %q", got)
+	}
 }
 
 // Checkpoints that cannot reach the remote are kept locally; the failure is logged once,

@@ -72,7 +72,7 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 			continue
 		}
 		plan[i].State = StateRun
-		plan[i].Reason = missReason(g, n, store, logs.Take()) + extensionNote(store, n)
+		plan[i].Reason = missReason(g, n, store, logs.Take()) + resumeNote(store, n)
 	}
 	return plan, nil
 }
@@ -397,6 +397,38 @@ func (sc *StageContext) Logf(format string, args ...any) {
 }
 
 func checkpointRef(n *Node) string { return "checkpoint/" + n.Key.String() }
+
+// checkpointRound returns the round of the resume point a stage's earlier run left in the
+// store, if there is one (its blobs are verified only when the stage resumes).
+func checkpointRound(store *artifacts.Store, n *Node) (int, bool) {
+	d, found, err := store.GetRef(checkpointRef(n))
+	if err != nil || !found {
+		return 0, false
+	}
+	b, err := store.Get(d)
+	if err != nil {
+		return 0, false
+	}
+	var idx checkpointIndex
+	if json.Unmarshal(b, &idx) != nil || idx.Round <= 0 {
+		return 0, false
+	}
+	return idx.Round, true
+}
+
+// resumeNote is a plan's addition to the reason a stage runs when it will not start from
+// scratch: it resumes from its checkpoint (an interrupted run) or continues a cached
+// shorter run, whichever has more rounds done, as the train stage does.
+func resumeNote(store *artifacts.Store, n *Node) string {
+	ext := extensionRounds(store, n)
+	if round, ok := checkpointRound(store, n); ok && round >= ext {
+		return fmt.Sprintf("; resumes from its checkpoint after round %d", round)
+	}
+	if ext > 0 {
+		return fmt.Sprintf("; continues from the cached %d-round run", ext)
+	}
+	return ""
+}
 
 type checkpointIndex struct {
 	Round   int                         `json:"round"`

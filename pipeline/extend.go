@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 
@@ -147,13 +146,13 @@ func extensions(store *artifacts.Store, n *Node) []extension {
 	return out
 }
 
-// extensionNote is a plan's addition to the reason a train stage runs when it will
-// continue from a cached shorter run.
-func extensionNote(store *artifacts.Store, n *Node) string {
+// extensionRounds is the train.rounds of the cached shorter run a train stage would
+// continue from (0: none).
+func extensionRounds(store *artifacts.Store, n *Node) int {
 	for _, c := range extensions(store, n) {
 		if a, found, err := store.GetAction(c.key); err == nil && found && !remote.Partial(a) {
-			return fmt.Sprintf("; continues from the cached %d-round run", c.rounds)
+			return c.rounds
 		}
 	}
-	return ""
+	return 0
 }

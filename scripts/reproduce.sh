@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make reproduce: computes the missing paper-scale cells of the table manifests whose data is
 # on this machine (FMNIST and MNIST: FedOBP Tables 6 and 8, DM-PFL Table 7), one cell
-# (method × seed) at a time: seed 0 of every manifest first, then the other seeds, and within
+# (method × seed) at a time: the cells an earlier run left part-done first (a train
+# checkpoint in $STORE, or a shorter cached run the cell continues: `fedpipe status` names
+# both), so the CPU time already spent on them is not left waiting behind hours of others;
+# then seed 0 of every manifest, then the other seeds, and within
 # a seed the quick methods ($FIRST: about half an hour a cell here) of every manifest before
 # the slow ones (hours: APFL, FedSelect, FedDPA, ...), the ResNet-18 manifests (FedOBP Table
 # 7, when named in $MANIFESTS and their model.init weights exist) after all the others, so
@@ -81,9 +84,12 @@ labels() {
 
 # cell computes and keeps one cell (manifest $1, label $2, seed $3) unless it is kept
 # already; with PLAN set it only says that it would.
+declare -A seen # the cells already taken this run
 cell() {
 	local m=$1 label=$2 seed=$3 rc try
 	local args=(-S "seeds=[$seed]" --only "$label")
+	[ -n "${seen["$m $label $seed"]:-}" ] && return 0
+	seen["$m $label $seed"]=1
 	# Already kept with the current keys (its evaluation is in $KEPT)? Nothing to do.
 	if "$FEDPIPE" status "$m" "${args[@]}" --store "$probe/store" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
 		grep -A3 '"kind": "evaluate"' | grep -q '"state": "remote"'; then
@@ -123,6 +129,22 @@ cell() {
 # methods on a CPU, so those manifests come after all the others.
 heavy() { grep -Eq '^[[:space:]]*arch:[[:space:]]*resnet' "$1"; }
 
+# started prints "LABEL SEED" for every train stage of manifest $1 that `fedpipe status`
+# says will resume from a checkpoint or continue a cached shorter run in $STORE, within
+# $SEEDS (and $METHODS where set).
+started() {
+	[ -d "$STORE" ] || return 0
+	"$FEDPIPE" status "$1" --store "$STORE" --json 2>/dev/null |
+		awk '/"name": "train /{name=$0} /"reason": .*(resumes from its checkpoint|continues from the cached)/{print name}' |
+		sed -n 's/.*"name": "train \([^ ]*\) .*seed=\([0-9]*\).*/\1 \2/p' |
+		while read -r label seed; do
+			[[ " $SEEDS " == *" $seed "* ]] || continue
+			[ -z "${METHODS:-}" ] || [[ " $METHODS " == *" $label "* ]] || continue
+			echo "$label $seed"
+		done
+	return 0
+}
+
 # missinginit prints the model.init file a manifest names when it does not exist.
 missinginit() {
 	local f
@@ -135,6 +157,12 @@ for m in $MANIFESTS; do
 	if [ -n "$(missinginit "$m")" ]; then
 		echo "reproduce: skipping $m: its model.init file $(missinginit "$m") is missing (docs/methods.md, \"Initial weights\")" | tee -a "$LOG"
 	fi
+done
+for m in $MANIFESTS; do
+	[ -n "$(missinginit "$m")" ] && continue
+	while read -r label seed; do
+		cell "$m" "$label" "$seed" </dev/null
+	done < <(started "$m")
 done
 for seed in $SEEDS; do
 	for group in light heavy; do

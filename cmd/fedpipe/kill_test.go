@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,6 +142,12 @@ func TestInterruptExits130AndResumes(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "Resume with:") || !strings.Contains(errb.String(), "fedpipe run "+m) {
 		t.Errorf("no resume command in:\n%s", errb.String())
+	}
+	// status says where the rerun will start.
+	var st bytes.Buffer
+	if code := run([]string{"status", m, "--store", store}, &st, io.Discard); code != exitOK ||
+		!regexp.MustCompile(`(?m)^missing .* train .*\(never ran; resumes from its checkpoint after round [0-9]+\)$`).MatchString(st.String()) {
+		t.Errorf("status (exit %d) does not say the train stage resumes:\n%s", code, st.String())
 	}
 	got, resumed := outputs(t, m, store)
 	if !resumed {
