@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "cols_amd64.h"
 
 // The AVX-512 micro-kernel, reading A by rows or by columns. It computes every element of C
 // with exactly the operations of the AVX2 kernels in kernel_amd64.s, in the same order: acc = 0, then one fused multiply-add
@@ -158,24 +159,7 @@ TEXT ·kernel6x32AVX512Cols(SB), NOSPLIT, $0-49
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 	ZERO12
-	// A's columns lie lda apart; where that is far (a transposed activation matrix, whose
-	// columns are thousands of bytes apart), the hardware prefetchers do not follow, so
-	// the first k-16 steps prefetch the column 16 steps ahead (R10) and the last 16, whose
-	// column p+16 would lie past the panel, do not. Prefetching changes no result.
-	MOVQ R9, R10
-	SHLQ $4, R10
-	ADDQ SI, R10
-	MOVQ CX, R11
-	SUBQ $16, R11            // R11 = steps that prefetch: k-16 where k ≥ 64 and lda ≥ 2 KiB,
-	CMPQ CX, $64             // else none (the prefetchers follow shorter strides, and a
-	JLT c32nopf               // short panel is in cache already)
-	CMPQ R9, $2048
-	JGE c32pf
-
-c32nopf:
-	XORQ R11, R11
-
-c32pf:
+	COLS_PREFETCH            // R10, R11: see cols_amd64.h
 	TESTQ R11, R11
 	JLE c32tail
 

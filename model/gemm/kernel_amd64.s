@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "cols_amd64.h"
 
 // ZERO_TILE clears the 6×16 accumulator tile Y0–Y11.
 #define ZERO_TILE \
@@ -171,22 +172,7 @@ TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 	ZERO_TILE
-	// The first k-16 steps prefetch A's column 16 steps ahead (R10); see
-	// kernel6x32AVX512Cols in kernel512_amd64.s.
-	MOVQ R9, R10
-	SHLQ $4, R10
-	ADDQ SI, R10
-	MOVQ CX, R11
-	SUBQ $16, R11            // R11 = steps that prefetch: k-16 where k ≥ 64 and lda ≥ 2 KiB,
-	CMPQ CX, $64             // else none (the prefetchers follow shorter strides, and a
-	JLT cnopf               // short panel is in cache already)
-	CMPQ R9, $2048
-	JGE cpf
-
-cnopf:
-	XORQ R11, R11
-
-cpf:
+	COLS_PREFETCH            // R10, R11: see cols_amd64.h
 	TESTQ R11, R11
 	JLE ctail
 
