@@ -123,23 +123,24 @@ const repeatTile = 512
 var repeatPool = sync.Pool{New: func() any { return new([repeatTile]float32) }}
 
 // repeated returns y (a row that repeats along an output of n values) repeated as many
-// whole times as fit in repeatTile values and n, and a function that releases the buffer;
-// y itself where it is already that long, or where its length is not a multiple of 8. Row by
+// whole times as fit in repeatTile values and n, with the pooled buffer that holds it (for
+// repeatPool.Put; nil when none): y itself where it is already that long, or where its
+// length is not a multiple of 8. Row by
 // row, apply's assembly loop does such a row's first multiple of 8 values and Go the rest;
 // repeated rows would move some of those values to the assembly loop, and the two do not
 // agree on every NaN payload (Go's x + y returns y's NaN when both are NaNs, VADDPS x's), so
 // only rows the assembly loop covers whole are repeated.
-func repeated(y []float32, n int) ([]float32, func()) {
+func repeated(y []float32, n int) ([]float32, *[repeatTile]float32) {
 	reps := min(repeatTile/len(y), n/len(y))
 	if reps <= 1 || len(y)%8 != 0 {
-		return y, func() {}
+		return y, nil
 	}
 	buf := repeatPool.Get().(*[repeatTile]float32)
 	yt := buf[:reps*len(y)]
 	for o := 0; o < len(yt); o += len(y) {
 		copy(yt[o:], y)
 	}
-	return yt, func() { repeatPool.Put(buf) }
+	return yt, buf
 }
 
 // applyRepeated computes dst[i] = x[i] op y[i mod len(y)] for i in [lo, hi), where lo and
@@ -224,11 +225,13 @@ func binaryExec(op binaryOp, original *executor) executor {
 		case block == n:
 			elementwise(threadsOf(engine), n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y[lo:hi]) })
 		case len(x) == n: // y repeats every block elements (a bias).
-			yt, done := repeated(y, n)
+			yt, buf := repeated(y, n)
 			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
 				op.applyRepeated(dst, x, yt, lo*block, hi*block)
 			})
-			done()
+			if buf != nil {
+				repeatPool.Put(buf)
+			}
 		default: // x repeats.
 			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
 				for o := lo * block; o < hi*block; o += block {

@@ -486,7 +486,7 @@ func TestApplyRepeatedMatchesRows(t *testing.T) {
 				for i := range y {
 					y[i] = value()
 				}
-				yt, done := repeated(y, n)
+				yt, buf := repeated(y, n)
 				for _, op := range []binaryOp{opAdd, opSub, opMul} {
 					lo, hi := r.IntN(rows), rows
 					if lo < hi-1 {
@@ -508,7 +508,9 @@ func TestApplyRepeatedMatchesRows(t *testing.T) {
 						}
 					}
 				}
-				done()
+				if buf != nil {
+					repeatPool.Put(buf)
+				}
 			}
 		}
 	}
@@ -529,7 +531,7 @@ func BenchmarkApplyRepeated(b *testing.B) {
 		for i := range x {
 			x[i] = float32(i%13) * 0.25
 		}
-		yt, done := repeated(y, n)
+		yt, buf := repeated(y, n)
 		for _, v := range []struct {
 			name string
 			yt   []float32
@@ -540,6 +542,8 @@ func BenchmarkApplyRepeated(b *testing.B) {
 				}
 			})
 		}
-		done()
+		if buf != nil {
+			repeatPool.Put(buf)
+		}
 	}
 }
