@@ -2,6 +2,7 @@ package fastcpu
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -114,6 +115,46 @@ func sumRows(d, s []float32, rows, stride int) {
 	}
 }
 
+// repeatTile is the most values repeated returns: a vector loop's call then covers up to
+// this many values of a short repeating row (a bias of 32 channels: 16 rows per call).
+const repeatTile = 512
+
+// repeatPool holds the buffers of repeated.
+var repeatPool = sync.Pool{New: func() any { return new([repeatTile]float32) }}
+
+// repeated returns y (a row that repeats along an output of n values) repeated as many
+// whole times as fit in repeatTile values and n, with the pooled buffer that holds it (for
+// repeatPool.Put; nil when none): y itself where it is already that long, or where its
+// length is not a multiple of 8. Row by
+// row, apply's assembly loop does such a row's first multiple of 8 values and Go the rest;
+// repeated rows would move some of those values to the assembly loop, and the two do not
+// agree on every NaN payload (Go's x + y returns y's NaN when both are NaNs, VADDPS x's), so
+// only rows the assembly loop covers whole are repeated.
+func repeated(y []float32, n int) ([]float32, *[repeatTile]float32) {
+	reps := min(repeatTile/len(y), n/len(y))
+	if reps <= 1 || len(y)%8 != 0 {
+		return y, nil
+	}
+	buf := repeatPool.Get().(*[repeatTile]float32)
+	yt := buf[:reps*len(y)]
+	for o := 0; o < len(yt); o += len(y) {
+		copy(yt[o:], y)
+	}
+	return yt, buf
+}
+
+// applyRepeated computes dst[i] = x[i] op y[i mod len(y)] for i in [lo, hi), where lo and
+// hi are multiples of the row length b and yt holds whole rows (see repeated): each call of
+// apply covers up to len(yt) values instead of one row, with the same operation on every
+// element (apply's assembly and Go loops give the same bits).
+func (op binaryOp) applyRepeated(dst, x, yt []float32, lo, hi int) {
+	for o := lo; o < hi; {
+		m := min(len(yt), hi-o)
+		op.apply(dst[o:o+m], x[o:o+m], yt[:m])
+		o += m
+	}
+}
+
 // trailingBroadcast reports whether small (same rank as out) is 1 on a prefix of axes and
 // equal to out on the rest, returning the number of elements of that trailing block.
 func trailingBroadcast(small, out []int) (int, bool) {
@@ -183,12 +224,14 @@ func binaryExec(op binaryOp, original *executor) executor {
 			elementwise(threadsOf(engine), n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y) })
 		case block == n:
 			elementwise(threadsOf(engine), n, func(lo, hi int) { op.apply(dst[lo:hi], x[lo:hi], y[lo:hi]) })
-		case len(x) == n: // y repeats every block elements.
+		case len(x) == n: // y repeats every block elements (a bias).
+			yt, buf := repeated(y, n)
 			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
-				for o := lo * block; o < hi*block; o += block {
-					op.apply(dst[o:o+block], x[o:o+block], y)
-				}
+				op.applyRepeated(dst, x, yt, lo*block, hi*block)
 			})
+			if buf != nil {
+				repeatPool.Put(buf)
+			}
 		default: // x repeats.
 			parallelFor(threadsOf(engine), n/block, n, func(lo, hi int) {
 				for o := lo * block; o < hi*block; o += block {

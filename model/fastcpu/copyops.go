@@ -356,10 +356,8 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 	outShape := nodeShape(node)
 	c := outShape.Dimensions[1]
 	rows := len(operand) / c
-	for _, r := range idx {
-		if r < 0 || int(r) >= rows {
-			return simplegoScatterSum(engine, node, inputs, inputsOwned)
-		}
+	if !rowsInRange(idx, rows) {
+		return simplegoScatterSum(engine, node, inputs, inputsOwned)
 	}
 	var out *simplego.Buffer
 	if inputsOwned[0] && sameShape(engine, inputs[0], outShape) {
@@ -383,6 +381,26 @@ func execScatterSum(engine *simplego.Backend, node *simplego.Node, inputs []*sim
 		scatterRuns(dst, updates, idx, c, lo, hi)
 	})
 	return out, nil
+}
+
+// rowsInRange reports whether every index lies in [0, rows). It is execScatterSum's check
+// before each scatter (the max-pooling gradient's indices are computed in the step):
+// the largest index taken as unsigned (a negative one is then ≥ 2³¹) against the bound,
+// with four running maxima and no branch per index, where a test of each index for both
+// ends took two compares and branches.
+func rowsInRange(idx []int32, rows int) bool {
+	limit := uint32(min(rows, 1<<31)) // Every non-negative int32 is below 2³¹.
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(idx); i += 4 {
+		q := idx[i : i+4 : i+4]
+		m0, m1 = max(m0, uint32(q[0])), max(m1, uint32(q[1]))
+		m2, m3 = max(m2, uint32(q[2])), max(m3, uint32(q[3]))
+	}
+	for ; i < len(idx); i++ {
+		m0 = max(m0, uint32(idx[i]))
+	}
+	return len(idx) == 0 || max(m0, m1, m2, m3) < limit
 }
 
 // scatterRuns is execScatterSum's sum for rows of c ≥ 2 elements: dst[idx[m]] +=

@@ -213,6 +213,7 @@ func TestBinaryOpsMatchOracle(t *testing.T) {
 		{{}, {4, 2}}, {{4, 2}, {}}, {{2, 3, 4}, {1, 1, 4}}, {{1, 3, 4}, {2, 3, 4}},
 		{{3, 1}, {3, 5}}, {{3, 5}, {3, 1}}, {{1, 5}, {3, 1}}, {{1000, 64}, {1, 64}},
 		{{300, 7}, {}}, {{}, {37, 11}}, {{129}, {129}}, {{4099}, {4099}}, // the assembly loops, with a tail
+		{{2000, 32}, {1, 32}}, {{777, 10}, {1, 10}}, {{5, 600}, {1, 600}}, {{3, 40, 33}, {1, 1, 33}}, // biases (applyRepeated)
 	}
 	for _, sp := range shapesPairs {
 		for name, fn := range map[string]func(a, b *Node) *Node{"Add": Add, "Sub": Sub, "Mul": Mul} {

@@ -279,6 +279,8 @@ type workspace struct {
 	pa   []float32 // mc×kc, as mr-row micro-panels [panel][k][mr].
 	pb   []float32 // kc×nc, as nr-column micro-panels [panel][k][nr].
 	tile [mr * nr]float32
+	// wideTile is tile for the AVX-512 kernel's two panels (see wideEdge).
+	wideTile [mr * 2 * nr]float32
 }
 
 var workspacePool = sync.Pool{New: func() any {
@@ -306,10 +308,21 @@ func (p *problem) run(it int, w *workspace) {
 		// A stored by rows or by columns feeds the kernel in place (when it can read it so),
 		// with only a ragged last panel packed; otherwise A is packed.
 		direct := p.directA()
+		// edge packs the ragged last panel of A read in place. With fastEdges it runs at
+		// the panel's first use, after the full panels' kernels have brought this block of
+		// A into cache, rather than first.
+		edgeDone := !direct || mb%mr == 0
+		edge := func() {
+			if !edgeDone {
+				rem := mb % mr
+				packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
+				edgeDone = true
+			}
+		}
 		if !direct {
 			packA(w.pa, p.a, i0, p0, mb, kb)
-		} else if rem := mb % mr; rem != 0 {
-			packA(w.pa, p.a, i0+mb-rem, p0, rem, kb)
+		} else if !fastEdges {
+			edge()
 		}
 		accumulate := p0 > 0
 		for jr := 0; jr < nb; {
@@ -331,6 +344,11 @@ func (p *problem) run(it int, w *workspace) {
 						kernelWide(kb, w.pa[(ir/mr)*kb*mr:], bp, c, p.ldc, accumulate)
 					}
 				}
+				if irFrom < mb && fastEdges {
+					edge()
+					p.wideEdge(w, direct, i0, irFrom, mb, kb, j0+jr, bp, accumulate)
+					irFrom = mb
+				}
 			}
 			for ; panels > 0; panels-- {
 				bp := pb[(jr/nr)*kb*nr:]
@@ -345,6 +363,7 @@ func (p *problem) run(it int, w *workspace) {
 						case direct && mm == mr:
 							kernelCols(kb, p.a.Data[p.a.Offset+(i0+ir)+p0*p.a.ColStride:], p.a.ColStride, bp, c, ldc, acc)
 						case direct:
+							edge()
 							kernel(kb, w.pa, bp, c, ldc, acc)
 						default:
 							kernel(kb, w.pa[(ir/mr)*kb*mr:], bp, c, ldc, acc)
@@ -394,6 +413,10 @@ func packA(dst []float32, a Matrix, i0, p0, mb, kb int) {
 				d := panel[p*mr : p*mr+mr : p*mr+mr]
 				d[0], d[1], d[2], d[3], d[4], d[5] = s0[p], s1[p], s2[p], s3[p], s4[p], s5[p]
 			}
+			continue
+		}
+		if rows < mr && fastEdges {
+			packEdge(panel, a, base, rows, kb)
 			continue
 		}
 		if rows == mr && a.RowStride == 1 {

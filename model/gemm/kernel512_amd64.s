@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "cols_amd64.h"
 
 // The AVX-512 micro-kernel, reading A by rows or by columns. It computes every element of C
 // with exactly the operations of the AVX2 kernels in kernel_amd64.s, in the same order: acc = 0, then one fused multiply-add
@@ -47,6 +48,21 @@
 	VBROADCASTSS addr, t; \
 	VFMADD231PS Z12, t, acc0; \
 	VFMADD231PS Z13, t, acc1
+
+// COLS32_STEP is one step p of kernel6x32AVX512Cols: rows 0–5 of A's column p (at SI) times
+// B's row p of both panels (DI, BX), then SI, DI and BX move to step p+1.
+#define COLS32_STEP \
+	VMOVUPS (DI), Z12; \
+	VMOVUPS (BX), Z13; \
+	FMA32(0(SI), Z14, Z0, Z1); \
+	FMA32(4(SI), Z15, Z2, Z3); \
+	FMA32(8(SI), Z14, Z4, Z5); \
+	FMA32(12(SI), Z15, Z6, Z7); \
+	FMA32(16(SI), Z14, Z8, Z9); \
+	FMA32(20(SI), Z15, Z10, Z11); \
+	ADDQ R9, SI; \
+	ADDQ $64, DI; \
+	ADDQ $64, BX
 
 // ADD_STORE32 writes C += tile over Z0–Z11 (rows R8 bytes apart).
 #define ADD_STORE32 \
@@ -143,23 +159,26 @@ TEXT ·kernel6x32AVX512Cols(SB), NOSPLIT, $0-49
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 	ZERO12
+	COLS_PREFETCH            // R10, R11: see cols_amd64.h
+	TESTQ R11, R11
+	JLE c32tail
+
+c32loop:
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS32_STEP
+	DECQ CX
+	DECQ R11
+	JNZ c32loop
+
+c32tail:
 	TESTQ CX, CX
 	JLE c32done
 
-c32loop:
-	VMOVUPS (DI), Z12
-	VMOVUPS (BX), Z13
-	FMA32(0(SI), Z14, Z0, Z1)
-	FMA32(4(SI), Z15, Z2, Z3)
-	FMA32(8(SI), Z14, Z4, Z5)
-	FMA32(12(SI), Z15, Z6, Z7)
-	FMA32(16(SI), Z14, Z8, Z9)
-	FMA32(20(SI), Z15, Z10, Z11)
-	ADDQ R9, SI
-	ADDQ $64, DI
-	ADDQ $64, BX
+c32tailloop:
+	COLS32_STEP
 	DECQ CX
-	JNZ c32loop
+	JNZ c32tailloop
 
 c32done:
 	MOVBLZX accumulate+48(FP), AX

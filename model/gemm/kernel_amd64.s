@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "cols_amd64.h"
 
 // ZERO_TILE clears the 6×16 accumulator tile Y0–Y11.
 #define ZERO_TILE \
@@ -130,6 +131,32 @@ roverwrite:
 	VZEROUPPER
 	RET
 
+// COLS16_STEP is one step p of kernel6x16AVX2Cols: rows 0–5 of A's column p (at SI) times
+// B's row p (DI), then SI and DI move to step p+1.
+#define COLS16_STEP \
+	VMOVUPS (DI), Y12; \
+	VMOVUPS 32(DI), Y13; \
+	VBROADCASTSS 0(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VBROADCASTSS 4(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS 8(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VBROADCASTSS 12(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS 16(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VBROADCASTSS 20(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11; \
+	ADDQ R9, SI; \
+	ADDQ $64, DI
+
 // func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
 // acc[i][j] = Σ_p a[p*lda+i]·b[p*16+j] with one FMA per term, in order of p from zero; then
@@ -145,34 +172,26 @@ TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	MOVQ ldc+40(FP), R8
 	SHLQ $2, R8
 	ZERO_TILE
+	COLS_PREFETCH            // R10, R11: see cols_amd64.h
+	TESTQ R11, R11
+	JLE ctail
+
+cloop:
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS16_STEP
+	DECQ CX
+	DECQ R11
+	JNZ cloop
+
+ctail:
 	TESTQ CX, CX
 	JLE cdone
 
-cloop:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS 0(SI), Y14
-	VFMADD231PS Y12, Y14, Y0
-	VFMADD231PS Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y15
-	VFMADD231PS Y12, Y15, Y2
-	VFMADD231PS Y13, Y15, Y3
-	VBROADCASTSS 8(SI), Y14
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y15
-	VFMADD231PS Y12, Y15, Y6
-	VFMADD231PS Y13, Y15, Y7
-	VBROADCASTSS 16(SI), Y14
-	VFMADD231PS Y12, Y14, Y8
-	VFMADD231PS Y13, Y14, Y9
-	VBROADCASTSS 20(SI), Y15
-	VFMADD231PS Y12, Y15, Y10
-	VFMADD231PS Y13, Y15, Y11
-	ADDQ R9, SI
-	ADDQ $64, DI
+ctailloop:
+	COLS16_STEP
 	DECQ CX
-	JNZ cloop
+	JNZ ctailloop
 
 cdone:
 	MOVBLZX accumulate+48(FP), AX
