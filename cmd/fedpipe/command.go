@@ -113,7 +113,7 @@ type call struct {
 	fs     *pflag.FlagSet // the command's flags once declared (flags), for its usage after an error
 }
 
-// run runs the command args name and returns fedpipe's exit code.
+// run runs the command args[0] names on the rest of args and returns fedpipe's exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage())
