@@ -53,7 +53,10 @@ type PlanEntry struct {
 	Node   *Node
 	State  string // StateCached or StateRun
 	Reason string
-	action artifacts.Action
+	// NeverRan is set when the stage misses and never ran from this manifest (Reason
+	// starts with ReasonNeverRan, and may add where a train stage resumes).
+	NeverRan bool
+	action   artifacts.Action
 }
 
 // Plan looks every node's key up in the action cache. A node whose outputs are missing or
@@ -72,7 +75,9 @@ func Plan(g *Graph, store *artifacts.Store, logs *LogCapture) ([]PlanEntry, erro
 			continue
 		}
 		plan[i].State = StateRun
-		plan[i].Reason = missReason(g, n, store, logs.Take()) + resumeNote(store, n)
+		reason := missReason(g, n, store, logs.Take())
+		plan[i].NeverRan = reason == ReasonNeverRan
+		plan[i].Reason = reason + resumeNote(store, n)
 	}
 	return plan, nil
 }
@@ -401,19 +406,22 @@ func checkpointRef(n *Node) string { return "checkpoint/" + n.Key.String() }
 // checkpointRound returns the round of the resume point a stage's earlier run left in the
 // store, if there is one (its blobs are verified only when the stage resumes).
 func checkpointRound(store *artifacts.Store, n *Node) (int, bool) {
+	idx, ok := readCheckpointIndex(store, n)
+	return idx.Round, ok && idx.Round > 0
+}
+
+// readCheckpointIndex reads the index of n's latest resume point in the local store.
+func readCheckpointIndex(store *artifacts.Store, n *Node) (checkpointIndex, bool) {
+	var idx checkpointIndex
 	d, found, err := store.GetRef(checkpointRef(n))
 	if err != nil || !found {
-		return 0, false
+		return idx, false
 	}
 	b, err := store.Get(d)
-	if err != nil {
-		return 0, false
+	if err != nil || json.Unmarshal(b, &idx) != nil {
+		return idx, false
 	}
-	var idx checkpointIndex
-	if json.Unmarshal(b, &idx) != nil || idx.Round <= 0 {
-		return 0, false
-	}
-	return idx.Round, true
+	return idx, true
 }
 
 // resumeNote is a plan's addition to the reason a stage runs when it will not start from
@@ -472,16 +480,8 @@ func (sc *StageContext) SaveCheckpoint(round int, write func(put func(name strin
 // loadLocalCheckpoint returns the latest resume point of this stage in the local store,
 // if a previous run of the same stage key left one whose blobs all verify.
 func (sc *StageContext) loadLocalCheckpoint() (round int, blobs map[string][]byte, ok bool) {
-	d, found, err := sc.store.GetRef(checkpointRef(sc.Node))
-	if err != nil || !found {
-		return 0, nil, false
-	}
-	b, err := sc.store.Get(d)
-	if err != nil {
-		return 0, nil, false
-	}
-	var idx checkpointIndex
-	if json.Unmarshal(b, &idx) != nil {
+	idx, found := readCheckpointIndex(sc.store, sc.Node)
+	if !found {
 		return 0, nil, false
 	}
 	blobs = map[string][]byte{}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
@@ -41,8 +40,8 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 		if state == pipeline.StateRun {
 			stale++
 			if cmd == "status" {
-				state = "stale"                                           // it ran, but something changed since
-				if strings.HasPrefix(p.Reason, pipeline.ReasonNeverRan) { // a resume note may follow
+				state = "stale" // it ran, but something changed since
+				if p.NeverRan {
 					state = "missing"
 				}
 			}

@@ -108,7 +108,7 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	}
 	// The store a run of the first manifest writes to (findstore.go), which may not exist
 	// yet: the watch waits for it.
-	return newLiveWatch(ctx, runStore(f.store, paths[0]), rem, graphs, logf)
+	return newLiveWatch(ctx, f.writeDir(paths[0]), rem, graphs, logf)
 }
 
 // statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
