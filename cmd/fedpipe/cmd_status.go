@@ -19,18 +19,10 @@ func statusCmd(c *call) error {
 	return runOrStatus(c)
 }
 
-// planJSON is a stage's row in `status --json` and `run --dry-run --json`.
-type planJSON struct {
-	Kind    string  `json:"kind"`
-	Name    string  `json:"name"`
-	Key     string  `json:"key"`
-	State   string  `json:"state"`
-	Reason  string  `json:"reason,omitempty"`
-	Seconds float64 `json:"seconds"`
-}
-
+// printPlan prints a plan (status, run --dry-run): a line per stage, or with asJSON one
+// object whose stages are rows of the form a run reports (pipeline.StageResult).
 func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) error {
-	var rows []planJSON
+	var rows []pipeline.StageResult
 	stale, remote := 0, 0
 	for _, p := range plan {
 		state := p.State
@@ -46,7 +38,7 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 				}
 			}
 		}
-		rows = append(rows, planJSON{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})
+		rows = append(rows, pipeline.StageResult{Kind: p.Node.Kind, Name: p.Node.Name, Key: p.Node.Key.String(), State: state, Reason: p.Reason})
 	}
 	if asJSON {
 		return writeJSON(w, map[string]any{"manifest": m.File, "store": dir, "backend": model.BackendID(backend), "stages": rows})
