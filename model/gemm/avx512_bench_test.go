@@ -91,6 +91,8 @@ func BenchmarkMicroKernel(b *testing.B) {
 	}{
 		{"avx2-6x16", kernel6x16AVX2Cols, 1, false},
 		{"avx512-6x32", kernel6x32AVX512Cols, 2, true},
+		{"avx2-6x16-rows", kernel6x16AVX2Rows, 1, false},
+		{"avx512-6x32-rows", kernel6x32AVX512Rows, 2, true},
 	} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", kk.name, threads), func(b *testing.B) {

@@ -49,6 +49,18 @@
 	VFMADD231PS Z12, t, acc0; \
 	VFMADD231PS Z13, t, acc1
 
+// ROWS32_STEP is one step of kernel6x32AVX512Rows, ao bytes into A's rows (SI: rows 0–2,
+// R11: rows 3–5, R9 bytes apart) and bo bytes into B's panels (DI, BX).
+#define ROWS32_STEP(ao, bo) \
+	VMOVUPS bo(DI), Z12; \
+	VMOVUPS bo(BX), Z13; \
+	FMA32(ao(SI), Z14, Z0, Z1); \
+	FMA32(ao(SI)(R9*1), Z15, Z2, Z3); \
+	FMA32(ao(SI)(R9*2), Z14, Z4, Z5); \
+	FMA32(ao(R11), Z15, Z6, Z7); \
+	FMA32(ao(R11)(R9*1), Z14, Z8, Z9); \
+	FMA32(ao(R11)(R9*2), Z15, Z10, Z11)
+
 // COLS32_STEP is one step p of kernel6x32AVX512Cols: rows 0–5 of A's column p (at SI) times
 // B's row p of both panels (DI, BX), then SI, DI and BX move to step p+1.
 #define COLS32_STEP \
@@ -63,6 +75,19 @@
 	ADDQ R9, SI; \
 	ADDQ $64, DI; \
 	ADDQ $64, BX
+
+// COLS32_STEPB is COLS32_STEP reading B's row bo bytes past DI and BX and leaving DI and BX
+// where they are (the unrolled loops move them once per four steps).
+#define COLS32_STEPB(bo) \
+	VMOVUPS bo(DI), Z12; \
+	VMOVUPS bo(BX), Z13; \
+	FMA32(0(SI), Z14, Z0, Z1); \
+	FMA32(4(SI), Z15, Z2, Z3); \
+	FMA32(8(SI), Z14, Z4, Z5); \
+	FMA32(12(SI), Z15, Z6, Z7); \
+	FMA32(16(SI), Z14, Z8, Z9); \
+	FMA32(20(SI), Z15, Z10, Z11); \
+	ADDQ R9, SI
 
 // ADD_STORE32 writes C += tile over Z0–Z11 (rows R8 bytes apart).
 #define ADD_STORE32 \
@@ -114,15 +139,26 @@ TEXT ·kernel6x32AVX512Rows(SB), NOSPLIT, $0-49
 	TESTQ CX, CX
 	JLE r32done
 
+	CMPQ CX, $4
+	JL r32loop
+
+r32loop4: // four steps, the pointers moved once: the loop's bookkeeping had filled the issue width
+	ROWS32_STEP(0, 0)
+	ROWS32_STEP(4, 64)
+	ROWS32_STEP(8, 128)
+	ROWS32_STEP(12, 192)
+	ADDQ $16, SI
+	ADDQ $16, R11
+	ADDQ $256, DI
+	ADDQ $256, BX
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE r32loop4
+	TESTQ CX, CX
+	JLE r32done
+
 r32loop:
-	VMOVUPS (DI), Z12        // B row p, columns 0–15
-	VMOVUPS (BX), Z13        // columns 16–31
-	FMA32((SI), Z14, Z0, Z1)
-	FMA32((SI)(R9*1), Z15, Z2, Z3)
-	FMA32((SI)(R9*2), Z14, Z4, Z5)
-	FMA32((R11), Z15, Z6, Z7)
-	FMA32((R11)(R9*1), Z14, Z8, Z9)
-	FMA32((R11)(R9*2), Z15, Z10, Z11)
+	ROWS32_STEP(0, 0)
 	ADDQ $4, SI
 	ADDQ $4, R11
 	ADDQ $64, DI
@@ -160,16 +196,43 @@ TEXT ·kernel6x32AVX512Cols(SB), NOSPLIT, $0-49
 	SHLQ $2, R8
 	ZERO12
 	COLS_PREFETCH            // R10, R11: see cols_amd64.h
-	TESTQ R11, R11
-	JLE c32tail
+	CMPQ R11, $4
+	JL c32four
 
-c32loop:
+c32loop: // four steps that prefetch, B's pointers moved once (the last R11%4 do not prefetch)
 	PREFETCHT0 (R10)
 	ADDQ R9, R10
-	COLS32_STEP
-	DECQ CX
-	DECQ R11
-	JNZ c32loop
+	COLS32_STEPB(0)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS32_STEPB(64)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS32_STEPB(128)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS32_STEPB(192)
+	ADDQ $256, DI
+	ADDQ $256, BX
+	SUBQ $4, CX
+	SUBQ $4, R11
+	CMPQ R11, $4
+	JGE c32loop
+
+c32four:
+	CMPQ CX, $4
+	JL c32tail
+
+c32loop4: // four steps, B's pointers moved once
+	COLS32_STEPB(0)
+	COLS32_STEPB(64)
+	COLS32_STEPB(128)
+	COLS32_STEPB(192)
+	ADDQ $256, DI
+	ADDQ $256, BX
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE c32loop4
 
 c32tail:
 	TESTQ CX, CX

@@ -72,6 +72,30 @@
 	VMOVUPS Y11, 32(DX); \
 	ADDQ R8, DX
 
+// ROWS16_STEP is one step of kernel6x16AVX2Rows, ao bytes into A's rows (SI: rows 0–2,
+// R11: rows 3–5, R9 bytes apart) and bo bytes into B's panel (DI).
+#define ROWS16_STEP(ao, bo) \
+	VMOVUPS bo(DI), Y12; \
+	VMOVUPS 32+bo(DI), Y13; \
+	VBROADCASTSS ao(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VBROADCASTSS ao(SI)(R9*1), Y15; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS ao(SI)(R9*2), Y14; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VBROADCASTSS ao(R11), Y15; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS ao(R11)(R9*1), Y14; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VBROADCASTSS ao(R11)(R9*2), Y15; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11
+
 // func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
 // kernel6x16AVX2Cols with A read by rows, a[i*lda+p] instead of a[p*lda+i]: the same FMAs in
@@ -91,27 +115,25 @@ TEXT ·kernel6x16AVX2Rows(SB), NOSPLIT, $0-49
 	TESTQ CX, CX
 	JLE rdone
 
+	CMPQ CX, $4
+	JL rloop
+
+rloop4: // four steps, the pointers moved once: less bookkeeping per FMA
+	ROWS16_STEP(0, 0)
+	ROWS16_STEP(4, 64)
+	ROWS16_STEP(8, 128)
+	ROWS16_STEP(12, 192)
+	ADDQ $16, SI
+	ADDQ $16, R11
+	ADDQ $256, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE rloop4
+	TESTQ CX, CX
+	JLE rdone
+
 rloop:
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	VBROADCASTSS (SI), Y14
-	VFMADD231PS Y12, Y14, Y0
-	VFMADD231PS Y13, Y14, Y1
-	VBROADCASTSS (SI)(R9*1), Y15
-	VFMADD231PS Y12, Y15, Y2
-	VFMADD231PS Y13, Y15, Y3
-	VBROADCASTSS (SI)(R9*2), Y14
-	VFMADD231PS Y12, Y14, Y4
-	VFMADD231PS Y13, Y14, Y5
-	VBROADCASTSS (R11), Y15
-	VFMADD231PS Y12, Y15, Y6
-	VFMADD231PS Y13, Y15, Y7
-	VBROADCASTSS (R11)(R9*1), Y14
-	VFMADD231PS Y12, Y14, Y8
-	VFMADD231PS Y13, Y14, Y9
-	VBROADCASTSS (R11)(R9*2), Y15
-	VFMADD231PS Y12, Y15, Y10
-	VFMADD231PS Y13, Y15, Y11
+	ROWS16_STEP(0, 0)
 	ADDQ $4, SI
 	ADDQ $4, R11
 	ADDQ $64, DI
@@ -157,6 +179,31 @@ roverwrite:
 	ADDQ R9, SI; \
 	ADDQ $64, DI
 
+// COLS16_STEPB is COLS16_STEP reading B's row bo bytes past DI and leaving DI where it is
+// (the unrolled loops move it once per four steps).
+#define COLS16_STEPB(bo) \
+	VMOVUPS bo(DI), Y12; \
+	VMOVUPS 32+bo(DI), Y13; \
+	VBROADCASTSS 0(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VBROADCASTSS 4(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS 8(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VBROADCASTSS 12(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS 16(SI), Y14; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VBROADCASTSS 20(SI), Y15; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11; \
+	ADDQ R9, SI
+
 // func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
 // acc[i][j] = Σ_p a[p*lda+i]·b[p*16+j] with one FMA per term, in order of p from zero; then
@@ -173,16 +220,41 @@ TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	SHLQ $2, R8
 	ZERO_TILE
 	COLS_PREFETCH            // R10, R11: see cols_amd64.h
-	TESTQ R11, R11
-	JLE ctail
+	CMPQ R11, $4
+	JL cfour
 
-cloop:
+cloop: // four steps that prefetch, B's pointer moved once (the last R11%4 do not prefetch)
 	PREFETCHT0 (R10)
 	ADDQ R9, R10
-	COLS16_STEP
-	DECQ CX
-	DECQ R11
-	JNZ cloop
+	COLS16_STEPB(0)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS16_STEPB(64)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS16_STEPB(128)
+	PREFETCHT0 (R10)
+	ADDQ R9, R10
+	COLS16_STEPB(192)
+	ADDQ $256, DI
+	SUBQ $4, CX
+	SUBQ $4, R11
+	CMPQ R11, $4
+	JGE cloop
+
+cfour:
+	CMPQ CX, $4
+	JL ctail
+
+cloop4: // four steps, B's pointer moved once
+	COLS16_STEPB(0)
+	COLS16_STEPB(64)
+	COLS16_STEPB(128)
+	COLS16_STEPB(192)
+	ADDQ $256, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE cloop4
 
 ctail:
 	TESTQ CX, CX
