@@ -7,6 +7,8 @@
 // vector, 0 for a scalar held as 8 copies. They compute what the Go loops of
 // elementwise.go compute, bit for bit: an ordered comparison is false when either side is
 // NaN and +0 equals -0, as Go's > and ==; a selection copies the chosen value's bits.
+// gtAVX2 and eqAVX2 differ in VCMPPS's predicate alone, written out: a #define cannot give
+// each its own labels.
 
 // func gtAVX2(n int, dst *bool, x *float32, xstep int, y *float32, ystep int)
 // dst[i] = x[i] > y[i].

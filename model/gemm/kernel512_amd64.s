@@ -61,21 +61,6 @@
 	FMA32(ao(R11)(R9*1), Z14, Z8, Z9); \
 	FMA32(ao(R11)(R9*2), Z15, Z10, Z11)
 
-// COLS32_STEP is one step p of kernel6x32AVX512Cols: rows 0–5 of A's column p (at SI) times
-// B's row p of both panels (DI, BX), then SI, DI and BX move to step p+1.
-#define COLS32_STEP \
-	VMOVUPS (DI), Z12; \
-	VMOVUPS (BX), Z13; \
-	FMA32(0(SI), Z14, Z0, Z1); \
-	FMA32(4(SI), Z15, Z2, Z3); \
-	FMA32(8(SI), Z14, Z4, Z5); \
-	FMA32(12(SI), Z15, Z6, Z7); \
-	FMA32(16(SI), Z14, Z8, Z9); \
-	FMA32(20(SI), Z15, Z10, Z11); \
-	ADDQ R9, SI; \
-	ADDQ $64, DI; \
-	ADDQ $64, BX
-
 // COLS32_STEPB is COLS32_STEP reading B's row bo bytes past DI and BX and leaving DI and BX
 // where they are (the unrolled loops move them once per four steps).
 #define COLS32_STEPB(bo) \
@@ -88,6 +73,13 @@
 	FMA32(16(SI), Z14, Z8, Z9); \
 	FMA32(20(SI), Z15, Z10, Z11); \
 	ADDQ R9, SI
+
+// COLS32_STEP is one step p of kernel6x32AVX512Cols: rows 0–5 of A's column p (at SI) times
+// B's row p of both panels (DI, BX), then SI, DI and BX move to step p+1.
+#define COLS32_STEP \
+	COLS32_STEPB(0); \
+	ADDQ $64, DI; \
+	ADDQ $64, BX
 
 // ADD_STORE32 writes C += tile over Z0–Z11 (rows R8 bytes apart).
 #define ADD_STORE32 \

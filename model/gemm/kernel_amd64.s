@@ -153,32 +153,6 @@ roverwrite:
 	VZEROUPPER
 	RET
 
-// COLS16_STEP is one step p of kernel6x16AVX2Cols: rows 0–5 of A's column p (at SI) times
-// B's row p (DI), then SI and DI move to step p+1.
-#define COLS16_STEP \
-	VMOVUPS (DI), Y12; \
-	VMOVUPS 32(DI), Y13; \
-	VBROADCASTSS 0(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VBROADCASTSS 4(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS 8(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VBROADCASTSS 12(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS 16(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VBROADCASTSS 20(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11; \
-	ADDQ R9, SI; \
-	ADDQ $64, DI
-
 // COLS16_STEPB is COLS16_STEP reading B's row bo bytes past DI and leaving DI where it is
 // (the unrolled loops move it once per four steps).
 #define COLS16_STEPB(bo) \
@@ -203,6 +177,12 @@ roverwrite:
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11; \
 	ADDQ R9, SI
+
+// COLS16_STEP is one step p of kernel6x16AVX2Cols: rows 0–5 of A's column p (at SI) times
+// B's row p (DI), then SI and DI move to step p+1.
+#define COLS16_STEP \
+	COLS16_STEPB(0); \
+	ADDQ $64, DI
 
 // func kernel6x16AVX2Cols(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
