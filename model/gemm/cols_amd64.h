@@ -17,3 +17,9 @@
 	CMPQ R9, $2048; \
 	CMOVQLT R11, AX; \
 	MOVQ AX, R11
+
+// COLS_PREFETCH_NEXT prefetches the column at R10 and moves R10 to the next one (R9 bytes on):
+// one prefetching step of the loops COLS_PREFETCH sets up.
+#define COLS_PREFETCH_NEXT \
+	PREFETCHT0 (R10); \
+	ADDQ R9, R10

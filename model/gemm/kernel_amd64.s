@@ -72,29 +72,24 @@
 	VMOVUPS Y11, 32(DX); \
 	ADDQ R8, DX
 
+// FMA16 adds row i's products for one p: acc0 += a·B0 (Y12), acc1 += a·B1 (Y13), with the
+// A value a broadcast into t from addr.
+#define FMA16(addr, t, acc0, acc1) \
+	VBROADCASTSS addr, t; \
+	VFMADD231PS Y12, t, acc0; \
+	VFMADD231PS Y13, t, acc1
+
 // ROWS16_STEP is one step of kernel6x16AVX2Rows, ao bytes into A's rows (SI: rows 0–2,
 // R11: rows 3–5, R9 bytes apart) and bo bytes into B's panel (DI).
 #define ROWS16_STEP(ao, bo) \
 	VMOVUPS bo(DI), Y12; \
 	VMOVUPS 32+bo(DI), Y13; \
-	VBROADCASTSS ao(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VBROADCASTSS ao(SI)(R9*1), Y15; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS ao(SI)(R9*2), Y14; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VBROADCASTSS ao(R11), Y15; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS ao(R11)(R9*1), Y14; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VBROADCASTSS ao(R11)(R9*2), Y15; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11
+	FMA16(ao(SI), Y14, Y0, Y1); \
+	FMA16(ao(SI)(R9*1), Y15, Y2, Y3); \
+	FMA16(ao(SI)(R9*2), Y14, Y4, Y5); \
+	FMA16(ao(R11), Y15, Y6, Y7); \
+	FMA16(ao(R11)(R9*1), Y14, Y8, Y9); \
+	FMA16(ao(R11)(R9*2), Y15, Y10, Y11)
 
 // func kernel6x16AVX2Rows(k int, a *float32, lda int, b, c *float32, ldc int, accumulate bool)
 //
@@ -158,24 +153,12 @@ roverwrite:
 #define COLS16_STEPB(bo) \
 	VMOVUPS bo(DI), Y12; \
 	VMOVUPS 32+bo(DI), Y13; \
-	VBROADCASTSS 0(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VBROADCASTSS 4(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS 8(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VBROADCASTSS 12(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS 16(SI), Y14; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VBROADCASTSS 20(SI), Y15; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11; \
+	FMA16(0(SI), Y14, Y0, Y1); \
+	FMA16(4(SI), Y15, Y2, Y3); \
+	FMA16(8(SI), Y14, Y4, Y5); \
+	FMA16(12(SI), Y15, Y6, Y7); \
+	FMA16(16(SI), Y14, Y8, Y9); \
+	FMA16(20(SI), Y15, Y10, Y11); \
 	ADDQ R9, SI
 
 // COLS16_STEP is one step p of kernel6x16AVX2Cols: rows 0–5 of A's column p (at SI) times
@@ -204,17 +187,13 @@ TEXT ·kernel6x16AVX2Cols(SB), NOSPLIT, $0-49
 	JL cfour
 
 cloop: // four steps that prefetch, B's pointer moved once (the last R11%4 do not prefetch)
-	PREFETCHT0 (R10)
-	ADDQ R9, R10
+	COLS_PREFETCH_NEXT
 	COLS16_STEPB(0)
-	PREFETCHT0 (R10)
-	ADDQ R9, R10
+	COLS_PREFETCH_NEXT
 	COLS16_STEPB(64)
-	PREFETCHT0 (R10)
-	ADDQ R9, R10
+	COLS_PREFETCH_NEXT
 	COLS16_STEPB(128)
-	PREFETCHT0 (R10)
-	ADDQ R9, R10
+	COLS_PREFETCH_NEXT
 	COLS16_STEPB(192)
 	ADDQ $256, DI
 	SUBQ $4, CX
