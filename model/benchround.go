@@ -38,8 +38,10 @@ type RoundConfig struct {
 	// SingleThreaded); 0: GOMAXPROCS; 1: one after another, each op on every core.
 	Workers int
 	// Lockstep trains the participants (and fine-tunes the evaluated clients) in one
-	// compiled step, all at once (MultiSession), as the train stage does on XLA; it needs a
-	// model that pads batches (no BatchNorm) and ignores Workers.
+	// compiled step, all at once (MultiSession), as the train stage does on XLA, and then
+	// ignores Workers. As in the train stage (stages/train/round.go), it applies only to a
+	// model that pads batches (no BatchNorm); another trains its clients as without it, and
+	// the result says why (RoundResult.NoLockstep).
 	Lockstep bool
 	// Spec is the model and input shape (zero: cnn4 on 28×28×1, 10 classes).
 	Spec ModelSpec
@@ -93,6 +95,8 @@ type RoundResult struct {
 	// Workers is how many clients ran side by side; Lockstep is the most clients one
 	// lockstep step trained (0: no lockstep).
 	Workers, Lockstep int
+	// NoLockstep says why lockstep was asked for and not used (empty otherwise).
+	NoLockstep string
 }
 
 // TrainSamplesPerSec is the training throughput within a round.
@@ -263,8 +267,10 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		return RoundResult{}, err
 	}
 	defer m.Close()
+	var noLockstep string
 	if cfg.Lockstep && !m.PadsBatches() {
-		return RoundResult{}, fmt.Errorf("BenchRound: lockstep training needs a model that pads batches (%s on %s does not)", spec.Arch, backend)
+		noLockstep = fmt.Sprintf("lockstep needs a model that pads batches, and %s on %s does not (BatchNorm's batch statistics would see the padding rows)", spec.Arch, backend)
+		cfg.Lockstep = false
 	}
 	clients := roundClients(cfg, spec)
 	mean := float64(cfg.TrainSamples) / float64(cfg.Clients)
@@ -284,7 +290,7 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	})
 	sel := order[:cfg.Participants]
 	global := spec.Init(cfg.Seed)
-	var res RoundResult
+	res := RoundResult{NoLockstep: noLockstep}
 	for _, c := range sel {
 		res.RoundSamples += cfg.Epochs * len(clients[c].trainY)
 	}

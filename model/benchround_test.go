@@ -96,3 +96,27 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 		t.Errorf("FedSelect clients: %d, sizes %d…%d; want 10 of 100", len(cl), len(cl[0].trainY), len(cl[len(cl)-1].trainY))
 	}
 }
+
+// TestBenchRoundLockstepFallsBackWithoutPadding checks that lockstep asked for on a model
+// that cannot pad batches (BatchNorm) trains its clients as the train stage then does, one
+// model per client, and says why, instead of failing (bench --round on xla with ResNet-18).
+func TestBenchRoundLockstepFallsBackWithoutPadding(t *testing.T) {
+	cfg := RoundConfig{Clients: 2, TrainSamples: 12, Participants: 2, Epochs: 1, Batch: 4, EvalBatch: 8,
+		Rounds: 1, Opt: SGD{LR: 0.01}, Seed: 1, Lockstep: true, EvenSizes: true,
+		Spec: ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 10}}
+	res, err := BenchRound(CPUBackend, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lockstep != 0 || !strings.Contains(res.NoLockstep, "pads batches") || !strings.Contains(res.NoLockstep, ArchResNet18) {
+		t.Errorf("lockstep %d, reason %q: want none, with the reason naming the model", res.Lockstep, res.NoLockstep)
+	}
+	if res.RoundSeconds <= 0 || res.RoundSamples != 12 {
+		t.Errorf("round not trained: %+v", res)
+	}
+	cfg.Spec = ModelSpec{}
+	cfg.Clients, cfg.TrainSamples, cfg.Participants, cfg.Batch = 3, 60, 3, 16
+	if res, err = BenchRound(CPUBackend, cfg); err != nil || res.Lockstep != 3 || res.NoLockstep != "" {
+		t.Errorf("cnn4 in lockstep: %d clients a step, reason %q, err %v; want 3, none", res.Lockstep, res.NoLockstep, err)
+	}
+}

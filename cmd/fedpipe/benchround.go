@@ -161,6 +161,9 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 	} else {
 		fmt.Fprintf(stdout, "clients side by side: %d; graphs compiled: %s\n", res.Workers, compilations(res.Compilations))
 	}
+	if res.NoLockstep != "" {
+		fmt.Fprintf(stdout, "no lockstep: %s; its clients trained as a run trains them\n", res.NoLockstep)
+	}
 	fmt.Fprintf(stdout, "load after: %s (figures are valid only on an otherwise idle machine)\n", loadAvg())
 	return nil
 }
