@@ -234,16 +234,19 @@ func (e *Executor) runStageWith(ctx context.Context, g *Graph, n *Node, reason s
 	if err := e.completeInputs(ctx, g, n, actions, index, total); err != nil {
 		return res, err
 	}
-	sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
-		index: index, total: total, ctx: ctx, remote: e.Remote, live: pub}
-	e.Progress.StageStart(index, total, n.Name)
 	start := time.Now()
+	sc := &StageContext{Node: n, graph: g, store: e.Store, actions: actions, progress: e.Progress,
+		index: index, total: total, ctx: ctx, remote: e.Remote, live: pub, build: e.Build, start: start}
+	e.Progress.StageStart(index, total, n.Name)
 	outs, err := fn(ctx, sc)
 	if err != nil {
 		e.Progress.StageEnd(n.Name, time.Since(start), err)
 		return res, fmt.Errorf("stage %s: %w", n.Name, err)
 	}
 	prov := e.Build.provenance(time.Since(start))
+	if sc.resumedFrom > 0 && sc.lastDone > sc.resumedFrom {
+		prov.Segments = sc.history(sc.lastDone)
+	}
 	a := artifacts.Action{Outputs: map[string]artifacts.Digest{}, Meta: map[string]string{"kind": n.Kind, "name": n.Name}}
 	prov.putMeta(a.Meta)
 	for name, d := range sc.early {
@@ -311,6 +314,29 @@ type StageContext struct {
 	early map[string]artifacts.Digest
 	// live receives a train stage's progress journal (nil: none; live.go).
 	live *live.Publisher
+	// build and start make the provenance of this process's segment of a train stage;
+	// prior holds, by round, the segments before each resume point found (a checkpoint's,
+	// an extension's), segments those before the one resumed from, and lastDone the last
+	// round reported (segments.go).
+	build    BuildInfo
+	start    time.Time
+	prior    map[int][]Segment
+	segments []Segment
+	lastDone int
+}
+
+// resumable records the history of the rounds before a resume point after round.
+func (sc *StageContext) resumable(round int, history []Segment) {
+	if sc.prior == nil {
+		sc.prior = map[int][]Segment{}
+	}
+	sc.prior[round] = history
+}
+
+// history is the stage's segments up to round: those before the resume point, then this
+// process's.
+func (sc *StageContext) history(round int) []Segment {
+	return append(segmentsUpTo(sc.segments, sc.resumedFrom), sc.build.segment(sc.resumedFrom+1, round, time.Since(sc.start)))
 }
 
 // PutOutput stores an output of the stage now; its action entry, written when the stage
@@ -334,6 +360,7 @@ func (sc *StageContext) PutOutput(name string, blob []byte) error {
 // Resumed records that the stage continued from its checkpoint after round.
 func (sc *StageContext) Resumed(round int) {
 	sc.resumedFrom = round
+	sc.segments = segmentsUpTo(sc.prior[round], round)
 	sc.live.Resumed(round)
 	sc.Logf("resuming %s from its checkpoint after round %d", sc.Node.Name, round)
 }
@@ -393,6 +420,7 @@ func (sc *StageContext) InputNames(i int) []string {
 
 // Progress reports progress within the stage (e.g. rounds done of rounds total).
 func (sc *StageContext) Progress(done, total int, note string) {
+	sc.lastDone = done
 	sc.progress.Step(sc.Node.Name, done, total, note)
 }
 
@@ -441,6 +469,8 @@ func resumeNote(store *artifacts.Store, n *Node) string {
 type checkpointIndex struct {
 	Round   int                         `json:"round"`
 	Outputs map[string]artifacts.Digest `json:"outputs"`
+	// Segments is where rounds 1..Round ran (segments.go); absent in older checkpoints.
+	Segments []Segment `json:"segments,omitempty"`
 }
 
 // SaveCheckpoint stores a resume point after round: each blob write passes is stored as it
@@ -448,7 +478,7 @@ type checkpointIndex struct {
 // ref moves to them. A write that fails, or names a blob twice, leaves the previous resume
 // point in place.
 func (sc *StageContext) SaveCheckpoint(round int, write func(put func(name string, blob []byte) error) error) error {
-	idx := checkpointIndex{Round: round, Outputs: map[string]artifacts.Digest{}}
+	idx := checkpointIndex{Round: round, Outputs: map[string]artifacts.Digest{}, Segments: sc.history(round)}
 	err := write(func(name string, blob []byte) error {
 		if _, dup := idx.Outputs[name]; dup {
 			return fmt.Errorf("checkpoint blob %q written twice", name)
@@ -484,6 +514,7 @@ func (sc *StageContext) loadLocalCheckpoint() (round int, blobs map[string][]byt
 	if !found {
 		return 0, nil, false
 	}
+	sc.resumable(idx.Round, idx.Segments)
 	blobs = map[string][]byte{}
 	for name, d := range idx.Outputs {
 		v, err := sc.store.Get(d)

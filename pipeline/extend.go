@@ -110,6 +110,8 @@ func (sc *StageContext) LoadExtension() (rounds int, blobs map[string][]byte, ok
 			blobs[name] = v
 		}
 		if blobs != nil {
+			p, _ := ProvenanceOf(a)
+			sc.resumable(r, segmentsOf(p, r))
 			return r, blobs, true
 		}
 	}

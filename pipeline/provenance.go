@@ -46,6 +46,11 @@ type Provenance struct {
 	PeakRSS int64 `json:"peak_rss_bytes,omitempty" arrow:"peak_rss_bytes"`
 	// Date is when the stage ended, UTC, RFC 3339.
 	Date string `json:"date,omitempty" arrow:"date"`
+	// Segments, for a train stage that ran in more than one process (resumed from a
+	// checkpoint, perhaps one another machine pushed, or continued from a shorter cached
+	// run), says which rounds each ran and where; the fields above are the last one's.
+	// Empty when one process ran it all.
+	Segments []Segment `json:"segments,omitempty" arrow:"-"`
 }
 
 // Meta keys of the provenance in an action entry ("seconds" and "created" predate it).
@@ -86,6 +91,9 @@ func (p Provenance) putMeta(m map[string]string) {
 		m[metaPeakRSS] = strconv.FormatInt(p.PeakRSS, 10)
 	}
 	set(metaCreated, p.Date)
+	if len(p.Segments) > 0 {
+		m[metaSegments] = encodeSegments(p.Segments)
+	}
 }
 
 // ProvenanceOf reads the provenance recorded in an action's meta; ok is false when it
@@ -96,7 +104,9 @@ func ProvenanceOf(a artifacts.Action) (p Provenance, ok bool) {
 	p.Threads, _ = strconv.Atoi(m[metaThreads])
 	p.Seconds, _ = strconv.ParseFloat(m[metaSeconds], 64)
 	p.PeakRSS, _ = strconv.ParseInt(m[metaPeakRSS], 10, 64)
-	return p, p != Provenance{}
+	p.Segments = decodeSegments(m[metaSegments])
+	return p, p.Version != "" || p.Commit != "" || p.Backend != "" || p.CPU != "" || p.Date != "" ||
+		p.Threads != 0 || p.Seconds != 0 || p.PeakRSS != 0 || len(p.Segments) > 0
 }
 
 // StageProvenance reads the provenance recorded with node n's result in store; ok is false

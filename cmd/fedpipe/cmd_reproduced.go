@@ -246,7 +246,15 @@ func provenanceLine(p *pipeline.Provenance) string {
 	if len(parts) == 0 {
 		return "no record"
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	if len(p.Segments) > 0 { // the fields above are the last process's
+		segs := make([]string, len(p.Segments))
+		for i, s := range p.Segments {
+			segs[i] = s.Text()
+		}
+		line += " (in parts: " + strings.Join(segs, "; ") + ")"
+	}
+	return line
 }
 
 // auditKept recomputes the first rounds of a seeded sample of the kept train stages of

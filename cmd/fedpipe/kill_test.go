@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // TestMain lets the test binary act as the fedpipe command: with FEDPIPE_TEST_MAIN=1 it
@@ -155,6 +157,34 @@ func TestInterruptExits130AndResumes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Error("resumed outputs differ from an uninterrupted run")
+	}
+	// The result's provenance says which rounds each process trained.
+	var ls bytes.Buffer
+	if code := run([]string{"ls", m, "--store", store, "--json"}, &ls, io.Discard); code != exitOK {
+		t.Fatalf("ls exit %d", code)
+	}
+	var rows struct {
+		Runs []struct {
+			Provenance *pipeline.Provenance `json:"provenance"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(ls.Bytes(), &rows); err != nil || len(rows.Runs) != 2 || rows.Runs[0].Provenance == nil || rows.Runs[1].Provenance == nil {
+		t.Fatalf("ls --json: %v\n%s", err, ls.String())
+	}
+	parted := 0
+	for _, r := range rows.Runs {
+		segs := r.Provenance.Segments
+		if len(segs) == 0 {
+			continue // trained by one process
+		}
+		parted++
+		if len(segs) != 2 || segs[0].From != 1 || segs[1].From != segs[0].To+1 || segs[1].To != 40 ||
+			segs[0].CPU == "" || segs[1].CPU == "" || segs[0].Threads <= 0 {
+			t.Errorf("segments of the resumed train stage: %+v, want rounds 1..k then k+1..40, each with its machine", segs)
+		}
+	}
+	if parted == 0 {
+		t.Error("no run's provenance says it was trained in two parts")
 	}
 }
 
