@@ -28,6 +28,12 @@ const OracleBackend = cpubackend.Name
 // results computed by an older version are never reused.
 const CodeVersion = "fpgraph-4" // 4: convolution rows window by window (max-pooling is one ArgMax), which reorders the weight-gradient and col2im sums; 3: col2im is one ScatterSum
 
+// LockstepCodeVersion is bumped whenever the lockstep graphs (multi.go) change in a way
+// that may change results on a backend that trains in lockstep (XLA; on fpfast lockstep gives
+// the bits of one client after another, and runs do not use it). It is part of the XLA
+// backends' ids.
+const LockstepCodeVersion = "lockstep-2" // 2: im2col, col2im and pooling constants of one client's batch, not all clients'
+
 // gomlxVersionFallback is used by BackendID when the binary carries no module build info
 // (for instance in some test binaries).
 const gomlxVersionFallback = "v0.26.0"
@@ -106,7 +112,7 @@ func BackendID(name string) string {
 	case fastcpu.Name:
 		b += "@" + fastcpu.Version()
 	case xlaName:
-		b = xlaID(name)
+		b = xlaID(name) + "+" + LockstepCodeVersion // XLA trains in lockstep (stages/train)
 	}
 	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
 }

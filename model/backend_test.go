@@ -124,7 +124,7 @@ func TestXLABackendID(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := BackendID("xla:" + plugin)
-	for _, want := range []string{"/xla-cuda@", CodeVersion, "gomlx@"} {
+	for _, want := range []string{"/xla-cuda@", CodeVersion, "+" + LockstepCodeVersion + "/", "gomlx@"} {
 		if !strings.Contains(id, want) {
 			t.Errorf("BackendID %q lacks %q", id, want)
 		}

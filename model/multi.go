@@ -35,10 +35,10 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 		case layerConv:
 			oh, ow := l.h-l.k+1, l.w-l.k+1
 			kk := l.k * l.k * l.cin
-			cols := Reshape(im2col(Reshape(h, cb, l.h, l.w, l.cin), l.k, oh, ow), clients, b*oh*ow, kk)
+			cols := multiIm2col(h, clients, b, l, oh, ow)
 			z := DotGeneral(cols, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{1}, []int{0})
 			z = Add(z, Reshape(bias, clients, 1, l.cout))
-			h, caches[i] = poolForward(Reshape(z, cb*oh*ow, l.cout), cb, l)
+			h, caches[i] = poolForward(Reshape(z, cb*oh*ow, l.cout), cb, clients, l)
 			caches[i].in = cols
 		case layerFC:
 			in := Reshape(h, clients, b, l.in)
@@ -52,6 +52,32 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 		}
 	}
 	return Reshape(h, cb, ls[len(ls)-1].out), caches
+}
+
+// multiIm2col is im2col of every client's batch of B images h [C·B, ...] at once: [C,
+// B·oh·ow, k·k·cin]. The clients are moved beside the channels first ([B, h, w, C·cin]), so
+// one Gather of C·cin-element pixel rows at the indices of a single batch of B takes every
+// client's patches: the same values as im2col of each client's batch, with a constant that
+// does not grow with C (as the C·B batch's indices did: 100 clients' 5.1 million indices took
+// XLA ~10 s to constant-fold, docs/gpus.md).
+func multiIm2col(h *Node, clients, b int, l layer, oh, ow int) *Node {
+	x := TransposeAllAxes(Reshape(h, clients, b, l.h, l.w, l.cin), 1, 2, 3, 0, 4)
+	rows := Gather(Reshape(x, b*l.h*l.w, clients*l.cin), Const(h.Graph(), im2colIndices(b, l.h, l.w, l.k, oh, ow)))
+	cols := TransposeAllAxes(Reshape(rows, b*oh*ow, l.k*l.k, clients, l.cin), 2, 0, 1, 3)
+	return Reshape(cols, clients, b*oh*ow, l.k*l.k*l.cin)
+}
+
+// multiCol2im is col2im of every client's dCols [C, B·oh·ow, k·k·cin] at once, [C·B, h, w,
+// cin], with the clients beside the channels as in multiIm2col: one ScatterSum of C·cin-element
+// rows at a single batch's indices, so each client's pixel adds its contributions in the order
+// its own Session's col2im does.
+func multiCol2im(dCols *Node, clients, b int, l layer) *Node {
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	rows := TransposeAllAxes(Reshape(dCols, clients, b*oh*ow, l.k*l.k, l.cin), 1, 2, 0, 3)
+	rows = Reshape(rows, b*oh*ow*l.k*l.k, clients*l.cin)
+	g := dCols.Graph()
+	sum := ScatterSum(Zeros(g, shapes.Make(dCols.DType(), b*l.h*l.w, clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, oh, ow)), rows, false, false)
+	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
 }
 
 // multiBackward is backward with a client axis; dLogits is [C·B, classes].
@@ -74,10 +100,8 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 			grads[2*i] = Reshape(DotGeneral(c.in, []int{1}, []int{0}, dz, []int{1}, []int{0}), clients, l.k, l.k, l.cin, l.cout)
 			grads[2*i+1] = ReduceSum(dz, 1)
 			if i > 0 {
-				// The clients' samples are one batch of C·B to col2im: each pixel's
-				// contributions, and their order, are its own Session's.
 				dCols := DotGeneral(dz, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{2}, []int{0})
-				d = col2im(dCols, cb, l.h, l.w, l.cin, l.k)
+				d = multiCol2im(dCols, clients, b, l)
 			}
 		case layerFC:
 			dz := Reshape(d, clients, b, l.out)

@@ -5,6 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
 
@@ -119,5 +123,44 @@ func TestMultiSessionMatchesSessions(t *testing.T) {
 				t.Errorf("a second MultiSession compiled again: %d lockstep graphs, want 1", c)
 			}
 		})
+	}
+}
+
+// TestMultiStepConstantsDoNotGrowWithClients: the lockstep step's constants (im2col's and
+// col2im's indices) are those of one client's batch, whatever the number of clients (XLA
+// constant-folds them at every compilation: docs/gpus.md).
+func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
+	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5}
+	m, err := NewModel(CPUBackend, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ls := m.net.(seqNet)
+	largest := func(clients int) (biggest int) {
+		g := graph.NewGraph(m.backend, "constants")
+		defer g.Finalize()
+		const batch = 4
+		var inputs []*graph.Node
+		for range 2 { // parameters, then momentum buffers
+			for _, s := range m.shapes {
+				inputs = append(inputs, graph.Parameter(g, "", shapes.Make(dtypes.Float32, append([]int{clients}, s...)...)))
+			}
+		}
+		inputs = append(inputs,
+			graph.Parameter(g, "x", shapes.Make(dtypes.Float32, append([]int{clients, batch}, spec.InputShape...)...)),
+			graph.Parameter(g, "y", shapes.Make(dtypes.Int32, clients, batch)),
+			graph.Parameter(g, "hyper", shapes.Make(dtypes.Float32, 3)))
+		multiTrainStepGraph([]layer(ls), inputs)
+		for _, n := range g.Nodes() {
+			if n.Type() == graph.NodeTypeConstant {
+				biggest = max(biggest, n.Shape().Size())
+			}
+		}
+		return biggest
+	}
+	one, many := largest(1), largest(6)
+	if one < 4*12*12*25 || many != one {
+		t.Errorf("largest constant: %d values with 1 client, %d with 6; want the same, one batch's im2col indices (%d)", one, many, 4*12*12*25)
 	}
 }

@@ -117,7 +117,7 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	wm := Reshape(weight, l.k*l.k*l.cin, l.cout)
 	z := DotGeneral(cols, []int{1}, nil, wm, []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
-	out, c := poolForward(z, b, l)
+	out, c := poolForward(z, b, 1, l)
 	c.in, c.wm = cols, wm
 	return out, c
 }
@@ -126,8 +126,11 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 // pooledPositions order within each sample) and returns [B, ph, pw, cout] with the pooling
 // part of the layer's cache. Each window's four rows are consecutive, so one ArgMax finds
 // every window's first maximal element (the one PyTorch's max-pool passes the gradient to;
-// ArgMax keeps the first of equal elements) and one Gather reads it.
-func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
+// ArgMax keeps the first of equal elements) and one Gather reads it. With clients > 1, z
+// holds clients equal batches of b/clients samples one after another (multiForward), and the
+// window offsets are one batch's constant plus each batch's start (so the constant does not
+// grow with the clients); the indices are the same.
+func poolForward(z *Node, b, clients int, l layer) (*Node, layerCache) {
 	g, dtype := z.Graph(), z.DType()
 	oh, ow := l.h-l.k+1, l.w-l.k+1
 	ph, pw := oh/poolSize, ow/poolSize
@@ -141,16 +144,22 @@ func poolForward(z *Node, b int, l layer) (*Node, layerCache) {
 	// Window p's chosen element in channel ch is in row arg of the window's four, which
 	// start at row p·4 of z plus the uncovered rows of the samples before p's:
 	// flat index = arg·cout + base[p, ch].
-	base := make([]int32, windows*l.cout)
+	bw := windows / clients // one batch's windows
+	base := make([]int32, bw*l.cout)
 	perSample := ph * pw
-	for p := range windows {
+	for p := range bw {
 		row := (p/perSample)*oh*ow + (p%perSample)*per
 		for ch := range l.cout {
 			base[p*l.cout+ch] = int32(row*l.cout + ch)
 		}
 	}
+	offsets := Const(g, tensors.FromFlatDataAndDimensions(base, bw, l.cout))
+	if clients > 1 {
+		starts := Mul(Iota(g, shapes.Make(dtypes.Int32, clients, 1, 1), 0), Scalar(g, dtypes.Int32, (b/clients)*oh*ow*l.cout))
+		offsets = Reshape(Add(Reshape(offsets, 1, bw, l.cout), starts), windows, l.cout)
+	}
 	var c layerCache
-	c.at = Reshape(Add(Mul(arg, Scalar(g, dtypes.Int32, l.cout)), Const(g, tensors.FromFlatDataAndDimensions(base, windows, l.cout))), windows*l.cout, 1)
+	c.at = Reshape(Add(Mul(arg, Scalar(g, dtypes.Int32, l.cout)), offsets), windows*l.cout, 1)
 	// The Gather reads z through zr when they hold the same values: z then has one consumer
 	// and zr's last is this Reshape, so neither copies its buffer (a Reshape of a value
 	// still needed later copies it).

@@ -20,7 +20,7 @@ func BenchmarkPoolCNN4(b *testing.B) {
 	for _, part := range []string{"fwd", "fwd+bwd"} {
 		e, err := graph.NewExec(be, func(inputs []*graph.Node) []*graph.Node {
 			z, dOut := inputs[0], inputs[1]
-			out, c := poolForward(z, 32, l)
+			out, c := poolForward(z, 32, 1, l)
 			if part == "fwd" {
 				return []*graph.Node{out}
 			}
