@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -105,8 +106,7 @@ func ProvenanceOf(a artifacts.Action) (p Provenance, ok bool) {
 	p.Seconds, _ = strconv.ParseFloat(m[metaSeconds], 64)
 	p.PeakRSS, _ = strconv.ParseInt(m[metaPeakRSS], 10, 64)
 	p.Segments = decodeSegments(m[metaSegments])
-	return p, p.Version != "" || p.Commit != "" || p.Backend != "" || p.CPU != "" || p.Date != "" ||
-		p.Threads != 0 || p.Seconds != 0 || p.PeakRSS != 0 || len(p.Segments) > 0
+	return p, !reflect.ValueOf(p).IsZero()
 }
 
 // StageProvenance reads the provenance recorded with node n's result in store; ok is false

@@ -13,7 +13,7 @@ import (
 func TestProvenanceMeta(t *testing.T) {
 	p := Provenance{Version: "0.18.0-dev", Commit: "abc-modified", Backend: "gomlx@v/fpfast@1/fpgraph-4/float32",
 		CPU: "Some CPU @ 2.00GHz", Threads: 2, Seconds: 1.5, PeakRSS: 123 << 20, Date: "2025-01-02T03:04:05Z",
-		Segments: []Segment{{From: 1, To: 290, CPU: "Other CPU", Threads: 16, Seconds: 750, Commit: "abc"}, {From: 291, To: 400, CPU: "Some CPU @ 2.00GHz", Threads: 2, Seconds: 1.5}}}
+		Segments: []Segment{{From: 1, To: 290, Provenance: Provenance{CPU: "Other CPU", Threads: 16, Seconds: 750, Commit: "abc"}}, {From: 291, To: 400, Provenance: Provenance{CPU: "Some CPU @ 2.00GHz", Threads: 2, Seconds: 1.5}}}}
 	m := map[string]string{"kind": "train"}
 	p.putMeta(m)
 	if m["peak_rss_bytes"] != "128974848" || m["seconds"] != "1.500" || m["threads"] != "2" {

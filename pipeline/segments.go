@@ -13,14 +13,11 @@ import (
 // is empty covers rounds whose provenance was not recorded (a checkpoint written before
 // segments were).
 type Segment struct {
-	From    int     `json:"from"`
-	To      int     `json:"to"`
-	CPU     string  `json:"cpu,omitempty"`
-	Threads int     `json:"threads,omitempty"`
-	Commit  string  `json:"commit,omitempty"`
-	Seconds float64 `json:"wall_seconds,omitempty"`
-	// Date is when the segment's last round ended, UTC, RFC 3339.
-	Date string `json:"date,omitempty"`
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Provenance is where the segment ran (its Date: when its last round ended; its own
+	// Segments empty), in the same JSON fields as a result's.
+	Provenance
 }
 
 // metaSegments is the action meta key of Provenance.Segments (JSON).
@@ -28,8 +25,7 @@ const metaSegments = "segments"
 
 // segment is the segment of this process: rounds from..to, run for wall.
 func (b BuildInfo) segment(from, to int, wall time.Duration) Segment {
-	p := b.provenance(wall)
-	return Segment{From: from, To: to, CPU: p.CPU, Threads: p.Threads, Commit: p.Commit, Seconds: p.Seconds, Date: p.Date}
+	return Segment{From: from, To: to, Provenance: b.provenance(wall)}
 }
 
 // segmentsUpTo completes the history prior (the segments before a resume after round
@@ -60,7 +56,7 @@ func segmentsOf(p Provenance, rounds int) []Segment {
 	if p.CPU == "" {
 		return segmentsUpTo(nil, rounds)
 	}
-	return []Segment{{From: 1, To: rounds, CPU: p.CPU, Threads: p.Threads, Commit: p.Commit, Seconds: p.Seconds, Date: p.Date}}
+	return []Segment{{From: 1, To: rounds, Provenance: p}}
 }
 
 func encodeSegments(s []Segment) string {
@@ -76,21 +72,22 @@ func decodeSegments(s string) []Segment {
 	return out
 }
 
-// Text condenses a segment for a provenance line: "rounds 1–290: CPU, N threads, 12m0s".
+// Text condenses a segment for a provenance line: "rounds 1–290: CPU, N threads, 12m0s,
+// commit …".
 func (s Segment) Text() string {
 	head := fmt.Sprintf("rounds %d–%d: ", s.From, s.To)
 	if s.CPU == "" {
 		return head + "not recorded"
 	}
 	parts := []string{s.CPU}
-	if s.Threads > 0 {
-		parts[0] += fmt.Sprintf(", %d threads", s.Threads)
+	if t := s.ThreadsText(); t != "" {
+		parts[0] += ", " + t + " threads"
 	}
 	if s.Seconds > 0 {
-		parts = append(parts, (time.Duration(s.Seconds * float64(time.Second))).Round(time.Minute).String())
+		parts = append(parts, time.Duration(s.Seconds*float64(time.Second)).Round(time.Minute).String())
 	}
 	if s.Commit != "" {
-		parts = append(parts, "commit "+s.Commit[:min(len(s.Commit), 12)])
+		parts = append(parts, "commit "+s.ShortCommit())
 	}
 	return head + strings.Join(parts, ", ")
 }

@@ -90,7 +90,7 @@ func TestCheckpointSegmentsAcrossProcesses(t *testing.T) {
 // segmentsUpTo keeps a consistent prefix of a history and marks the rest unrecorded;
 // segmentsOf turns a shorter cached run's provenance into the history of its rounds.
 func TestSegmentsUpTo(t *testing.T) {
-	h := []Segment{{From: 1, To: 4, CPU: "A"}, {From: 5, To: 9, CPU: "B"}}
+	h := []Segment{{From: 1, To: 4, Provenance: Provenance{CPU: "A"}}, {From: 5, To: 9, Provenance: Provenance{CPU: "B"}}}
 	if got := segmentsUpTo(h, 9); !reflect.DeepEqual(got, h) {
 		t.Errorf("whole history: %+v", got)
 	}
@@ -100,7 +100,7 @@ func TestSegmentsUpTo(t *testing.T) {
 	if got := segmentsUpTo(h, 6); !reflect.DeepEqual(got, []Segment{h[0], {From: 5, To: 6}}) {
 		t.Errorf("history past the resume point: %+v", got)
 	}
-	gap := []Segment{{From: 1, To: 4, CPU: "A"}, {From: 6, To: 9, CPU: "B"}}
+	gap := []Segment{{From: 1, To: 4, Provenance: Provenance{CPU: "A"}}, {From: 6, To: 9, Provenance: Provenance{CPU: "B"}}}
 	if got := segmentsUpTo(gap, 9); !reflect.DeepEqual(got, []Segment{gap[0], {From: 5, To: 9}}) {
 		t.Errorf("history with a gap: %+v", got)
 	}
@@ -109,7 +109,7 @@ func TestSegmentsUpTo(t *testing.T) {
 	}
 	p := Provenance{CPU: "C", Threads: 2, Seconds: 600, Commit: "0123456789abcdef"}
 	got := segmentsOf(p, 100)
-	if !reflect.DeepEqual(got, []Segment{{From: 1, To: 100, CPU: "C", Threads: 2, Seconds: 600, Commit: "0123456789abcdef"}}) {
+	if !reflect.DeepEqual(got, []Segment{{From: 1, To: 100, Provenance: Provenance{CPU: "C", Threads: 2, Seconds: 600, Commit: "0123456789abcdef"}}}) {
 		t.Errorf("segmentsOf: %+v", got)
 	}
 	if txt := got[0].Text(); txt != "rounds 1–100: C, 2 threads, 10m0s, commit 0123456789ab" {

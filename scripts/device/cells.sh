@@ -17,18 +17,13 @@
 # carries back; methods without personal state (FedAvg: 2.2 MiB) go on across calls.
 #   CELLS="manifests/fedobp-table6-mnist-dir05.yaml:fedavg" THREADS=16 BUDGET=330 bash scripts/device/cells.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/fedpipe-device-out}
+. "$(dirname "$0")/common.sh"
 BUDGET=${BUDGET:-400}
 THREADS=${THREADS:-4}
 FIRST_CPU=${FIRST_CPU:-0}
 SEEDS=${SEEDS:-[0]}
-# The XLA build that prepare.sh packs (its default backend is fpfast, as in the plain build).
-F=${FEDPIPE_CPU:-/tmp/fedpipe-xla}
-[ -x "$F" ] || { xz -dc .device/fedpipe-xla.xz >"$F" && chmod +x "$F"; } || exit 2
-export FEDPIPE_DATA=${FEDPIPE_DATA:-$PWD/.device/data}
 W=${WORK:-/tmp/fedpipe-cells}
-rm -rf "$W" && mkdir -p "$W/remote" "$W/final" "$W/kept" "$OUT"
+rm -rf "$W" && mkdir -p "$W/remote" "$W/final" "$W/kept"
 [ -n "${REMOTE_IN:-}" ] && cp -a "$REMOTE_IN/." "$W/remote/"
 ncpu=$(nproc)
 i=0

@@ -8,17 +8,10 @@
 # BACKEND (default xla:cuda) and REF (default fpfast) may be set; with BACKEND=fpcpu the script
 # runs on a CPU machine too, which is how it is tested before device time is spent.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/fedpipe-device-out}
+. "$(dirname "$0")/common.sh"
 BACKEND=${BACKEND:-xla:cuda}
 REF=${REF:-fpfast}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
-mkdir -p "$OUT"
-F=${FEDPIPE:-/tmp/fedpipe-xla}
-if [ ! -x "$F" ]; then
-	xz -dc .device/fedpipe-xla.xz >"$F" && chmod +x "$F" || { echo "no .device/fedpipe-xla.xz: run scripts/device/prepare.sh and carry .device" >&2; exit 2; }
-fi
-export FEDPIPE_DATA=$PWD/.device/data
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
 step "machine"

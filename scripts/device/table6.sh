@@ -3,16 +3,11 @@
 # 500) on the GPU, seed 0 first, then exports what finished: $OUT/table6.txt (progress, ls,
 # verify) and $OUT/table6-tables.tar.xz (every finished table as CSV and Parquet).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/fedpipe-device-out}
+. "$(dirname "$0")/common.sh"
 BACKEND=${BACKEND:-xla:cuda}
 BUDGET=${BUDGET:-500}
 SEEDS=${SEEDS:-[0]}
 M=manifests/fedobp-table6-fmnist-dir01.yaml
-mkdir -p "$OUT"
-F=${FEDPIPE:-/tmp/fedpipe-xla}
-[ -x "$F" ] || { xz -dc .device/fedpipe-xla.xz >"$F" && chmod +x "$F"; } || exit 2
-export FEDPIPE_DATA=$PWD/.device/data
 S=/tmp/table6-store
 {
 	echo "=== $M seeds=$SEEDS on $BACKEND for at most ${BUDGET}s ($(date -u +%T))"
