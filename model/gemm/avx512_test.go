@@ -67,7 +67,7 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: element %d is %v (%#08x), the AVX2 kernel gives %v (%#08x)", what, i,
+			t.Fatalf("%s: element %d is %v (%#08x), the reference gives %v (%#08x)", what, i,
 				got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}

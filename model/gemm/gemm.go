@@ -78,6 +78,10 @@ func Sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	if tallFits(m, n, k, a, b) {
+		sgemmTall(m, n, k, a, b, c, cOffset, ldc, workers)
+		return
+	}
 	if swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)) {
 		sgemmSwapped(m, n, k, a, b, c, cOffset, ldc, workers)
 		return

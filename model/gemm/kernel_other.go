@@ -59,3 +59,11 @@ func kernelWideRows(k int, a []float32, lda int, b, c []float32, ldc int, accumu
 func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelWideCols without a wide kernel")
 }
+
+// hasTallKernel reports whether kernelTall may run: never off amd64.
+func hasTallKernel() bool { return false }
+
+// kernelTall is not used off amd64 (hasTallKernel is false).
+func kernelTall(rows, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	panic("gemm: kernelTall without its assembly kernel")
+}

@@ -1,6 +1,9 @@
 package gemm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // cnn4Shape is one GEMM of a cnn4 training step; aT and bT: the operand is stored transposed.
 type cnn4Shape struct {
@@ -45,14 +48,18 @@ func (s cnn4Shape) operands() (am, bm Matrix, c []float32) {
 // BenchmarkCNN4Shapes times, on one worker, the GEMMs of one cnn4 training step on 28×28×1
 // at batch 32, one by one (forward, weight gradient and input gradient of each layer, with
 // the operands transposed as the step has them), to see which shapes run far below the
-// kernel's peak (products that Sgemm swaps also run unswapped): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
+// kernel's peak (products that Sgemm swaps also run unswapped, those on the tall kernels also
+// without them): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
 func BenchmarkCNN4Shapes(b *testing.B) {
 	for _, s := range cnn4Shapes {
 		am, bm, c := s.operands()
 		run := func(name string, swap bool) {
 			b.Run(name, func(b *testing.B) {
-				defer func(was bool) { swapOperands = was }(swapOperands)
+				defer func(was, tall bool) { swapOperands, tallProducts = was, tall }(swapOperands, tallProducts)
 				swapOperands = swap
+				if strings.HasSuffix(name, "-without-tall") {
+					tallProducts = false
+				}
 				for range b.N {
 					Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
 				}
@@ -60,8 +67,50 @@ func BenchmarkCNN4Shapes(b *testing.B) {
 			})
 		}
 		run(s.name, true)
+		if tallFits(s.m, s.n, s.k, am, bm) { // the same product on the 6-row kernels, to compare
+			run(s.name+"-without-tall", true)
+		}
 		if swapPays(s.m, s.n, s.k, am, bm) { // the same product without swapping, to compare
 			run(s.name+"-unswapped", false)
+		}
+	}
+}
+
+// tallShapes are weight-gradient products (A = the layer input transposed, B = the output
+// gradient, both in place) of the tall path's kind: cnn4's two convolutions (batch 32 on
+// 28×28×1) and three of ResNet-18's on 32×32×3 at batch 32 (m = 3·3·cin, n = cout, k = batch
+// × output positions).
+var tallShapes = []cnn4Shape{
+	{"cnn4-conv1-dW", 25, 32, 18432, true, false},
+	{"cnn4-conv2-dW", 800, 64, 2048, true, false},
+	{"resnet18-conv1-dW", 27, 64, 32768, true, false},
+	{"resnet18-layer1-dW", 576, 64, 32768, true, false},
+	{"resnet18-layer3-dW", 2304, 256, 2048, true, false},
+	{"resnet18-layer4-dW", 4608, 512, 512, true, false},
+}
+
+// BenchmarkTallShapes times the tallShapes products on one worker with the tall kernels and
+// without them (the 6-row kernels), in one process: go test ./model/gemm -run '^$' -bench
+// TallShapes -benchtime 20x -cpu 1.
+func BenchmarkTallShapes(b *testing.B) {
+	for _, s := range tallShapes {
+		am, bm, c := s.operands()
+		for _, tall := range []bool{true, false} {
+			name := s.name
+			if !tall {
+				name += "-without-tall"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(was bool) { tallProducts = was }(tallProducts)
+				tallProducts = tall
+				if tall && !tallFits(s.m, s.n, s.k, am, bm) {
+					b.Skip("the tall path does not take this product here")
+				}
+				for range b.N {
+					Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }
