@@ -63,6 +63,9 @@ func kernelWideCols(k int, a []float32, lda int, b, c []float32, ldc int, accumu
 // hasTallKernel reports whether kernelTall may run: never off amd64.
 func hasTallKernel() bool { return false }
 
+// tallMaxM is 0 off amd64 (no tall kernels).
+func tallMaxM() int { return 0 }
+
 // kernelTall is not used off amd64 (hasTallKernel is false).
 func kernelTall(rows, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	panic("gemm: kernelTall without its assembly kernel")

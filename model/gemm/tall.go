@@ -32,7 +32,7 @@ var tallProducts = true
 // block's sum keeps the payload it had before the tall path existed.
 func tallFits(m, n, k int, a, b Matrix) bool {
 	return tallProducts && hasTallKernel() && a.RowStride == 1 && b.ColStride == 1 &&
-		m >= tallRows && n >= nr && n <= tallMaxN && k >= tallMinK && !(swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)))
+		m >= tallRows && m <= tallMaxM() && n >= nr && n <= tallMaxN && k >= tallMinK && !(swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)))
 }
 
 // sgemmTall computes C = A·B with the tall kernels on the rows of its full tiles and the

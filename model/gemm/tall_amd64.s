@@ -103,7 +103,8 @@
 	op(Z16); op(Z17); op(Z18); op(Z19); op(Z20); op(Z21); op(Z22); op(Z23)
 
 // TALL_ARGS loads the arguments: CX = k, SI = a, R9 = lda in bytes, DI = b, R10 = ldb in
-// bytes, DX = c, R8 = ldc in bytes.
+// bytes, DX = c, R8 = ldc in bytes; R11 and R12 = 32 steps of A and of B in bytes (how far
+// ahead the loops prefetch).
 #define TALL_ARGS \
 	MOVQ k+0(FP), CX; \
 	MOVQ a+8(FP), SI; \
@@ -185,5 +186,123 @@ t25done:
 t25over:
 	TALL_ROWS24(TALL_STORE_ROW)
 	TALL_STORE_ROW(Z24)
+	VZEROUPPER
+	RET
+
+// The AVX2 tall kernels: a 12×8 or 13×8 tile (rows in Y0–Y12, one ymm accumulator each; B's
+// row p in Y13; A values broadcast into Y14/Y15 in turn), with the operations of the AVX-512
+// tall kernels above, for CPUs without AVX-512 (kernelTall runs two or four of them per 24- or
+// 25-row, 16-column tile). The 13-row kernel's last row is the ragged edge of the 6-row path
+// (25 = 4·6 + 1) and is added into C with C first, as that path adds it.
+
+// TALL8_FMA broadcasts A's value at addr into t and adds its product with B's row (Y13) to acc.
+#define TALL8_FMA(addr, t, acc) \
+	VBROADCASTSS addr, t; \
+	VFMADD231PS Y13, t, acc
+
+// TALL8_STEP12 is one step p over rows 0–11: A's column p at SI, B's row p at DI.
+#define TALL8_STEP12 \
+	VMOVUPS (DI), Y13; \
+	TALL8_FMA(0(SI), Y14, Y0); \
+	TALL8_FMA(4(SI), Y15, Y1); \
+	TALL8_FMA(8(SI), Y14, Y2); \
+	TALL8_FMA(12(SI), Y15, Y3); \
+	TALL8_FMA(16(SI), Y14, Y4); \
+	TALL8_FMA(20(SI), Y15, Y5); \
+	TALL8_FMA(24(SI), Y14, Y6); \
+	TALL8_FMA(28(SI), Y15, Y7); \
+	TALL8_FMA(32(SI), Y14, Y8); \
+	TALL8_FMA(36(SI), Y15, Y9); \
+	TALL8_FMA(40(SI), Y14, Y10); \
+	TALL8_FMA(44(SI), Y15, Y11)
+
+// TALL8_ZERO12 clears the accumulators of rows 0–11.
+#define TALL8_ZERO12 \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; VXORPS Y9, Y9, Y9; VXORPS Y10, Y10, Y10; VXORPS Y11, Y11, Y11
+
+// TALL8_ROWS12(op) applies op to the accumulators of rows 0–11 in order.
+#define TALL8_ROWS12(op) \
+	op(Y0); op(Y1); op(Y2); op(Y3); op(Y4); op(Y5); \
+	op(Y6); op(Y7); op(Y8); op(Y9); op(Y10); op(Y11)
+
+// TALL8_ADD_ROW writes C's 8-value row (DX) = C + acc (acc the first operand), then moves DX on.
+#define TALL8_ADD_ROW(acc) \
+	VADDPS (DX), acc, acc; \
+	VMOVUPS acc, (DX); \
+	ADDQ R8, DX
+
+// TALL8_ADD_EDGE_ROW is TALL8_ADD_ROW with C the first operand (see TALL_ADD_EDGE_ROW).
+#define TALL8_ADD_EDGE_ROW(acc) \
+	VMOVUPS (DX), Y13; \
+	VADDPS acc, Y13, Y13; \
+	VMOVUPS Y13, (DX); \
+	ADDQ R8, DX
+
+// TALL8_STORE_ROW writes C's 8-value row (DX) = acc, then moves DX on.
+#define TALL8_STORE_ROW(acc) \
+	VMOVUPS acc, (DX); \
+	ADDQ R8, DX
+
+// func kernel12x8AVX2Tall(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, accumulate bool)
+TEXT ·kernel12x8AVX2Tall(SB), NOSPLIT, $0-57
+	TALL_ARGS
+	TALL8_ZERO12
+	TESTQ CX, CX
+	JLE a12done
+
+a12loop:
+	PREFETCHT0 (SI)(R11*1)
+	PREFETCHT0 (DI)(R12*1)
+	TALL8_STEP12
+	ADDQ R9, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ a12loop
+
+a12done:
+	MOVBLZX accumulate+56(FP), AX
+	TESTQ AX, AX
+	JZ a12over
+	TALL8_ROWS12(TALL8_ADD_ROW)
+	VZEROUPPER
+	RET
+
+a12over:
+	TALL8_ROWS12(TALL8_STORE_ROW)
+	VZEROUPPER
+	RET
+
+// func kernel13x8AVX2Tall(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, accumulate bool)
+TEXT ·kernel13x8AVX2Tall(SB), NOSPLIT, $0-57
+	TALL_ARGS
+	TALL8_ZERO12
+	VXORPS Y12, Y12, Y12
+	TESTQ CX, CX
+	JLE a13done
+
+a13loop:
+	PREFETCHT0 (SI)(R11*1)
+	PREFETCHT0 (DI)(R12*1)
+	TALL8_STEP12
+	TALL8_FMA(48(SI), Y14, Y12)
+	ADDQ R9, SI
+	ADDQ R10, DI
+	DECQ CX
+	JNZ a13loop
+
+a13done:
+	MOVBLZX accumulate+56(FP), AX
+	TESTQ AX, AX
+	JZ a13over
+	TALL8_ROWS12(TALL8_ADD_ROW)
+	TALL8_ADD_EDGE_ROW(Y12)
+	VZEROUPPER
+	RET
+
+a13over:
+	TALL8_ROWS12(TALL8_STORE_ROW)
+	TALL8_STORE_ROW(Y12)
 	VZEROUPPER
 	RET

@@ -9,12 +9,31 @@ import (
 	"testing"
 )
 
-// TestTallKernelsMatchFMAReference computes 24×16 and 25×16 tiles with the tall kernels and
-// with fma32 in the documented order (acc = 0, acc = a[i,p]·b[p,j] + acc for p = 0…k−1, then
-// C = acc or C = C + acc), for k across the loop's edge cases and strided A, B and C, and
-// requires every bit to match, signed zeros included.
+// tallISAs returns the instruction sets whose tall kernels run here, skipping t if none.
+func tallISAs(t *testing.T) []string {
+	t.Helper()
+	if !useAVX2 {
+		t.Skip("no AVX2 and FMA here (or $FEDPIPE_GEMM_GENERIC=1): no tall kernel")
+	}
+	isas := KernelISAs()
+	if !hasAVX512 {
+		t.Log("no AVX-512 here: only the AVX2 tall kernels are checked")
+	}
+	return isas
+}
+
+// TestTallKernelsMatchFMAReference computes 24×16 and 25×16 tiles with the tall kernels of
+// each instruction set here (AVX-512's one call, AVX2's four) and with fma32 in the
+// documented order (acc = 0, acc = a[i,p]·b[p,j] + acc for p = 0…k−1, then C = acc or C = C +
+// acc), for k across the loop's edge cases and strided A, B and C, and requires every bit to
+// match, signed zeros included.
 func TestTallKernelsMatchFMAReference(t *testing.T) {
-	needAVX512(t)
+	for _, isa := range tallISAs(t) {
+		withISA(t, isa, func() { testTallKernels(t, isa) })
+	}
+}
+
+func testTallKernels(t *testing.T, isa string) {
 	r := rand.New(rand.NewPCG(24, 25))
 	for _, rows := range []int{tallRows, tallRows + 1} {
 		for _, k := range []int{1, 2, 3, 7, 16, 255, kc} {
@@ -49,7 +68,7 @@ func TestTallKernelsMatchFMAReference(t *testing.T) {
 					}
 				}
 				kernelTall(rows, k, a, lda, b, ldb, c, ldc, acc)
-				sameBits(t, fmt.Sprintf("%d-row tall kernel k=%d lda=%d ldb=%d ldc=%d accumulate=%v", rows, k, lda, ldb, ldc, acc), c, want)
+				sameBits(t, fmt.Sprintf("%s %d-row tall kernel k=%d lda=%d ldb=%d ldc=%d accumulate=%v", isa, rows, k, lda, ldb, ldc, acc), c, want)
 			}
 		}
 	}
@@ -59,9 +78,15 @@ func TestTallKernelsMatchFMAReference(t *testing.T) {
 // by rows, a long reduction) with the tall path and without it, and requires the same bits
 // in all of C: tiles of 24 and 25 rows with rows and columns left over, several kc blocks
 // (so C is accumulated into), offsets, one and two workers, special values (NaNs with
-// payloads, infinities, signed zeros, subnormals). It fails if the path is never taken.
+// payloads, infinities, signed zeros, subnormals), with each instruction set's tall kernels
+// (AVX2's take single tiles only). It fails if an instruction set never takes the path.
 func TestSgemmTallMatchesOtherPaths(t *testing.T) {
-	needAVX512(t)
+	for _, isa := range tallISAs(t) {
+		withISA(t, isa, func() { testSgemmTall(t, isa) })
+	}
+}
+
+func testSgemmTall(t *testing.T, isa string) {
 	r := rand.New(rand.NewPCG(25, 32))
 	defer func() { tallProducts = true }()
 	cases := []gemmCase{
@@ -69,18 +94,27 @@ func TestSgemmTallMatchesOtherPaths(t *testing.T) {
 		{m: 26, n: 17, k: 513, transA: true, pad: 2}, {m: 49, n: 64, k: 777, transA: true},
 		{m: 71, n: 40, k: 300, transA: true, pad: 1}, {m: 800, n: 64, k: 2 * kc, transA: true},
 	}
+	taken := 0
 	for i, tc := range cases {
 		if !tallFits(tc.m, tc.n, tc.k, Matrix{RowStride: 1, ColStride: tc.m}, Matrix{RowStride: tc.n, ColStride: 1}) {
-			t.Fatalf("%+v does not take the tall path", tc)
+			if isa == "avx512" || tc.m <= tallRows+1 {
+				t.Fatalf("%s: %+v does not take the tall path", isa, tc)
+			}
+			continue
 		}
-		special := []float64{0, 0.01, 0.3}[i%3]
-		a, b := tc.matrices(r, special)
-		for _, workers := range []int{1, 2} {
-			tallProducts = false
-			want := tc.run(a, b, workers)
-			tallProducts = true
-			got := tc.run(a, b, workers)
-			sameBits(t, fmt.Sprintf("%+v special=%g workers=%d", tc, special, workers), got, want)
+		taken++
+		for _, special := range []float64{0, []float64{0.01, 0.3}[i%2]} {
+			a, b := tc.matrices(r, special)
+			for _, workers := range []int{1, 2} {
+				tallProducts = false
+				want := tc.run(a, b, workers)
+				tallProducts = true
+				got := tc.run(a, b, workers)
+				sameBits(t, fmt.Sprintf("%s %+v special=%g workers=%d", isa, tc, special, workers), got, want)
+			}
 		}
+	}
+	if taken < 2 {
+		t.Fatalf("%s: %d products took the tall path", isa, taken)
 	}
 }
