@@ -56,3 +56,25 @@ func (t tapeNetwork) macs() (map[string]int64, error) {
 	}
 	return out, nil
 }
+
+// TrainFLOPs returns the floating-point operations of one training sample's products, 2 per
+// multiply-accumulate: the forward pass, every weight gradient, and the input gradient of
+// every layer but the one that reads the batch (which neither network computes: nothing
+// needs the gradient of the images). Biases, BatchNorm, activations, pooling, the loss and
+// the optimizer are not counted: this is the work the GEMMs do, the rate a training run is
+// held against the FMA units with (see gemm.FMAPeak).
+func (s ModelSpec) TrainFLOPs() (int64, error) {
+	macs, err := s.MACs()
+	if err != nil {
+		return 0, err
+	}
+	names, _, err := s.ParamShapes()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, m := range macs {
+		total += m
+	}
+	return 2 * (3*total - macs[names[0]]), nil
+}

@@ -51,6 +51,31 @@ func TestMACsOfTapeNetworks(t *testing.T) {
 	}
 }
 
+// TrainFLOPs of cnn4 on 28×28×1 against a hand count of its products: forward, weight
+// gradients, and input gradients of all layers but conv1 (which reads the images), 2 FLOPs
+// per multiply-accumulate; and of ResNet-18 on 32×32×3, whose stem (3·3·3·64 weights at
+// 32·32 positions) is the layer without an input gradient.
+func TestTrainFLOPs(t *testing.T) {
+	conv1 := int64(24 * 24 * 25 * 1 * 32)
+	conv2 := int64(8 * 8 * 25 * 32 * 64)
+	fc1, fc2 := int64(4*4*64*512), int64(512*10)
+	got, err := ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}.TrainFLOPs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := conv1 + conv2 + fc1 + fc2
+	if want := 2 * (fwd + fwd + (fwd - conv1)); got != want {
+		t.Errorf("cnn4 TrainFLOPs = %d, want %d", got, want)
+	}
+	got, err = ModelSpec{Arch: ArchResNet18, InputShape: []int{32, 32, 3}, NumClasses: 10}.TrainFLOPs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * (3*555_422_720 - 32*32*27*64)); got != want {
+		t.Errorf("resnet18 TrainFLOPs = %d, want %d", got, want)
+	}
+}
+
 // BatchStats after a gradient holds the running statistics a compiled training step on
 // the same batch sets (with learning rate 0 the step changes nothing else), and a model
 // without BatchNorm has none.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,9 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 		line += fmt.Sprintf(", pytorch %.2f h", tc/3600)
 	}
 	fmt.Fprintln(stdout, line)
+	if strings.Contains(model.BackendID(backend), "/fpfast@") {
+		fmt.Fprintln(stdout, fmaLine(spec, res, kernels[0]))
+	}
 	for i, isa := range kernels[1:] {
 		r := all[i+1]
 		line := fmt.Sprintf("kernel %s (mean of two passes): %.2f s/round, %.0f training samples/s; %s is %.2fx that", isa, r.RoundSeconds, r.TrainSamplesPerSec(),
@@ -240,4 +244,28 @@ func shapeString(shape []int) string {
 		parts[i] = strconv.Itoa(d)
 	}
 	return strings.Join(parts, "x")
+}
+
+// fmaLine measures the FMA throughput loop (gemm.FMAPeak) for a second on as many threads as
+// the round's clients trained side by side, with the kernels of isa, and holds the round's
+// training rate against it: samples/s × the products' FLOPs per sample (ModelSpec.TrainFLOPs).
+func fmaLine(spec model.ModelSpec, res model.RoundResult, isa string) string {
+	threads := res.Workers
+	if threads < 1 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if err := gemm.SetKernelISA(isa); err != nil {
+		return fmt.Sprintf("FMA loop: not measured (%v)", err)
+	}
+	flops, err := spec.TrainFLOPs()
+	if err != nil {
+		return fmt.Sprintf("FMA loop: not measured (%v)", err)
+	}
+	peak, loop := gemm.FMAPeak(threads, time.Second)
+	if peak <= 0 {
+		return "FMA loop: none on this CPU (no AVX2 and FMA)"
+	}
+	train := res.TrainSamplesPerSec() * float64(flops) / 1e9
+	return fmt.Sprintf("FMA loop (%s, %d threads, measured now for 1 s): %.0f GFLOP/s; training %.0f GFLOP/s (%.0f samples/s x %.1f MFLOP of products a sample) = %.0f%% of it",
+		loop, threads, peak, train, res.TrainSamplesPerSec(), float64(flops)/1e6, 100*train/peak)
 }

@@ -18,3 +18,15 @@ func fmaPeak512(n int)
 //
 //go:noescape
 func fmaPeak512x24(n int)
+
+// peakLoop returns FMAPeak's throughput loop for the kernels in use, the floating-point
+// operations of one of its turns and its name; nil without the assembly kernels.
+func peakLoop() (func(int), float64, string) {
+	switch {
+	case useAVX512:
+		return fmaPeak512x24, 24 * 16 * 2, "zmm, 24 accumulators"
+	case useAVX2:
+		return fmaPeak256, 12 * 8 * 2, "ymm, 12 accumulators"
+	}
+	return nil, 0, ""
+}
