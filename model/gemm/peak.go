@@ -21,7 +21,6 @@ func FMAPeak(threads int, d time.Duration) (gflops float64, loop string) {
 	const turns = 1 << 14
 	var wg sync.WaitGroup
 	total := make([]float64, threads)
-	var secs float64
 	start := time.Now()
 	for t := range threads {
 		wg.Go(func() {
@@ -36,7 +35,7 @@ func FMAPeak(threads int, d time.Duration) (gflops float64, loop string) {
 		})
 	}
 	wg.Wait()
-	secs = time.Since(start).Seconds()
+	secs := time.Since(start).Seconds()
 	var sum float64
 	for _, x := range total {
 		sum += x
