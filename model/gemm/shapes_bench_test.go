@@ -83,6 +83,8 @@ func BenchmarkCNN4Shapes(b *testing.B) {
 var tallShapes = []cnn4Shape{
 	{"cnn4-conv1-dW", 25, 32, 18432, true, false},
 	{"cnn4-conv2-dW", 800, 64, 2048, true, false},
+	{"fedavgcnn-cifar-conv1-dW", 75, 32, 32768, true, false},
+	{"fedavgcnn-cifar-conv2-dW", 800, 64, 8192, true, false},
 	{"resnet18-conv1-dW", 27, 64, 32768, true, false},
 	{"resnet18-layer1-dW", 576, 64, 32768, true, false},
 	{"resnet18-layer3-dW", 2304, 256, 2048, true, false},

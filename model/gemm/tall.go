@@ -30,9 +30,16 @@ var tallProducts = true
 // full 6-row panels, plus (in a 25-row tile) its ragged last row, and the tall kernels add
 // each into C in the order sgemm's path for it does, so that even a NaN in both C and the
 // block's sum keeps the payload it had before the tall path existed.
+//
+// Rows left over (beyond the 25th of a last tile) cost a second pass over all of B on the
+// 6-row path, so they must be few: at most m/32 (BenchmarkTallShapes: FedAvg-CNN's first
+// weight gradient on 32×32×3, m = 75 with 3 left over, ran at 72–75 GFLOP/s on the tall path
+// against 84–89 without it; conv2's, m = 800 with 8 left over, at 83 against 63–70).
 func tallFits(m, n, k int, a, b Matrix) bool {
+	left := m % tallRows
 	return tallProducts && hasTallKernel() && a.RowStride == 1 && b.ColStride == 1 &&
-		m >= tallRows && m <= tallMaxM() && n >= nr && n <= tallMaxN && k >= tallMinK && !(swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)))
+		m >= tallRows && m <= tallMaxM() && (left <= 1 || 32*left <= m) &&
+		n >= nr && n <= tallMaxN && k >= tallMinK && !(swapOperands && (alwaysSwap || swapPays(m, n, k, a, b)))
 }
 
 // sgemmTall computes C = A·B with the tall kernels on the rows of its full tiles and the

@@ -76,7 +76,8 @@ func testTallKernels(t *testing.T, isa string) {
 
 // TestSgemmTallMatchesOtherPaths computes weight-gradient-shaped products (A by columns, B
 // by rows, a long reduction) with the tall path and without it, and requires the same bits
-// in all of C: tiles of 24 and 25 rows with rows and columns left over, several kc blocks
+// in all of C: tiles of 24 and 25 rows with rows and columns left over (a ragged 6-row
+// panel among them: 800 = 33·24 + 8), several kc blocks
 // (so C is accumulated into), offsets, one and two workers, special values (NaNs with
 // payloads, infinities, signed zeros, subnormals), with each instruction set's tall kernels
 // (AVX2's take single tiles only). It fails if an instruction set never takes the path.
@@ -91,8 +92,8 @@ func testSgemmTall(t *testing.T, isa string) {
 	defer func() { tallProducts = true }()
 	cases := []gemmCase{
 		{m: 25, n: 32, k: 1000, transA: true}, {m: 24, n: 16, k: kc, transA: true, pad: 1},
-		{m: 26, n: 17, k: 513, transA: true, pad: 2}, {m: 49, n: 64, k: 777, transA: true},
-		{m: 71, n: 40, k: 300, transA: true, pad: 1}, {m: 800, n: 64, k: 2 * kc, transA: true},
+		{m: 73, n: 17, k: 513, transA: true, pad: 2}, {m: 49, n: 64, k: 777, transA: true},
+		{m: 265, n: 40, k: 300, transA: true, pad: 1}, {m: 800, n: 64, k: 2 * kc, transA: true},
 	}
 	taken := 0
 	for i, tc := range cases {
