@@ -8,7 +8,10 @@
 // long reduction axis. Row i of the tile is one zmm accumulator (Z0–Z24), B's row p is loaded
 // once (Z25) and each A value is broadcast into one of six rotating registers (Z26–Z31), so a
 // step p is one load of B, 24 or 25 broadcasts and as many fused multiply-adds: no packed
-// copy of either operand, and the accumulators cover the FMA latency many times over.
+// copy of either operand, and the accumulators cover the FMA latency many times over. Each
+// step prefetches A's column (both cache lines it may span) and B's row 32 steps ahead: a
+// weight gradient's columns of A lie a whole im2col row apart (3,200 bytes for cnn4's conv2),
+// further than the hardware prefetchers follow.
 //
 // Every element is computed with the operations of the kernels in kernel_amd64.s and
 // kernel512_amd64.s, in their order: acc = 0, then acc = a[i,p]·b[p,j] + acc for p = 0, 1, …,
