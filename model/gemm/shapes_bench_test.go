@@ -1,9 +1,6 @@
 package gemm
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // cnn4Shape is one GEMM of a cnn4 training step; aT and bT: the operand is stored transposed.
 type cnn4Shape struct {
@@ -53,33 +50,33 @@ func (s cnn4Shape) operands() (am, bm Matrix, c []float32) {
 func BenchmarkCNN4Shapes(b *testing.B) {
 	for _, s := range cnn4Shapes {
 		am, bm, c := s.operands()
-		run := func(name string, swap bool) {
-			b.Run(name, func(b *testing.B) {
-				defer func(was, tall bool) { swapOperands, tallProducts = was, tall }(swapOperands, tallProducts)
-				swapOperands = swap
-				if strings.HasSuffix(name, "-without-tall") {
-					tallProducts = false
-				}
-				for range b.N {
-					Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
-				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-		}
-		run(s.name, true)
+		s.bench(b, s.name, am, bm, c, true, true)
 		if tallFits(s.m, s.n, s.k, am, bm) { // the same product on the 6-row kernels, to compare
-			run(s.name+"-without-tall", true)
+			s.bench(b, s.name+"-without-tall", am, bm, c, true, false)
 		}
 		if swapPays(s.m, s.n, s.k, am, bm) { // the same product without swapping, to compare
-			run(s.name+"-unswapped", false)
+			s.bench(b, s.name+"-unswapped", am, bm, c, false, true)
 		}
 	}
 }
 
+// bench times s's product (operands from s.operands) on one worker as the sub-benchmark
+// name, with swapping and the tall path enabled as given, and reports its GFLOP/s.
+func (s cnn4Shape) bench(b *testing.B, name string, am, bm Matrix, c []float32, swap, tall bool) {
+	b.Run(name, func(b *testing.B) {
+		defer func(was, wasTall bool) { swapOperands, tallProducts = was, wasTall }(swapOperands, tallProducts)
+		swapOperands, tallProducts = swap, tall
+		for range b.N {
+			Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
+		}
+		b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+}
+
 // tallShapes are weight-gradient products (A = the layer input transposed, B = the output
-// gradient, both in place) of the tall path's kind: cnn4's two convolutions (batch 32 on
-// 28×28×1) and three of ResNet-18's on 32×32×3 at batch 32 (m = 3·3·cin, n = cout, k = batch
-// × output positions).
+// gradient, both in place) of the tall path's kind, at batch 32: cnn4's two convolutions on
+// 28×28×1, FedAvg-CNN's two on 32×32×3 ('same' padding) and four of ResNet-18's on 32×32×3
+// (m = k·k·cin, n = cout, k = batch × output positions).
 var tallShapes = []cnn4Shape{
 	{"cnn4-conv1-dW", 25, 32, 18432, true, false},
 	{"cnn4-conv2-dW", 800, 64, 2048, true, false},
@@ -91,28 +88,15 @@ var tallShapes = []cnn4Shape{
 	{"resnet18-layer4-dW", 4608, 512, 512, true, false},
 }
 
-// BenchmarkTallShapes times the tallShapes products on one worker with the tall kernels and
-// without them (the 6-row kernels), in one process: go test ./model/gemm -run '^$' -bench
+// BenchmarkTallShapes times the tallShapes products on one worker with the tall kernels
+// (where tallFits takes them here) and without them (the 6-row kernels), in one process: go test ./model/gemm -run '^$' -bench
 // TallShapes -benchtime 20x -cpu 1.
 func BenchmarkTallShapes(b *testing.B) {
 	for _, s := range tallShapes {
 		am, bm, c := s.operands()
-		for _, tall := range []bool{true, false} {
-			name := s.name
-			if !tall {
-				name += "-without-tall"
-			}
-			b.Run(name, func(b *testing.B) {
-				defer func(was bool) { tallProducts = was }(tallProducts)
-				tallProducts = tall
-				if tall && !tallFits(s.m, s.n, s.k, am, bm) {
-					b.Skip("the tall path does not take this product here")
-				}
-				for range b.N {
-					Sgemm(s.m, s.n, s.k, am, bm, c, 0, s.n, 1)
-				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+		if tallFits(s.m, s.n, s.k, am, bm) {
+			s.bench(b, s.name, am, bm, c, true, true)
 		}
+		s.bench(b, s.name+"-without-tall", am, bm, c, true, false)
 	}
 }

@@ -14,9 +14,10 @@ const tallMinK = kc
 
 // tallMaxN is the widest B the tall path takes: its tiles read B's rows in place, every
 // tile all of a kc block of them, which stays fast while that block (kc·n values) fits the
-// level-1 cache. Measured (BenchmarkTallShapes, Intel Xeon with AVX-512): ahead at n = 32
-// and 64 (cnn4's convolutions, ResNet-18's first stage), behind the packed 6-row path at
-// n = 256 and 512.
+// level-1 cache. Measured (BenchmarkTallShapes, Intel Xeon with AVX-512): ahead or even at
+// n = 32 and 64 (cnn4's convolutions, ResNet-18's first stage; idle), behind the packed 6-row
+// path at n = 256 and 512 (ResNet-18's third and fourth stages: 90–95 against 105–113 GFLOP/s,
+// with a training run on the other core).
 const tallMaxN = 64
 
 // tallProducts enables the tall path (a variable so tests can compare both paths).
@@ -34,7 +35,9 @@ var tallProducts = true
 // Rows left over (beyond the 25th of a last tile) cost a second pass over all of B on the
 // 6-row path, so they must be few: at most m/32 (BenchmarkTallShapes: FedAvg-CNN's first
 // weight gradient on 32×32×3, m = 75 with 3 left over, ran at 72–75 GFLOP/s on the tall path
-// against 84–89 without it; conv2's, m = 800 with 8 left over, at 83 against 63–70).
+// against 84–89 without it, with a training run on the other core; idle, cnn4's and
+// FedAvg-CNN's second, m = 800 with 8 left over, ran at 94–117 against 98–107 and 68–90
+// against 79–83: no loss, so they stay on it).
 func tallFits(m, n, k int, a, b Matrix) bool {
 	left := m % tallRows
 	return tallProducts && hasTallKernel() && a.RowStride == 1 && b.ColStride == 1 &&
