@@ -3,7 +3,8 @@
 # scripts/device/prepare.sh here (carry .device). Writes its figures under $OUT:
 #   backend.txt   the plugin found, where it looked, the environment it runs with
 #   check.txt     one federated round on the GPU vs fpfast (1e-4), reruns, lockstep
-#   bench.txt     bench --round: FedOBP-FMNIST in lockstep and client by client, FedSelect ResNet-18
+#   bench.txt     bench --round: FedOBP-FMNIST in lockstep (also with nondeterministic scatter-adds)
+#                 and client by client, FedSelect ResNet-18
 #   smoke.txt     fmnist-smoke (one round) on fpfast and on the GPU, twice: parameters compared
 # BACKEND (default xla:cuda) and REF (default fpfast) may be set; with BACKEND=fpcpu the script
 # runs on a CPU machine too, which is how it is tested before device time is spent.
@@ -25,6 +26,10 @@ step "check: one round on $BACKEND against $REF"
 
 step "bench --round (FedOBP-FMNIST, lockstep default for xla)"
 "$F" bench --round --backend "$BACKEND" --rounds "$BENCH_ROUNDS" --no-torch 2>&1 | tee "$OUT/bench.txt"
+step "bench --round with atomics allowed in XLA's scatter-adds (is determinism what a step costs?)"
+# Measures only: a run keeps --xla_gpu_deterministic_ops=true. On the second H200 a lockstep
+# step took 11.5 ms (docs/gpus.md); the graphs' col2im and max-pool backward are ScatterSums.
+XLA_FLAGS="--xla_gpu_deterministic_ops=false ${XLA_FLAGS:-}" "$F" bench --round --backend "$BACKEND" --rounds 2 --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
 step "bench --round, clients one after another"
 "$F" bench --round --backend "$BACKEND" --rounds 1 --lockstep=false --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
 step "bench --round --setting fedselect-cifar10 (ResNet-18)"
