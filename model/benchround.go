@@ -97,6 +97,57 @@ type RoundResult struct {
 	Workers, Lockstep int
 	// NoLockstep says why lockstep was asked for and not used (empty otherwise).
 	NoLockstep string
+	// LockstepSteps is the number of steps a timed round took in lockstep: its largest
+	// participant's, since a lockstep step costs the same however many of its clients still
+	// have a batch (idle ones are masked, not left out). DrawnLockstepSteps is the mean of
+	// that number over rounds whose participants are drawn at random from all the clients, as
+	// a run draws them, where the bench times the ones nearest the mean size. Both are 0
+	// without lockstep.
+	LockstepSteps      int
+	DrawnLockstepSteps float64
+}
+
+// DrawnRoundSeconds is the round time of a run that draws its participants at random: in
+// lockstep, RoundSeconds scaled by DrawnLockstepSteps/LockstepSteps (a round lasts as long
+// as its largest client trains); otherwise RoundSeconds (clients side by side share the
+// cores, so a round costs its samples, which the bench's mean-sized participants match).
+func (r RoundResult) DrawnRoundSeconds() float64 {
+	if r.LockstepSteps == 0 {
+		return r.RoundSeconds
+	}
+	return r.RoundSeconds * r.DrawnLockstepSteps / float64(r.LockstepSteps)
+}
+
+// clientSteps is the number of SGD steps of epochs passes over n samples in batches of
+// batch (the last one of each pass ragged), as batchPlan makes them.
+func clientSteps(n, epochs, batch int) int {
+	return epochs * ((n + batch - 1) / batch)
+}
+
+// drawnLockstepSteps is the mean, over draws of k distinct clients chosen uniformly at
+// random from those of the given sizes (2,000 draws from seed), of the most steps one of
+// the k takes (clientSteps): the length of a lockstep round whose participants a run draws.
+func drawnLockstepSteps(sizes []int, k, epochs, batch int, seed uint64) float64 {
+	if k <= 0 || k > len(sizes) {
+		return 0
+	}
+	const draws = 2000
+	r := rand.New(rand.NewPCG(seed, 0x647261776e)) // "drawn"
+	steps := make([]int, len(sizes))
+	for i, n := range sizes {
+		steps[i] = clientSteps(n, epochs, batch)
+	}
+	total := 0
+	for range draws {
+		most := 0
+		for j := range k { // a partial Fisher–Yates shuffle: steps[:k] is the draw
+			o := j + r.IntN(len(steps)-j)
+			steps[j], steps[o] = steps[o], steps[j]
+			most = max(most, steps[j])
+		}
+		total += most
+	}
+	return float64(total) / draws
 }
 
 // TrainSamplesPerSec is the training throughput within a round.
@@ -293,6 +344,16 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	res := RoundResult{NoLockstep: noLockstep}
 	for _, c := range sel {
 		res.RoundSamples += cfg.Epochs * len(clients[c].trainY)
+	}
+	if cfg.Lockstep {
+		sizes := make([]int, len(clients))
+		for i, cl := range clients {
+			sizes[i] = len(cl.trainY)
+		}
+		for _, c := range sel {
+			res.LockstepSteps = max(res.LockstepSteps, clientSteps(sizes[c], cfg.Epochs, cfg.Batch))
+		}
+		res.DrawnLockstepSteps = drawnLockstepSteps(sizes, cfg.Participants, cfg.Epochs, cfg.Batch, cfg.Seed)
 	}
 	// Models the clients run on: m alone, or one single-threaded model per worker.
 	workers := cfg.Workers

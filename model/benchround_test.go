@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -87,6 +88,15 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 	if res.Lockstep != cfg.Clients || res.Workers != 1 || res.Compilations["train-multi"] != 1 {
 		t.Errorf("lockstep of %d clients on %d models, graphs %v; want %d on 1, one lockstep graph", res.Lockstep, res.Workers, res.Compilations, cfg.Clients)
 	}
+	// Every client takes part, so every draw is the round timed.
+	most := 0
+	for _, cl := range clients {
+		most = max(most, len(batchPlan(len(cl.trainY), cfg.Epochs, cfg.Batch, stream(0))))
+	}
+	if res.LockstepSteps != most || res.DrawnLockstepSteps != float64(most) || res.DrawnRoundSeconds() != res.RoundSeconds {
+		t.Errorf("lockstep steps %d, drawn %v, drawn round %v s of %v s; want %d, %d, the same", res.LockstepSteps,
+			res.DrawnLockstepSteps, res.DrawnRoundSeconds(), res.RoundSeconds, most, most)
+	}
 	// (Lockstep on a BatchNorm model: TestBenchRoundLockstepFallsBackWithoutPadding.)
 	fs := FedSelectRoundConfig()
 	if cl := roundClients(fs, fs.spec()); len(cl) != 10 || len(cl[0].trainY) != 100 || len(cl[9].trainY) != 100 {
@@ -115,5 +125,42 @@ func TestBenchRoundLockstepFallsBackWithoutPadding(t *testing.T) {
 	cfg.Clients, cfg.TrainSamples, cfg.Participants, cfg.Batch = 3, 60, 3, 16
 	if res, err = BenchRound(CPUBackend, cfg); err != nil || res.Lockstep != 3 || res.NoLockstep != "" {
 		t.Errorf("cnn4 in lockstep: %d clients a step, reason %q, err %v; want 3, none", res.Lockstep, res.NoLockstep, err)
+	}
+}
+
+// TestDrawnLockstepSteps checks the steps of a lockstep round against batchPlan and the
+// mean of its largest participant's steps over random draws against exact expectations.
+func TestDrawnLockstepSteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{1, 31, 32, 33, 100} {
+		if got, want := clientSteps(n, 5, 32), len(batchPlan(n, 5, 32, r)); got != want {
+			t.Errorf("clientSteps(%d, 5, 32) = %d; batchPlan makes %d", n, got, want)
+		}
+	}
+	sizes := []int{32, 64, 96, 128} // 1, 2, 3 and 4 steps of one epoch at batch 32
+	for _, c := range []struct {
+		k       int
+		want    float64
+		exactly bool
+	}{
+		{4, 4, true},         // every client, every draw
+		{1, 2.5, false},      // one client: the mean
+		{2, 20.0 / 6, false}, // the six pairs' maxima 2, 3, 4, 3, 4, 4
+		{5, 0, true},         // more than there are: none
+	} {
+		got := drawnLockstepSteps(sizes, c.k, 1, 32, 3)
+		if c.exactly && got != c.want || !c.exactly && math.Abs(got-c.want) > 0.1 {
+			t.Errorf("drawnLockstepSteps(k=%d) = %v; want %v", c.k, got, c.want)
+		}
+	}
+	if got := drawnLockstepSteps([]int{50, 50, 50}, 2, 5, 32, 3); got != 10 {
+		t.Errorf("even sizes: %v steps; want 10", got)
+	}
+	if a, b := drawnLockstepSteps(sizes, 2, 1, 32, 3), drawnLockstepSteps(sizes, 2, 1, 32, 3); a != b {
+		t.Errorf("same seed, %v then %v", a, b)
+	}
+	res := RoundResult{RoundSeconds: 1, LockstepSteps: 85, DrawnLockstepSteps: 230}
+	if got := res.DrawnRoundSeconds(); math.Abs(got-230.0/85) > 1e-12 {
+		t.Errorf("drawn round %v s; want %v", got, 230.0/85)
 	}
 }

@@ -139,7 +139,13 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 	if ft {
 		row(fmt.Sprintf("s/eval after %d fine-tuning epochs", cfg.FinetuneEpochs), res.EvalFTSeconds, "torch_eval_ft_seconds", false)
 	}
-	cell := model.CellSeconds(res.RoundSeconds, res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
+	if res.LockstepSteps > 0 {
+		fmt.Fprintf(stdout, "a run's round in lockstep: %.2f s (a step waits for the largest client: the %d timed take %d steps, "+
+			"%d drawn at random from the %d clients as a run draws them %.0f on average)\n",
+			res.DrawnRoundSeconds(), cfg.Participants, res.LockstepSteps, cfg.Participants, cfg.Clients, res.DrawnLockstepSteps)
+	}
+	// The projection is of a run: in lockstep, of rounds whose participants are drawn.
+	cell := model.CellSeconds(res.DrawnRoundSeconds(), res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
 	line := fmt.Sprintf("projected cell (%d rounds, eval every %d%s): fedpipe %.2f h", cellRounds, cellEvalEvery,
 		map[bool]string{true: " before and after fine-tuning", false: ", no fine-tuning"}[ft], cell/3600)
 	if r, ok := ref["torch_round_seconds"]; ok {
