@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs paper-scale cells on a lent machine's CPU cores, side by side, for at most BUDGET
+# Runs paper-scale cells on a lent machine (its CPU cores, or with BACKEND its GPU), side by side, for at most BUDGET
 # seconds (default 400), with the built-in CPU backend (fpfast: the same bits, keys and results as
 # on any other x86-64 machine), and brings back what a later run needs to go on:
 #   $OUT/cells.txt       each cell's progress and the final ls
@@ -10,6 +10,9 @@
 # may use (default 4: a round's clients train side by side, one per core); cell i is pinned to
 # cores FIRST_CPU+i*THREADS.. so that a GPU check beside it keeps the cores below FIRST_CPU.
 # EXTRA adds arguments to each run (a test: EXTRA="-S train.checkpoint_every=1").
+# BACKEND (default: fpfast) runs the cells on another backend: BACKEND=xla:cuda trains them on
+# the GPU (a GPU cell's keys name the plugin, so its checkpoint resumes only on the same
+# plugin build, on this kind of machine: carry it back in with REMOTE_IN).
 # REMOTE_IN, when set, is a directory remote carried from an earlier call: each cell resumes
 # from its checkpoint there. SIGINT at the budget stops every cell at its next round; the last
 # pushed checkpoint (every train.checkpoint_every rounds) is what goes on.
@@ -22,6 +25,8 @@ BUDGET=${BUDGET:-400}
 THREADS=${THREADS:-4}
 FIRST_CPU=${FIRST_CPU:-0}
 SEEDS=${SEEDS:-[0]}
+bk=()
+[ -n "${BACKEND:-}" ] && bk=(--backend "$BACKEND")
 W=${WORK:-/tmp/fedpipe-cells}
 rm -rf "$W" && mkdir -p "$W/remote" "$W/final" "$W/kept"
 [ -n "${REMOTE_IN:-}" ] && cp -a "$REMOTE_IN/." "$W/remote/"
@@ -33,7 +38,7 @@ for c in ${CELLS:?CELLS=\"MANIFEST:LABEL ...\"}; do
 	lo=$((FIRST_CPU + i * THREADS)) hi=$((FIRST_CPU + (i + 1) * THREADS - 1))
 	pin=()
 	[ "$hi" -lt "$ncpu" ] && command -v taskset >/dev/null && pin=(taskset -c "$lo-$hi")
-	GOMAXPROCS=$THREADS "${pin[@]}" "$F" run "$m" --only "$l" -S "seeds=$SEEDS" ${EXTRA:-} --store "$W/s$i" \
+	GOMAXPROCS=$THREADS "${pin[@]}" "$F" run "$m" --only "$l" -S "seeds=$SEEDS" "${bk[@]}" ${EXTRA:-} --store "$W/s$i" \
 		--remote "$W/remote" >"$W/log$i" 2>&1 &
 	pids+=($!)
 	echo "cell $i: $m $l on ${THREADS} threads ${pin[*]} (pid $!, $(date -u +%T))" | tee -a "$OUT/cells.txt"
@@ -57,8 +62,8 @@ i=0
 		m=${c%%:*} l=${c##*:}
 		echo "=== cell $i: $m $l"
 		grep -v '^\s*$' "$W/log$i" | tail -n 4
-		"$F" push "$m" --only "$l" -S "seeds=$SEEDS" --store "$W/s$i" --remote "$W/kept" --results-only 2>&1 | tail -n 3
-		"$F" ls "$m" --only "$l" -S "seeds=$SEEDS" --store "$W/s$i" 2>&1 | tail -n 6
+		"$F" push "$m" --only "$l" -S "seeds=$SEEDS" "${bk[@]}" --store "$W/s$i" --remote "$W/kept" --results-only 2>&1 | tail -n 3
+		"$F" ls "$m" --only "$l" -S "seeds=$SEEDS" "${bk[@]}" --store "$W/s$i" 2>&1 | tail -n 6
 		i=$((i + 1))
 	done
 	# The checkpoints alone (the partitions' results, ~100 MB, are recomputed in seconds):
