@@ -108,3 +108,79 @@ func BenchmarkCol2imBlocked(b *testing.B) {
 		}
 	})
 }
+
+// conv2Im2col is cnn4's second convolution's forward product at batch 32: Z = im2col(x)·Wm
+// (2048 × 64, k = 800), im2col's rows being 25 pixel rows of 32 values of x [32, 12, 12, 32].
+type conv2Im2col struct {
+	x, wm []float32 // x [4608, 32], Wm [800, 64]
+	idx   []int32   // conv2Col2im's indices: the pixel row of each 32-value piece of im2col
+}
+
+func newConv2Im2col() conv2Im2col {
+	r := rand.New(rand.NewPCG(6, 6))
+	c := conv2Im2col{x: make([]float32, c2Batch*c2H*c2H*c2Cin), wm: make([]float32, c2N*c2Cout), idx: newConv2Col2im(false).idx}
+	for i := range c.x {
+		c.x[i] = float32(r.NormFloat64())
+	}
+	for i := range c.wm {
+		c.wm[i] = float32(r.NormFloat64() * 0.05)
+	}
+	return c
+}
+
+// gather writes im2col's rows [i0, i1) into dst (row-major, 800 values a row).
+func (c conv2Im2col) gather(dst []float32, i0, i1 int) {
+	taps := c2K * c2K
+	for q, px := range c.idx[i0*taps : i1*taps] {
+		copy(dst[q*c2Cin:(q+1)*c2Cin], c.x[int(px)*c2Cin:])
+	}
+}
+
+// whole is the forward product as the graph computes it: the whole 6.5 MB im2col matrix,
+// then the product.
+func (c conv2Im2col) whole(z, cols []float32) {
+	c.gather(cols, 0, c2M)
+	gemm.Sgemm(c2M, c2Cout, c2N, gemm.RowMajor(cols, 0, c2N), gemm.RowMajor(c.wm, 0, c2Cout), z, 0, c2Cout, 1)
+}
+
+// fused gathers im2col a block of rows at a time, just before the product needs it.
+func (c conv2Im2col) fused(z []float32) {
+	gemm.SgemmRowsFrom(c2M, c2Cout, c2N, func(i0, i1 int, a []float32) { c.gather(a, i0, i1) },
+		gemm.RowMajor(c.wm, 0, c2Cout), func(i0, i1 int, rows []float32) { copy(z[i0*c2Cout:], rows) })
+}
+
+// TestIm2colBlockedSameBits checks that the forward product with im2col gathered a block at
+// a time gives the bits of the product of the whole im2col matrix.
+func TestIm2colBlockedSameBits(t *testing.T) {
+	c := newConv2Im2col()
+	c.x[77], c.x[4000], c.wm[5] = float32(math.Inf(-1)), float32(math.Copysign(0, -1)), float32(math.NaN())
+	want, got := make([]float32, c2M*c2Cout), make([]float32, c2M*c2Cout)
+	c.whole(want, make([]float32, c2M*c2N))
+	c.fused(got)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("element %d is %v, whole %v", i, got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkIm2colBlocked times conv2's forward product with im2col gathered whole (as the
+// graph does) and a block at a time (only a block in cache), on one thread: go test
+// ./model/fastcpu -run '^$' -bench Im2colBlocked -cpu 1. The gain bounds what packing
+// straight from the activations saves in the forward pass (the weight gradient reads im2col
+// too, so the graph can drop the whole matrix only when both are fused).
+func BenchmarkIm2colBlocked(b *testing.B) {
+	c := newConv2Im2col()
+	z := make([]float32, c2M*c2Cout)
+	b.Run("whole", func(b *testing.B) {
+		cols := make([]float32, c2M*c2N)
+		for range b.N {
+			c.whole(z, cols)
+		}
+	})
+	b.Run("fused", func(b *testing.B) {
+		for range b.N {
+			c.fused(z)
+		}
+	})
+}

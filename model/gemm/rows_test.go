@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestSgemmRowsMatchesSgemm checks that SgemmRows hands over every row of C once, in
-// blocks of increasing rows, with Sgemm's bits (NaNs, infinities and signed zeros among the
+// TestSgemmRowsMatchesSgemm checks that SgemmRows, and SgemmRowsFrom with A's rows made a
+// block at a time, hand over every row of C once, in blocks of increasing rows, with Sgemm's bits (NaNs, infinities and signed zeros among the
 // operands), for A by rows and by columns, B plain and transposed, ragged row blocks and kernel
 // panels, k past one KC block, k = 0, and cnn4's conv2 input-gradient product.
 func TestSgemmRowsMatchesSgemm(t *testing.T) {
@@ -50,12 +50,37 @@ func TestSgemmRowsMatchesSgemm(t *testing.T) {
 				if next != tc.m {
 					t.Fatalf("%s: rows handed over up to %d of %d", what, next, tc.m)
 				}
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s: element %d is %v, Sgemm gives %v", what, i, got[i], want[i])
+				sameRows(t, what, got, want)
+				// The same with A made a block at a time.
+				got, next = make([]float32, tc.m*tc.n), 0
+				SgemmRowsFrom(tc.m, tc.n, tc.k, func(i0, i1 int, blk []float32) {
+					if i0 != next || len(blk) != (i1-i0)*tc.k {
+						t.Fatalf("%s: A's block [%d, %d) of %d values after row %d", what, i0, i1, len(blk), next)
 					}
+					for i := i0; i < i1; i++ {
+						for p := range tc.k {
+							blk[(i-i0)*tc.k+p] = am.Data[am.Offset+i*am.RowStride+p*am.ColStride]
+						}
+					}
+				}, bm, func(i0, i1 int, rows []float32) {
+					copy(got[i0*tc.n:], rows)
+					next = i1
+				})
+				if next != tc.m {
+					t.Fatalf("%s: SgemmRowsFrom handed over rows up to %d of %d", what, next, tc.m)
 				}
+				sameRows(t, what+" (A filled by blocks)", got, want)
 			}
+		}
+	}
+}
+
+// sameRows fails t at the first element of got whose bits differ from want's.
+func sameRows(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: element %d is %v, Sgemm gives %v", what, i, got[i], want[i])
 		}
 	}
 }

@@ -45,8 +45,8 @@ func (s cnn4Shape) operands() (am, bm Matrix, c []float32) {
 // BenchmarkCNN4Shapes times, on one worker, the GEMMs of one cnn4 training step on 28×28×1
 // at batch 32, one by one (forward, weight gradient and input gradient of each layer, with
 // the operands transposed as the step has them), to see which shapes run far below the
-// kernel's peak (products that Sgemm swaps also run unswapped, those on the tall kernels also
-// without them): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
+// kernel's peak (products that Sgemm swaps also run unswapped, the others also swapped, those
+// on the tall kernels also without them): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
 func BenchmarkCNN4Shapes(b *testing.B) {
 	for _, s := range cnn4Shapes {
 		am, bm, c := s.operands()
@@ -56,6 +56,10 @@ func BenchmarkCNN4Shapes(b *testing.B) {
 		}
 		if swapPays(s.m, s.n, s.k, am, bm) { // the same product without swapping, to compare
 			s.bench(b, s.name+"-unswapped", am, bm, c, false, true)
+		} else { // and swapped where Sgemm does not swap it
+			alwaysSwap = true
+			s.bench(b, s.name+"-swapped", am, bm, c, true, false)
+			alwaysSwap = false
 		}
 	}
 }
