@@ -44,6 +44,9 @@ type Model struct {
 	// multiBatch is the largest per-client batch a MultiSession step has seen: every lockstep
 	// step is padded to it.
 	multiBatch int
+	// gatherCol2im: the lockstep step takes col2im as a Gather and a ReduceSum
+	// (multiCol2imGathered), as on XLA, rather than a ScatterSum.
+	gatherCol2im bool
 	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
 	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns
 	// per-sample values that are summed here in the graph's order (see evaluateChunked).
@@ -88,7 +91,7 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape),
-		compiles: map[string]int{}, config: backend, pad: pad}
+		compiles: map[string]int{}, config: backend, pad: pad, gatherCol2im: usesXLA(backend)}
 	// Padding is exact only where every reduction over the batch takes its terms in order
 	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
 	// in training, where no batch statistic (BatchNorm) sees the padding rows. XLA pads too:

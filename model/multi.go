@@ -80,8 +80,48 @@ func multiCol2im(dCols *Node, clients, b int, l layer) *Node {
 	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
 }
 
-// multiBackward is backward with a client axis; dLogits is [C·B, classes].
-func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Node, clients int) []*Node {
+// multiCol2imGathered is multiCol2im without a scatter, the form XLA gets (gatherCol2im):
+// every pixel gathers the rows of dCols that im2col took from it (at most k·k, in the order
+// multiCol2im adds them; a missing one reads an appended zero row) and one ReduceSum adds
+// them. A GPU runs a ScatterSum whose indices repeat with atomic additions, or, as fedpipe
+// asks of XLA for bits that do not change from run to run (--xla_gpu_deterministic_ops),
+// without them by sorting; a Gather and a ReduceSum need neither. The sum is the same, in the
+// order XLA's ReduceSum takes: not multiCol2im's bits, which is why the XLA backends' ids
+// carry LockstepCodeVersion. The constant is one batch's, as multiCol2im's.
+func multiCol2imGathered(dCols *Node, clients, b int, l layer) *Node {
+	oh, ow := l.h-l.k+1, l.w-l.k+1
+	rows := TransposeAllAxes(Reshape(dCols, clients, b*oh*ow, l.k*l.k, l.cin), 1, 2, 0, 3)
+	rows = Reshape(rows, b*oh*ow*l.k*l.k, clients*l.cin)
+	g := dCols.Graph()
+	rows = Concatenate([]*Node{rows, zeros(g, dCols.DType(), 1, clients*l.cin)}, 0)
+	idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, oh, ow)
+	sum := ReduceSum(Reshape(Gather(rows, Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
+	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
+}
+
+// col2imGatherIndices inverts im2colIndices: for each of the b·h·w pixels, the rows of
+// im2col's [b·oh·ow·k·k] (one per patch entry) that copied it, in increasing order, then
+// the zero row b·oh·ow·k·k for the slots it has fewer than slots = k·k of:
+// [b·h·w·slots, 1] int32.
+func col2imGatherIndices(b, h, w, k, oh, ow int) (*tensors.Tensor, int) {
+	src := im2colIndexList(b, h, w, k, oh, ow)
+	slots := k * k
+	zero := int32(len(src))
+	idx := make([]int32, b*h*w*slots)
+	for i := range idx {
+		idx[i] = zero
+	}
+	used := make([]int, b*h*w)
+	for r, px := range src {
+		idx[int(px)*slots+used[px]] = int32(r)
+		used[px]++
+	}
+	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1), slots
+}
+
+// multiBackward is backward with a client axis; dLogits is [C·B, classes]. gatherCol2im
+// takes the input gradients' col2im as multiCol2imGathered (XLA) instead of multiCol2im.
+func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Node, clients int, gatherCol2im bool) []*Node {
 	g, dtype := dLogits.Graph(), dLogits.DType()
 	cb := dLogits.Shape().Dimensions[0]
 	b := cb / clients
@@ -101,7 +141,11 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 			grads[2*i+1] = ReduceSum(dz, 1)
 			if i > 0 {
 				dCols := DotGeneral(dz, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{2}, []int{0})
-				d = multiCol2im(dCols, clients, b, l)
+				if gatherCol2im {
+					d = multiCol2imGathered(dCols, clients, b, l)
+				} else {
+					d = multiCol2im(dCols, clients, b, l)
+				}
 			}
 		case layerFC:
 			dz := Reshape(d, clients, b, l.out)
@@ -122,8 +166,8 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 // [C, shape...]), momentum buffers (n), x [C, B, input...], labels [C, B] (−1: padding), hyper
 // [lr, momentum, weight decay]; outputs = new params (n), new momentum (n), losses [C]. A
 // client whose batch is all padding (idle: it has no batch this step) keeps its parameters
-// and momentum exactly.
-func multiTrainStepGraph(ls []layer, inputs []*Node) []*Node {
+// and momentum exactly. gatherCol2im: see multiBackward.
+func multiTrainStepGraph(ls []layer, inputs []*Node, gatherCol2im bool) []*Node {
 	n := 2 * len(ls)
 	params, moms := inputs[:n], inputs[n:2*n]
 	x, labels, hyper := inputs[2*n], inputs[2*n+1], inputs[2*n+2]
@@ -147,7 +191,7 @@ func multiTrainStepGraph(ls []layer, inputs []*Node) []*Node {
 	countRows := Reshape(BroadcastToDims(Reshape(count, clients, 1, 1), clients, b, k), cb, k)
 	dLogits := Where(validRows, Div(Sub(Exp(logp), oneHot), countRows), zero)
 	losses := Div(ReduceSum(Reshape(perSample, clients, b), 1), count)
-	grads := multiBackward(ls, params, caches, dLogits, clients)
+	grads := multiBackward(ls, params, caches, dLogits, clients, gatherCol2im)
 	active := GreaterThan(count, zero) // [C]
 	lr := Reshape(Slice(hyper, AxisElem(0)))
 	mom := Reshape(Slice(hyper, AxisElem(1)))
@@ -222,7 +266,7 @@ func (m *Model) NewMultiSession(params []tensor.List, opt SGD) (*MultiSession, e
 		var err error
 		m.multi, err = NewExec(m.backend, func(inputs []*Node) []*Node {
 			m.compiles["train-multi"]++
-			return multiTrainStepGraph(ls, inputs)
+			return multiTrainStepGraph(ls, inputs, m.gatherCol2im)
 		})
 		if err != nil {
 			s.Close()

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
@@ -127,8 +128,8 @@ func TestMultiSessionMatchesSessions(t *testing.T) {
 }
 
 // TestMultiStepConstantsDoNotGrowWithClients: the lockstep step's constants (im2col's and
-// col2im's indices) are those of one client's batch, whatever the number of clients (XLA
-// constant-folds them at every compilation: docs/gpus.md).
+// col2im's indices, scattered or gathered) are those of one client's batch, whatever the
+// number of clients (XLA constant-folds them at every compilation: docs/gpus.md).
 func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
 	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5}
 	m, err := NewModel(CPUBackend, spec)
@@ -137,7 +138,7 @@ func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
 	}
 	defer m.Close()
 	ls := m.net.(seqNet)
-	largest := func(clients int) (biggest int) {
+	largest := func(clients int, gather bool) (biggest int) {
 		g := graph.NewGraph(m.backend, "constants")
 		defer g.Finalize()
 		const batch = 4
@@ -151,7 +152,7 @@ func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
 			graph.Parameter(g, "x", shapes.Make(dtypes.Float32, append([]int{clients, batch}, spec.InputShape...)...)),
 			graph.Parameter(g, "y", shapes.Make(dtypes.Int32, clients, batch)),
 			graph.Parameter(g, "hyper", shapes.Make(dtypes.Float32, 3)))
-		multiTrainStepGraph([]layer(ls), inputs)
+		multiTrainStepGraph([]layer(ls), inputs, gather)
 		for _, n := range g.Nodes() {
 			if n.Type() == graph.NodeTypeConstant {
 				biggest = max(biggest, n.Shape().Size())
@@ -159,8 +160,113 @@ func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
 		}
 		return biggest
 	}
-	one, many := largest(1), largest(6)
-	if one < 4*12*12*25 || many != one {
-		t.Errorf("largest constant: %d values with 1 client, %d with 6; want the same, one batch's im2col indices (%d)", one, many, 4*12*12*25)
+	for _, gather := range []bool{false, true} { // col2im as a ScatterSum (CPU), as a Gather (XLA)
+		one, many := largest(1, gather), largest(6, gather)
+		if one < 4*12*12*25 || many != one {
+			t.Errorf("gather=%v: largest constant: %d values with 1 client, %d with 6; want the same, one batch's im2col indices (%d) or more",
+				gather, one, many, 4*12*12*25)
+		}
+	}
+}
+
+// TestCol2imGatherIndicesInvertIm2col: every row of im2col's indices is listed once, at the
+// pixel it copied, each pixel's rows in increasing order and then the zero row, for odd
+// sizes (rows and columns no pooling window covers) and two samples.
+func TestCol2imGatherIndicesInvertIm2col(t *testing.T) {
+	const b, h, w, k = 2, 7, 6, 3
+	oh, ow := h-k+1, w-k+1
+	src := im2colIndexList(b, h, w, k, oh, ow)
+	idxT, slots := col2imGatherIndices(b, h, w, k, oh, ow)
+	idx := tensors.MustCopyFlatData[int32](idxT)
+	if slots != k*k || len(idx) != b*h*w*slots {
+		t.Fatalf("%d slots, %d indices; want %d, %d", slots, len(idx), k*k, b*h*w*k*k)
+	}
+	zero := int32(len(src))
+	seen := make([]bool, len(src))
+	for px := range b * h * w {
+		last, padded := int32(-1), false
+		for _, r := range idx[px*slots : (px+1)*slots] {
+			switch {
+			case r == zero:
+				padded = true
+			case padded || r <= last || r < 0 || r > zero:
+				t.Fatalf("pixel %d: rows %v not increasing, then the zero row %d", px, idx[px*slots:(px+1)*slots], zero)
+			case int(src[r]) != px || seen[r]:
+				t.Fatalf("pixel %d lists row %d, which copied pixel %d (seen before: %v)", px, r, src[r], seen[r])
+			default:
+				seen[r], last = true, r
+			}
+		}
+	}
+	for r, ok := range seen {
+		if !ok {
+			t.Fatalf("row %d (pixel %d) is listed at no pixel", r, src[r])
+		}
+	}
+}
+
+// TestMultiSessionGatheredCol2im: the lockstep step with col2im as a Gather and a ReduceSum
+// (XLA's) trains every client as the ScatterSum step does, up to the order of each pixel's
+// sum (relative difference at most 1e-5 after 6 steps; clients of uneven sizes, one idle at
+// the end), and XLA backends get it.
+func TestMultiSessionGatheredCol2im(t *testing.T) {
+	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5}
+	r := rand.New(rand.NewPCG(4, 4))
+	sizes := []int{40, 20, 5}
+	const batch = 8
+	var xs [][]float32
+	var ys [][]int32
+	var inits []tensor.List
+	for ci, n := range sizes {
+		x, y := randomData(r, n, tensor.Size(spec.InputShape), spec.NumClasses)
+		xs, ys = append(xs, x), append(ys, y)
+		inits = append(inits, spec.Init(uint64(ci+3)))
+	}
+	train := func(gather bool) []tensor.List {
+		m, err := NewModel(CPUBackend, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		m.gatherCol2im = gather
+		ms, err := m.NewMultiSession(inits, SGD{LR: 0.05, Momentum: 0.7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ms.Close()
+		sample := tensor.Size(spec.InputShape)
+		for step := range 5 {
+			bx, by := make([][]float32, len(sizes)), make([][]int32, len(sizes))
+			for ci, n := range sizes {
+				if lo := step * batch; lo < n {
+					hi := min(lo+batch, n)
+					bx[ci], by[ci] = xs[ci][lo*sample:hi*sample], ys[ci][lo:hi]
+				}
+			}
+			if _, err := ms.Step(bx, by); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := ms.Params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	scattered, gathered := train(false), train(true)
+	for ci := range sizes {
+		var diff, norm float64
+		for i, tv := range scattered[ci] {
+			for j, v := range tv.Data {
+				d := float64(gathered[ci][i].Data[j]) - float64(v)
+				diff, norm = diff+d*d, norm+float64(v)*float64(v)
+			}
+		}
+		if rel := math.Sqrt(diff / norm); !(rel <= 1e-5) {
+			t.Errorf("client %d: gathered col2im %.3g from the scattered one; want ≤ 1e-5", ci, rel)
+		}
+	}
+	if !usesXLA("xla:cuda") || !usesXLA("xla:/opt/x/xla_cuda_plugin.so,tf32") || usesXLA(CPUBackend) || usesXLA("fpcpu") {
+		t.Error("usesXLA: want the xla configurations and no other")
 	}
 }

@@ -14,7 +14,8 @@ import (
 // DotGeneral followed by col2im (one ScatterSum); convolution rows come window by window,
 // so max-pooling is one ReduceMax and one ArgMax forward and one ScatterSum back; dense
 // layers and all weight gradients are single DotGenerals (GoMLX's DotGeneral gradient
-// would materialize a [batch, in, out] product).
+// would materialize a [batch, in, out] product). (XLA's lockstep step takes col2im as a
+// Gather and a ReduceSum instead: multiCol2imGathered in multi.go.)
 //
 // The graphs are dtype-generic (the dtype of the parameters), so tests can check gradients
 // in float64. Only deterministic ops are used and there is no randomness.
@@ -79,6 +80,12 @@ func pooledPositions(oh, ow int) [][2]int {
 // taken as a c-element row: [b·oh·ow·k·k, 1] int32, ordered (sample, output position in
 // pooledPositions order, kernel row, kernel col).
 func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
+	idx := im2colIndexList(b, h, w, k, oh, ow)
+	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
+}
+
+// im2colIndexList is im2colIndices' values.
+func im2colIndexList(b, h, w, k, oh, ow int) []int32 {
 	positions := pooledPositions(oh, ow)
 	idx := make([]int32, 0, b*oh*ow*k*k)
 	for s := range b {
@@ -91,7 +98,7 @@ func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
 			}
 		}
 	}
-	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
+	return idx
 }
 
 // col2im is the adjoint of im2col: it returns [B, h, w, c], where each pixel is the sum of

@@ -28,7 +28,8 @@ step "bench --round (FedOBP-FMNIST, lockstep default for xla)"
 "$F" bench --round --backend "$BACKEND" --rounds "$BENCH_ROUNDS" --no-torch 2>&1 | tee "$OUT/bench.txt"
 step "bench --round with atomics allowed in XLA's scatter-adds (is determinism what a step costs?)"
 # Measures only: a run keeps --xla_gpu_deterministic_ops=true. On the second H200 a lockstep
-# step took 11.5 ms (docs/gpus.md); the graphs' col2im and max-pool backward are ScatterSums.
+# step took 11.5 ms with col2im a ScatterSum (docs/gpus.md); lockstep-3 gathers it instead,
+# and max-pooling's backward stays a ScatterSum (unique indices).
 XLA_FLAGS="--xla_gpu_deterministic_ops=false ${XLA_FLAGS:-}" "$F" bench --round --backend "$BACKEND" --rounds 2 --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
 step "bench --round, clients one after another"
 "$F" bench --round --backend "$BACKEND" --rounds 1 --lockstep=false --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
