@@ -95,16 +95,27 @@ func TestCol2imBlockedSameBits(t *testing.T) {
 // The gain bounds what fusing col2im into the product (one op of the backend) can save.
 func BenchmarkCol2imBlocked(b *testing.B) {
 	c := newConv2Col2im(false)
-	dst := make([]float32, c.rows*c2Cin)
+	benchWholeFused(b, c, make([]float32, c.rows*c2Cin))
+}
+
+// wholeFused is a convolution pass computed through the whole 2048 × 800 matrix (cols, its
+// scratch) or fused a block at a time, both writing out.
+type wholeFused interface {
+	whole(out, cols []float32)
+	fused(out []float32)
+}
+
+// benchWholeFused times c's two ways as the sub-benchmarks whole and fused.
+func benchWholeFused(b *testing.B, c wholeFused, out []float32) {
 	b.Run("whole", func(b *testing.B) {
 		cols := make([]float32, c2M*c2N)
 		for range b.N {
-			c.whole(dst, cols)
+			c.whole(out, cols)
 		}
 	})
 	b.Run("fused", func(b *testing.B) {
 		for range b.N {
-			c.fused(dst)
+			c.fused(out)
 		}
 	})
 }
@@ -170,17 +181,5 @@ func TestIm2colBlockedSameBits(t *testing.T) {
 // straight from the activations saves in the forward pass (the weight gradient reads im2col
 // too, so the graph can drop the whole matrix only when both are fused).
 func BenchmarkIm2colBlocked(b *testing.B) {
-	c := newConv2Im2col()
-	z := make([]float32, c2M*c2Cout)
-	b.Run("whole", func(b *testing.B) {
-		cols := make([]float32, c2M*c2N)
-		for range b.N {
-			c.whole(z, cols)
-		}
-	})
-	b.Run("fused", func(b *testing.B) {
-		for range b.N {
-			c.fused(z)
-		}
-	})
+	benchWholeFused(b, newConv2Im2col(), make([]float32, c2M*c2Cout))
 }
