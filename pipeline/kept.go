@@ -50,6 +50,42 @@ func RecordKept(dir string, g *Graph, n *Node) error {
 	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, n.Name), append(b, '\n'))
 }
 
+// backendFamily is the backend a stage description names, without its versions ("fpfast",
+// "fpcpu", "xla-cuda", from "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32"
+// and the like), or "" for a stage that names none (a partition).
+func backendFamily(desc json.RawMessage) string {
+	var d struct {
+		Backend string `json:"backend"`
+	}
+	if json.Unmarshal(desc, &d) != nil || d.Backend == "" {
+		return ""
+	}
+	fam := d.Backend
+	if parts := strings.Split(fam, "/"); len(parts) >= 2 {
+		fam = parts[1]
+	}
+	fam, _, _ = strings.Cut(fam, "@")
+	return fam
+}
+
+// KeptConflict says why stage n of g must not be recorded in the kept-results directory dir
+// ("" when it may): the entry there was made on another backend. Recording n would make the
+// index name n's result instead, and the kept result it names now, the same cell measured on
+// another backend (fpfast and a GPU, say), would drop out of every page and gc unseen. A result
+// of the same backend made by other code or settings replaces a stale one, as recomputing a
+// cell does.
+func KeptConflict(dir string, g *Graph, n *Node) (string, error) {
+	e, ok, err := readKept(dir, g.Manifest.Name, n.Name)
+	if err != nil || !ok || e.Key == n.Key.String() {
+		return "", err
+	}
+	old, cur := backendFamily(e.Description), backendFamily(n.desc)
+	if old == cur {
+		return "", nil
+	}
+	return fmt.Sprintf("%s keeps %s %q made on %s; this one was made on %s", dir, g.Manifest.Name, n.Name, old, cur), nil
+}
+
 // maxKeptEntry bounds what is read of one index file (each is a few KiB of JSON).
 const maxKeptEntry = 16 << 20
 

@@ -78,3 +78,41 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A kept result is not replaced in the index by one of another backend (KeptConflict names
+// both), but is by one of the same backend made by other code, and a partition, which names
+// no backend, never conflicts.
+func TestKeptConflictRefusesAnotherBackend(t *testing.T) {
+	dir := t.TempDir()
+	fast := "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32"
+	g := keptGraph(t, fast)
+	for _, n := range g.Nodes {
+		if err := RecordKept(dir, g, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		backend  string
+		conflict bool
+	}{
+		{fast, false},
+		{"gomlx@v0.26.0/fpfast@2+gemm-generic+fpcpu@1/fpgraph-5/float32", false}, // other versions, same backend
+		{"gomlx@v0.26.0/xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5+lockstep-3/fpgraph-4/float32", true},
+		{"gomlx@v0.26.0/fpcpu@1/fpgraph-4/float32", true},
+	} {
+		g2 := keptGraph(t, c.backend)
+		for _, kind := range []string{manifest.KindPartition, manifest.KindTrain, manifest.KindEvaluate} {
+			why, err := KeptConflict(dir, g2, keptNodeOf(g2, kind))
+			want := c.conflict && kind != manifest.KindPartition
+			if err != nil || (why != "") != want {
+				t.Errorf("%s %s: conflict %q, %v; want one: %v", c.backend, kind, why, err, want)
+			}
+			if want && (!strings.Contains(why, "made on fpfast") || !strings.Contains(why, "made on "+backendFamily([]byte(`{"backend":"`+c.backend+`"}`)))) {
+				t.Errorf("%s %s: %q names not both backends", c.backend, kind, why)
+			}
+		}
+	}
+	if why, err := KeptConflict(t.TempDir(), g, keptNodeOf(g, manifest.KindTrain)); why != "" || err != nil {
+		t.Errorf("nothing kept: conflict %q, %v", why, err)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -22,8 +23,9 @@ func pushPull(c *call) error {
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
 	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
-	var resultsOnly *bool
+	var resultsOnly, replaceKept *bool
 	if cmd == "push" {
+		replaceKept = fs.Bool("replace-kept", false, "let a directory remote's index name this push's results where it names results of the same stages made on another backend (refused otherwise, so that no kept result drops out unseen)")
 		resultsOnly = fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
 	}
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
@@ -93,9 +95,31 @@ func pushPull(c *call) error {
 			}
 			opt.Keep = resultOutput
 		}
+		// A push into a kept-results directory replaces no kept result of another backend
+		// (pipeline.KeptConflict), checked before anything is copied.
+		var conflicts []string
+		if err := eachKept(rf.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
+			why, err := pipeline.KeptConflict(dir, g, n)
+			if why != "" {
+				conflicts = append(conflicts, why)
+			}
+			return err
+		}); err != nil {
+			return failf(exitFailure, "fedpipe push: %v", err)
+		}
+		if len(conflicts) > 0 && !*replaceKept {
+			more := ""
+			if len(conflicts) > 3 {
+				more, conflicts = fmt.Sprintf(" (and %d more)", len(conflicts)-3), conflicts[:3]
+			}
+			return failf(exitInvalid, "fedpipe push: %s%s: a kept result is replaced only by one made on the same backend; "+
+				"push these to a kept-results directory of their own (one per backend), or give --replace-kept; nothing was pushed", strings.Join(conflicts, "; "), more)
+		}
 		rep, err = pipeline.Push(ctx, graphs, store, rem, opt)
 		if err == nil {
-			err = recordKept(rf.addr(), graphs, store)
+			err = eachKept(rf.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
+				return pipeline.RecordKept(dir, g, n)
+			})
 		}
 	}
 	if err != nil {
@@ -122,10 +146,11 @@ func pushPull(c *call) error {
 	return nil
 }
 
-// recordKept writes, for a push into a directory remote, the index of the stages the
-// store holds (pipeline.RecordKept), so that a later reader can tell a kept result that
-// is stale from one never computed. An S3 remote keeps no index.
-func recordKept(address string, graphs []*pipeline.Graph, store *artifacts.Store) error {
+// eachKept calls fn, for a push into a directory remote (a kept-results directory dir), with
+// every stage of graphs whose result the store holds: recording their index entries
+// (pipeline.RecordKept) lets a later reader tell a kept result that is stale from one never
+// computed. An S3 remote keeps no index: fn is not called.
+func eachKept(address string, graphs []*pipeline.Graph, store *artifacts.Store, fn func(dir string, g *pipeline.Graph, n *pipeline.Node) error) error {
 	if !remote.IsDirAddress(address) {
 		return nil
 	}
@@ -140,7 +165,7 @@ func recordKept(address string, graphs []*pipeline.Graph, store *artifacts.Store
 			} else if !ok {
 				continue
 			}
-			if err := pipeline.RecordKept(dir, g, n); err != nil {
+			if err := fn(dir, g, n); err != nil {
 				return err
 			}
 		}
