@@ -189,23 +189,107 @@ func concatFloat32(threads int, dst []float32, srcs [][]float32, blocks []int) {
 	})
 }
 
-// execBroadcastInDim replaces simplego's BroadcastInDim for a float32 scalar broadcast on
-// fpfast backends (the zeros col2im and max-pooling's gradient scatter into): every output
-// element gets the scalar's bits, a +0 by clearing the buffer (which writes memory once,
-// where simplego's fill copies it from itself). Other broadcasts go to simplego.
+// execBroadcastInDim replaces simplego's BroadcastInDim for float32 and int32 values on
+// fpfast backends. A scalar broadcast (the zeros col2im and max-pooling's gradient scatter
+// into) gives every output element the scalar's bits, a +0 by clearing the buffer (which
+// writes memory once, where simplego's fill copies it from itself); any other broadcast
+// (a max-pooling window's gradient and argmax repeated over the window, in the ResNet and
+// FedAvg-CNN graphs) copies the operand's runs (broadcastRuns) where simplego steps an
+// iterator element by element. Both only copy values: the same bits as simplego. Other
+// dtypes go to simplego.
 func execBroadcastInDim(engine *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer,
 	inputsOwned []bool) (*simplego.Buffer, error) {
-	src := float32Data(engine, inputs[0])
 	outShape := nodeShape(node)
-	if lookup(engine) == nil || len(src) != 1 || outShape.DType != dtypes.Float32 {
+	if lookup(engine) == nil || (outShape.DType != dtypes.Float32 && outShape.DType != dtypes.Int32) {
+		return simplegoBroadcastInDim(engine, node, inputs, inputsOwned)
+	}
+	inShape, err := engine.BufferShape(inputs[0])
+	axes, ok := nodeData(node).Interface().([]int)
+	if err != nil || !ok || len(axes) != inShape.Rank() {
 		return simplegoBroadcastInDim(engine, node, inputs, inputsOwned)
 	}
 	out := engine.NewBuffer(outShape)
 	if out == nil {
 		return nil, fmt.Errorf("%s BroadcastInDim: backend is finalized", Name)
 	}
-	fillFloat32(float32Data(engine, out), src[0])
+	if outShape.DType == dtypes.Float32 {
+		src, dst := float32Data(engine, inputs[0]), float32Data(engine, out)
+		if len(src) == 1 {
+			fillFloat32(dst, src[0])
+			return out, nil
+		}
+		broadcastRuns(dst, src, outShape.Dimensions, broadcastStrides(inShape.Dimensions, axes, outShape.Dimensions))
+		return out, nil
+	}
+	broadcastRuns(dataOf[int32](engine, out), dataOf[int32](engine, inputs[0]), outShape.Dimensions,
+		broadcastStrides(inShape.Dimensions, axes, outShape.Dimensions))
 	return out, nil
+}
+
+// broadcastStrides returns, for each axis of a BroadcastInDim's output dims, the stride of
+// the operand (dimensions in, its axis i going to output axis axes[i]) along it: 0 where
+// the operand has no such axis or has it of size 1 (repeated), its row-major stride
+// otherwise.
+func broadcastStrides(in, axes, out []int) []int {
+	strides := make([]int, len(out))
+	stride := 1
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i] != 1 || out[axes[i]] == 1 {
+			strides[axes[i]] = stride
+		}
+		stride *= in[i]
+	}
+	return strides
+}
+
+// broadcastRuns sets dst (row-major, dimensions dims) to src read with the per-axis strides
+// (0 on a repeated axis): dst[i₀,…,iₙ] = src[Σ iₖ·strides[k]]. The trailing axes that src
+// holds contiguously are copied as one run each, a trailing repeated axis filled from one
+// value.
+func broadcastRuns[T any](dst, src []T, dims, strides []int) {
+	rank := len(dims)
+	if rank == 0 {
+		if len(dst) > 0 {
+			dst[0] = src[0]
+		}
+		return
+	}
+	// run: the elements of the innermost axes taken at once; step: src's stride within them
+	// (1: a contiguous copy; 0: one value repeated).
+	run, inner := dims[rank-1], rank-1
+	step := strides[rank-1]
+	if step == 1 || step == 0 {
+		for inner > 0 && strides[inner-1] == step*run {
+			inner--
+			run *= dims[inner]
+		}
+	}
+	idx := make([]int, inner)
+	off := 0
+	for o := 0; o < len(dst); o += run {
+		switch step {
+		case 1:
+			copy(dst[o:o+run], src[off:off+run])
+		case 0:
+			v := src[off]
+			for j := range dst[o : o+run] {
+				dst[o+j] = v
+			}
+		default:
+			for j := range run {
+				dst[o+j] = src[off+j*step]
+			}
+		}
+		for a := inner - 1; a >= 0; a-- { // the odometer over the outer axes
+			idx[a]++
+			off += strides[a]
+			if idx[a] < dims[a] {
+				break
+			}
+			off -= strides[a] * dims[a]
+			idx[a] = 0
+		}
+	}
 }
 
 // fillFloat32 sets every element of dst to v, bit for bit (NaN payloads and the sign of

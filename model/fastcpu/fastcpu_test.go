@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
@@ -246,4 +247,52 @@ func TestParseConfigThreads(t *testing.T) {
 			t.Errorf("ParseConfig(%q) accepted", bad)
 		}
 	}
+}
+
+// TestBroadcastInDimMatchesOracle compares BroadcastInDim on random shapes: new axes anywhere,
+// size-1 axes repeated, float32 (NaN payloads and −0 included) and int32, and a scalar.
+func TestBroadcastInDimMatchesOracle(t *testing.T) {
+	fast, oracle := backendsPair(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	check := func(name string, fn func(in []*Node) *Node, args ...any) {
+		t.Helper()
+		got, want, dims := runBoth(t, fast, oracle, fn, args...)
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%s %v: out[%d] = %v, oracle %v", name, dims, j, got[j], want[j])
+			}
+		}
+	}
+	for range 60 {
+		rank := 1 + r.IntN(5)
+		dims := make([]int, rank)
+		for i := range dims {
+			dims[i] = 1 + r.IntN(6)
+		}
+		var expanded, xdims []int
+		for i, d := range dims {
+			switch r.IntN(3) {
+			case 0:
+				expanded = append(expanded, i)
+			case 1:
+				xdims = append(xdims, 1)
+			default:
+				xdims = append(xdims, d)
+			}
+		}
+		x := randTensor(r, xdims...)
+		tensors.MutableFlatData(x, func(flat []float32) {
+			flat[0] = math.Float32frombits(0x7fc01234) // a NaN with a payload
+			if len(flat) > 1 {
+				flat[1] = float32(math.Copysign(0, -1))
+			}
+		})
+		name := fmt.Sprintf("x %v expanded %v", xdims, expanded)
+		check("float32 "+name, func(in []*Node) *Node { return ExpandAndBroadcast(in[0], dims, expanded) }, x)
+		check("int32 "+name, func(in []*Node) *Node {
+			i := ConvertDType(MulScalar(in[0], 1000), dtypes.Int32)
+			return ConvertDType(ExpandAndBroadcast(i, dims, expanded), dtypes.Float32)
+		}, x)
+	}
+	check("scalar", func(in []*Node) *Node { return BroadcastToDims(in[0], 3, 4) }, randTensor(r))
 }
