@@ -547,3 +547,27 @@ func BenchmarkApplyRepeated(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScalarMulSubnormal times the SGD update's scalar product (mom·buf, lr·update) on
+// 2²⁰ values whose products are normal floats and whose products or inputs are subnormal,
+// which x86 cores compute with a microcode assist when, as IEEE arithmetic asks, flushing to
+// zero is off: go test ./model/fastcpu -run '^$' -bench ScalarMulSubnormal -cpu 1. A momentum
+// buffer that decays geometrically for hundreds of steps without a restart reaches them.
+func BenchmarkScalarMulSubnormal(b *testing.B) {
+	const n = 1 << 20
+	for _, c := range []struct {
+		name string
+		v    float32
+	}{{"normal", 1e-3}, {"subnormal-product", 1.5e-38}, {"subnormal-input", 1e-40}} {
+		x, dst := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = c.v
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				opMul.applyScalarLeft(dst, 0.7, x)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+		})
+	}
+}
