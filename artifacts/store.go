@@ -174,19 +174,24 @@ func Open(dir string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// removeEmptyValueLogs deletes value-log files of length zero in dir. Badger refuses to
-// open a store holding one ("Open existing file …vlog: Create a new file"). Stores were
-// left with one by OpenReader's snapshots, which hard-linked value logs: a snapshot's Badger
+// removeEmptyValueLogs deletes value-log and memtable files of length zero in dir. Badger
+// refuses to open a store holding one ("Open existing file …vlog: Create a new file",
+// "while opening fid: 1 err: Create a new file" for a .mem). Stores were left with an empty
+// value log by OpenReader's snapshots, which hard-linked value logs: a snapshot's Badger
 // deletes a value log holding only its header by truncating it, emptying the holder's file
-// too (reader.go now copies small value logs). A file of length zero has not even its
-// header, so it holds no value: removing it loses nothing. The caller holds the store's
-// lock.
+// too (reader.go now copies small value logs). An empty memtable file is what a process
+// killed between Badger creating a memtable's log and sizing it leaves
+// (TestKillAnywhereThenResumeIsBitIdentical met one). A file of length zero has not even its
+// header, so it holds no value and no write: removing it loses nothing. The caller holds the
+// store's lock.
 func removeEmptyValueLogs(dir string, logf func(string, ...any)) {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
-	for _, p := range logs {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-			if os.Remove(p) == nil {
-				logf("removed the empty value-log file %s (it held nothing; Badger cannot open a store with one)", filepath.Base(p))
+	for _, pattern := range []string{"*.vlog", "*.mem"} {
+		logs, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, p := range logs {
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+				if os.Remove(p) == nil {
+					logf("removed the empty Badger log file %s (it held nothing; Badger cannot open a store with one)", filepath.Base(p))
+				}
 			}
 		}
 	}

@@ -664,6 +664,53 @@ func TestOpenWithAnEmptyValueLog(t *testing.T) {
 	}
 }
 
+// An empty memtable file, as a process killed between Badger creating a memtable's log and
+// sizing it leaves, makes Badger refuse the store; Open removes it, and what the store held
+// (written before, so in another memtable or a table) is still there.
+func TestOpenWithAnEmptyMemtableFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte("a small value, kept in the memtable's log")
+	d, err := s.Put(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	empty := filepath.Join(dir, "00009.mem")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The premise: Badger alone refuses it.
+	if db, err := badger.Open(badgerOptions(dir, nil)); err == nil {
+		db.Close()
+		t.Fatalf("Badger opened a store with an empty memtable file (memtables before: %v); the test shows nothing", mems)
+	} else if !strings.Contains(err.Error(), "Create a new file") {
+		t.Logf("Badger's refusal: %v", err)
+	}
+	if err := os.WriteFile(empty, nil, 0o644); err != nil { // Badger may have sized it
+		t.Fatal(err)
+	}
+	var notes []string
+	s, err = Open(dir, Options{Logf: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatalf("Open with an empty memtable file: %v", err)
+	}
+	defer s.Close()
+	got, err := s.Get(d)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after reopening: %q, %v", got, err)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "00009.mem") {
+		t.Errorf("the removal was not reported: %q", notes)
+	}
+}
+
 // Badger's warnings go to Options.Logf (WithLoggingLevel would install Badger's own
 // stderr logger over it), except the benign "Unable to fill tables" of a compaction with
 // nothing to do.
