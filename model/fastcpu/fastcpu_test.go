@@ -69,6 +69,18 @@ func runBoth(t *testing.T, fast, oracle backends.Backend, fn func(in []*Node) *N
 	return got, want, dims
 }
 
+// sameAsOracle evaluates fn on both backends and fails t at the first output whose bits
+// differ.
+func sameAsOracle(t *testing.T, fast, oracle backends.Backend, name string, fn func(in []*Node) *Node, args ...any) {
+	t.Helper()
+	got, want, dims := runBoth(t, fast, oracle, fn, args...)
+	for j := range want {
+		if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+			t.Fatalf("%s %v: out[%d] = %v, oracle %v", name, dims, j, got[j], want[j])
+		}
+	}
+}
+
 // TestDotGeneralMatchesOracle compares DotGeneral on random shapes and axis layouts,
 // including batch axes, several contracting axes in any order (which need a gather copy) and
 // K = 1.
@@ -125,12 +137,7 @@ func TestCopyOpsMatchOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	check := func(name string, fn func(in []*Node) *Node, args ...any) {
 		t.Helper()
-		got, want, dims := runBoth(t, fast, oracle, fn, args...)
-		for j := range want {
-			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-				t.Fatalf("%s %v: out[%d] = %v, oracle %v", name, dims, j, got[j], want[j])
-			}
-		}
+		sameAsOracle(t, fast, oracle, name, fn, args...)
 	}
 	for range 30 {
 		rank := 1 + r.IntN(4)
@@ -256,12 +263,7 @@ func TestBroadcastInDimMatchesOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	check := func(name string, fn func(in []*Node) *Node, args ...any) {
 		t.Helper()
-		got, want, dims := runBoth(t, fast, oracle, fn, args...)
-		for j := range want {
-			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-				t.Fatalf("%s %v: out[%d] = %v, oracle %v", name, dims, j, got[j], want[j])
-			}
-		}
+		sameAsOracle(t, fast, oracle, name, fn, args...)
 	}
 	for range 60 {
 		rank := 1 + r.IntN(5)
