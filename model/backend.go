@@ -32,10 +32,10 @@ const CodeVersion = "fpgraph-4" // 4: convolution rows window by window (max-poo
 // that may change results on a backend that trains in lockstep (XLA; on fpfast lockstep gives
 // the bits of one client after another, and runs do not use it). It is part of the XLA
 // backends' ids.
-const LockstepCodeVersion = "lockstep-3" // 3: col2im a Gather and a ReduceSum, no ScatterSum (multiCol2imGathered); 2: im2col, col2im and pooling constants of one client's batch, not all clients'
+const LockstepCodeVersion = "lockstep-3" // 3: col2im a Gather and a ReduceSum, no ScatterSum (multiCol2im with gather); 2: im2col, col2im and pooling constants of one client's batch, not all clients'
 
 // usesXLA reports whether a backend configuration (as NewModel takes it) is one of the XLA
-// backends, whose lockstep graphs take col2im without a scatter (multiCol2imGathered).
+// backends, whose lockstep graphs take col2im without a scatter (multiCol2im with gather).
 func usesXLA(config string) bool {
 	return config == xlaName || strings.HasPrefix(config, xlaName+":")
 }

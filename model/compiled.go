@@ -45,7 +45,7 @@ type Model struct {
 	// step is padded to it.
 	multiBatch int
 	// gatherCol2im: the lockstep step takes col2im as a Gather and a ReduceSum
-	// (multiCol2imGathered), as on XLA, rather than a ScatterSum.
+	// (multiCol2im with gather), as on XLA, rather than a ScatterSum.
 	gatherCol2im bool
 	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
 	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns

@@ -68,34 +68,30 @@ func multiIm2col(h *Node, clients, b int, l layer, oh, ow int) *Node {
 }
 
 // multiCol2im is col2im of every client's dCols [C, B·oh·ow, k·k·cin] at once, [C·B, h, w,
-// cin], with the clients beside the channels as in multiIm2col: one ScatterSum of C·cin-element
-// rows at a single batch's indices, so each client's pixel adds its contributions in the order
-// its own Session's col2im does.
-func multiCol2im(dCols *Node, clients, b int, l layer) *Node {
+// cin], with the clients beside the channels as in multiIm2col. By default it is one
+// ScatterSum of C·cin-element rows at a single batch's indices, so each client's pixel adds
+// its contributions in the order its own Session's col2im does. With gather (XLA's form,
+// Model.gatherCol2im), every pixel gathers the rows of dCols that im2col took from it (at
+// most k·k, in that same order; a missing one reads an appended zero row) and one ReduceSum
+// adds them: a GPU runs a ScatterSum whose indices repeat with atomic additions, or, as
+// fedpipe asks of XLA for bits that do not change from run to run
+// (--xla_gpu_deterministic_ops), without them by sorting; a Gather and a ReduceSum need
+// neither. That sum is the same in the order XLA's ReduceSum takes, not the ScatterSum's
+// bits, which is why the XLA backends' ids carry LockstepCodeVersion. Either constant is one
+// batch's.
+func multiCol2im(dCols *Node, clients, b int, l layer, gather bool) *Node {
 	oh, ow := l.h-l.k+1, l.w-l.k+1
 	rows := TransposeAllAxes(Reshape(dCols, clients, b*oh*ow, l.k*l.k, l.cin), 1, 2, 0, 3)
 	rows = Reshape(rows, b*oh*ow*l.k*l.k, clients*l.cin)
 	g := dCols.Graph()
-	sum := ScatterSum(Zeros(g, shapes.Make(dCols.DType(), b*l.h*l.w, clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, oh, ow)), rows, false, false)
-	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
-}
-
-// multiCol2imGathered is multiCol2im without a scatter, the form XLA gets (gatherCol2im):
-// every pixel gathers the rows of dCols that im2col took from it (at most k·k, in the order
-// multiCol2im adds them; a missing one reads an appended zero row) and one ReduceSum adds
-// them. A GPU runs a ScatterSum whose indices repeat with atomic additions, or, as fedpipe
-// asks of XLA for bits that do not change from run to run (--xla_gpu_deterministic_ops),
-// without them by sorting; a Gather and a ReduceSum need neither. The sum is the same, in the
-// order XLA's ReduceSum takes: not multiCol2im's bits, which is why the XLA backends' ids
-// carry LockstepCodeVersion. The constant is one batch's, as multiCol2im's.
-func multiCol2imGathered(dCols *Node, clients, b int, l layer) *Node {
-	oh, ow := l.h-l.k+1, l.w-l.k+1
-	rows := TransposeAllAxes(Reshape(dCols, clients, b*oh*ow, l.k*l.k, l.cin), 1, 2, 0, 3)
-	rows = Reshape(rows, b*oh*ow*l.k*l.k, clients*l.cin)
-	g := dCols.Graph()
-	rows = Concatenate([]*Node{rows, zeros(g, dCols.DType(), 1, clients*l.cin)}, 0)
-	idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, oh, ow)
-	sum := ReduceSum(Reshape(Gather(rows, Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
+	var sum *Node
+	if gather {
+		rows = Concatenate([]*Node{rows, zeros(g, dCols.DType(), 1, clients*l.cin)}, 0)
+		idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, oh, ow)
+		sum = ReduceSum(Reshape(Gather(rows, Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
+	} else {
+		sum = ScatterSum(Zeros(g, shapes.Make(dCols.DType(), b*l.h*l.w, clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, oh, ow)), rows, false, false)
+	}
 	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
 }
 
@@ -119,8 +115,8 @@ func col2imGatherIndices(b, h, w, k, oh, ow int) (*tensors.Tensor, int) {
 	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1), slots
 }
 
-// multiBackward is backward with a client axis; dLogits is [C·B, classes]. gatherCol2im
-// takes the input gradients' col2im as multiCol2imGathered (XLA) instead of multiCol2im.
+// multiBackward is backward with a client axis; dLogits is [C·B, classes]. gatherCol2im:
+// the input gradients' col2im gathers rather than scatters (multiCol2im; XLA).
 func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Node, clients int, gatherCol2im bool) []*Node {
 	g, dtype := dLogits.Graph(), dLogits.DType()
 	cb := dLogits.Shape().Dimensions[0]
@@ -141,11 +137,7 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 			grads[2*i+1] = ReduceSum(dz, 1)
 			if i > 0 {
 				dCols := DotGeneral(dz, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{2}, []int{0})
-				if gatherCol2im {
-					d = multiCol2imGathered(dCols, clients, b, l)
-				} else {
-					d = multiCol2im(dCols, clients, b, l)
-				}
+				d = multiCol2im(dCols, clients, b, l, gatherCol2im)
 			}
 		case layerFC:
 			dz := Reshape(d, clients, b, l.out)

@@ -15,7 +15,7 @@ import (
 // so max-pooling is one ReduceMax and one ArgMax forward and one ScatterSum back; dense
 // layers and all weight gradients are single DotGenerals (GoMLX's DotGeneral gradient
 // would materialize a [batch, in, out] product). (XLA's lockstep step takes col2im as a
-// Gather and a ReduceSum instead: multiCol2imGathered in multi.go.)
+// Gather and a ReduceSum instead: multiCol2im in multi.go.)
 //
 // The graphs are dtype-generic (the dtype of the parameters), so tests can check gradients
 // in float64. Only deterministic ops are used and there is no randomness.

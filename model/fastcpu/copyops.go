@@ -212,17 +212,16 @@ func execBroadcastInDim(engine *simplego.Backend, node *simplego.Node, inputs []
 	if out == nil {
 		return nil, fmt.Errorf("%s BroadcastInDim: backend is finalized", Name)
 	}
-	if outShape.DType == dtypes.Float32 {
-		src, dst := float32Data(engine, inputs[0]), float32Data(engine, out)
-		if len(src) == 1 {
-			fillFloat32(dst, src[0])
-			return out, nil
-		}
-		broadcastRuns(dst, src, outShape.Dimensions, broadcastStrides(inShape.Dimensions, axes, outShape.Dimensions))
+	strides := broadcastStrides(inShape.Dimensions, axes, outShape.Dimensions)
+	if outShape.DType == dtypes.Int32 {
+		broadcastRuns(dataOf[int32](engine, out), dataOf[int32](engine, inputs[0]), outShape.Dimensions, strides)
 		return out, nil
 	}
-	broadcastRuns(dataOf[int32](engine, out), dataOf[int32](engine, inputs[0]), outShape.Dimensions,
-		broadcastStrides(inShape.Dimensions, axes, outShape.Dimensions))
+	if src, dst := float32Data(engine, inputs[0]), float32Data(engine, out); len(src) == 1 {
+		fillFloat32(dst, src[0])
+	} else {
+		broadcastRuns(dst, src, outShape.Dimensions, strides)
+	}
 	return out, nil
 }
 

@@ -157,12 +157,7 @@ func sgemm(m, n, k int, a, b Matrix, c []float32, cOffset, ldc, workers int) {
 	p := &problem{m: m, n: n, k: k, a: a, b: b, c: c, cOff: cOffset, ldc: ldc, rb: rb, chunk: chunk * nr, nChunks: nChunks}
 	if mBlocks > 1 && prepackB {
 		// Several row blocks would each pack the same columns of B: pack B once for all.
-		p.nPad = nPanels * nr
-		p.packedB = getPacked(k * p.nPad)
-		for p0 := 0; p0 < k; p0 += kc {
-			packB(p.packedB[p0*p.nPad:], b, p0, 0, min(kc, k-p0), n)
-		}
-		defer putPacked(p.packedB)
+		defer p.packAllB()()
 	}
 	if workers == 1 || items == 1 || m*n*k < minParallelFlops {
 		w := getWorkspace()
@@ -211,6 +206,18 @@ type problem struct {
 	// its own columns.
 	packedB []float32
 	nPad    int
+}
+
+// packAllB packs all of B into p.packedB, each KC block as nr-column panels over all nPad
+// columns from offset p0·nPad, for the work items to share, and returns the function that
+// gives the buffer back.
+func (p *problem) packAllB() (release func()) {
+	p.nPad = (p.n + nr - 1) / nr * nr
+	p.packedB = getPacked(p.k * p.nPad)
+	for p0 := 0; p0 < p.k; p0 += kc {
+		packB(p.packedB[p0*p.nPad:], p.b, p0, 0, min(kc, p.k-p0), p.n)
+	}
+	return func() { putPacked(p.packedB) }
 }
 
 // directA reports whether the kernel reads A's full mr-row panels in place: A is stored by

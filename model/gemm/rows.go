@@ -41,12 +41,7 @@ func sgemmRows(m, n, k int, a Matrix, fill func(i0, i1 int, a []float32), b Matr
 	nChunks := (nPanels + chunk - 1) / chunk
 	p := &problem{n: n, k: k, b: b, c: buf, ldc: n, rb: rb, chunk: chunk * nr, nChunks: nChunks}
 	if m > rb && prepackB {
-		p.nPad = nPanels * nr
-		p.packedB = getPacked(k * p.nPad)
-		for p0 := 0; p0 < k; p0 += kc {
-			packB(p.packedB[p0*p.nPad:], b, p0, 0, min(kc, k-p0), n)
-		}
-		defer putPacked(p.packedB)
+		defer p.packAllB()()
 	}
 	w := getWorkspace()
 	defer putWorkspace(w)
