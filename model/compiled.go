@@ -130,6 +130,9 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 // Spec returns the model's specification.
 func (m *Model) Spec() ModelSpec { return m.spec }
 
+// Backend returns the backend configuration the model was prepared on (NewModel's).
+func (m *Model) Backend() string { return m.config }
+
 // Names lists the parameters in canonical order: the order of Gradient's result and of
 // SampleGradients' tensors.
 func (m *Model) Names() []string { return append([]string(nil), m.names...) }

@@ -23,7 +23,7 @@ func (s ModelSpec) MACs() (map[string]int64, error) {
 	for _, l := range ls {
 		switch l.kind {
 		case layerConv:
-			oh, ow := l.h-l.k+1, l.w-l.k+1
+			oh, ow := l.convOut()
 			out[l.name+".weight"] = int64(oh) * int64(ow) * int64(l.k*l.k*l.cin) * int64(l.cout)
 		case layerFC:
 			out[l.name+".weight"] = int64(l.in) * int64(l.out)

@@ -37,6 +37,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		{ModelSpec{Arch: ArchCNN4, InputShape: []int{17, 19, 2}, NumClasses: 4}, 2, false}, // Odd sizes: pooling floors.
 		{ModelSpec{Arch: ArchMLP, InputShape: []int{3, 4}, NumClasses: 3, Hidden: []int{7, 5}}, 4, false},
 		{ModelSpec{Arch: ArchLogReg, InputShape: []int{6}, NumClasses: 3}, 5, false},
+		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{9, 8, 2}, NumClasses: 3}, 2, true}, // Padded convolutions, odd sizes.
 	}
 	backend, err := getBackend("")
 	if err != nil {

@@ -99,8 +99,9 @@ const (
 type layer struct {
 	kind layerKind
 	name string
-	// conv: input [h, w, cin] → conv output [h-k+1, w-k+1, cout] → pooled [ph, pw, cout].
-	h, w, cin, cout, k int
+	// conv: input [h, w, cin], zero-padded by pad on every side → conv output
+	// [h+2·pad-k+1, w+2·pad-k+1, cout] (convOut) → pooled [ph, pw, cout].
+	h, w, cin, cout, k, pad int
 	// fc: [in] → [out].
 	in, out int
 	relu    bool
@@ -130,21 +131,26 @@ func (s ModelSpec) layers() ([]layer, error) {
 	}
 	in := tensor.Size(s.InputShape)
 	switch s.Arch {
-	case ArchCNN4:
+	case ArchCNN4, ArchFedAvgCNN:
 		if len(s.InputShape) != 3 {
-			return nil, fmt.Errorf("model cnn4: InputShape must be [H, W, C], got %v", s.InputShape)
+			return nil, fmt.Errorf("model %s: InputShape must be [H, W, C], got %v", s.Arch, s.InputShape)
 		}
 		if len(s.Hidden) != 0 {
-			return nil, fmt.Errorf("model cnn4: Hidden must be empty (the architecture is fixed), got %v", s.Hidden)
+			return nil, fmt.Errorf("model %s: Hidden must be empty (the architecture is fixed), got %v", s.Arch, s.Hidden)
+		}
+		pad := 0
+		if s.Arch == ArchFedAvgCNN {
+			pad = arch.FedAvgPad
 		}
 		h, w, c := s.InputShape[0], s.InputShape[1], s.InputShape[2]
 		var ls []layer
 		for i, cout := range []int{cnnConv1Out, cnnConv2Out} {
-			oh, ow := h-cnnKernel+1, w-cnnKernel+1
+			l := layer{kind: layerConv, name: fmt.Sprintf("conv%d", i+1), h: h, w: w, cin: c, cout: cout, k: cnnKernel, pad: pad, relu: true}
+			oh, ow := l.convOut()
 			if oh < poolSize || ow < poolSize {
-				return nil, fmt.Errorf("model cnn4: input %v too small (conv%d output would be %dx%d)", s.InputShape, i+1, oh, ow)
+				return nil, fmt.Errorf("model %s: input %v too small (conv%d output would be %dx%d)", s.Arch, s.InputShape, i+1, oh, ow)
 			}
-			ls = append(ls, layer{kind: layerConv, name: fmt.Sprintf("conv%d", i+1), h: h, w: w, cin: c, cout: cout, k: cnnKernel, relu: true})
+			ls = append(ls, l)
 			h, w, c = oh/poolSize, ow/poolSize, cout
 		}
 		ls = append(ls,
@@ -170,6 +176,11 @@ func (s ModelSpec) layers() ([]layer, error) {
 		return nil, fmt.Errorf("unknown model architecture %q (known: %s, %s, %s, %s, %s, %s)", s.Arch,
 			ArchCNN4, ArchFedAvgCNN, ArchResNet18, ArchResNet18ImageNet, ArchMLP, ArchLogReg)
 	}
+}
+
+// convOut returns the spatial size of a convolution layer's output (before pooling).
+func (l layer) convOut() (oh, ow int) {
+	return l.h + 2*l.pad - l.k + 1, l.w + 2*l.pad - l.k + 1
 }
 
 // weightShape returns the shape of the layer's weight tensor and its fan-in.
@@ -198,14 +209,6 @@ func (s ModelSpec) network() (network, error) {
 			return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
 		}
 		tn, err = resnet18(s, s.Arch == ArchResNet18ImageNet)
-	case ArchFedAvgCNN:
-		if s.InputChannels != 0 {
-			return nil, fmt.Errorf("model %q: InputChannels is for the ResNet-18s only", s.Arch)
-		}
-		if s.NumClasses < 2 {
-			return nil, fmt.Errorf("model %q: NumClasses must be at least 2, got %d", s.Arch, s.NumClasses)
-		}
-		tn, err = fedAvgCNN(s)
 	default:
 		if s.InputChannels != 0 {
 			return nil, fmt.Errorf("model %q: InputChannels is for the ResNet-18s only", s.Arch)
@@ -295,6 +298,11 @@ func (s ModelSpec) Init(seed uint64) tensor.List {
 	if err != nil {
 		panic(err)
 	}
+	return initNetwork(net, s.Arch, seed)
+}
+
+// initNetwork is Init of the network net of architecture a.
+func initNetwork(net network, a string, seed uint64) tensor.List {
 	rng := rand.New(rand.NewPCG(seed, initStream))
 	uniform := func(t tensor.Tensor, bound float64) tensor.Tensor {
 		for i := range t.Data {
@@ -329,6 +337,11 @@ func (s ModelSpec) Init(seed uint64) tensor.List {
 		gain := math.Sqrt(2.0 / (1 + 5.0))
 		wBound := gain * math.Sqrt(3.0/float64(fanIn))
 		bBound := 1 / math.Sqrt(float64(fanIn))
+		if a == ArchFedAvgCNN {
+			// The same bound in exact arithmetic, rounded as fedavgcnn's weights have always
+			// been drawn (the two float64 roundings differ for fan-ins such as 25 and 4096).
+			wBound = bBound
+		}
 		out = append(out,
 			uniform(tensor.New(l.name+".weight", ws...), wBound),
 			uniform(tensor.New(l.name+".bias", l.biasSize()), bBound))

@@ -33,7 +33,7 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 		w, bias := params[2*i], params[2*i+1]
 		switch l.kind {
 		case layerConv:
-			oh, ow := l.h-l.k+1, l.w-l.k+1
+			oh, ow := l.convOut()
 			kk := l.k * l.k * l.cin
 			cols := multiIm2col(h, clients, b, l, oh, ow)
 			z := DotGeneral(cols, []int{2}, []int{0}, Reshape(w, clients, kk, l.cout), []int{1}, []int{0})
@@ -62,7 +62,7 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 // XLA ~10 s to constant-fold, docs/gpus.md).
 func multiIm2col(h *Node, clients, b int, l layer, oh, ow int) *Node {
 	x := TransposeAllAxes(Reshape(h, clients, b, l.h, l.w, l.cin), 1, 2, 3, 0, 4)
-	rows := Gather(Reshape(x, b*l.h*l.w, clients*l.cin), Const(h.Graph(), im2colIndices(b, l.h, l.w, l.k, oh, ow)))
+	rows := Gather(padRows(Reshape(x, b*l.h*l.w, clients*l.cin), l.pad), Const(h.Graph(), im2colIndices(b, l.h, l.w, l.k, l.pad, oh, ow)))
 	cols := TransposeAllAxes(Reshape(rows, b*oh*ow, l.k*l.k, clients, l.cin), 2, 0, 1, 3)
 	return Reshape(cols, clients, b*oh*ow, l.k*l.k*l.cin)
 }
@@ -80,17 +80,18 @@ func multiIm2col(h *Node, clients, b int, l layer, oh, ow int) *Node {
 // bits, which is why the XLA backends' ids carry LockstepCodeVersion. Either constant is one
 // batch's.
 func multiCol2im(dCols *Node, clients, b int, l layer, gather bool) *Node {
-	oh, ow := l.h-l.k+1, l.w-l.k+1
+	oh, ow := l.convOut()
 	rows := TransposeAllAxes(Reshape(dCols, clients, b*oh*ow, l.k*l.k, l.cin), 1, 2, 0, 3)
 	rows = Reshape(rows, b*oh*ow*l.k*l.k, clients*l.cin)
 	g := dCols.Graph()
 	var sum *Node
 	if gather {
 		rows = Concatenate([]*Node{rows, zeros(g, dCols.DType(), 1, clients*l.cin)}, 0)
-		idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, oh, ow)
+		idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, l.pad, oh, ow)
 		sum = ReduceSum(Reshape(Gather(rows, Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
 	} else {
-		sum = ScatterSum(Zeros(g, shapes.Make(dCols.DType(), b*l.h*l.w, clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, oh, ow)), rows, false, false)
+		sum = ScatterSum(Zeros(g, shapes.Make(dCols.DType(), paddedRows(b*l.h*l.w, l.pad), clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, l.pad, oh, ow)), rows, false, false)
+		sum = dropPadRow(sum, b*l.h*l.w)
 	}
 	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
 }
@@ -98,9 +99,9 @@ func multiCol2im(dCols *Node, clients, b int, l layer, gather bool) *Node {
 // col2imGatherIndices inverts im2colIndices: for each of the b·h·w pixels, the rows of
 // im2col's [b·oh·ow·k·k] (one per patch entry) that copied it, in increasing order, then
 // the zero row b·oh·ow·k·k for the slots it has fewer than slots = k·k of:
-// [b·h·w·slots, 1] int32.
-func col2imGatherIndices(b, h, w, k, oh, ow int) (*tensors.Tensor, int) {
-	src := im2colIndexList(b, h, w, k, oh, ow)
+// [b·h·w·slots, 1] int32. Rows im2col took from the padding are in no pixel's list.
+func col2imGatherIndices(b, h, w, k, pad, oh, ow int) (*tensors.Tensor, int) {
+	src := im2colIndexList(b, h, w, k, pad, oh, ow)
 	slots := k * k
 	zero := int32(len(src))
 	idx := make([]int32, b*h*w*slots)
@@ -109,6 +110,9 @@ func col2imGatherIndices(b, h, w, k, oh, ow int) (*tensors.Tensor, int) {
 	}
 	used := make([]int, b*h*w)
 	for r, px := range src {
+		if int(px) == b*h*w { // the padding's zero row
+			continue
+		}
 		idx[int(px)*slots+used[px]] = int32(r)
 		used[px]++
 	}
@@ -129,9 +133,9 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 		w := params[2*i]
 		switch l.kind {
 		case layerConv:
-			oh, ow := l.h-l.k+1, l.w-l.k+1
+			oh, ow := l.convOut()
 			kk := l.k * l.k * l.cin
-			dz := Reshape(poolBackward(Reshape(d, cb, (l.h-l.k+1)/poolSize, (l.w-l.k+1)/poolSize, l.cout), l, c),
+			dz := Reshape(poolBackward(Reshape(d, cb, oh/poolSize, ow/poolSize, l.cout), l, c),
 				clients, b*oh*ow, l.cout)
 			grads[2*i] = Reshape(DotGeneral(c.in, []int{1}, []int{0}, dz, []int{1}, []int{0}), clients, l.k, l.k, l.cin, l.cout)
 			grads[2*i+1] = ReduceSum(dz, 1)

@@ -21,6 +21,7 @@ func TestMultiSessionMatchesSessions(t *testing.T) {
 	for _, spec := range []ModelSpec{
 		{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5},
 		{Arch: ArchMLP, InputShape: []int{12}, Hidden: []int{9}, NumClasses: 4},
+		{Arch: ArchFedAvgCNN, InputShape: []int{9, 10, 2}, NumClasses: 5}, // padded convolutions
 	} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, err := NewModel(CPUBackend, spec)
@@ -169,38 +170,51 @@ func TestMultiStepConstantsDoNotGrowWithClients(t *testing.T) {
 	}
 }
 
-// TestCol2imGatherIndicesInvertIm2col: every row of im2col's indices is listed once, at the
-// pixel it copied, each pixel's rows in increasing order and then the zero row, for odd
-// sizes (rows and columns no pooling window covers) and two samples.
+// TestCol2imGatherIndicesInvertIm2col: every row of im2col's indices that copied a pixel is
+// listed once, at that pixel, each pixel's rows in increasing order and then the zero row,
+// for odd sizes (rows and columns no pooling window covers), two samples, and padding
+// (fedavgcnn's), whose rows are listed at no pixel.
 func TestCol2imGatherIndicesInvertIm2col(t *testing.T) {
 	const b, h, w, k = 2, 7, 6, 3
-	oh, ow := h-k+1, w-k+1
-	src := im2colIndexList(b, h, w, k, oh, ow)
-	idxT, slots := col2imGatherIndices(b, h, w, k, oh, ow)
-	idx := tensors.MustCopyFlatData[int32](idxT)
-	if slots != k*k || len(idx) != b*h*w*slots {
-		t.Fatalf("%d slots, %d indices; want %d, %d", slots, len(idx), k*k, b*h*w*k*k)
-	}
-	zero := int32(len(src))
-	seen := make([]bool, len(src))
-	for px := range b * h * w {
-		last, padded := int32(-1), false
-		for _, r := range idx[px*slots : (px+1)*slots] {
-			switch {
-			case r == zero:
-				padded = true
-			case padded || r <= last || r < 0 || r > zero:
-				t.Fatalf("pixel %d: rows %v not increasing, then the zero row %d", px, idx[px*slots:(px+1)*slots], zero)
-			case int(src[r]) != px || seen[r]:
-				t.Fatalf("pixel %d lists row %d, which copied pixel %d (seen before: %v)", px, r, src[r], seen[r])
-			default:
-				seen[r], last = true, r
+	for _, pad := range []int{0, 1, 2} {
+		oh, ow := h+2*pad-k+1, w+2*pad-k+1
+		src := im2colIndexList(b, h, w, k, pad, oh, ow)
+		idxT, slots := col2imGatherIndices(b, h, w, k, pad, oh, ow)
+		idx := tensors.MustCopyFlatData[int32](idxT)
+		if slots != k*k || len(idx) != b*h*w*slots {
+			t.Fatalf("pad %d: %d slots, %d indices; want %d, %d", pad, slots, len(idx), k*k, b*h*w*k*k)
+		}
+		zero := int32(len(src))
+		seen := make([]bool, len(src))
+		for px := range b * h * w {
+			last, padded := int32(-1), false
+			for _, r := range idx[px*slots : (px+1)*slots] {
+				switch {
+				case r == zero:
+					padded = true
+				case padded || r <= last || r < 0 || r > zero:
+					t.Fatalf("pad %d, pixel %d: rows %v not increasing, then the zero row %d", pad, px, idx[px*slots:(px+1)*slots], zero)
+				case int(src[r]) != px || seen[r]:
+					t.Fatalf("pad %d: pixel %d lists row %d, which copied pixel %d (seen before: %v)", pad, px, r, src[r], seen[r])
+				default:
+					seen[r], last = true, r
+				}
 			}
 		}
-	}
-	for r, ok := range seen {
-		if !ok {
-			t.Fatalf("row %d (pixel %d) is listed at no pixel", r, src[r])
+		padding := 0
+		for r, ok := range seen {
+			switch {
+			case int(src[r]) == b*h*w:
+				padding++
+				if ok {
+					t.Fatalf("pad %d: row %d reads the padding but is listed", pad, r)
+				}
+			case !ok:
+				t.Fatalf("pad %d: row %d (pixel %d) is listed at no pixel", pad, r, src[r])
+			}
+		}
+		if want := b*oh*ow*k*k - b*h*w*k*k; pad > 0 && padding == 0 || pad == 0 && padding != 0 || padding < want {
+			t.Fatalf("pad %d: %d rows read the padding (at least %d expected)", pad, padding, want)
 		}
 	}
 }
@@ -210,7 +224,20 @@ func TestCol2imGatherIndicesInvertIm2col(t *testing.T) {
 // sum (relative difference at most 1e-5 after 6 steps; clients of uneven sizes, one idle at
 // the end), and XLA backends get it.
 func TestMultiSessionGatheredCol2im(t *testing.T) {
-	spec := ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5}
+	for _, spec := range []ModelSpec{
+		{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5},
+		{Arch: ArchFedAvgCNN, InputShape: []int{9, 10, 2}, NumClasses: 5}, // padded convolutions
+	} {
+		multiGatheredCol2im(t, spec)
+	}
+	if !usesXLA("xla:cuda") || !usesXLA("xla:/opt/x/xla_cuda_plugin.so,tf32") || usesXLA(CPUBackend) || usesXLA("fpcpu") {
+		t.Error("usesXLA: want the xla configurations and no other")
+	}
+}
+
+// multiGatheredCol2im is TestMultiSessionGatheredCol2im's comparison for one model.
+func multiGatheredCol2im(t *testing.T, spec ModelSpec) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(4, 4))
 	sizes := []int{40, 20, 5}
 	const batch = 8
@@ -263,10 +290,7 @@ func TestMultiSessionGatheredCol2im(t *testing.T) {
 			}
 		}
 		if rel := math.Sqrt(diff / norm); !(rel <= 1e-5) {
-			t.Errorf("client %d: gathered col2im %.3g from the scattered one; want ≤ 1e-5", ci, rel)
+			t.Errorf("%s client %d: gathered col2im %.3g from the scattered one; want ≤ 1e-5", spec.Arch, ci, rel)
 		}
-	}
-	if !usesXLA("xla:cuda") || !usesXLA("xla:/opt/x/xla_cuda_plugin.so,tf32") || usesXLA(CPUBackend) || usesXLA("fpcpu") {
-		t.Error("usesXLA: want the xla configurations and no other")
 	}
 }

@@ -39,14 +39,25 @@ type layerCache struct {
 	z *Node
 }
 
-// im2col extracts the k×k patches of x [B, h, w, c] whose top-left corner lies in
-// [0, oh)×[0, ow): a [B·oh·ow, k·k·c] matrix with columns ordered (kernel row, kernel col, c)
-// and, within each sample, rows in pooled order (see pooledPositions). It is one Gather of
-// the c-element pixel rows of x (a pure copy), in that order.
-func im2col(x *Node, k, oh, ow int) *Node {
+// im2col extracts the k×k patches of x [B, h, w, c], zero-padded by pad on every side,
+// whose top-left corner lies in [0, oh)×[0, ow) of the padded image: a [B·oh·ow, k·k·c]
+// matrix with columns ordered (kernel row, kernel col, c) and, within each sample, rows in
+// pooled order (see pooledPositions). It is one Gather of the c-element pixel rows of x (a
+// pure copy), in that order; with padding, positions outside the image read one zero row
+// appended to x's rows.
+func im2col(x *Node, k, pad, oh, ow int) *Node {
 	dims := x.Shape().Dimensions
 	b, h, w, c := dims[0], dims[1], dims[2], dims[3]
-	return Reshape(Gather(Reshape(x, b*h*w, c), Const(x.Graph(), im2colIndices(b, h, w, k, oh, ow))), b*oh*ow, k*k*c)
+	return Reshape(Gather(padRows(Reshape(x, b*h*w, c), pad), Const(x.Graph(), im2colIndices(b, h, w, k, pad, oh, ow))), b*oh*ow, k*k*c)
+}
+
+// padRows appends the zero row that padded positions of im2colIndices read (pad > 0) to
+// rows [n, c]; without padding it returns rows.
+func padRows(rows *Node, pad int) *Node {
+	if pad == 0 {
+		return rows
+	}
+	return Concatenate([]*Node{rows, zeros(rows.Graph(), rows.DType(), 1, rows.Shape().Dimensions[1])}, 0)
 }
 
 // pooledPositions returns the output positions (row, col) of a convolution over an oh×ow
@@ -77,23 +88,30 @@ func pooledPositions(oh, ow int) [][2]int {
 }
 
 // im2colIndices returns the pixel index (in [0, b·h·w)) of every row of im2col's output,
-// taken as a c-element row: [b·oh·ow·k·k, 1] int32, ordered (sample, output position in
+// taken as a c-element row, or b·h·w (the zero row padRows appends) where the position lies
+// in the padding: [b·oh·ow·k·k, 1] int32, ordered (sample, output position in
 // pooledPositions order, kernel row, kernel col).
-func im2colIndices(b, h, w, k, oh, ow int) *tensors.Tensor {
-	idx := im2colIndexList(b, h, w, k, oh, ow)
+func im2colIndices(b, h, w, k, pad, oh, ow int) *tensors.Tensor {
+	idx := im2colIndexList(b, h, w, k, pad, oh, ow)
 	return tensors.FromFlatDataAndDimensions(idx, len(idx), 1)
 }
 
 // im2colIndexList is im2colIndices' values.
-func im2colIndexList(b, h, w, k, oh, ow int) []int32 {
+func im2colIndexList(b, h, w, k, pad, oh, ow int) []int32 {
 	positions := pooledPositions(oh, ow)
+	zero := int32(b * h * w)
 	idx := make([]int32, 0, b*oh*ow*k*k)
 	for s := range b {
 		for _, p := range positions {
 			for i := range k {
-				base := int32(s*h*w + (p[0]+i)*w + p[1])
+				y := p[0] + i - pad
 				for j := range k {
-					idx = append(idx, base+int32(j))
+					x := p[1] + j - pad
+					if y < 0 || y >= h || x < 0 || x >= w {
+						idx = append(idx, zero)
+					} else {
+						idx = append(idx, int32((s*h+y)*w+x))
+					}
 				}
 			}
 		}
@@ -106,21 +124,39 @@ func im2colIndexList(b, h, w, k, oh, ow int) []int32 {
 // It is one ScatterSum of cols' c-element rows into zeros at im2col's own indices, so each
 // pixel adds its contributions in the order of the rows of cols (by patch, then kernel
 // row and column), reading cols once: the Gather of every pixel's k·k rows plus a
-// ReduceSum it replaces wrote and read k·k times the image.
-func col2im(cols *Node, b, h, w, c, k int) *Node {
-	oh, ow := h-k+1, w-k+1
+// ReduceSum it replaces wrote and read k·k times the image. With padding, the entries
+// im2col took from the padding add into one extra row, which is dropped.
+func col2im(cols *Node, b, h, w, c, k, pad int) *Node {
+	oh, ow := h+2*pad-k+1, w+2*pad-k+1
 	rows := Reshape(cols, b*oh*ow*k*k, c)
-	sum := ScatterSum(Zeros(cols.Graph(), shapes.Make(cols.DType(), b*h*w, c)), Const(cols.Graph(), im2colIndices(b, h, w, k, oh, ow)), rows, false, false)
-	return Reshape(sum, b, h, w, c)
+	sum := ScatterSum(Zeros(cols.Graph(), shapes.Make(cols.DType(), paddedRows(b*h*w, pad), c)), Const(cols.Graph(), im2colIndices(b, h, w, k, pad, oh, ow)), rows, false, false)
+	return Reshape(dropPadRow(sum, b*h*w), b, h, w, c)
 }
 
-// convForward runs conv (valid, stride 1, bias) → maxpool2 → ReLU on x [B, h, w, cin],
-// returning [B, ph, pw, cout]. ReLU after pooling equals PyTorch's ReLU before pooling
+// paddedRows is the number of pixel rows with padRows' zero row: n, plus one if pad > 0.
+func paddedRows(n, pad int) int {
+	if pad > 0 {
+		return n + 1
+	}
+	return n
+}
+
+// dropPadRow returns the first n rows of sum, dropping the row padRows' positions added
+// into (if sum has one).
+func dropPadRow(sum *Node, n int) *Node {
+	if sum.Shape().Dimensions[0] == n {
+		return sum
+	}
+	return Slice(sum, AxisRange(0, n), AxisRange())
+}
+
+// convForward runs conv (stride 1, zero padding l.pad, bias) → maxpool2 → ReLU on x
+// [B, h, w, cin], returning [B, ph, pw, cout]. ReLU after pooling equals PyTorch's ReLU before pooling
 // (max and ReLU commute) and touches 4× fewer values.
 func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 	b := x.Shape().Dimensions[0]
-	oh, ow := l.h-l.k+1, l.w-l.k+1
-	cols := im2col(x, l.k, oh, ow)
+	oh, ow := l.convOut()
+	cols := im2col(x, l.k, l.pad, oh, ow)
 	wm := Reshape(weight, l.k*l.k*l.cin, l.cout)
 	z := DotGeneral(cols, []int{1}, nil, wm, []int{0}, nil)
 	z = Add(z, Reshape(bias, 1, l.cout))
@@ -139,7 +175,7 @@ func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
 // grow with the clients); the indices are the same.
 func poolForward(z *Node, b, clients int, l layer) (*Node, layerCache) {
 	g, dtype := z.Graph(), z.DType()
-	oh, ow := l.h-l.k+1, l.w-l.k+1
+	oh, ow := l.convOut()
 	ph, pw := oh/poolSize, ow/poolSize
 	windows, per := b*ph*pw, poolSize*poolSize
 	zw := z
@@ -196,7 +232,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 			wm = Reshape(weight, kk, l.cout)
 		}
 		dCols := DotGeneral(dz, []int{1}, nil, wm, []int{1}, nil)
-		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k)
+		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k, l.pad)
 	}
 	return dW, dB, dX
 }
@@ -209,7 +245,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 func poolBackward(dOut *Node, l layer, c layerCache) *Node {
 	g, dtype := dOut.Graph(), dOut.DType()
 	b := dOut.Shape().Dimensions[0]
-	oh, ow := l.h-l.k+1, l.w-l.k+1
+	oh, ow := l.convOut()
 	windows := b * (oh / poolSize) * (ow / poolSize)
 	zero := ScalarZero(g, dtype)
 	dMax := Where(c.pos, Reshape(dOut, windows, l.cout), zero)
@@ -275,7 +311,8 @@ func backward(ls []layer, params []*Node, caches []layerCache, dLogits *Node) []
 		needInput := i > 0
 		switch l.kind {
 		case layerConv:
-			d = Reshape(d, b, (l.h-l.k+1)/poolSize, (l.w-l.k+1)/poolSize, l.cout)
+			oh, ow := l.convOut()
+			d = Reshape(d, b, oh/poolSize, ow/poolSize, l.cout)
 			grads[2*i], grads[2*i+1], d = convBackward(d, w, l, caches[i], needInput)
 		case layerFC:
 			d = Reshape(d, b, l.out)
@@ -323,8 +360,8 @@ func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grad
 	return loss, backward(ls, params, caches, dLogits)
 }
 
-// network is a model's computation: the seqNet chain of layers (cnn4, mlp, logreg) or a
-// tapeNet (ResNet-18, FedAvg's CNN). Parameters are given in canonical order.
+// network is a model's computation: the seqNet chain of layers (cnn4, fedavgcnn, mlp, logreg) or a
+// tapeNet (the ResNet-18s). Parameters are given in canonical order.
 type network interface {
 	numParams() int
 	// trainPass returns the mean cross-entropy of the batch in training mode, the gradient

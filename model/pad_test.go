@@ -30,6 +30,7 @@ func TestPaddedBatchesAreExact(t *testing.T) {
 	for _, spec := range []ModelSpec{
 		{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5},
 		{Arch: ArchMLP, InputShape: []int{12}, Hidden: []int{9}, NumClasses: 4},
+		{Arch: ArchFedAvgCNN, InputShape: []int{9, 10, 2}, NumClasses: 5},
 	} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			sample := tensor.Size(spec.InputShape)
@@ -139,8 +140,8 @@ func TestPaddedBatchesAreExact(t *testing.T) {
 // the same bits as one graph per batch size.
 func TestPaddedEvaluationIsExact(t *testing.T) {
 	for _, spec := range []ModelSpec{
-		{Arch: ArchFedAvgCNN, InputShape: []int{12, 12, 1}, NumClasses: 4},
 		{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 3, Width: 4},
+		{Arch: ArchResNet18ImageNet, InputShape: []int{13, 11, 2}, NumClasses: 4, Width: 2},
 	} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			sample := tensor.Size(spec.InputShape)
@@ -203,6 +204,7 @@ func TestPaddedGradientsAreExact(t *testing.T) {
 	for _, spec := range []ModelSpec{
 		{Arch: ArchCNN4, InputShape: []int{16, 16, 2}, NumClasses: 5},
 		{Arch: ArchMLP, InputShape: []int{12}, Hidden: []int{9}, NumClasses: 4},
+		{Arch: ArchFedAvgCNN, InputShape: []int{9, 10, 2}, NumClasses: 5},
 	} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			sample := tensor.Size(spec.InputShape)

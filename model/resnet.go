@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
-
-	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 // paramInit says how Init fills a parameter.
@@ -212,43 +210,6 @@ func resnet18(s ModelSpec, imagenet bool) (*tapeNet, error) {
 			h = f.t.relu(f.t.add(out, short))
 		}
 		return f.t.globalAvgPool(h)
-	}), nil
-}
-
-// FedAvg CNN constants (McMahan et al. 2017).
-const (
-	fedavgKernel = arch.Kernel
-	fedavgPad    = arch.FedAvgPad // "same" padding, as the TensorFlow model of the FedAvg paper and LEAF
-	fedavgConv1  = arch.Conv1
-	fedavgConv2  = arch.Conv2
-	fedavgFC     = arch.FC
-)
-
-// fedAvgCNN builds FedAvg's CNN: conv5×5(32, same padding) → ReLU → maxpool 2 →
-// conv5×5(64, same) → ReLU → maxpool 2 → flatten (h, w, c) → FC 512 → ReLU → classifier.
-// Unlike cnn4 the convolutions keep the spatial size, so 28×28 gives a 7·7·64 = 3136
-// input to fc1 and 32×32 gives 8·8·64 = 4096.
-func fedAvgCNN(s ModelSpec) (*tapeNet, error) {
-	if len(s.InputShape) != 3 {
-		return nil, fmt.Errorf("model %s: InputShape must be [H, W, C], got %v", s.Arch, s.InputShape)
-	}
-	if len(s.Hidden) != 0 {
-		return nil, fmt.Errorf("model %s: Hidden must be empty (the architecture is fixed), got %v", s.Arch, s.Hidden)
-	}
-	h, w, c := s.InputShape[0], s.InputShape[1], s.InputShape[2]
-	if least := arch.MinSide(arch.FedAvgCNN); h < least || w < least {
-		return nil, fmt.Errorf("model %s: input %v too small (two 2×2 poolings need at least 4×4)", s.Arch, s.InputShape)
-	}
-	var d defBuilder
-	d.conv("conv1", fedavgKernel, c, fedavgConv1, true, false)
-	d.conv("conv2", fedavgKernel, fedavgConv1, fedavgConv2, true, false)
-	ph, pw := arch.PooledSide(arch.FedAvgCNN, h), arch.PooledSide(arch.FedAvgCNN, w)
-	d.dense("fc1", ph*pw*fedavgConv2, fedavgFC)
-	return d.net(fedavgFC, s.NumClasses, func(f *fwd, x *tv) *tv {
-		z := f.t.maxPool(f.t.relu(f.conv("conv1", x, fedavgKernel, 1, fedavgPad, true)), 2, 2, 0)
-		z = f.t.maxPool(f.t.relu(f.conv("conv2", z, fedavgKernel, 1, fedavgPad, true)), 2, 2, 0)
-		b := z.n.Shape().Dimensions[0]
-		return f.t.relu(f.t.dense(f.t.reshape(z, b, ph*pw*fedavgConv2), f.p("fc1.weight"), f.p("fc1.bias")))
 	}), nil
 }
 

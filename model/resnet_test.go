@@ -16,8 +16,8 @@ import (
 )
 
 // TestTapeGradientFiniteDifferences checks the tape networks' backward passes (ResNet-18
-// with BatchNorm in training mode and frozen (FrozenBN), strided and padded convolutions, the padded max-pool,
-// FedAvg's CNN) against central finite differences of the loss, in float64, on a few
+// with BatchNorm in training mode and frozen (FrozenBN), strided and padded convolutions, the padded max-pool)
+// against central finite differences of the loss, in float64, on a few
 // random entries of every trained tensor. Widths are reduced to keep it fast.
 func TestTapeGradientFiniteDifferences(t *testing.T) {
 	cases := []struct {
@@ -27,7 +27,6 @@ func TestTapeGradientFiniteDifferences(t *testing.T) {
 		{ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 3, Width: 2}, 3},
 		{ModelSpec{Arch: ArchResNet18ImageNet, InputShape: []int{13, 11, 2}, NumClasses: 4, Width: 2}, 2},
 		{ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 3, Width: 2, FrozenBN: true}, 3},
-		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{9, 8, 2}, NumClasses: 3}, 2},
 	}
 	backend, err := getBackend("")
 	if err != nil {

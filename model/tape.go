@@ -10,7 +10,7 @@ import (
 )
 
 // This file is a small reverse-mode differentiator over GoMLX nodes for the networks that
-// are not a plain chain of layers (ResNet-18, FedAvg's CNN): every op records its forward
+// are not a plain chain of layers (the ResNet-18s): every op records its forward
 // value and a closure that, run in reverse order, adds its inputs' gradients. The ops are
 // the same few GoMLX's pure-Go engine runs well (see net.go): convolutions are one Gather
 // of pixel rows (im2col, with stride and zero padding folded into the indices) and one

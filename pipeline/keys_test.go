@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model/arch"
 )
 
 func TestKeyCanonicalization(t *testing.T) {
@@ -344,4 +345,32 @@ func trainDesc(t *testing.T, g *Graph) []byte {
 	}
 	t.Fatal("no train stage")
 	return nil
+}
+
+// TestArchRevisionKeyedForThatArchOnly: an architecture's revision (arch.Revisions) enters
+// the train key of runs on that architecture alone, so cnn4's kept results stay current
+// when fedavgcnn's computation changes, and a bump names itself as the reason.
+func TestArchRevisionKeyedForThatArchOnly(t *testing.T) {
+	desc := manifest.DataDesc{Digest: "d", Shape: []int{28, 28, 1}, Classes: 10, Samples: 100}
+	descOf := func(a string) []byte {
+		return trainDesc(t, describedGraph(t, "name: k\ndataset: {name: fmnist}\nmodel: {arch: "+a+"}\nmethods: [{name: fedavg}]\n", desc))
+	}
+	rev := arch.Revision(arch.FedAvgCNN)
+	if rev == 0 {
+		t.Fatal("fedavgcnn has no revision: the case is not exercised")
+	}
+	if d := descOf("fedavgcnn"); !strings.Contains(string(d), fmt.Sprintf(`"arch_revision":%d`, rev)) {
+		t.Errorf("fedavgcnn does not key its revision %d: %s", rev, d)
+	}
+	if d := descOf("cnn4"); strings.Contains(string(d), "arch_revision") {
+		t.Errorf("cnn4 keys an architecture revision: %s", d)
+	}
+	before := descOf("fedavgcnn")
+	arch.Revisions[arch.FedAvgCNN] = rev + 1
+	defer func() { arch.Revisions[arch.FedAvgCNN] = rev }()
+	after := descOf("fedavgcnn")
+	want := fmt.Sprintf("model.arch_revision %d → %d", rev, rev+1)
+	if d := diffDescriptors(before, after); len(d) != 1 || d[0] != want {
+		t.Errorf("diff = %q, want [%q]", d, want)
+	}
 }

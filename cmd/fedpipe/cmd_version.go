@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/model/arch"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
@@ -35,6 +36,9 @@ type versionInfo struct {
 	// KeyScheme and CodeVersions are what stage keys are computed with.
 	KeyScheme    string         `json:"key_scheme"`
 	CodeVersions map[string]int `json:"code_versions"`
+	// ArchRevisions are the architectures' own code versions, for those above 0
+	// (arch.Revisions; part of the keys of every stage that has a model).
+	ArchRevisions map[string]int `json:"arch_revisions"`
 	// MethodRevisions are the methods' own code versions, for those above 0
 	// (manifest.MethodDef.Revision; part of their train stages' keys).
 	MethodRevisions map[string]int `json:"method_revisions"`
@@ -81,7 +85,7 @@ func versionCmd(c *call) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	backendFlag := fs.String("backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and methods' revisions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and models' and methods' revisions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -92,6 +96,7 @@ func versionCmd(c *call) error {
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyScheme: pipeline.KeyScheme, CodeVersions: pipeline.CodeVersions,
+		ArchRevisions:         arch.Revisions,
 		MethodRevisions:       methodRevisions(func(d manifest.MethodDef) int { return d.Revision }),
 		MethodBNRevisions:     methodRevisions(func(d manifest.MethodDef) int { return d.BNRevision }),
 		MethodOptionRevisions: methodOptionRevisions()}
@@ -107,6 +112,7 @@ func versionCmd(c *call) error {
 	}
 	fmt.Fprintf(stdout, "fedpipe %s\ncommit:     %s\ngo:         %s %s\nbackend:    %s\nkey scheme: %s\n", v.Version, commit, v.GoVersion, v.Platform, v.Backend, v.KeyScheme)
 	printVersions(stdout, "stage code:", v.CodeVersions)
+	printVersions(stdout, "models:    ", v.ArchRevisions)
 	printVersions(stdout, "methods:   ", v.MethodRevisions)
 	printVersions(stdout, "methods on BatchNorm models:", v.MethodBNRevisions)
 	printVersions(stdout, "methods' settings:", v.MethodOptionRevisions)

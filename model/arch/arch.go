@@ -27,6 +27,22 @@ const (
 	LogReg = "logreg"
 )
 
+// Revisions holds, per architecture, the version of its computation when a change altered
+// that architecture's results alone (a change to every network's bumps model.CodeVersion
+// instead). Above 0 it enters the model's part of every stage key (pipeline's modelKey), so
+// the architecture's cached and kept results go stale and no other's do. Why each number
+// was bumped is in the commit that bumped it.
+var Revisions = map[string]int{
+	// 2: a chain of layers (model.ModelSpec.layers) instead of the tape: im2col rows in
+	// pooled order with the padding as one zero row, col2im one ScatterSum, ReLU after the
+	// pooling; the weight-gradient, bias-gradient and col2im sums take their terms in
+	// another order.
+	FedAvgCNN: 2,
+}
+
+// Revision is architecture a's entry in Revisions (0: none).
+func Revision(a string) int { return Revisions[a] }
+
 // All lists every architecture.
 var All = []string{CNN4, FedAvgCNN, ResNet18, ResNet18ImageNet, MLP, LogReg}
 
