@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -259,6 +260,13 @@ func (s single) Evaluate(_ int, x []float32, y []int32) (Metric, error) {
 // false, with the final models themselves, when the run does not fine-tune. method is the
 // run's method as NewRunMethod builds it.
 func PrepareFinal(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List) ([]tensor.List, bool, error) {
+	return prepareFinal(m, method, r, ds, a, models, runtime.GOMAXPROCS(0))
+}
+
+// prepareFinal is PrepareFinal with the clients fine-tuned side by side on up to workers
+// single-threaded models (largest first, as an evaluation in training does), or one after
+// another on m: the same bits either way.
+func prepareFinal(m *model.Model, method Method, r *manifest.Run, ds *data.Dataset, a *partition.Assignment, models []tensor.List, workers int) ([]tensor.List, bool, error) {
 	cs := clientSet{d: ds, a: a}
 	var err error
 	o := evalOpts(r, model.SGD{LR: float32(r.Train.LR), Momentum: float32(r.Train.Momentum), WeightDecay: float32(r.Train.WeightDecay)}, method)
@@ -266,15 +274,23 @@ func PrepareFinal(m *model.Model, method Method, r *manifest.Run, ds *data.Datas
 		return nil, false, err
 	}
 	out := make([]tensor.List, cs.n())
-	finetuned := false
-	for c := range out {
-		var ft bool
-		if out[c], ft, err = o.prepare(m, models[c], cs, r.Train.Rounds, c, nil); err != nil {
-			return nil, false, fmt.Errorf("fine-tuning client %d: %w", c, err)
-		}
-		finetuned = finetuned || ft
+	ft := make([]bool, cs.n())
+	var pool *clientPool
+	if o.mayTune() {
+		pool = newClientPool(m.Backend(), m.Spec(), workers)
+		defer pool.Close()
 	}
-	return out, finetuned, nil
+	err = pool.run(context.Background(), m, cs.n(), cs.trainSize, func(c int, mw *model.Model) error {
+		var err error
+		if out[c], ft[c], err = o.prepare(mw, models[c], cs, r.Train.Rounds, c, nil); err != nil {
+			return fmt.Errorf("fine-tuning client %d: %w", c, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, slices.Contains(ft, true), nil
 }
 
 // EvaluateFinal evaluates the final models on each client's test split: before

@@ -51,6 +51,44 @@ func TestFinalFromHistory(t *testing.T) {
 	}
 }
 
+// TestPrepareFinalSideBySide: the final fine-tuning gives every client the same bits side
+// by side on two single-threaded models as one after another on the run's model, for a
+// global-model method, a personalized one and one with its own fine-tuning schedule.
+func TestPrepareFinalSideBySide(t *testing.T) {
+	for _, method := range []string{"fedavg", "fedper", "fedbabu"} {
+		r, cfg := methodRun(t, method)
+		r.Train.FinetuneEpochs = 1
+		st, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients := cfg.Assign.Clients()
+		models := EvalModels(runMethod(t, r), st, clients)
+		m, err := model.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, ft1, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, ft2, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 2)
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ft1 || !ft2 {
+			t.Fatalf("%s: fine-tuned %v and %v, want true", method, ft1, ft2)
+		}
+		if !reflect.DeepEqual(one, two) {
+			t.Errorf("%s: side by side the fine-tuned models differ from one after another", method)
+		}
+		if reflect.DeepEqual(one, models) {
+			t.Errorf("%s: fine-tuning changed nothing", method)
+		}
+	}
+}
+
 // methodRun is tinyRun with the method's registered defaults, ready to train.
 func methodRun(t *testing.T, method string) (*manifest.Run, Config) {
 	t.Helper()
