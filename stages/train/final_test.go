@@ -12,6 +12,8 @@ import (
 // TestFinalFromHistory: where FinalFromHistory answers, its rows are EvaluateFinal's (so the
 // evaluate stage may skip fine-tuning again), for a global-model method, a personalized one
 // and one with its own fine-tuning schedule; it declines DM-PFL+ and incomplete histories.
+// The final fine-tuning gives every client the same bits side by side on two
+// single-threaded models as one after another on the run's model.
 func TestFinalFromHistory(t *testing.T) {
 	for _, method := range []string{"fedavg", "fedper", "fedbabu"} {
 		r, cfg := methodRun(t, method)
@@ -31,9 +33,20 @@ func TestFinalFromHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantFT, err := EvaluateFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, _, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, ft, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 2)
 		m.Close()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !ft || !reflect.DeepEqual(one, two) || reflect.DeepEqual(one, models) {
+			t.Errorf("%s: fine-tuned side by side (%v) differs from one after another, or nothing moved", method, ft)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: history %+v\nEvaluateFinal %+v", method, got, want)
@@ -48,44 +61,6 @@ func TestFinalFromHistory(t *testing.T) {
 	r, _ := methodRun(t, "dmpfl_plus")
 	if _, _, ok := FinalFromHistory(r, []Metric{{Round: r.Train.Rounds, Split: "test"}}, 1); ok {
 		t.Error("answered for DM-PFL+, whose final evaluation differs from training's")
-	}
-}
-
-// TestPrepareFinalSideBySide: the final fine-tuning gives every client the same bits side
-// by side on two single-threaded models as one after another on the run's model, for a
-// global-model method, a personalized one and one with its own fine-tuning schedule.
-func TestPrepareFinalSideBySide(t *testing.T) {
-	for _, method := range []string{"fedavg", "fedper", "fedbabu"} {
-		r, cfg := methodRun(t, method)
-		r.Train.FinetuneEpochs = 1
-		st, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients := cfg.Assign.Clients()
-		models := EvalModels(runMethod(t, r), st, clients)
-		m, err := model.NewModel(cfg.Backend, ModelSpec(r, cfg.Data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, ft1, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		two, ft2, err := prepareFinal(m, runMethod(t, r), r, cfg.Data, cfg.Assign, models, 2)
-		m.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ft1 || !ft2 {
-			t.Fatalf("%s: fine-tuned %v and %v, want true", method, ft1, ft2)
-		}
-		if !reflect.DeepEqual(one, two) {
-			t.Errorf("%s: side by side the fine-tuned models differ from one after another", method)
-		}
-		if reflect.DeepEqual(one, models) {
-			t.Errorf("%s: fine-tuning changed nothing", method)
-		}
 	}
 }
 
