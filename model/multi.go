@@ -86,12 +86,10 @@ func multiCol2im(dCols *Node, clients, b int, l layer, gather bool) *Node {
 	g := dCols.Graph()
 	var sum *Node
 	if gather {
-		rows = Concatenate([]*Node{rows, zeros(g, dCols.DType(), 1, clients*l.cin)}, 0)
 		idx, slots := col2imGatherIndices(b, l.h, l.w, l.k, l.pad, oh, ow)
-		sum = ReduceSum(Reshape(Gather(rows, Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
+		sum = ReduceSum(Reshape(Gather(withZeroRow(rows), Const(g, idx)), b*l.h*l.w, slots, clients*l.cin), 1)
 	} else {
-		sum = ScatterSum(Zeros(g, shapes.Make(dCols.DType(), paddedRows(b*l.h*l.w, l.pad), clients*l.cin)), Const(g, im2colIndices(b, l.h, l.w, l.k, l.pad, oh, ow)), rows, false, false)
-		sum = dropPadRow(sum, b*l.h*l.w)
+		sum = scatterPixels(rows, b, l)
 	}
 	return Reshape(TransposeAllAxes(Reshape(sum, b, l.h, l.w, clients, l.cin), 3, 0, 1, 2, 4), clients*b, l.h, l.w, l.cin)
 }

@@ -57,6 +57,11 @@ func padRows(rows *Node, pad int) *Node {
 	if pad == 0 {
 		return rows
 	}
+	return withZeroRow(rows)
+}
+
+// withZeroRow returns rows [n, c] with one row of zeros appended: [n+1, c].
+func withZeroRow(rows *Node) *Node {
 	return Concatenate([]*Node{rows, zeros(rows.Graph(), rows.DType(), 1, rows.Shape().Dimensions[1])}, 0)
 }
 
@@ -119,35 +124,33 @@ func im2colIndexList(b, h, w, k, pad, oh, ow int) []int32 {
 	return idx
 }
 
-// col2im is the adjoint of im2col: it returns [B, h, w, c], where each pixel is the sum of
-// the patch entries of cols [B·oh·ow, k·k·c] (im2col's layout) that im2col took from it.
-// It is one ScatterSum of cols' c-element rows into zeros at im2col's own indices, so each
-// pixel adds its contributions in the order of the rows of cols (by patch, then kernel
-// row and column), reading cols once: the Gather of every pixel's k·k rows plus a
-// ReduceSum it replaces wrote and read k·k times the image. With padding, the entries
-// im2col took from the padding add into one extra row, which is dropped.
-func col2im(cols *Node, b, h, w, c, k, pad int) *Node {
-	oh, ow := h+2*pad-k+1, w+2*pad-k+1
-	rows := Reshape(cols, b*oh*ow*k*k, c)
-	sum := ScatterSum(Zeros(cols.Graph(), shapes.Make(cols.DType(), paddedRows(b*h*w, pad), c)), Const(cols.Graph(), im2colIndices(b, h, w, k, pad, oh, ow)), rows, false, false)
-	return Reshape(dropPadRow(sum, b*h*w), b, h, w, c)
+// col2im is the adjoint of im2col for the convolution layer l: it returns [B, h, w, c],
+// where each pixel is the sum of the patch entries of cols [B·oh·ow, k·k·c] (im2col's
+// layout) that im2col took from it. It is one ScatterSum of cols' c-element rows at
+// im2col's own indices (scatterPixels), so each pixel adds its contributions in the order of
+// the rows of cols (by patch, then kernel row and column), reading cols once: the Gather of
+// every pixel's k·k rows plus a ReduceSum it replaces wrote and read k·k times the image.
+func col2im(cols *Node, b int, l layer) *Node {
+	oh, ow := l.convOut()
+	rows := Reshape(cols, b*oh*ow*l.k*l.k, l.cin)
+	return Reshape(scatterPixels(rows, b, l), b, l.h, l.w, l.cin)
 }
 
-// paddedRows is the number of pixel rows with padRows' zero row: n, plus one if pad > 0.
-func paddedRows(n, pad int) int {
-	if pad > 0 {
-		return n + 1
+// scatterPixels adds rows [b·oh·ow·k·k, width] (one per patch entry of layer l's im2col of
+// b images, in its order) into zeros at the pixels im2col took them from: [b·h·w, width].
+// Entries im2col took from the padding add into one extra row, which is dropped.
+func scatterPixels(rows *Node, b int, l layer) *Node {
+	oh, ow := l.convOut()
+	n, width := b*l.h*l.w, rows.Shape().Dimensions[1]
+	if l.pad > 0 {
+		n++
 	}
-	return n
-}
-
-// dropPadRow returns the first n rows of sum, dropping the row padRows' positions added
-// into (if sum has one).
-func dropPadRow(sum *Node, n int) *Node {
-	if sum.Shape().Dimensions[0] == n {
-		return sum
+	g := rows.Graph()
+	sum := ScatterSum(Zeros(g, shapes.Make(rows.DType(), n, width)), Const(g, im2colIndices(b, l.h, l.w, l.k, l.pad, oh, ow)), rows, false, false)
+	if l.pad > 0 {
+		sum = Slice(sum, AxisRange(0, n-1), AxisRange())
 	}
-	return Slice(sum, AxisRange(0, n), AxisRange())
+	return sum
 }
 
 // convForward runs conv (stride 1, zero padding l.pad, bias) → maxpool2 → ReLU on x
@@ -232,7 +235,7 @@ func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW
 			wm = Reshape(weight, kk, l.cout)
 		}
 		dCols := DotGeneral(dz, []int{1}, nil, wm, []int{1}, nil)
-		dX = col2im(dCols, b, l.h, l.w, l.cin, l.k, l.pad)
+		dX = col2im(dCols, b, l)
 	}
 	return dW, dB, dX
 }

@@ -175,8 +175,7 @@ func (g window) scatterWindows(d *Node, b int) *Node {
 	if g.identity() {
 		return Reshape(d, b, g.h, g.w, c)
 	}
-	rows := Concatenate([]*Node{d, zeros(d.Graph(), d.DType(), 1, c)}, 0)
-	parts := Gather(rows, Const(d.Graph(), g.scatterIndices(b)))
+	parts := Gather(withZeroRow(d), Const(d.Graph(), g.scatterIndices(b)))
 	if g.slots() == 1 {
 		return Reshape(parts, b, g.h, g.w, c)
 	}

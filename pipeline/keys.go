@@ -246,7 +246,7 @@ func partitionKey(p manifest.PartitionSpec) map[string]any {
 // model.init's file ("" without one): its content, not its path, enters the key.
 func modelKey(ms manifest.ModelSpec, d *manifest.DataDesc, initDigest string) map[string]any {
 	m := map[string]any{"arch": ms.Arch, "input": d.Shape, "classes": d.Classes}
-	setIf(m, "arch_revision", arch.Revision(ms.Arch), arch.Revision(ms.Arch) > 0)
+	setIf(m, "arch_revision", arch.Revisions[ms.Arch], arch.Revisions[ms.Arch] > 0)
 	setIf(m, "init", "sha256:"+initDigest, initDigest != "")
 	setIf(m, "input_channels", ms.InputChannels, ms.InputChannels != 0)
 	if ms.Arch == arch.MLP {

@@ -355,7 +355,7 @@ func TestArchRevisionKeyedForThatArchOnly(t *testing.T) {
 	descOf := func(a string) []byte {
 		return trainDesc(t, describedGraph(t, "name: k\ndataset: {name: fmnist}\nmodel: {arch: "+a+"}\nmethods: [{name: fedavg}]\n", desc))
 	}
-	rev := arch.Revision(arch.FedAvgCNN)
+	rev := arch.Revisions[arch.FedAvgCNN]
 	if rev == 0 {
 		t.Fatal("fedavgcnn has no revision: the case is not exercised")
 	}

@@ -40,9 +40,6 @@ var Revisions = map[string]int{
 	FedAvgCNN: 2,
 }
 
-// Revision is architecture a's entry in Revisions (0: none).
-func Revision(a string) int { return Revisions[a] }
-
 // All lists every architecture.
 var All = []string{CNN4, FedAvgCNN, ResNet18, ResNet18ImageNet, MLP, LogReg}
 
