@@ -282,6 +282,13 @@ func MemoryEstimate(r *Run) float64 {
 	}
 	params := paramCount(r, dim, side, channels, classes)
 	clients := float64(max(r.Partition.Clients, 1))
+	batch := float64(r.Train.BatchSize)
+	return 4 * (1.25*n*dim + params*(2*clients+4) + batch*activations(r, dim, classes))
+}
+
+// activations is the order of magnitude of one sample's activations and their gradients
+// (floats) in a training step.
+func activations(r *Run, dim float64, classes int) float64 {
 	act := dim * 64 // conv feature maps, their gradients and BatchNorm intermediates
 	switch r.Model.Arch {
 	case arch.ResNet18:
@@ -295,8 +302,25 @@ func MemoryEstimate(r *Run) float64 {
 		}
 		act *= 4
 	}
-	batch := float64(r.Train.BatchSize)
-	return 4 * (1.25*n*dim + params*(2*clients+4) + batch*act)
+	return act
+}
+
+// LockstepEstimate estimates, in bytes, a run's device memory when its clients train in one
+// compiled step (on XLA): every client at once (an evaluation fine-tunes all of them), each
+// with its parameters, momentum and a batch's activations. An order of magnitude, as
+// MemoryEstimate.
+func LockstepEstimate(r *Run) float64 {
+	dim, side, channels := sampleDims(r)
+	classes := datasetInfos[r.Dataset.Name].variants[r.Dataset.Variant][1]
+	if r.Dataset.Name == "synthetic" {
+		classes = r.Dataset.Classes
+	}
+	if classes == 0 {
+		classes = 100
+	}
+	params := paramCount(r, dim, side, channels, classes)
+	clients := float64(max(r.Partition.Clients, 1))
+	return 4 * clients * (3*params + float64(r.Train.BatchSize)*activations(r, dim, classes))
 }
 
 // checkRunBounds checks one run's sizes against the limits and the machine's memory.

@@ -153,6 +153,10 @@ type Executor struct {
 	// NoJournal turns off the progress journals train stages publish while they run
 	// (live.go); results are the same either way.
 	NoJournal bool
+	// Together, when > 1, runs up to that many stages at the same time, each once its
+	// inputs are done (together.go); results are the same either way. A split run
+	// (Split) runs one stage at a time.
+	Together int
 
 	mu     sync.Mutex
 	redone []StageResult // partial inputs recomputed during this Execute (partial.go)
@@ -169,6 +173,8 @@ func (e *Executor) Execute(ctx context.Context, g *Graph, plan []PlanEntry) ([]S
 	var err error
 	if e.Split != nil {
 		results, err = e.executeSplit(ctx, g, plan)
+	} else if e.Together > 1 {
+		results, err = e.executeTogether(ctx, plan, g)
 	} else {
 		results, err = e.execute(ctx, plan, g)
 	}

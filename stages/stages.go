@@ -19,6 +19,9 @@ type Env struct {
 	Loader *data.Loader
 	// Backend is the resolved GoMLX backend name.
 	Backend string
+	// Hub, when set, trains the clients of the train stages running at the same time in
+	// lockstep (train.Hub); nil: each run on its own, in lockstep on XLA.
+	Hub *train.Hub
 }
 
 // Funcs returns the implementation of every stage kind.

@@ -24,7 +24,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := train.Config{Run: sc.Run(), Method: method, Data: ds, Assign: a, Backend: env.Backend, Lockstep: train.LockstepDefault(env.Backend),
+	cfg := train.Config{Run: sc.Run(), Method: method, Data: ds, Assign: a, Backend: env.Backend, Lockstep: train.LockstepDefault(env.Backend), Hub: env.Hub,
 		Checkpoint: func(st *train.State) error {
 			return sc.SaveCheckpoint(st.Round, func(put func(string, []byte) error) error {
 				return train.WriteCheckpoint(st, put)

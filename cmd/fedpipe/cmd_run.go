@@ -12,6 +12,7 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // runCmd is `fedpipe run MANIFEST`: every stage whose result is not in the store, in
@@ -127,8 +128,20 @@ func runOrStatus(c *call) error {
 		return printPlan(cmd, m, dir, backend, plan, f.json, stdout)
 	}
 
-	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(&stages.Env{Loader: loader, Backend: backend})),
-		Progress: progress, Remote: rem, Split: split, Build: buildInfo(backend)}
+	together, lockstep, line, err := f.togetherFor(plan, backend)
+	if err != nil {
+		return failf(exitInvalid, "fedpipe run: %v", err)
+	}
+	env := &stages.Env{Loader: loader, Backend: backend}
+	if lockstep {
+		env.Hub = train.NewHub(ctx, backend)
+		defer env.Hub.Close()
+	}
+	if line != "" && split == nil {
+		progress.Logf("%s", line)
+	}
+	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(env)),
+		Progress: progress, Remote: rem, Split: split, Build: buildInfo(backend), Together: together}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {

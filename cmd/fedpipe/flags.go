@@ -107,6 +107,10 @@ type commonFlags struct {
 	set     []string
 	remote  remoteFlags
 	only    []string
+	// together and lockstep: how many stages run at the same time, and whether their
+	// clients train in lockstep (run only; together.go).
+	together int
+	lockstep string
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
@@ -120,6 +124,8 @@ func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
 	}
 	if cmd == "run" {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
+		fs.IntVar(&c.together, "together", 0, "train up to N runs at the same time (default: 1 on the CPU backends; on XLA as many as memory allows, at most 16)")
+		fs.StringVar(&c.lockstep, "lockstep", "auto", "train the clients of the runs training together in one compiled step: auto (on XLA), on, off")
 	}
 	registerLimits(fs)
 	switch cmd {

@@ -90,6 +90,16 @@ type liveProgress struct {
 	// drawn is the width of the line on screen (bar).
 	drawn int
 	stop  chan struct{}
+	// running holds every stage started and not ended, by name (several when runs train
+	// together, pipeline.Executor.Together): the display follows one of them (name), and
+	// the others' steps are not shown; each one's end is its own line.
+	running map[string]runningStage
+}
+
+// runningStage is a stage liveProgress saw start.
+type runningStage struct {
+	index int
+	start time.Time
 }
 
 func (p *liveProgress) clock() time.Time {
@@ -104,6 +114,14 @@ func (p *liveProgress) StageStart(index, total int, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.index, p.total, p.name, p.start = index, total, name, p.clock()
+	if p.running == nil {
+		p.running = map[string]runningStage{}
+	}
+	p.running[name] = runningStage{index: index, start: p.start}
+	if p.stop != nil { // another stage was shown: its ticker stops, this one's starts
+		close(p.stop)
+		p.stop = nil
+	}
 	if index <= 1 || p.sweepStart.IsZero() {
 		p.sweepStart = p.start
 	}
@@ -136,9 +154,12 @@ func (p *liveProgress) tick(stop chan struct{}) {
 }
 
 // Step records progress within the stage.
-func (p *liveProgress) Step(_ string, done, total int, note string) {
+func (p *liveProgress) Step(name string, done, total int, note string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if name != p.name && name != "" {
+		return // a stage running beside the one shown
+	}
 	if p.base < 0 {
 		// The first step: a stage at step 1 started from 0 when the stage started; one
 		// further on (resumed) is timed from now.
@@ -280,7 +301,13 @@ func (p *liveProgress) draw() {
 func (p *liveProgress) StageEnd(name string, d time.Duration, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stop != nil {
+	index := p.index
+	if r, ok := p.running[name]; ok {
+		index = r.index
+		delete(p.running, name)
+	}
+	shown := name == p.name
+	if shown && p.stop != nil {
 		close(p.stop)
 		p.stop = nil
 	}
@@ -291,18 +318,42 @@ func (p *liveProgress) StageEnd(name string, d time.Duration, err error) {
 	case err != nil:
 		status = "failed after " + fmtDur(d)
 	}
-	head := fmt.Sprintf("[%d/%d] ", p.index, p.total)
+	head := fmt.Sprintf("[%d/%d] ", index, p.total)
 	if !p.bar {
 		fmt.Fprintln(p.w, head+name+" "+status)
+	} else {
+		line := fitName(head, name, " "+status, p.width()-1)
+		pad := ""
+		if n := runeLen(line); n < p.drawn {
+			pad = strings.Repeat(" ", p.drawn-n)
+		}
+		p.drawn = 0
+		fmt.Fprintf(p.w, "\r%s%s\n", line, pad)
+	}
+	if shown {
+		p.follow()
+	}
+}
+
+// follow shows the latest-started of the stages still running, once the one shown ended.
+// Called with p.mu held.
+func (p *liveProgress) follow() {
+	next, at := "", runningStage{}
+	for n, r := range p.running {
+		if next == "" || r.index > at.index {
+			next, at = n, r
+		}
+	}
+	if next == "" {
 		return
 	}
-	line := fitName(head, name, " "+status, p.width()-1)
-	pad := ""
-	if n := runeLen(line); n < p.drawn {
-		pad = strings.Repeat(" ", p.drawn-n)
+	p.name, p.index, p.start = next, at.index, at.start
+	p.done, p.steps, p.note, p.base, p.baseAt = 0, 0, "", -1, time.Time{}
+	p.stop = make(chan struct{})
+	go p.tick(p.stop)
+	if p.bar {
+		p.draw()
 	}
-	p.drawn = 0
-	fmt.Fprintf(p.w, "\r%s%s\n", line, pad)
 }
 
 // Logf prints a message on its own line (clearing the bar first).

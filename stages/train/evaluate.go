@@ -26,8 +26,8 @@ type evalOptions struct {
 	aug        *augmenter  // fine-tuning augments like training
 	trainSplit bool        // also evaluate the training split (train.eval_train_split)
 	pool       *clientPool // fine-tunes clients side by side (nil: one after another)
-	// multi, when set, fine-tunes every client in lockstep on it instead (see lockGroup).
-	multi *model.Model
+	// lock, when set, fine-tunes every client in lockstep instead (see lockGroup).
+	lock *lockSource
 }
 
 // mayTune reports whether an evaluation may fine-tune: the run's finetune_epochs or the
@@ -47,13 +47,13 @@ func (o evalOptions) tuningPool() *clientPool {
 	return o.pool
 }
 
-// tuningMulti is the model an evaluation fine-tunes in lockstep on, nil when it does not
-// (no lockstep, or nothing to fine-tune).
-func (o evalOptions) tuningMulti() *model.Model {
+// tuningLock is where an evaluation's lockstep fine-tuning groups come from, nil when it
+// does not fine-tune in lockstep (no lockstep, or nothing to fine-tune).
+func (o evalOptions) tuningLock() *lockSource {
 	if !o.mayTune() {
 		return nil
 	}
-	return o.multi
+	return o.lock
 }
 
 // evalData returns the splits of client c an evaluation scores: its test split, and its
@@ -107,7 +107,7 @@ func evaluateAll(ctx context.Context, m *model.Model, method Method, st *State, 
 	for c := range n {
 		held[c] = method.EvalModel(st, c)
 	}
-	err := spread(ctx, o.tuningPool(), m, o.tuningMulti(), o.opt, n, cs.trainSize, func(c int, m *model.Model, group *lockGroup) error {
+	err := spread(ctx, o.tuningPool(), m, o.tuningLock(), o.opt, n, cs.trainSize, func(c int, m *model.Model, group *lockGroup) error {
 		var err error
 		if prepared[c], ft[c], err = o.prepare(m, held[c], cs, round, c, group); err != nil {
 			return fmt.Errorf("fine-tuning client %d: %w", c, err)
@@ -187,7 +187,7 @@ func evaluateEach(ctx context.Context, m *model.Model, method Method, st *State,
 	res := make([]result, n)
 	// In lockstep every client runs at once and fine-tunes in one step; scoring takes turns
 	// on the shared model.
-	err := spread(ctx, pool, m, o.tuningMulti(), o.opt, n, cs.trainSize, func(c int, mw *model.Model, group *lockGroup) error {
+	err := spread(ctx, pool, m, o.tuningLock(), o.opt, n, cs.trainSize, func(c int, mw *model.Model, group *lockGroup) error {
 		held := method.EvalModel(st, c)
 		cd := o.evalData(cs, c)
 		score := func(p tensor.List, split string, x []float32, y []int32) (row Metric, err error) {

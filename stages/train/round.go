@@ -40,6 +40,9 @@ type Config struct {
 	// fast way on a device that runs many small models at once (XLA on a GPU). On fpfast the
 	// results are those of training the clients one after another, bit for bit.
 	Lockstep bool
+	// Hub, when set, trains the run's clients in lockstep with those of the other runs
+	// training through it at the same time (Hub); results as with Lockstep.
+	Hub *Hub
 	// StopAfter, if positive, ends the run after that round (before its evaluation),
 	// everything else as configured: Train.Rounds still drives what depends on the total
 	// (learning-rate schedules, Local.Rounds), so the rounds run are those of the full run.
@@ -102,17 +105,23 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 	if !concurrent(method) && chainer == nil {
 		trainPool = nil
 	}
-	// multi holds the lockstep step's graphs (nil: no lockstep training or fine-tuning);
-	// training uses it for methods whose clients may train at the same time.
-	var multi, trainMulti *model.Model
-	if cfg.Lockstep && net.PadsBatches() {
-		if multi, err = model.NewModel(cfg.Backend, spec); err != nil {
+	// lock is where lockstep groups come from (nil: no lockstep training or fine-tuning):
+	// the hub shared with other runs, or a step of the run's own; training uses it for
+	// methods whose clients may train at the same time.
+	var lock, trainLock *lockSource
+	switch {
+	case !net.PadsBatches():
+	case cfg.Hub != nil:
+		lock = &lockSource{hub: cfg.Hub, spec: spec, batch: t.BatchSize, tag: &runTag{name: r.Label()}}
+	case cfg.Lockstep:
+		lock = &lockSource{}
+		if lock.multi, err = model.NewModel(cfg.Backend, spec); err != nil {
 			return nil, err
 		}
-		defer multi.Close()
 	}
+	defer lock.close()
 	if concurrent(method) || chainer != nil {
-		trainMulti = multi
+		trainLock = lock
 	}
 	for round := st.Round + 1; round <= t.Rounds; round++ {
 		sampled := roundClients(method, r.Seed, round, t.Rounds, clients, perRound, t.Participation)
@@ -133,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 			}
 			return n
 		}
-		err = spread(ctx, trainPool, net, trainMulti, opt, len(chains), size, func(k int, m *model.Model, group *lockGroup) error {
+		err = spread(ctx, trainPool, net, trainLock, opt, len(chains), size, func(k int, m *model.Model, group *lockGroup) error {
 			for _, i := range chains[k] {
 				c := sampled[i]
 				l := &Local{model: m, opt: opt, data: cs.train(c), epochs: t.LocalEpochs, batch: t.BatchSize,
@@ -184,7 +193,7 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		var rows []Metric
 		if evaluates {
 			o := evalOpts(r, opt, method)
-			o.aug, o.pool, o.multi = aug, pool, multi
+			o.aug, o.pool, o.lock = aug, pool, lock
 			rows, err = evaluateAll(ctx, net, method, st, cs, round, o)
 			if err != nil {
 				return nil, err
