@@ -167,4 +167,3 @@ func DefaultTogether(runs []*manifest.Run, backend string, hostMemory, deviceMem
 	}
 	return n, why
 }
-
