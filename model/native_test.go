@@ -220,3 +220,54 @@ func TestNativeGraphOps(t *testing.T) {
 			ops[graph.NodeTypeGather], ops[graph.NodeTypeScatterSum], ops[graph.NodeTypeArgMinMax])
 	}
 }
+
+// TestNativeInferenceMatchesIm2col checks the native form's other single-client graphs
+// against the im2col form's at the same parameters: the gradient of one batch, the
+// evaluation (loss sum and correct count), the logits and the penultimate features.
+func TestNativeInferenceMatchesIm2col(t *testing.T) {
+	for _, spec := range nativeSpecs {
+		sample := tensor.Size(spec.InputShape)
+		x, y := randomData(rand.New(rand.NewPCG(1, 2)), 21, sample, spec.NumClasses)
+		params := spec.Init(3)
+		type result struct {
+			grad          tensor.List
+			loss          float64
+			correct       int
+			logits, feats []float32
+		}
+		run := func(native bool) result {
+			m, err := newModelForm(CPUBackend, spec, true, native)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			var r result
+			if r.grad, err = m.Gradient(params, x, y); err != nil {
+				t.Fatal(err)
+			}
+			if r.loss, r.correct, err = m.Evaluate(params, x, y, 8); err != nil {
+				t.Fatal(err)
+			}
+			if r.logits, err = m.Logits(params, x, 8); err != nil {
+				t.Fatal(err)
+			}
+			if r.feats, err = m.Features(params, x, 8); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		want, got := run(false), run(true)
+		if rel := relDist(got.grad, want.grad); !(rel <= 1e-5) {
+			t.Errorf("%s %v: native gradient %.3g from im2col's", spec.Arch, spec.InputShape, rel)
+		}
+		if math.Abs(got.loss-want.loss) > 1e-5*math.Abs(want.loss) || got.correct != want.correct {
+			t.Errorf("%s %v: evaluation %v, %d correct native; %v, %d im2col", spec.Arch, spec.InputShape, got.loss, got.correct, want.loss, want.correct)
+		}
+		for name, pair := range map[string][2][]float32{"logits": {got.logits, want.logits}, "features": {got.feats, want.feats}} {
+			rel := relDist(tensor.List{{Data: pair[0]}}, tensor.List{{Data: pair[1]}})
+			if len(pair[0]) != len(pair[1]) || !(rel <= 1e-5) {
+				t.Errorf("%s %v: native %s %.3g from im2col's", spec.Arch, spec.InputShape, name, rel)
+			}
+		}
+	}
+}
