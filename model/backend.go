@@ -34,8 +34,15 @@ const CodeVersion = "fpgraph-4" // 4: convolution rows window by window (max-poo
 // backends' ids.
 const LockstepCodeVersion = "lockstep-3" // 3: col2im a Gather and a ReduceSum, no ScatterSum (multiCol2im with gather); 2: im2col, col2im and pooling constants of one client's batch, not all clients'
 
+// XLAGraphVersion is bumped whenever the graphs built for the XLA backends alone (not fpfast's
+// or fpcpu's) change in a way that may change results on them, single-client graphs included.
+// Like LockstepCodeVersion it is part of the XLA backends' ids only, so fpfast's and fpcpu's
+// ids and cached results are unaffected.
+const XLAGraphVersion = "xlagraph-1" // 1: convolutions and max-pooling as XLA's own convolution and reduce-window ops and their gradients (native.go), not im2col
+
 // usesXLA reports whether a backend configuration (as NewModel takes it) is one of the XLA
-// backends, whose lockstep graphs take col2im without a scatter (multiCol2im with gather).
+// backends, whose convolution layers take the native form (native.go) and whose lockstep
+// graphs, in the im2col form, take col2im without a scatter (multiCol2im with gather).
 func usesXLA(config string) bool {
 	return config == xlaName || strings.HasPrefix(config, xlaName+":")
 }
@@ -118,7 +125,8 @@ func BackendID(name string) string {
 	case fastcpu.Name:
 		b += "@" + fastcpu.Version()
 	case xlaName:
-		b = xlaID(name) + "+" + LockstepCodeVersion // XLA trains in lockstep (stages/train)
+		// XLA trains in lockstep (stages/train), with its own graph form (native.go).
+		b = xlaID(name) + "+" + LockstepCodeVersion + "+" + XLAGraphVersion
 	}
 	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/model/fastcpu"
 	"github.com/fedpipe/fedpipe/model/xlaenv"
 )
 
@@ -106,6 +107,17 @@ func TestBackendID(t *testing.T) {
 	if BackendID("xla:cuda") == id {
 		t.Errorf("different backends share the ID %q", id)
 	}
+	// fpfast's and fpcpu's ids carry none of the XLA graphs' revisions: XLA's graph form
+	// changes without changing their keys. A deliberate change of CodeVersion updates want.
+	want := "gomlx@" + gomlxVersion() + "/fpfast@" + fastcpu.Version() + "/fpgraph-4/float32"
+	if id != want {
+		t.Errorf("fpfast ID %q, want %q", id, want)
+	}
+	for _, xlaOnly := range []string{LockstepCodeVersion, XLAGraphVersion} {
+		if strings.Contains(id, xlaOnly) || strings.Contains(oracle, xlaOnly) {
+			t.Errorf("fpfast ID %q or fpcpu ID %q carries the XLA revision %q", id, oracle, xlaOnly)
+		}
+	}
 }
 
 // TestXLABackendID checks an xla backend's identity names the plugin by contents, and
@@ -124,7 +136,7 @@ func TestXLABackendID(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := BackendID("xla:" + plugin)
-	for _, want := range []string{"/xla-cuda@", CodeVersion, "+" + LockstepCodeVersion + "/", "gomlx@"} {
+	for _, want := range []string{"/xla-cuda@", CodeVersion, "+" + LockstepCodeVersion + "+" + XLAGraphVersion + "/", "gomlx@"} {
 		if !strings.Contains(id, want) {
 			t.Errorf("BackendID %q lacks %q", id, want)
 		}

@@ -45,8 +45,12 @@ type Model struct {
 	// step is padded to it.
 	multiBatch int
 	// gatherCol2im: the lockstep step takes col2im as a Gather and a ReduceSum
-	// (multiCol2im with gather), as on XLA, rather than a ScatterSum.
+	// (multiCol2im with gather), as on XLA, rather than a ScatterSum. (Unused where
+	// nativeConv: native convolutions have no col2im.)
 	gatherCol2im bool
+	// nativeConv: the convolution layers take the native graph form (native.go: XLA's
+	// convolution and reduce-window), as on the XLA backends, instead of im2col.
+	nativeConv bool
 	// padEval: Evaluate, Logits and Features run in chunks of evalChunk rows whatever the
 	// caller's batch, the last chunk padded with masked rows; Evaluate's graph returns
 	// per-sample values that are summed here in the graph's order (see evaluateChunked).
@@ -78,9 +82,19 @@ func NewModel(backend string, spec ModelSpec) (*Model, error) {
 // newModel is NewModel; with pad false the model never pads (one graph per batch size, as
 // on backends other than fpfast), which tests compare padding against.
 func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
+	return newModelForm(backend, spec, pad, usesXLA(backend))
+}
+
+// newModelForm is newModel with the convolution layers' graph form chosen: native (the XLA
+// backends' form, native.go) or im2col (fpfast's and fpcpu's). Tests run the native form on
+// fpcpu, which has the ops it needs (package cpubackend).
+func newModelForm(backend string, spec ModelSpec, pad, native bool) (*Model, error) {
 	net, err := spec.network()
 	if err != nil {
 		return nil, err
+	}
+	if native {
+		net = nativeConvs(net)
 	}
 	names, shapes, err := spec.ParamShapes()
 	if err != nil {
@@ -91,7 +105,7 @@ func newModel(backend string, spec ModelSpec, pad bool) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{spec: spec, backend: b, net: net, names: names, shapes: shapes, sample: tensor.Size(spec.InputShape),
-		compiles: map[string]int{}, config: backend, pad: pad, gatherCol2im: usesXLA(backend)}
+		compiles: map[string]int{}, config: backend, pad: pad, gatherCol2im: usesXLA(backend), nativeConv: native}
 	// Padding is exact only where every reduction over the batch takes its terms in order
 	// from a +0 start (fpfast's GEMM and ReduceSum; simplego's own may block by size), and,
 	// in training, where no batch statistic (BatchNorm) sees the padding rows. XLA pads too:
@@ -160,7 +174,7 @@ func (m *Model) FrozenBN() (*Model, error) {
 	if m.frozen == nil {
 		spec := m.spec
 		spec.FrozenBN = true
-		f, err := newModel(m.config, spec, m.pad)
+		f, err := newModelForm(m.config, spec, m.pad, m.nativeConv)
 		if err != nil {
 			return nil, err
 		}

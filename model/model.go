@@ -105,6 +105,9 @@ type layer struct {
 	// fc: [in] → [out].
 	in, out int
 	relu    bool
+	// native: a conv layer in the native graph form (native.go: XLA's convolution and
+	// reduce-window), as on the XLA backends; otherwise im2col (net.go).
+	native bool
 }
 
 // cnn4 layer constants (package arch holds the widths both CNNs share).

@@ -23,16 +23,27 @@ import (
 
 // multiForward is forward with a client axis: params [C, shape...], x [C, B, input...].
 // It returns the logits [C·B, classes] and the caches (conv caches hold [C, B·oh·ow, kk]
-// columns; fc caches [C, B, in] inputs and [C, B, out] pre-activations).
+// columns; fc caches [C, B, in] inputs and [C, B, out] pre-activations). Native conv layers
+// (XLA, native.go) run as one grouped convolution of the clients' images side by side in
+// the channels, [B, h, w, C·c], a layout kept from one conv layer to the next.
 func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []layerCache) {
 	cb := x.Shape().Dimensions[0] * x.Shape().Dimensions[1]
 	b := cb / clients
 	caches := make([]layerCache, len(ls))
 	h := x
+	grouped := false // h is [B, h, w, C·c] (native conv layers' layout), not client-major
 	for i, l := range ls {
 		w, bias := params[2*i], params[2*i+1]
 		switch l.kind {
 		case layerConv:
+			if l.native {
+				if !grouped {
+					h = toGrouped(h, clients, b, l.h, l.w, l.cin)
+				}
+				h, caches[i] = nativeConvForward(h, w, bias, l, clients)
+				grouped = true
+				continue
+			}
 			oh, ow := l.convOut()
 			kk := l.k * l.k * l.cin
 			cols := multiIm2col(h, clients, b, l, oh, ow)
@@ -41,6 +52,9 @@ func multiForward(ls []layer, params []*Node, x *Node, clients int) (*Node, []la
 			h, caches[i] = poolForward(Reshape(z, cb*oh*ow, l.cout), cb, clients, l)
 			caches[i].in = cols
 		case layerFC:
+			if grouped {
+				h, grouped = fromGrouped(h, clients), false
+			}
 			in := Reshape(h, clients, b, l.in)
 			z := DotGeneral(in, []int{2}, []int{0}, w, []int{1}, []int{0})
 			z = Add(z, Reshape(bias, clients, 1, l.out))
@@ -118,7 +132,8 @@ func col2imGatherIndices(b, h, w, k, pad, oh, ow int) (*tensors.Tensor, int) {
 }
 
 // multiBackward is backward with a client axis; dLogits is [C·B, classes]. gatherCol2im:
-// the input gradients' col2im gathers rather than scatters (multiCol2im; XLA).
+// the input gradients' col2im gathers rather than scatters (multiCol2im; im2col form on
+// XLA). Native conv layers take nativeConvBackward, grouped by client.
 func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Node, clients int, gatherCol2im bool) []*Node {
 	g, dtype := dLogits.Graph(), dLogits.DType()
 	cb := dLogits.Shape().Dimensions[0]
@@ -126,12 +141,21 @@ func multiBackward(ls []layer, params []*Node, caches []layerCache, dLogits *Nod
 	zero := ScalarZero(g, dtype)
 	grads := make([]*Node, len(params))
 	d := dLogits
+	grouped := false // d is [B, h, w, C·c] (native conv layers' layout)
 	for i := len(ls) - 1; i >= 0; i-- {
 		l, c := ls[i], caches[i]
 		w := params[2*i]
 		switch l.kind {
 		case layerConv:
 			oh, ow := l.convOut()
+			if l.native {
+				if !grouped {
+					d = toGrouped(d, clients, b, oh/poolSize, ow/poolSize, l.cout)
+				}
+				grads[2*i], grads[2*i+1], d = nativeConvBackward(d, w, l, c, clients, i > 0)
+				grouped = true
+				continue
+			}
 			kk := l.k * l.k * l.cin
 			dz := Reshape(poolBackward(Reshape(d, cb, oh/poolSize, ow/poolSize, l.cout), l, c),
 				clients, b*oh*ow, l.cout)

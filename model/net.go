@@ -15,7 +15,8 @@ import (
 // so max-pooling is one ReduceMax and one ArgMax forward and one ScatterSum back; dense
 // layers and all weight gradients are single DotGenerals (GoMLX's DotGeneral gradient
 // would materialize a [batch, in, out] product). (XLA's lockstep step takes col2im as a
-// Gather and a ReduceSum instead: multiCol2im in multi.go.)
+// Gather and a ReduceSum instead: multiCol2im in multi.go.) On the XLA backends the conv
+// layers take the native form instead: XLA's convolution and reduce-window (native.go).
 //
 // The graphs are dtype-generic (the dtype of the parameters), so tests can check gradients
 // in float64. Only deterministic ops are used and there is no randomness.
@@ -37,6 +38,10 @@ type layerCache struct {
 	wm *Node
 	// fc only: the pre-activation output.
 	z *Node
+	// native conv only (native.go): in is the input [B, h, w, C·cin], z the convolution's
+	// output with bias (pre-pooling), mx the pooling's max (the MaxPool node whose gradient
+	// routes the pooling's), pos where mx is positive.
+	mx *Node
 }
 
 // im2col extracts the k×k patches of x [B, h, w, c], zero-padded by pad on every side,
@@ -155,8 +160,12 @@ func scatterPixels(rows *Node, b int, l layer) *Node {
 
 // convForward runs conv (stride 1, zero padding l.pad, bias) → maxpool2 → ReLU on x
 // [B, h, w, cin], returning [B, ph, pw, cout]. ReLU after pooling equals PyTorch's ReLU before pooling
-// (max and ReLU commute) and touches 4× fewer values.
+// (max and ReLU commute) and touches 4× fewer values. A native layer (XLA) takes the
+// native form instead (nativeConvForward).
 func convForward(x, weight, bias *Node, l layer) (*Node, layerCache) {
+	if l.native {
+		return nativeConvForward(x, weight, bias, l, 1)
+	}
 	b := x.Shape().Dimensions[0]
 	oh, ow := l.convOut()
 	cols := im2col(x, l.k, l.pad, oh, ow)
@@ -222,8 +231,11 @@ func poolForward(z *Node, b, clients int, l layer) (*Node, layerCache) {
 }
 
 // convBackward takes the gradient of convForward's output and returns the gradients of the
-// weight, the bias and (if needInput) the input.
+// weight, the bias and (if needInput) the input; a native layer's is nativeConvBackward.
 func convBackward(dOut, weight *Node, l layer, c layerCache, needInput bool) (dW, dB, dX *Node) {
+	if l.native {
+		return nativeConvBackward(dOut, weight, l, c, 1, needInput)
+	}
 	b := dOut.Shape().Dimensions[0]
 	dz := poolBackward(dOut, l, c)
 	kk := l.k * l.k * l.cin

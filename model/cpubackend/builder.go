@@ -341,3 +341,136 @@ func (b *Builder) scalarZero(dtype dtypes.DType) (backends.Op, error) {
 	}
 	return b.ConvertDType(z, dtype)
 }
+
+// SelectAndScatterMax implements backends.Builder for windows that tile the operand (each
+// window's stride equal to its size, no padding), as max-pooling's gradient has them: each
+// source value goes to its window's first maximal operand element (in the window's
+// row-major order, as XLA's SelectAndScatter with a GE selection picks it), every other
+// element, and those no window covers, get 0. It is composed of simplego ops: the windows
+// are cut out (Slice, Reshape, Transpose), one ArgMax finds each window's element and a
+// Where puts the source there.
+func (b *Builder) SelectAndScatterMax(operand, source backends.Op, windowDimensions, windowStrides []int,
+	paddings [][2]int) (backends.Op, error) {
+	dims, dtype, err := b.shape(operand)
+	if err != nil {
+		return nil, err
+	}
+	srcDims, _, err := b.shape(source)
+	if err != nil {
+		return nil, err
+	}
+	rank := len(dims)
+	if len(windowDimensions) != rank || len(srcDims) != rank {
+		return nil, fmt.Errorf("SelectAndScatterMax: operand rank %d, window %v, source rank %d", rank, windowDimensions, len(srcDims))
+	}
+	for _, p := range paddings {
+		if p != [2]int{} {
+			return nil, fmt.Errorf("SelectAndScatterMax: padding %v not supported here", paddings)
+		}
+	}
+	// n: windows per axis; covered: the operand's part the windows cover.
+	n, covered := make([]int, rank), make([]int, rank)
+	split := make([]int, 0, 2*rank) // [n0, w0, n1, w1, ...]
+	perm := make([]int, 2*rank)     // to [n0, n1, ..., w0, w1, ...]
+	windows, size := 1, 1
+	for i, w := range windowDimensions {
+		stride := w
+		if len(windowStrides) > 0 {
+			stride = windowStrides[i]
+		}
+		if w < 1 || stride != w {
+			return nil, fmt.Errorf("SelectAndScatterMax: window %v with strides %v: only windows that tile the operand are supported",
+				windowDimensions, windowStrides)
+		}
+		n[i] = dims[i] / w
+		if n[i] != srcDims[i] {
+			return nil, fmt.Errorf("SelectAndScatterMax: source %v does not match operand %v pooled by %v", srcDims, dims, windowDimensions)
+		}
+		covered[i] = n[i] * w
+		split = append(split, n[i], w)
+		perm[i], perm[rank+i] = 2*i, 2*i+1
+		windows *= n[i]
+		size *= w
+	}
+	zero, err := b.scalarZero(dtype)
+	if err != nil {
+		return nil, err
+	}
+	if windows == 0 {
+		return b.filled(zero, dtype, dims)
+	}
+	x := operand
+	if !slices.Equal(covered, dims) {
+		if x, err = b.Slice(x, make([]int, rank), covered, ones(rank)); err != nil {
+			return nil, err
+		}
+	}
+	if x, err = b.Reshape(x, split...); err != nil {
+		return nil, err
+	}
+	if x, err = b.Transpose(x, perm...); err != nil {
+		return nil, err
+	}
+	if x, err = b.Reshape(x, windows, size); err != nil {
+		return nil, err
+	}
+	arg, err := b.ArgMinMax(x, 1, dtypes.Int32, false)
+	if err != nil {
+		return nil, err
+	}
+	flat := shapeOf(dtypes.Int32, []int{windows, size})
+	iota, err := b.Iota(flat, 1)
+	if err != nil {
+		return nil, err
+	}
+	argB, err := b.BroadcastInDim(arg, flat, []int{0})
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := b.Equal(iota, argB)
+	if err != nil {
+		return nil, err
+	}
+	src, err := b.Reshape(source, windows)
+	if err != nil {
+		return nil, err
+	}
+	if src, err = b.BroadcastInDim(src, shapeOf(dtype, []int{windows, size}), []int{0}); err != nil {
+		return nil, err
+	}
+	zeros, err := b.filled(zero, dtype, []int{windows, size})
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.Where(chosen, src, zeros)
+	if err != nil {
+		return nil, err
+	}
+	// Back to the operand's layout: [n0, n1, ..., w0, w1, ...] → [n0, w0, n1, w1, ...].
+	tiled := make([]int, 0, 2*rank)
+	inv := make([]int, 2*rank)
+	for i := range rank {
+		tiled = append(tiled, n[i])
+		inv[2*i], inv[2*i+1] = i, rank+i
+	}
+	for i := range rank {
+		tiled = append(tiled, windowDimensions[i])
+	}
+	if out, err = b.Reshape(out, tiled...); err != nil {
+		return nil, err
+	}
+	if out, err = b.Transpose(out, inv...); err != nil {
+		return nil, err
+	}
+	if out, err = b.Reshape(out, covered...); err != nil {
+		return nil, err
+	}
+	if !slices.Equal(covered, dims) {
+		pad := make([]backends.PadAxis, rank)
+		for i := range rank {
+			pad[i].End = dims[i] - covered[i]
+		}
+		return b.Pad(out, zero, pad...)
+	}
+	return out, nil
+}

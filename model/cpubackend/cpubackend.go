@@ -111,6 +111,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	c := b.Backend.Capabilities().Clone()
 	c.Operations[backends.OpTypeReverse] = true
 	c.Operations[backends.OpTypePad] = true
+	c.Operations[backends.OpTypeSelectAndScatterMax] = true
 	return c
 }
 

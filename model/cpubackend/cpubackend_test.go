@@ -277,3 +277,49 @@ func TestConvGradientWithGoMLXAutodiff(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPoolGradient checks SelectAndScatterMax, reached through GoMLX's gradient of
+// MaxPool, against a loop: each window's gradient goes to its first maximal element in
+// row-major window order (XLA's choice on ties), the rest and the uncovered last row and
+// column (odd sizes) get 0.
+func TestMaxPoolGradient(t *testing.T) {
+	b := newBackend(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dims := range [][]int{{2, 5, 7, 3}, {1, 4, 4, 2}} {
+		n, h, w, c := dims[0], dims[1], dims[2], dims[3]
+		ph, pw := h/2, w/2
+		x := make([]float64, prod(dims))
+		for i := range x {
+			x[i] = float64(r.IntN(3)) // few values: many ties
+		}
+		v := randFlat(r, n*ph*pw*c)
+		got := run1(t, b, func(in []*Node) *Node {
+			pooled := MaxPool(in[0]).Window(2).Done()
+			return Gradient(ReduceAllSum(Mul(pooled, in[1])), in[0])[0]
+		}, tensors.FromFlatDataAndDimensions(x, dims...), tensors.FromFlatDataAndDimensions(v, n, ph, pw, c))
+		want := make([]float64, len(x))
+		at := func(s, i, j, ch int) int { return ((s*h+i)*w+j)*c + ch }
+		for s := range n {
+			for pi := range ph {
+				for pj := range pw {
+					for ch := range c {
+						best := at(s, 2*pi, 2*pj, ch)
+						for di := range 2 {
+							for dj := range 2 {
+								if k := at(s, 2*pi+di, 2*pj+dj, ch); x[k] > x[best] {
+									best = k
+								}
+							}
+						}
+						want[best] += v[((s*ph+pi)*pw+pj)*c+ch]
+					}
+				}
+			}
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("dims %v: gradient[%d] = %v, want %v", dims, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -1,11 +1,13 @@
 #!/bin/bash
-# Issue 21's checks on a lent GPU machine, in one command of about 8 minutes, after
+# Issue 21's checks on a lent GPU machine, in one command of about 9 minutes, after
 # scripts/device/prepare.sh here (carry .device). Writes its figures under $OUT:
 #   backend.txt   the plugin found, where it looked, the environment it runs with
 #   check.txt     one federated round on the GPU vs fpfast (1e-4), reruns, lockstep
 #   bench.txt     bench --round: FedOBP-FMNIST in lockstep (also with nondeterministic scatter-adds)
 #                 and client by client, FedSelect ResNet-18
 #   smoke.txt     fmnist-smoke (one round) on fpfast and on the GPU, twice: parameters compared
+#   tf32.txt      (xla backends only) the check and bench --round again on BACKEND,tf32, TensorFloat-32
+#                 products beside check.txt's and bench.txt's float32 ones (tf32 is not the default)
 # BACKEND (default xla:cuda) and REF (default fpfast) may be set; with BACKEND=fpcpu the script
 # runs on a CPU machine too, which is how it is tested before device time is spent.
 set -uo pipefail
@@ -26,10 +28,22 @@ step "check: one round on $BACKEND against $REF"
 
 step "bench --round (FedOBP-FMNIST, lockstep default for xla)"
 "$F" bench --round --backend "$BACKEND" --rounds "$BENCH_ROUNDS" --no-torch 2>&1 | tee "$OUT/bench.txt"
+case $BACKEND in
+xla:*)
+	# Same graphs, same process setup, but float32 products may round their inputs to
+	# TensorFloat-32 (no NVIDIA_TF32_OVERRIDE=0, Triton GEMMs allowed): a separate process, since
+	# those settings hold for a whole process. The check's tolerance (1e-4) may not hold for tf32;
+	# its figure is what to report.
+	step "TensorFloat-32 beside float32: check and bench --round on $BACKEND,tf32"
+	"$F" backend "$BACKEND,tf32" --check --against "$REF" 2>&1 | tee "$OUT/tf32.txt"
+	"$F" bench --round --backend "$BACKEND,tf32" --rounds "$BENCH_ROUNDS" --no-torch 2>&1 | tee -a "$OUT/tf32.txt"
+	;;
+esac
 step "bench --round with atomics allowed in XLA's scatter-adds (is determinism what a step costs?)"
 # Measures only: a run keeps --xla_gpu_deterministic_ops=true. On the second H200 a lockstep
-# step took 11.5 ms with col2im a ScatterSum (docs/gpus.md); lockstep-3 gathers it instead,
-# and max-pooling's backward stays a ScatterSum (unique indices).
+# step took 11.5 ms with col2im a ScatterSum (docs/gpus.md); lockstep-3 gathered it instead, and
+# since xlagraph-1 the XLA graphs have no scatters in the convolution layers (XLA's convolutions,
+# reduce-window and select-and-scatter: model/native.go); what deterministic ops cost them is this.
 XLA_FLAGS="--xla_gpu_deterministic_ops=false ${XLA_FLAGS:-}" "$F" bench --round --backend "$BACKEND" --rounds 2 --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
 step "bench --round, clients one after another"
 "$F" bench --round --backend "$BACKEND" --rounds 1 --lockstep=false --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
