@@ -25,6 +25,7 @@
 #   nice -n 19 make reproduce &           # in the background while you work; kill -STOP to pause
 #   tail -f .fedpipe-reproduce.log        # the running cell: a line every 30 s (round, ETA)
 #   PLAN=1 make reproduce                 # only list the missing cells, in the order they would run
+#   PLAN=index make reproduce             # the same from the kept index alone (any backend), in seconds
 set -uo pipefail
 set -f # no pathname expansion: FIRST holds label patterns (fedobp-*), not file names
 cd "$(dirname "$0")/.."
@@ -40,7 +41,17 @@ manifests/dmpfl-table7-dir01.yaml manifests/dmpfl-table7-dir03.yaml manifests/dm
 # in manifest order.
 FIRST=${FIRST:-"fedavg local fedobp fedobp-* fedper fedrep lgfedavg fedavg-ft"}
 LOG=${LOG:-$STORE.log}
+# BACKEND, when set, computes the cells on that backend (scripts/device/sweep.sh: xla:cuda).
+# A cell kept on another backend counts as kept (docs/reproducing.md): the CPU queue skips
+# what a GPU kept, and a GPU sweep what the CPU kept.
+BACKEND=${BACKEND:-}
+bk=()
+[ -n "$BACKEND" ] && bk=(--backend "$BACKEND")
+family=${BACKEND:-fpfast}
+family=${family%%,*}
+family=${family//:/-}
 mkdir -p "$KEPT"
+keptdir=$(cd "$KEPT" && pwd) # for file:// URLs, whether KEPT is relative or absolute
 # An empty store to ask `fedpipe status` what $KEPT holds: against $STORE, a cell computed
 # there reads "cached" whether or not it was kept.
 probe=$(mktemp -d)
@@ -91,11 +102,19 @@ labels() {
 declare -A seen # the cells already taken this run
 cell() {
 	local m=$1 label=$2 seed=$3 rc try
-	local args=(-S "seeds=[$seed]" --only "$label")
+	local args=(-S "seeds=[$seed]" --only "$label" "${bk[@]}")
 	[ -n "${seen["$m $label $seed"]:-}" ] && return 0
 	seen["$m $label $seed"]=1
+	keptelsewhere "$m" "$label" "$seed" && return 0
+	# PLAN=index lists, from $KEPT's index alone (no key computed: seconds, not minutes), the
+	# cells with no kept evaluation on any backend (scripts/device/sweep.sh, on a machine whose
+	# backend this build may not resolve for a status).
+	if [ "${PLAN:-}" = index ]; then
+		keptany "$m" "$label" "$seed" || echo "$m $label seed $seed"
+		return 0
+	fi
 	# Already kept with the current keys (its evaluation is in $KEPT)? Nothing to do.
-	if "$FEDPIPE" status "$m" "${args[@]}" --store "$probe/store" --remote "file://$PWD/$KEPT" --json 2>/dev/null |
+	if "$FEDPIPE" status "$m" "${args[@]}" --store "$probe/store" --remote "file://$keptdir" --json 2>/dev/null |
 		grep -A3 '"kind": "evaluate"' | grep -q '"state": "remote"'; then
 		return 0
 	fi
@@ -117,7 +136,7 @@ cell() {
 	# Push the finished cell; retried, since the store was once refused right after the
 	# run closed it (Badger: "Open existing file ... Create a new file").
 	for try in 1 2 3; do
-		if "$FEDPIPE" push "$m" "${args[@]}" --store "$STORE" --remote "file://$PWD/$KEPT" --results-only >>"$LOG" 2>&1; then
+		if "$FEDPIPE" push "$m" "${args[@]}" --store "$STORE" --remote "file://$keptdir" --results-only >>"$LOG" 2>&1; then
 			echo "reproduce: kept $m $label seed $seed" | tee -a "$LOG"
 			# Its verdicts, as `fedpipe reproduced` gives them (the rows whose method is the label).
 			"$FEDPIPE" reproduced "$m" --kept "$KEPT" 2>/dev/null | awk -v l="$label" '$1 == l && $2 == "|"' |
@@ -134,6 +153,28 @@ cell() {
 	done
 }
 
+# keptany says whether cell ($1, $2, $3) has a kept evaluation on any backend.
+keptany() {
+	local family=
+	keptelsewhere "$@"
+}
+
+# keptelsewhere says whether cell ($1, $2, $3) has a kept evaluation made on a backend of
+# another family than this queue's (its index entry in $KEPT/cells names the backend).
+keptelsewhere() {
+	local name f fam files
+	name=$(sed -n 's/^name:[[:space:]]*\([^ #]*\).*/\1/p' "$1" | head -1)
+	set +f # the script's patterns are labels; here a file pattern
+	files=("$KEPT/cells/$name/evaluate%20$2%20seed=$3"*.json)
+	set -f
+	for f in "${files[@]}"; do
+		[ -f "$f" ] || continue
+		fam=$(sed -n 's/.*"backend": *"[^/]*\/\([^@/]*\).*/\1/p' "$f" | head -1)
+		[ -n "$fam" ] && [ "$fam" != "$family" ] && return 0 # keptany: $family is empty
+	done
+	return 1
+}
+
 # heavy says whether a manifest trains a ResNet (Table 7): hours a cell even for the quick
 # methods on a CPU, so those manifests come after all the others.
 heavy() { grep -Eq '^[[:space:]]*arch:[[:space:]]*resnet' "$1"; }
@@ -142,8 +183,8 @@ heavy() { grep -Eq '^[[:space:]]*arch:[[:space:]]*resnet' "$1"; }
 # says will resume from a checkpoint or continue a cached shorter run in $STORE, within
 # $SEEDS (and $METHODS where set).
 started() {
-	[ -d "$STORE" ] || return 0
-	"$FEDPIPE" status "$1" --store "$STORE" --json 2>/dev/null |
+	[ -d "$STORE" ] && [ "${PLAN:-}" != index ] || return 0
+	"$FEDPIPE" status "$1" "${bk[@]}" --store "$STORE" --json 2>/dev/null |
 		awk '/"name": "train /{name=$0} /"reason": .*(resumes from its checkpoint|continues from the cached)/{print name}' |
 		sed -n 's/.*"name": "train \([^ ]*\) .*seed=\([0-9]*\).*/\1 \2/p' |
 		while read -r label seed; do

@@ -6,6 +6,9 @@
 #   bench.txt     bench --round: FedOBP-FMNIST in lockstep (also with nondeterministic scatter-adds)
 #                 and client by client, FedSelect ResNet-18
 #   smoke.txt     fmnist-smoke (one round) on fpfast and on the GPU, twice: parameters compared
+#   together.txt  runs trained together (run --together N, their clients in lockstep): fmnist-smoke's
+#                 8 runs together against one at a time (every output's digest compared), and
+#                 FedOBP Table 6 FMNIST's FedAvg, 2 rounds of 1, 4 and 16 seeds together (wall time)
 #   tf32.txt      (xla backends only) the check and bench --round again on BACKEND,tf32, TensorFloat-32
 #                 products beside check.txt's and bench.txt's float32 ones (tf32 is not the default)
 # BACKEND (default xla:cuda) and REF (default fpfast) may be set; with BACKEND=fpcpu the script
@@ -49,6 +52,35 @@ step "bench --round, clients one after another"
 "$F" bench --round --backend "$BACKEND" --rounds 1 --lockstep=false --ft=false --no-torch 2>&1 | tee -a "$OUT/bench.txt"
 step "bench --round --setting fedselect-cifar10 (ResNet-18)"
 "$F" bench --round --backend "$BACKEND" --setting fedselect-cifar10 --rounds 2 2>&1 | tee -a "$OUT/bench.txt"
+
+step "runs together: fmnist-smoke, 4 seeds x 2 methods, one at a time and all together"
+together() { # together N STORE: fmnist-smoke's 8 runs, 2 rounds, N at a time, --json
+	"$F" run manifests/fmnist-smoke.yaml -S 'seeds=[0,1,2,3]' -S train.rounds=2 --backend "$BACKEND" \
+		--together "$1" --lockstep on --store "$2" --json 2>>"$OUT/together.txt"
+}
+{
+	rm -rf /tmp/tog1 /tmp/tog8
+	together 1 /tmp/tog1 >/tmp/tog1.json && together 8 /tmp/tog8 >/tmp/tog8.json &&
+		python3 - /tmp/tog1.json /tmp/tog8.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+A = {s["name"]: s["outputs"] for s in a["stages"]}
+B = {s["name"]: s["outputs"] for s in b["stages"]}
+same = [n for n in A if A[n] == B.get(n)]
+print(f"{len(same)} of {len(A)} stages give the same bits together as one at a time "
+      f"({a['seconds']:.1f} s one at a time, {b['seconds']:.1f} s together)")
+for n in A:
+    if A[n] != B.get(n):
+        print("differs:", n)
+PY
+	for n in 1 4 16; do
+		seeds=$(seq -s, 0 $((n - 1)))
+		rm -rf /tmp/togt
+		TIMEFORMAT="$n runs together: %R s wall for 2 rounds (FedAvg, FedOBP Table 6 FMNIST Dir(0.1), 100 clients, 10 a round)"
+		time "$F" run manifests/fedobp-table6-fmnist-dir01.yaml --only fedavg -S "seeds=[$seeds]" -S train.rounds=2 \
+			-S train.eval_every=0 --backend "$BACKEND" --together "$n" --store /tmp/togt -q >/dev/null
+	done
+} 2>&1 | tee -a "$OUT/together.txt"
 
 step "fmnist-smoke, one round: $REF, then $BACKEND twice"
 smoke() { # smoke NAME BACKEND
