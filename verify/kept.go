@@ -27,7 +27,7 @@ func KeptWord(verdict string) string {
 }
 
 // KeptVerdict is the kept-results verdict of c as the command and the page show it: the
-// word, why a stale cell is stale, and whether a differing cell's deviation is known (its
+// word, why a stale cell is stale, which backend's result it reads (KeptOn), and whether a differing cell's deviation is known (its
 // text too with detail).
 func KeptVerdict(c Cell, detail bool) string {
 	v := KeptWord(c.Verdict)
@@ -39,6 +39,13 @@ func KeptVerdict(c Cell, detail bool) string {
 		v += fmt.Sprintf(" (%s; it measured %.2f over %d of %d seeds)", c.StaleWhy, c.StaleMeasured, c.StaleSeeds, c.SeedsOf)
 	case c.StaleWhy != "":
 		v += " (" + c.StaleWhy + ")"
+	}
+	if c.KeptOn != "" {
+		v += " (the " + c.KeptOn + " result"
+		if len(c.KeptOthers) > 0 {
+			v += "; also kept: " + strings.Join(c.KeptOthers, ", ")
+		}
+		v += ")"
 	}
 	switch {
 	case c.Known != "" && detail:
@@ -177,3 +184,63 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 
 // mdEscape keeps a table cell one cell.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// KeptReading is one backend's reading of a manifest's published cells from the kept
+// results: the cells as VerifyWith gives them for the graph built with that backend's id,
+// in the manifest's order, and per cell how its kept results were made.
+type KeptReading struct {
+	// Family is the backend family ("fpfast", "xla-cuda").
+	Family     string
+	Cells      []Cell
+	Provenance [][]string
+}
+
+// keptRank orders readings of one cell: a current result (reproduced or differs) before a
+// stale one before none.
+func keptRank(c Cell) int {
+	switch c.Verdict {
+	case Pass, Fail:
+		return 2
+	case Stale:
+		return 1
+	}
+	return 0
+}
+
+// ChooseKept gives each cell the verdict of one backend's kept result, rs[0] being the
+// reference backend's reading and the others' readings of the same manifest: a current
+// result counts whichever backend made it, the reference backend's first, then the others'
+// in order; failing any, a stale one in the same order; failing that, rs[0]'s cell (not
+// computed). The chosen cell names its backend (KeptOn) when it is not the reference's or
+// when other backends keep results of the cell too (KeptOthers: what they read).
+func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	cells := make([]Cell, len(rs[0].Cells))
+	prov := make([][]string, len(rs[0].Cells))
+	for i := range rs[0].Cells {
+		best := 0
+		for j, r := range rs {
+			if i < len(r.Cells) && keptRank(r.Cells[i]) > keptRank(rs[best].Cells[i]) {
+				best = j
+			}
+		}
+		c := rs[best].Cells[i]
+		if i < len(rs[best].Provenance) {
+			prov[i] = rs[best].Provenance[i]
+		}
+		if keptRank(c) > 0 {
+			for j, r := range rs {
+				if j != best && i < len(r.Cells) && keptRank(r.Cells[i]) > 0 {
+					c.KeptOthers = append(c.KeptOthers, r.Family+": "+KeptWord(r.Cells[i].Verdict))
+				}
+			}
+			if best != 0 || len(c.KeptOthers) > 0 {
+				c.KeptOn = rs[best].Family
+			}
+		}
+		cells[i] = c
+	}
+	return cells, prov
+}
