@@ -7,8 +7,8 @@ import (
 )
 
 // Verdict words of kept paper-scale results (fedpipe reproduced): a published cell is
-// reproduced (within tolerance), differs, stale (its kept result was made by other code,
-// settings or backend), not computed, or needs an input that is missing here (model.init's
+// reproduced (within tolerance), differs, stale (its kept result was made by other code or
+// settings than its backend's current ones), not computed, or needs an input that is missing here (model.init's
 // pretrained weights), which keeps it out of the count of cells that can be computed.
 const (
 	Reproduced = "reproduced"
@@ -148,9 +148,11 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 	b.WriteString("# Published numbers reproduced at paper scale\n\n")
 	fmt.Fprintf(&b, "Generated from the kept results in `reproduced/` by `%s`; do not edit by hand (CI fails when it is out of date). "+
 		"A cell is *reproduced* when its kept measurement (the mean over the seeds kept so far) is within the expectation's "+
-		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
-		"or backend than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
-		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart.\n\n", regenerate)
+		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code or settings "+
+		"than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
+		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart. "+
+		"A result made on any backend counts (fpfast, fpcpu, a GPU's `xla-cuda`): a verdict reads fpfast's result when it has a current one, "+
+		"else another backend's, and then names it (\"the xla-cuda result\"); how it was made names the backend id (docs/reproducing.md).\n\n", regenerate)
 	b.WriteString(keptEvidenceNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n")
 	var skipped []KeptManifest
