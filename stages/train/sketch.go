@@ -94,13 +94,11 @@ func sketchTensor(part string, i int, t tensor.Tensor) TensorSketch {
 	for j, v := range t.Data {
 		x := float64(v)
 		sq += x * x
-		bits := splitmix64(seed + uint64(j))
+		// Bit k set adds x, clear subtracts it: the sign bit of x flipped where the bit is
+		// clear, without a branch (the bits are random: a branch would mispredict half the time).
+		xb, clear := math.Float64bits(x), ^splitmix64(seed+uint64(j))
 		for k := range proj {
-			if bits>>k&1 == 1 {
-				proj[k] += x
-			} else {
-				proj[k] -= x
-			}
+			proj[k] += math.Float64frombits(xb ^ (clear>>k&1)<<63)
 		}
 	}
 	return TensorSketch{Part: part, Index: i, Name: t.Name, Size: len(t.Data), Norm: math.Sqrt(sq), Proj: proj[:]}
