@@ -15,7 +15,10 @@ func TestChooseKept(t *testing.T) {
 		Provenance: [][]string{{"f0"}, {"f1"}, {"f2"}, {"f3"}, {"f4"}}}
 	gpu := KeptReading{Family: "xla-cuda", Cells: []Cell{cell(Fail, 10), cell(Pass, 20), cell(Pass, 30), cell("not computed", 0), cell("not computed", 0)},
 		Provenance: [][]string{{"g0"}, {"g1"}, {"g2"}, {"g3"}, {"g4"}}}
-	cells, prov := ChooseKept([]KeptReading{fast, gpu})
+	// Another build of the same backend (an XLA plugin whose key the chosen result lacks)
+	// reads cell 2 as stale: no other backend's result to name.
+	gpu2 := KeptReading{Family: "xla-cuda", Cells: []Cell{cell("not computed", 0), cell("not computed", 0), cell(Stale, 31), cell("not computed", 0), cell("not computed", 0)}}
+	cells, prov := ChooseKept([]KeptReading{fast, gpu, gpu2})
 	want := []struct {
 		measured float64
 		on       string

@@ -234,7 +234,9 @@ func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
 		}
 		if keptRank(c) > 0 {
 			for j, r := range rs {
-				if j != best && i < len(r.Cells) && keptRank(r.Cells[i]) > 0 {
+				// Another build of the same backend (an XLA plugin) reads the chosen
+				// result as another key's: it is no other backend's result.
+				if j != best && r.Family != rs[best].Family && i < len(r.Cells) && keptRank(r.Cells[i]) > 0 {
 					c.KeptOthers = append(c.KeptOthers, r.Family+": "+KeptWord(r.Cells[i].Verdict))
 				}
 			}
