@@ -110,14 +110,20 @@ func NodeFamily(n *Node) string {
 	return ""
 }
 
-// KeptBackends lists the backend ids that the index of manifest in dir records for results
-// made on a backend other than the reference one (each distinct id once, sorted): the
-// backends whose graphs a reader builds, beside the reference one, to read those results.
+// KeptBackends lists the backend ids that the index of manifest in dir records (each
+// distinct id once, sorted): the backends whose graphs a reader builds, beside its own, to
+// read every kept result.
 func KeptBackends(dir, manifest string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest)), "*", "*.json"))
+	m := filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest)))
+	files, err := filepath.Glob(filepath.Join(m, "*.json"))
 	if err != nil {
 		return nil, err
 	}
+	others, err := filepath.Glob(filepath.Join(m, "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, others...)
 	seen := map[string]bool{}
 	var ids []string
 	for _, path := range files {

@@ -141,6 +141,11 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if fa := r.Manifests[0].Cells[0]; fa.Verdict != "pass" || fa.KeptOn != "fpfast" || len(fa.KeptOthers) != 1 || fa.KeptOthers[0] != "fpcpu: reproduced" {
 		t.Errorf("both kept: %+v; want fpfast's read, fpcpu's named", fa)
 	}
+	// Read with --backend fpcpu, the verdict reads fpcpu's and names fpfast's.
+	_, r = reproduced(kept, "--backend", "fpcpu")
+	if fa := r.Manifests[0].Cells[0]; fa.Verdict != "pass" || fa.KeptOn != "fpcpu" || len(fa.KeptOthers) != 1 || fa.KeptOthers[0] != "fpfast: reproduced" {
+		t.Errorf("both kept, read with --backend fpcpu: %+v; want fpcpu's read, fpfast's named", fa)
+	}
 
 	// A mutant: fpcpu's result with its sketch of one tensor scaled by 1.01.
 	key := keptEntryKey(t, other)
