@@ -175,6 +175,7 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	genuine := a.Outputs[train.SketchOutput]
 	a.Outputs[train.SketchOutput] = d
 	if err := s.PutAction(key, a); err != nil {
 		t.Fatal(err)
@@ -185,5 +186,27 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	code, out, errOut = fedpipe(t, "reproduced", m, "--kept", mutant, "--audit", "2")
 	if code != exitMismatch || !strings.Contains(out, "cross-backend check: fail") || !strings.Contains(out, "0 of 1 made on other backends pass") {
 		t.Errorf("audit of a mutant: exit %d, want %d\n%s%s", code, exitMismatch, out, errOut)
+	}
+
+	// A result that keeps no sketch (made before sketches were kept), of a backend this
+	// machine lacks: nothing can check it, and the audit says so and fails.
+	if s, err = artifacts.Open(store("fpcpu"), artifacts.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	delete(a.Outputs, train.SketchOutput)
+	if err := s.PutAction(key, a); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	old := filepath.Join(dir, "old")
+	push("fpcpu", old)
+	backendHere = func(id string) (string, string) { return "", "made on fpcpu, which this machine lacks" }
+	code, out, errOut = fedpipe(t, "reproduced", m, "--kept", old, "--audit", "2")
+	backendHere = model.BackendHere
+	if code != exitMismatch || !strings.Contains(out, "| unchecked |") || !strings.Contains(out, "cross-backend check: no sketch kept") {
+		t.Errorf("audit of a result without a sketch on a backend not here: exit %d, want %d\n%s%s", code, exitMismatch, out, errOut)
+	}
+	if genuine == d {
+		t.Error("the mutant's sketch has the genuine one's digest")
 	}
 }
