@@ -224,3 +224,78 @@ func CheckBackendName(config string) error {
 			config, CPUBackend, OracleBackend)
 	}
 }
+
+// backendFamily is a backend id's backend without versions ("fpfast", "fpcpu",
+// "xla-cuda"), as pipeline.BackendFamily reads it.
+func backendFamily(id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	fam, _, _ := strings.Cut(parts[1], "@")
+	fam, _, _ = strings.Cut(fam, "+")
+	return fam
+}
+
+// CurrentBackendID is the id this code gives the backend that made a result recorded with
+// backend id recorded: the same backend (fpfast, fpcpu, or the same XLA plugin, whose
+// identity and TF32 setting are kept) with this binary's versions of the code that computes
+// on it (GoMLX's version, CodeVersion, the backends' own versions, LockstepCodeVersion).
+// A kept result is current when its key equals the key computed with this id: it is stale
+// when that code changed, never only because this machine runs another backend. An id of
+// no known form is returned as it is.
+func CurrentBackendID(recorded string) string {
+	parts := strings.Split(recorded, "/")
+	if len(parts) != 4 {
+		return recorded
+	}
+	switch fam := backendFamily(recorded); {
+	case fam == fastcpu.Name:
+		return BackendID(CPUBackend)
+	case fam == cpubackend.Name:
+		return BackendID(OracleBackend)
+	case strings.HasPrefix(fam, xlaName+"-"):
+		plugin, _, _ := strings.Cut(parts[1], "+") // "xla-cuda@<plugin identity>[,tf32]"
+		return fmt.Sprintf("gomlx@%s/%s+%s/%s/%s", gomlxVersion(), plugin, LockstepCodeVersion, CodeVersion, parts[3])
+	default:
+		return recorded
+	}
+}
+
+// BackendHere says which backend configuration of this machine computes the results of
+// backend id (as BackendID gives it) bit for bit: the configuration whose id is id. When
+// none does, it returns "" and why, naming the backend ("made on xla-cuda, which this
+// machine lacks: …").
+func BackendHere(id string) (config, why string) {
+	fam := backendFamily(id)
+	var tries []string
+	switch {
+	case fam == fastcpu.Name:
+		tries = []string{CPUBackend}
+	case fam == cpubackend.Name:
+		tries = []string{OracleBackend}
+	case strings.HasPrefix(fam, xlaName+"-"):
+		if !XLACompiled {
+			return "", fmt.Sprintf("made on %s, which this machine lacks (this fedpipe is built without the XLA backend)", fam)
+		}
+		plugin := strings.TrimPrefix(fam, xlaName+"-")
+		tries = []string{xlaName + ":" + plugin, xlaName + ":" + plugin + "," + optTF32}
+	default:
+		return "", fmt.Sprintf("made on %q, a backend this fedpipe does not know", id)
+	}
+	var here []string
+	for _, t := range tries {
+		c, err := ResolveBackend(t)
+		if err != nil {
+			continue
+		}
+		if BackendID(c) == id {
+			return c, ""
+		}
+		here = append(here, BackendID(c))
+	}
+	if len(here) == 0 {
+		return "", fmt.Sprintf("made on %s, which this machine lacks", fam)
+	}
+	return "", fmt.Sprintf("made on %s, which this machine lacks (its %s is %s)", id, fam, strings.Join(here, " or "))
+}

@@ -171,3 +171,53 @@ func TestSingleThreaded(t *testing.T) {
 		t.Errorf("SingleThreaded(%q) = %q, true; fpcpu has no single-threaded mode", OracleBackend, got)
 	}
 }
+
+// CurrentBackendID keeps the backend that made a result (its family, an XLA plugin's
+// identity and TF32 setting) and takes this code's versions: a result of an older lockstep
+// or model code gets a new id (so its key changes: stale), a current one its own id.
+func TestCurrentBackendID(t *testing.T) {
+	if got := CurrentBackendID(BackendID(OracleBackend)); got != BackendID(OracleBackend) {
+		t.Errorf("current fpcpu id %q → %q", BackendID(OracleBackend), got)
+	}
+	old := strings.Replace(BackendID(OracleBackend), CodeVersion, "fpgraph-1", 1)
+	if got := CurrentBackendID(old); got != BackendID(OracleBackend) {
+		t.Errorf("fpcpu of older model code %q → %q, want %q", old, got, BackendID(OracleBackend))
+	}
+	if got := CurrentBackendID(BackendID(CPUBackend)); got != BackendID(CPUBackend) {
+		t.Errorf("current fpfast id → %q", got)
+	}
+	plugin := "xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5"
+	cur := "gomlx@" + gomlxVersion() + "/" + plugin + "+" + LockstepCodeVersion + "/" + CodeVersion + "/float32"
+	for _, rec := range []string{cur,
+		"gomlx@" + gomlxVersion() + "/" + plugin + "+lockstep-1/" + CodeVersion + "/float32",
+		"gomlx@v0.1.0/" + plugin + "+" + LockstepCodeVersion + "/fpgraph-1/float32"} {
+		if got := CurrentBackendID(rec); got != cur {
+			t.Errorf("CurrentBackendID(%q) = %q, want %q", rec, got, cur)
+		}
+	}
+	tf := strings.Replace(cur, plugin, plugin+",tf32", 1)
+	if got := CurrentBackendID(tf); got != tf {
+		t.Errorf("TF32 lost: %q → %q", tf, got)
+	}
+	if got := CurrentBackendID("cpu-a"); got != "cpu-a" {
+		t.Errorf("an id of no known form changed: %q", got)
+	}
+}
+
+// BackendHere finds the configuration that computes a backend's results bit for bit here
+// (fpfast and fpcpu always), and says why not for a backend this machine lacks.
+func TestBackendHere(t *testing.T) {
+	for _, b := range []string{CPUBackend, OracleBackend} {
+		if c, why := BackendHere(BackendID(b)); c != b || why != "" {
+			t.Errorf("BackendHere(%s) = %q, %q", BackendID(b), c, why)
+		}
+	}
+	old := strings.Replace(BackendID(OracleBackend), CodeVersion, "fpgraph-1", 1)
+	if c, why := BackendHere(old); c != "" || !strings.Contains(why, "lacks") {
+		t.Errorf("older fpcpu code: %q, %q", c, why)
+	}
+	xla := "gomlx@v0.26.0/xla-cuda@jax-cuda13-pjrt-0.11.2-00000000deadbeef+" + LockstepCodeVersion + "/" + CodeVersion + "/float32"
+	if c, why := BackendHere(xla); c != "" || !strings.Contains(why, "made on xla-cuda") || !strings.Contains(why, "lacks") {
+		t.Errorf("BackendHere(an XLA plugin not here) = %q, %q", c, why)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -19,12 +20,22 @@ import (
 // keeps, so that a reader can tell a current result from a stale one: the content store
 // finds a result only by its exact key, and a key says nothing of what changed.
 //
-//	cells/<manifest name>/<stage name, path-escaped>.json
+//	cells/<manifest name>/<stage name, path-escaped>.json            made on fpfast, or on no backend
+//	cells/<manifest name>/<backend family>/<stage name, path-escaped>.json   made on another backend
 //
 // Each file names the stage's key and its description (the canonical JSON that was hashed
 // into the key: kind, code version, parameters, inputs, backend) when the kept result was
 // made. A later version of the same stage whose key differs is stale, and the two
-// descriptions say why.
+// descriptions say why. The index keeps one result per stage and backend family (fpfast,
+// fpcpu, xla-cuda: the backend without its versions, BackendFamily): the reference
+// backend's (ReferenceFamily) at the plain path, as before there were others, and each
+// other family's in a folder of its name beside it. A stage that computes on no backend
+// (a partition) has the one plain entry, shared by every backend's cells.
+
+// ReferenceFamily is the backend family whose kept results the index holds at the plain
+// path, and whose result a verdict reads when it has a current one: fpfast, fedpipe's
+// default CPU backend (model.CPUBackend).
+const ReferenceFamily = "fpfast"
 
 // keptEntry is one stage's index file.
 type keptEntry struct {
@@ -34,75 +45,131 @@ type keptEntry struct {
 	Description json.RawMessage `json:"description"`
 }
 
-// keptPath is the index file of stage name of manifest in dir.
-func keptPath(dir, manifest, name string) string {
-	return filepath.Join(dir, "cells", url.PathEscape(manifest), url.PathEscape(name)+".json")
+// keptPath is the index file of stage name of manifest in dir, made on backend family
+// ("" for a stage on no backend).
+func keptPath(dir, manifest, family, name string) string {
+	if family == "" || family == ReferenceFamily {
+		return filepath.Join(dir, "cells", url.PathEscape(manifest), url.PathEscape(name)+".json")
+	}
+	return filepath.Join(dir, "cells", url.PathEscape(manifest), url.PathEscape(family), url.PathEscape(name)+".json")
 }
 
 // RecordKept writes the index entry of stage n of g into the kept-results directory dir
-// (as the directory remote writes its objects: a reader never sees half of it).
+// (as the directory remote writes its objects: a reader never sees half of it), as the
+// entry of n's backend family: a kept result of the same stage made on another backend
+// keeps its own entry, and one of the same family made by other code or settings is
+// replaced, as recomputing a stale cell does.
 func RecordKept(dir string, g *Graph, n *Node) error {
 	b, err := json.MarshalIndent(keptEntry{Manifest: g.Manifest.Name, Stage: n.Name, Key: n.Key.String(),
 		Description: json.RawMessage(n.desc)}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, n.Name), append(b, '\n'))
+	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), append(b, '\n'))
 }
 
-// backendFamily is the backend a stage description names, without its versions ("fpfast",
-// "fpcpu", "xla-cuda", from "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32"
-// and the like), or "" for a stage that names none (a partition).
-func backendFamily(desc json.RawMessage) string {
-	var d struct {
-		Backend string `json:"backend"`
-	}
-	if json.Unmarshal(desc, &d) != nil || d.Backend == "" {
+// BackendFamily is a backend id's backend without its versions ("fpfast", "fpcpu",
+// "xla-cuda", from "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32" and the
+// like; see model.BackendID), or "" for no id.
+func BackendFamily(id string) string {
+	if id == "" {
 		return ""
 	}
-	fam := d.Backend
+	fam := id
 	if parts := strings.Split(fam, "/"); len(parts) >= 2 {
 		fam = parts[1]
 	}
 	fam, _, _ = strings.Cut(fam, "@")
+	fam, _, _ = strings.Cut(fam, "+")
 	return fam
 }
 
-// KeptConflict says why stage n of g must not be recorded in the kept-results directory dir
-// ("" when it may): the entry there was made on another backend. Recording n would make the
-// index name n's result instead, and the kept result it names now, the same cell measured on
-// another backend (fpfast and a GPU, say), would drop out of every page and gc unseen. A result
-// of the same backend made by other code or settings replaces a stale one, as recomputing a
-// cell does.
-func KeptConflict(dir string, g *Graph, n *Node) (string, error) {
-	e, ok, err := readKept(dir, g.Manifest.Name, n.Name)
-	if err != nil || !ok || e.Key == n.Key.String() {
-		return "", err
+// descBackend is the backend id a stage description names ("" for a stage on none).
+func descBackend(desc json.RawMessage) string {
+	var d struct {
+		Backend string `json:"backend"`
 	}
-	old, cur := backendFamily(e.Description), backendFamily(n.desc)
-	if old == cur {
-		return "", nil
+	if json.Unmarshal(desc, &d) != nil {
+		return ""
 	}
-	return fmt.Sprintf("%s keeps %s %q made on %s; this one was made on %s", dir, g.Manifest.Name, n.Name, old, cur), nil
+	return d.Backend
+}
+
+// NodeFamily is the backend family stage n computes on, or for a stage on none, that of
+// the first of its inputs computed on one (a report of evaluations), so that each backend's
+// results have their own entries; "" for a stage that depends on no backend (a partition).
+func NodeFamily(n *Node) string {
+	if n.Backend != "" {
+		return BackendFamily(n.Backend)
+	}
+	for _, in := range n.Inputs {
+		if f := NodeFamily(in); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+// KeptBackends lists the backend ids that the index of manifest in dir records (each
+// distinct id once, sorted): the backends whose graphs a reader builds, beside its own, to
+// read every kept result.
+func KeptBackends(dir, manifest string) ([]string, error) {
+	m := filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest)))
+	files, err := filepath.Glob(filepath.Join(m, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	others, err := filepath.Glob(filepath.Join(m, "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, others...)
+	seen := map[string]bool{}
+	var ids []string
+	for _, path := range files {
+		e, err := readKeptFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if id := descBackend(e.Description); id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// globEscape quotes the characters filepath.Match treats as patterns.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
 }
 
 // maxKeptEntry bounds what is read of one index file (each is a few KiB of JSON).
 const maxKeptEntry = 16 << 20
 
-// readKept reads stage name's index entry in dir (ok false if there is none). A file that
-// is not a regular one, or is larger than maxKeptEntry, is an error naming it.
-func readKept(dir, manifest, name string) (e keptEntry, ok bool, err error) {
-	b, err := remote.ReadRegular(keptPath(dir, manifest, name), maxKeptEntry)
+// readKept reads the index entry in dir of stage n of manifest, made on n's backend family
+// (ok false if there is none). A file that is not a regular one, or is larger than
+// maxKeptEntry, is an error naming it.
+func readKept(dir, manifest string, n *Node) (e keptEntry, ok bool, err error) {
+	e, err = readKeptFile(keptPath(dir, manifest, NodeFamily(n), n.Name))
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false, nil
 	}
+	return e, err == nil, err
+}
+
+// readKeptFile reads one index file.
+func readKeptFile(path string) (e keptEntry, err error) {
+	b, err := remote.ReadRegular(path, maxKeptEntry)
 	if err != nil {
-		return e, false, err
+		return e, err
 	}
 	if err := json.Unmarshal(b, &e); err != nil {
-		return e, false, fmt.Errorf("%s: %w", keptPath(dir, manifest, name), err)
+		return e, fmt.Errorf("%s: %w", path, err)
 	}
-	return e, true, nil
+	return e, nil
 }
 
 // KeptStale returns, for the kept-results directory dir, a function that says whether
@@ -112,7 +179,7 @@ func readKept(dir, manifest, name string) (e keptEntry, ok bool, err error) {
 // entry, or whose entry has n's current key, is not stale. old is the kept result's key.
 func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Digest, ok bool) {
 	return func(n *Node) (string, artifacts.Digest, bool) {
-		e, ok, err := readKept(dir, g.Manifest.Name, n.Name)
+		e, ok, err := readKept(dir, g.Manifest.Name, n)
 		if err != nil || !ok || e.Key == n.Key.String() {
 			return "", artifacts.Digest{}, false
 		}
@@ -133,7 +200,7 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 				walk(in)
 			}
 			total++
-			old, ok, err := readKept(dir, g.Manifest.Name, m.Name)
+			old, ok, err := readKept(dir, g.Manifest.Name, m)
 			if err != nil || !ok {
 				changed++
 				reasons = append(reasons, m.Kind+": no kept description")
@@ -158,22 +225,23 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 }
 
 // KeptKeys returns the keys that the kept-results index of directory dir names (none
-// when dir has no index): the result each stage of each manifest last pushed there, which
-// a reader reports as current or stale, so gc keeps them whatever manifests it is given.
+// when dir has no index): the result each stage of each manifest last pushed there, on
+// each backend family, which a reader reports as current or stale, so gc keeps them
+// whatever manifests it is given.
 func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
 	keys := map[artifacts.Digest]bool{}
 	files, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	for _, path := range files {
-		b, err := remote.ReadRegular(path, maxKeptEntry)
+	others, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json")) // other backends' entries
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range append(files, others...) {
+		e, err := readKeptFile(path)
 		if err != nil {
 			return nil, err
-		}
-		var e keptEntry
-		if err := json.Unmarshal(b, &e); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		key, err := artifacts.ParseDigest(e.Key)
 		if err != nil {
@@ -211,7 +279,7 @@ func (e *keptDamage) Is(target error) bool { return target == ErrKeptDamaged }
 func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store, r *remote.Remote) error {
 	for _, n := range g.Nodes {
 		damaged := func(why string) error { return &keptDamage{manifest: g.Manifest.Name, stage: n.Name, why: why} }
-		e, indexed, err := readKept(dir, g.Manifest.Name, n.Name)
+		e, indexed, err := readKept(dir, g.Manifest.Name, n)
 		if err != nil {
 			return damaged("its index entry is unreadable: " + err.Error())
 		}
@@ -219,7 +287,7 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 		if indexed && e.Key != n.Key.String() {
 			old, err := artifacts.ParseDigest(e.Key)
 			if err != nil {
-				return damaged(fmt.Sprintf("its index entry %s: key: %v", keptPath(dir, g.Manifest.Name, n.Name), err))
+				return damaged(fmt.Sprintf("its index entry %s: key: %v", keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), err))
 			}
 			keys = append(keys, old)
 		}
@@ -237,7 +305,7 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 				return err
 			case !ok && indexed && key.String() == e.Key:
 				return damaged(fmt.Sprintf("its index entry %s names result %s, but %s is missing",
-					keptPath(dir, g.Manifest.Name, n.Name), key.Short(), filepath.Join(dir, "ac", key.String())))
+					keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), key.Short(), filepath.Join(dir, "ac", key.String())))
 			}
 		}
 	}

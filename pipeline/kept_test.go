@@ -1,6 +1,10 @@
 package pipeline
 
 import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,11 +41,22 @@ func keptNodeOf(g *Graph, kind string) *Node {
 	return nil
 }
 
-// A kept result is current while its key is; after a train code-version bump (or another
-// backend) the kept evaluation is stale, and the reason names the stage and what changed.
+// Backend ids as model.BackendID writes them.
+const (
+	fastID  = "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32"
+	fast2ID = "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-5/float32" // newer model code
+	cpuID   = "gomlx@v0.26.0/fpcpu@1/fpgraph-4/float32"
+	xlaID   = "gomlx@v0.26.0/xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5+lockstep-3/fpgraph-4/float32"
+	xla4ID  = "gomlx@v0.26.0/xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5+lockstep-4/fpgraph-4/float32"
+)
+
+// A kept result is current while its key is; after a train code-version bump (or a new
+// version of its backend's code) the kept evaluation is stale, and the reason names the
+// stage and what changed. A backend of another family reads its own entries: none kept is
+// not stale but not computed.
 func TestKeptStaleNamesWhatChanged(t *testing.T) {
 	dir := t.TempDir()
-	g := keptGraph(t, "cpu-a")
+	g := keptGraph(t, fastID)
 	for _, n := range g.Nodes {
 		if err := RecordKept(dir, g, n); err != nil {
 			t.Fatal(err)
@@ -53,7 +68,7 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 	old := CodeVersions[manifest.KindTrain]
 	CodeVersions[manifest.KindTrain] = old + 1
 	defer func() { CodeVersions[manifest.KindTrain] = old }()
-	g2 := keptGraph(t, "cpu-a")
+	g2 := keptGraph(t, fastID)
 	why, oldKey, ok := KeptStale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
 	if kept := artifacts.Digest(keptNodeOf(g, manifest.KindEvaluate).Key); oldKey != kept {
 		t.Errorf("stale result's key %s, want the kept one %s", oldKey, kept)
@@ -66,10 +81,14 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 		t.Errorf("the partition did not change: %q", why)
 	}
 	CodeVersions[manifest.KindTrain] = old
-	g3 := keptGraph(t, "cpu-b")
+	g3 := keptGraph(t, fast2ID)
 	why, _, ok = KeptStale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
-	if !ok || !strings.Contains(why, `train: backend "cpu-a" → "cpu-b"`) {
-		t.Errorf("another backend: stale = %v, %q", ok, why)
+	if !ok || !strings.Contains(why, `train: backend "`+fastID+`" → "`+fast2ID+`"`) {
+		t.Errorf("the backend's code changed: stale = %v, %q", ok, why)
+	}
+	g4 := keptGraph(t, cpuID)
+	if why, _, ok := KeptStale(dir, g4)(keptNodeOf(g4, manifest.KindEvaluate)); ok {
+		t.Errorf("fpfast's kept result makes fpcpu's cell stale: %q", why)
 	}
 	// A stage never kept is not stale: it is not computed.
 	if _, _, ok := KeptStale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
@@ -79,40 +98,80 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// A kept result is not replaced in the index by one of another backend (KeptConflict names
-// both), but is by one of the same backend made by other code, and a partition, which names
-// no backend, never conflicts.
-func TestKeptConflictRefusesAnotherBackend(t *testing.T) {
+// The index keeps one result per stage and backend family: a result of another backend is
+// recorded beside the reference one (fpfast's entry, at the plain path, unchanged), each
+// is current or stale against its own backend's keys, KeptKeys names both and KeptBackends
+// the other backend; a partition, on no backend, has its one shared entry; a result of the
+// same family made by newer code replaces that family's entry.
+func TestKeptOneResultPerBackend(t *testing.T) {
 	dir := t.TempDir()
-	fast := "gomlx@v0.26.0/fpfast@1+gemm-avx2fma+fpcpu@1/fpgraph-4/float32"
-	g := keptGraph(t, fast)
-	for _, n := range g.Nodes {
-		if err := RecordKept(dir, g, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range []struct {
-		backend  string
-		conflict bool
-	}{
-		{fast, false},
-		{"gomlx@v0.26.0/fpfast@2+gemm-generic+fpcpu@1/fpgraph-5/float32", false}, // other versions, same backend
-		{"gomlx@v0.26.0/xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5+lockstep-3/fpgraph-4/float32", true},
-		{"gomlx@v0.26.0/fpcpu@1/fpgraph-4/float32", true},
-	} {
-		g2 := keptGraph(t, c.backend)
-		for _, kind := range []string{manifest.KindPartition, manifest.KindTrain, manifest.KindEvaluate} {
-			why, err := KeptConflict(dir, g2, keptNodeOf(g2, kind))
-			want := c.conflict && kind != manifest.KindPartition
-			if err != nil || (why != "") != want {
-				t.Errorf("%s %s: conflict %q, %v; want one: %v", c.backend, kind, why, err, want)
-			}
-			if want && (!strings.Contains(why, "made on fpfast") || !strings.Contains(why, "made on "+backendFamily([]byte(`{"backend":"`+c.backend+`"}`)))) {
-				t.Errorf("%s %s: %q names not both backends", c.backend, kind, why)
+	record := func(g *Graph) {
+		t.Helper()
+		for _, n := range g.Nodes {
+			if err := RecordKept(dir, g, n); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
-	if why, err := KeptConflict(t.TempDir(), g, keptNodeOf(g, manifest.KindTrain)); why != "" || err != nil {
-		t.Errorf("nothing kept: conflict %q, %v", why, err)
+	fast, xla := keptGraph(t, fastID), keptGraph(t, xlaID)
+	record(fast)
+	trainFast := keptPath(dir, "kept", "", keptNodeOf(fast, manifest.KindTrain).Name)
+	before, err := os.ReadFile(trainFast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := KeptBackends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID}) {
+		t.Fatalf("only fpfast kept: backends %v, %v", ids, err)
+	}
+	record(xla)
+	if after, _ := os.ReadFile(trainFast); string(after) != string(before) {
+		t.Errorf("recording xla-cuda's result changed fpfast's entry:\n%s", after)
+	}
+	trainXLA := filepath.Join(dir, "cells", "kept", "xla-cuda", url.PathEscape(keptNodeOf(xla, manifest.KindTrain).Name)+".json")
+	if b, err := os.ReadFile(trainXLA); err != nil || !strings.Contains(string(b), keptNodeOf(xla, manifest.KindTrain).Key.String()) {
+		t.Fatalf("xla-cuda's entry %s: %v\n%s", trainXLA, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cells", "kept", "xla-cuda", "partition%20seed=42.json")); err == nil {
+		t.Error("the partition, on no backend, got an xla-cuda entry")
+	}
+	if ids, err := KeptBackends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID, xlaID}) {
+		t.Errorf("KeptBackends = %v, %v; want [%s %s]", ids, err, fastID, xlaID)
+	}
+	for _, g := range []*Graph{fast, xla} {
+		for _, n := range g.Nodes {
+			if why, _, ok := KeptStale(dir, g)(n); ok {
+				t.Errorf("%s %s: current result called stale: %s", NodeFamily(n), n.Name, why)
+			}
+		}
+	}
+	keys, err := KeptKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*Graph{fast, xla} {
+		for _, n := range g.Nodes {
+			if !keys[artifacts.Digest(n.Key)] {
+				t.Errorf("KeptKeys lacks %s %s", NodeFamily(n), n.Name)
+			}
+		}
+	}
+	if len(keys) != 7 { // one partition, two trains, two evaluations, two reports
+		t.Errorf("KeptKeys names %d results, want 7", len(keys))
+	}
+	// XLA's lockstep code changed: its kept result is stale, saying so; fpfast's is not.
+	xla4 := keptGraph(t, xla4ID)
+	why, _, ok := KeptStale(dir, xla4)(keptNodeOf(xla4, manifest.KindEvaluate))
+	if !ok || !strings.Contains(why, "lockstep-3") || !strings.Contains(why, "lockstep-4") {
+		t.Errorf("xla-cuda's lockstep code changed: stale = %v, %q", ok, why)
+	}
+	record(xla4)
+	if b, _ := os.ReadFile(trainXLA); !strings.Contains(string(b), keptNodeOf(xla4, manifest.KindTrain).Key.String()) {
+		t.Errorf("a newer xla-cuda result did not replace the stale one:\n%s", b)
+	}
+	if after, _ := os.ReadFile(trainFast); string(after) != string(before) {
+		t.Error("recording a newer xla-cuda result changed fpfast's entry")
+	}
+	if BackendFamily(xlaID) != "xla-cuda" || BackendFamily(fastID) != "fpfast" || BackendFamily(cpuID) != "fpcpu" || BackendFamily("") != "" {
+		t.Errorf("BackendFamily: %q %q %q", BackendFamily(xlaID), BackendFamily(fastID), BackendFamily(cpuID))
 	}
 }

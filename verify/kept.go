@@ -7,8 +7,8 @@ import (
 )
 
 // Verdict words of kept paper-scale results (fedpipe reproduced): a published cell is
-// reproduced (within tolerance), differs, stale (its kept result was made by other code,
-// settings or backend), not computed, or needs an input that is missing here (model.init's
+// reproduced (within tolerance), differs, stale (its kept result was made by other code or
+// settings than its backend's current ones), not computed, or needs an input that is missing here (model.init's
 // pretrained weights), which keeps it out of the count of cells that can be computed.
 const (
 	Reproduced = "reproduced"
@@ -27,7 +27,7 @@ func KeptWord(verdict string) string {
 }
 
 // KeptVerdict is the kept-results verdict of c as the command and the page show it: the
-// word, why a stale cell is stale, and whether a differing cell's deviation is known (its
+// word, why a stale cell is stale, which backend's result it reads (KeptOn), and whether a differing cell's deviation is known (its
 // text too with detail).
 func KeptVerdict(c Cell, detail bool) string {
 	v := KeptWord(c.Verdict)
@@ -39,6 +39,13 @@ func KeptVerdict(c Cell, detail bool) string {
 		v += fmt.Sprintf(" (%s; it measured %.2f over %d of %d seeds)", c.StaleWhy, c.StaleMeasured, c.StaleSeeds, c.SeedsOf)
 	case c.StaleWhy != "":
 		v += " (" + c.StaleWhy + ")"
+	}
+	if c.KeptOn != "" {
+		v += " (the " + c.KeptOn + " result"
+		if len(c.KeptOthers) > 0 {
+			v += "; also kept: " + strings.Join(c.KeptOthers, ", ")
+		}
+		v += ")"
 	}
 	switch {
 	case c.Known != "" && detail:
@@ -141,9 +148,11 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 	b.WriteString("# Published numbers reproduced at paper scale\n\n")
 	fmt.Fprintf(&b, "Generated from the kept results in `reproduced/` by `%s`; do not edit by hand (CI fails when it is out of date). "+
 		"A cell is *reproduced* when its kept measurement (the mean over the seeds kept so far) is within the expectation's "+
-		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code, settings "+
-		"or backend than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
-		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart.\n\n", regenerate)
+		"tolerance of the published number, *differs* otherwise, *stale* when its kept results were made by other code or settings "+
+		"than the current ones, *not computed* when nothing is kept, and *needs* an input that cannot be obtained here "+
+		"(model.init's pretrained weights) when its published setting starts from one; those are counted apart. "+
+		"A result made on any backend counts (fpfast, fpcpu, a GPU's `xla-cuda`): a verdict reads fpfast's result when it has a current one, "+
+		"else another backend's, and then names it (\"the xla-cuda result\"); how it was made names the backend id (docs/reproducing.md).\n\n", regenerate)
 	b.WriteString(keptEvidenceNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n")
 	var skipped []KeptManifest
@@ -177,3 +186,65 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 
 // mdEscape keeps a table cell one cell.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// KeptReading is one backend's reading of a manifest's published cells from the kept
+// results: the cells as VerifyWith gives them for the graph built with that backend's id,
+// in the manifest's order, and per cell how its kept results were made.
+type KeptReading struct {
+	// Family is the backend family ("fpfast", "xla-cuda").
+	Family     string
+	Cells      []Cell
+	Provenance [][]string
+}
+
+// keptRank orders readings of one cell: a current result (reproduced or differs) before a
+// stale one before none.
+func keptRank(c Cell) int {
+	switch c.Verdict {
+	case Pass, Fail:
+		return 2
+	case Stale:
+		return 1
+	}
+	return 0
+}
+
+// ChooseKept gives each cell the verdict of one backend's kept result, rs[0] being the
+// reference backend's reading and the others' readings of the same manifest: a current
+// result counts whichever backend made it, the reference backend's first, then the others'
+// in order; failing any, a stale one in the same order; failing that, rs[0]'s cell (not
+// computed). The chosen cell names its backend (KeptOn) when it is not the reference's or
+// when other backends keep results of the cell too (KeptOthers: what they read).
+func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	cells := make([]Cell, len(rs[0].Cells))
+	prov := make([][]string, len(rs[0].Cells))
+	for i := range rs[0].Cells {
+		best := 0
+		for j, r := range rs {
+			if i < len(r.Cells) && keptRank(r.Cells[i]) > keptRank(rs[best].Cells[i]) {
+				best = j
+			}
+		}
+		c := rs[best].Cells[i]
+		if i < len(rs[best].Provenance) {
+			prov[i] = rs[best].Provenance[i]
+		}
+		if keptRank(c) > 0 {
+			for j, r := range rs {
+				// Another build of the same backend (an XLA plugin) reads the chosen
+				// result as another key's: it is no other backend's result.
+				if j != best && r.Family != rs[best].Family && i < len(r.Cells) && keptRank(r.Cells[i]) > 0 {
+					c.KeptOthers = append(c.KeptOthers, r.Family+": "+KeptWord(r.Cells[i].Verdict))
+				}
+			}
+			if best != 0 || len(c.KeptOthers) > 0 {
+				c.KeptOn = rs[best].Family
+			}
+		}
+		cells[i] = c
+	}
+	return cells, prov
+}

@@ -76,6 +76,12 @@ type Cell struct {
 	// Needs names, for a cell whose verdict is Needs, the missing input and where it comes
 	// from (e.g. "model.init: resnet18-imagenet.safetensors (…)").
 	Needs string `json:"needs,omitempty"`
+	// KeptOn names, for a kept-results verdict, the backend family whose kept result the
+	// verdict reads ("xla-cuda") when it is not the reference backend's or when other
+	// backends keep results of the cell too; KeptOthers says what those read ("fpfast:
+	// stale"). Both are empty for a cell kept on the reference backend alone.
+	KeptOn     string   `json:"kept_on,omitempty"`
+	KeptOthers []string `json:"kept_others,omitempty"`
 	// Nodes are the keys of the stages that gave the measured figures (one per seed used).
 	Nodes  []string `json:"stage_keys,omitempty"`
 	Source string   `json:"source,omitempty"`

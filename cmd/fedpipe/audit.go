@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
@@ -22,6 +23,16 @@ const (
 	auditFail    = "fail"
 	auditNoPrint = "no fingerprints" // the result predates fingerprints, or lacks some rounds
 	auditCorrupt = "corrupt"         // a recorded output no longer matches its digest
+	// auditUnchecked: made on a backend this machine lacks, and no cross-backend check could
+	// stand in (the result keeps no sketch): nothing was recomputed.
+	auditUnchecked = "unchecked"
+)
+
+// Cross-backend check verdicts (auditCell.Cross).
+const (
+	crossPass     = "pass"
+	crossFail     = "fail"
+	crossNoSketch = "no sketch kept" // the result predates sketches, or continued one that did
 )
 
 // auditCell is one kept train result's audit.
@@ -38,6 +49,14 @@ type auditCell struct {
 	Note       string `json:"note,omitempty"`
 	// Provenance is the provenance recorded with the audited result.
 	Provenance *pipeline.Provenance `json:"provenance,omitempty"`
+	// Backend is the family of the backend that made the result ("fpfast", "xla-cuda").
+	Backend string `json:"backend,omitempty"`
+	// Bitwise says the first rounds were recomputed on that backend with equal fingerprints.
+	Bitwise bool `json:"bit_for_bit,omitempty"`
+	// Cross is the cross-backend check of a result made on a backend other than the
+	// reference one (crossCheck): empty for a reference result.
+	Cross     string            `json:"cross_check,omitempty"`
+	CrossDiff *train.SketchDiff `json:"cross_check_diff,omitempty"`
 }
 
 // auditOptions are verify's --audit flags.
@@ -131,21 +150,9 @@ func auditNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, lo
 			return c, nil
 		}
 	}
-	ds, err := loader.Load(r.Dataset)
+	st, err := recomputePrefix(ctx, n, loader, backend, c.Rounds)
 	if err != nil {
 		return c, err
-	}
-	if n.Data != nil && ds.Digest != n.Data.Digest {
-		return c, fmt.Errorf("%s: dataset %s changed since planning (digest %s, planned %s)", n.Name, ds.Name, ds.Digest, n.Data.Digest)
-	}
-	assign, err := partition.Make(ds, r.Dataset, r.Partition, r.PartitionSeed()) // as the partition stage draws it (stages/partition_kind.go)
-	if err != nil {
-		return c, err
-	}
-	st, err := train.Run(ctx, train.Config{Run: r, Data: ds, Assign: assign, Backend: backend,
-		Lockstep: train.LockstepDefault(backend), StopAfter: c.Rounds})
-	if err != nil {
-		return c, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	c.Verdict = auditPass
 	for _, f := range st.Fingerprints {
@@ -159,6 +166,127 @@ func auditNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, lo
 	}
 	if c.Verdict == auditPass && len(st.Fingerprints) < c.Rounds {
 		c.Verdict, c.Note = auditFail, fmt.Sprintf("the recomputation recorded %d fingerprints for %d rounds", len(st.Fingerprints), c.Rounds)
+	}
+	return c, nil
+}
+
+// recomputePrefix trains the first rounds of train stage n on backend with the run's full
+// configuration, stopping after round rounds (train.Config.StopAfter), on the data and
+// partition the stage was planned with.
+func recomputePrefix(ctx context.Context, n *pipeline.Node, loader *data.Loader, backend string, rounds int) (*train.State, error) {
+	r := n.Run
+	ds, err := loader.Load(r.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if n.Data != nil && ds.Digest != n.Data.Digest {
+		return nil, fmt.Errorf("%s: dataset %s changed since planning (digest %s, planned %s)", n.Name, ds.Name, ds.Digest, n.Data.Digest)
+	}
+	assign, err := partition.Make(ds, r.Dataset, r.Partition, r.PartitionSeed()) // as the partition stage draws it (stages/partition_kind.go)
+	if err != nil {
+		return nil, err
+	}
+	st, err := train.Run(ctx, train.Config{Run: r, Data: ds, Assign: assign, Backend: backend,
+		Lockstep: train.LockstepDefault(backend), StopAfter: rounds})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return st, nil
+}
+
+// crossCheck checks a kept train result made on another backend against the reference
+// CPU backend: it recomputes round train.SketchRound on fpfast and compares the sketch of
+// that state with the one kept with the result (train.CompareSketches: per tensor, the
+// relative difference of its norm and projections), passing when no tensor's exceeds
+// `backend --check`'s tolerance. Two backends round differently, so their bits differ, but
+// a genuine result of either lies within the tolerance; a forged or damaged one does not.
+func crossCheck(ctx context.Context, n *pipeline.Node, store *artifacts.Store, loader *data.Loader) (string, *train.SketchDiff, error) {
+	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok {
+		return crossFail, nil, nil
+	}
+	d, ok := a.Outputs[train.SketchOutput]
+	if !ok {
+		return crossNoSketch, nil, nil
+	}
+	b, err := store.Get(d)
+	if err != nil {
+		return crossFail, &train.SketchDiff{Mismatch: err.Error()}, nil
+	}
+	kept, err := train.DecodeSketch(b)
+	if err != nil {
+		return crossFail, &train.SketchDiff{Mismatch: err.Error()}, nil
+	}
+	st, err := recomputePrefix(ctx, n, loader, model.CPUBackend, kept.Round)
+	if err != nil {
+		return "", nil, err
+	}
+	if st.Sketch == nil {
+		return crossFail, &train.SketchDiff{Mismatch: fmt.Sprintf("the recomputation kept no sketch of round %d", kept.Round)}, nil
+	}
+	diff := train.CompareSketches(st.Sketch, kept)
+	if !diff.OK(checkTolerance) {
+		return crossFail, &diff, nil
+	}
+	return crossPass, &diff, nil
+}
+
+// crossText describes a cross-backend check for the audit's table.
+func crossText(c auditCell) string {
+	d := c.CrossDiff
+	switch {
+	case c.Cross == "":
+		return ""
+	case d == nil:
+		return "cross-backend check: " + c.Cross
+	case d.Mismatch != "":
+		return "cross-backend check: " + c.Cross + " (" + d.Mismatch + ")"
+	}
+	return fmt.Sprintf("cross-backend check: %s (round 1 on %s against the kept sketch: largest relative difference %.2g, %s, of %d tensors; tolerance %g)",
+		c.Cross, model.CPUBackend, d.Worst, d.WorstTensor, d.Tensors, checkTolerance)
+}
+
+// backendHere is model.BackendHere; tests replace it to play a backend this machine lacks.
+var backendHere = model.BackendHere
+
+// auditKeptNode audits one kept train result of `fedpipe reproduced --audit`: bit for bit
+// (auditNode) on the backend that made it when that backend is here (primary, the
+// configuration the reference graph was built with, or model.BackendHere's), and, for a
+// result of a backend other than the reference one, the cross-backend check (crossCheck).
+// A result of a backend this machine lacks passes on the cross-backend check alone, and
+// says so.
+func auditKeptNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, loader *data.Loader, primary string, rounds int) (auditCell, error) {
+	fam := pipeline.NodeFamily(n)
+	here, why := primary, ""
+	if n.Backend != model.BackendID(primary) {
+		here, why = backendHere(n.Backend)
+	}
+	var c auditCell
+	var err error
+	if here != "" {
+		if c, err = auditNode(ctx, n, store, loader, here, rounds); err != nil {
+			return c, err
+		}
+		c.Bitwise = c.Verdict == auditPass
+	} else {
+		c = auditCell{Cell: n.Name, Key: n.Key.String(), Verdict: auditUnchecked, Note: "not audited bit for bit: " + why}
+	}
+	c.Backend = fam
+	if fam == pipeline.ReferenceFamily {
+		return c, nil
+	}
+	c.Cross, c.CrossDiff, err = crossCheck(ctx, n, store, loader)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case c.Cross == crossFail:
+		c.Verdict = auditFail
+	case c.Cross == crossPass && c.Verdict == auditUnchecked:
+		c.Verdict = auditPass
 	}
 	return c, nil
 }
@@ -213,7 +341,14 @@ func auditMarkdown(cells []auditCell) string {
 		if c.Round > 0 {
 			detail = fmt.Sprintf("round %d: recorded %s, recomputed %s", c.Round, c.Recorded, c.Recomputed)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(c.Cell), c.Rounds, c.Verdict, mdCell(detail))
+		if x := crossText(c); x != "" {
+			detail = strings.TrimPrefix(detail+"; "+x, "; ")
+		}
+		cell := c.Cell
+		if c.Backend != "" && c.Backend != pipeline.ReferenceFamily {
+			cell += " (made on " + c.Backend + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(cell), c.Rounds, c.Verdict, mdCell(detail))
 	}
 	return b.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -23,9 +22,8 @@ func pushPull(c *call) error {
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
 	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
-	var resultsOnly, replaceKept *bool
+	var resultsOnly *bool
 	if cmd == "push" {
-		replaceKept = fs.Bool("replace-kept", false, "let a directory remote's index name this push's results where it names results of the same stages made on another backend (refused otherwise, so that no kept result drops out unseen)")
 		resultsOnly = fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
 	}
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
@@ -95,26 +93,8 @@ func pushPull(c *call) error {
 			}
 			opt.Keep = resultOutput
 		}
-		// A push into a kept-results directory replaces no kept result of another backend
-		// (pipeline.KeptConflict), checked before anything is copied.
-		var conflicts []string
-		if err := eachKept(rf.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
-			why, err := pipeline.KeptConflict(dir, g, n)
-			if why != "" {
-				conflicts = append(conflicts, why)
-			}
-			return err
-		}); err != nil {
-			return failf(exitFailure, "fedpipe push: %v", err)
-		}
-		if len(conflicts) > 0 && !*replaceKept {
-			more := ""
-			if len(conflicts) > 3 {
-				more, conflicts = fmt.Sprintf(" (and %d more)", len(conflicts)-3), conflicts[:3]
-			}
-			return failf(exitInvalid, "fedpipe push: %s%s: a kept result is replaced only by one made on the same backend; "+
-				"push these to a kept-results directory of their own (one per backend), or give --replace-kept; nothing was pushed", strings.Join(conflicts, "; "), more)
-		}
+		// A push into a kept-results directory records each result as its backend's entry
+		// (pipeline.RecordKept): another backend's kept result of the same cell stays.
 		rep, err = pipeline.Push(ctx, graphs, store, rem, opt)
 		if err == nil {
 			err = eachKept(rf.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/stages/train"
 	"github.com/fedpipe/fedpipe/verify"
 )
 
@@ -41,7 +42,7 @@ func reproducedCmd(c *call) error {
 	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code, settings or backend: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -83,14 +84,12 @@ func reproducedCmd(c *call) error {
 	var ms []verify.KeptManifest
 	var graphs []*pipeline.Graph
 	for _, path := range fs.Args() {
-		km, g, err := checkKept(ctx, path, f, loader, dir, r, store)
+		km, gs, err := checkKept(ctx, path, f, loader, dir, r, store)
 		if err != nil {
 			return fail(err)
 		}
 		ms = append(ms, km)
-		if g != nil {
-			graphs = append(graphs, g)
-		}
+		graphs = append(graphs, gs...)
 	}
 	counts := verify.Count(ms)
 	regenerate := "make reproduced-page"
@@ -145,7 +144,7 @@ func reproducedCmd(c *call) error {
 // with partial seeds and stale detection. A manifest whose data is missing, or that
 // has no expectations, comes back skipped.
 func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loader, dir string, r *remote.Remote,
-	store *artifacts.Store) (verify.KeptManifest, *pipeline.Graph, error) {
+	store *artifacts.Store) (verify.KeptManifest, []*pipeline.Graph, error) {
 	km := verify.KeptManifest{File: path}
 	// A missing dataset is a reason to skip the manifest, not an error: find it before the
 	// graph is built (which reports it as an input error at dataset.path). Missing initial
@@ -163,7 +162,7 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 			set = append(slices.Clone(f.set), "model.init=")
 		}
 	}
-	g, _, err := loadGraphSet(path, set, loader, f.backend)
+	g, backend, err := loadGraphSet(path, set, loader, f.backend)
 	if err != nil {
 		return km, nil, err
 	}
@@ -184,25 +183,73 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 		km.Skipped = "no expect entries"
 		return km, nil, nil
 	}
-	// Every kept result, a stale cell's under its old key included (its figure is shown),
-	// is fetched; one that is damaged or missing fails the command, naming it.
-	if err := pipeline.FetchKept(ctx, dir, g, store, r); err != nil {
-		return km, nil, err
-	}
-	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
+	// Each cell reads the kept result of one backend (verify.ChooseKept): this one's (the
+	// reference, fpfast, unless --backend says otherwise), or another's that the index
+	// keeps, read against the keys this code gives that backend (model.CurrentBackendID):
+	// stale when code or settings changed, never because this machine lacks the backend.
+	reading, err := readKept(ctx, dir, g, store, r)
 	if err != nil {
 		return km, nil, err
 	}
-	km.Cells = cells
+	readings, graphs := []verify.KeptReading{reading}, []*pipeline.Graph{g}
+	ids, err := pipeline.KeptBackends(dir, g.Manifest.Name)
+	if err != nil {
+		return km, nil, err
+	}
+	seen := map[string]bool{pipeline.BackendFamily(model.BackendID(backend)): true}
+	for _, id := range ids {
+		cur := model.CurrentBackendID(id)
+		if seen[cur] || seen[pipeline.BackendFamily(cur)] {
+			continue
+		}
+		seen[cur] = true
+		gb, err := buildGraph(path, set, loader, cur)
+		if err != nil {
+			return km, nil, err
+		}
+		rb, err := readKept(ctx, dir, gb, store, r)
+		if err != nil {
+			return km, nil, err
+		}
+		readings, graphs = append(readings, rb), append(graphs, gb)
+	}
+	km.Cells, km.Provenance = verify.ChooseKept(readings)
+	return km, graphs, nil
+}
+
+// readKept reads the published cells of g (built for one backend) from the kept results:
+// every kept result of its stages, a stale cell's under its old key included (its figure
+// is shown), is fetched into store; one that is damaged or missing fails the command,
+// naming it.
+func readKept(ctx context.Context, dir string, g *pipeline.Graph, store *artifacts.Store, r *remote.Remote) (verify.KeptReading, error) {
+	rd := verify.KeptReading{Family: pipeline.BackendFamily(graphBackend(g))}
+	if err := pipeline.FetchKept(ctx, dir, g, store, r); err != nil {
+		return rd, err
+	}
+	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
+	if err != nil {
+		return rd, err
+	}
+	rd.Cells = cells
 	for _, c := range cells {
 		var lines []string
 		for _, rp := range c.Provenance {
 			lines = append(lines, fmt.Sprintf("seed %d: %s", rp.Seed, provenanceLine(rp.Train)))
 		}
 		sort.Strings(lines)
-		km.Provenance = append(km.Provenance, lines)
+		rd.Provenance = append(rd.Provenance, lines)
 	}
-	return km, g, nil
+	return rd, nil
+}
+
+// graphBackend is the backend id g's train stages compute with ("" when it has none).
+func graphBackend(g *pipeline.Graph) string {
+	for _, n := range g.Nodes {
+		if n.Backend != "" {
+			return n.Backend
+		}
+	}
+	return ""
 }
 
 // missingInit describes the initial-weights file m's model.init names when it does not
@@ -283,11 +330,11 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 	total := len(nodes)
 	nodes = sampleNodes(nodes, sample, seed)
 	loader := &data.Loader{DataDir: f.data}
-	passed := 0
+	passed, bitwise, crossed, crossPassed := 0, 0, 0, 0
 	var cells []auditCell
 	for i, n := range nodes {
 		fmt.Fprintf(stderr, "audit %d/%d: %s (%d rounds)\n", i+1, len(nodes), n.Name, min(rounds, n.Run.Train.Rounds))
-		c, err := auditNode(ctx, n, store, loader, backend, rounds)
+		c, err := auditKeptNode(ctx, n, store, loader, backend, rounds)
 		if err != nil {
 			return failure("fedpipe reproduced --audit", err)
 		}
@@ -295,11 +342,25 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 		if c.Verdict == auditPass {
 			passed++
 		}
+		if c.Bitwise {
+			bitwise++
+		}
+		if c.Cross != "" {
+			crossed++
+			if c.Cross == crossPass {
+				crossPassed++
+			}
+		}
 	}
 	if !f.json {
 		fmt.Fprint(stdout, auditMarkdown(cells))
-		fmt.Fprintf(stdout, "audit: %d of %d kept train results (seed %d) recomputed over their first %d rounds: %d reproduce their fingerprints\n",
-			len(cells), total, seed, rounds, passed)
+		fmt.Fprintf(stdout, "audit: %d of %d kept train results (seed %d) recomputed over their first %d rounds: %d reproduce their fingerprints",
+			len(cells), total, seed, rounds, bitwise)
+		if crossed > 0 {
+			fmt.Fprintf(stdout, "; %d of %d made on other backends pass the cross-backend check (round %d on %s within %g)",
+				crossPassed, crossed, train.SketchRound, model.CPUBackend, checkTolerance)
+		}
+		fmt.Fprintln(stdout)
 	}
 	if passed != len(cells) {
 		return exitErr(exitMismatch)

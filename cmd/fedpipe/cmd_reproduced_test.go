@@ -22,6 +22,10 @@ type reproducedOut struct {
 			// StaleMeasured is what a stale cell's kept result measured.
 			StaleMeasured float64 `json:"stale_measured"`
 			StaleSeeds    int     `json:"stale_seeds"`
+			// KeptOn and KeptOthers name the backend whose kept result the verdict reads,
+			// and what the others' read.
+			KeptOn     string   `json:"kept_on"`
+			KeptOthers []string `json:"kept_others"`
 		} `json:"cells"`
 	} `json:"manifests"`
 	Summary string `json:"summary"`

@@ -47,3 +47,15 @@ func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag s
 		CheckInit: train.CheckInit, Backend: model.BackendID(backend)})
 	return g, backend, err
 }
+
+// buildGraph is loadGraphSet for a backend given by its id (model.BackendID) rather than
+// a configuration: the graph whose keys a result made on that backend has, which need not
+// be a backend this machine can run (a kept GPU result read on a CPU).
+func buildGraph(path string, sets []string, loader *data.Loader, backendID string) (*pipeline.Graph, error) {
+	m, err := manifest.LoadManifestOptions(path, manifest.Options{Overrides: sets, Limits: manifestLimits})
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
+		CheckInit: train.CheckInit, Backend: backendID})
+}

@@ -145,6 +145,15 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 			return err
 		}
 	}
+	if st.Sketch != nil {
+		b, err := EncodeSketch(st.Sketch)
+		if err != nil {
+			return err
+		}
+		if err := put(SketchOutput, b); err != nil {
+			return err
+		}
+	}
 	table := func(name string, b []byte, err error) error {
 		if err != nil {
 			return err
@@ -215,6 +224,11 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	}
 	if st.Fingerprints, err = DecodeFingerprints(blobs[FingerprintsOutput]); err != nil {
 		return nil, err
+	}
+	if b, ok := blobs[SketchOutput]; ok {
+		if st.Sketch, err = DecodeSketch(b); err != nil {
+			return nil, err
+		}
 	}
 	if _, chunked := blobs[checkpointRoundBlob]; chunked {
 		err = readChunks(blobs, st)

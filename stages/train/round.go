@@ -186,6 +186,9 @@ func Run(ctx context.Context, cfg Config) (*State, error) {
 		}
 		st.Round = round
 		recordFingerprint(st)
+		if round == SketchRound {
+			st.Sketch = SketchState(st)
+		}
 		if cfg.StopAfter > 0 && round >= cfg.StopAfter {
 			break // an audit's prefix: the rounds after this one are not run (Config.StopAfter)
 		}

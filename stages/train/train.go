@@ -46,6 +46,10 @@ type State struct {
 	// Fingerprints holds the digest of the state after each round (StateDigest), stored
 	// as the train stage's "fingerprints" output so that an audit can recompute them.
 	Fingerprints []Fingerprint
+	// Sketch is the sketch of the state after round SketchRound (SketchState), stored as
+	// the train stage's "sketch" output for the cross-backend check; nil before that round,
+	// and in a run continued from a result that predates sketches.
+	Sketch *Sketch
 }
 
 // Work is one client's training computation in one round (stored as results.Work).
