@@ -165,7 +165,8 @@ keptelsewhere() {
 	local name f fam files
 	name=$(sed -n 's/^name:[[:space:]]*\([^ #]*\).*/\1/p' "$1" | head -1)
 	set +f # the script's patterns are labels; here a file pattern
-	files=("$KEPT/cells/$name/evaluate%20$2%20seed=$3"*.json)
+	# fpfast's entry at cells/NAME/STAGE.json, another family's at cells/NAME/FAMILY/STAGE.json
+	files=("$KEPT/cells/$name/evaluate%20$2%20seed=$3.json" "$KEPT/cells/$name/"*"/evaluate%20$2%20seed=$3.json")
 	set -f
 	for f in "${files[@]}"; do
 		[ -f "$f" ] || continue
