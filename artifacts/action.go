@@ -1,6 +1,8 @@
 package artifacts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,19 @@ type Action struct {
 	// Meta is free-form description (e.g. "seconds", "created", "name"). It
 	// is not part of the action's identity and is never verified.
 	Meta map[string]string
+}
+
+// Binding is the digest that ties an action's outputs to its key, hex: SHA-256 over a
+// version line, the key and each output's name and digest in name order. A remote entry
+// records it, so that an entry copied to another key, or whose outputs were pointed at
+// other blobs, is told from the entry of its key.
+func Binding(key Digest, outputs map[string]Digest) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "fedpipe-binding/1\n%s\n", key)
+	for _, name := range sortedNames(outputs) {
+		fmt.Fprintf(h, "%s\x00%s\n", name, outputs[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // actionRecord is the stored form of an Action: JSON, whose encoder sorts map

@@ -43,6 +43,11 @@ type keptEntry struct {
 	Stage       string          `json:"stage"`
 	Key         string          `json:"key"`
 	Description json.RawMessage `json:"description"`
+	// Outputs are the kept result's outputs (name → digest) as its ac/ entry names them
+	// when it was recorded: a reader accepts the ac/ entry of Key only when it names these
+	// (FetchKept), so an entry swapped for another cell's, or pointed at its blobs, is
+	// refused. Absent in entries recorded before it was (BindKept adds it).
+	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
 // keptPath is the index file of stage name of manifest in dir, made on backend family
@@ -60,12 +65,96 @@ func keptPath(dir, manifest, family, name string) string {
 // keeps its own entry, and one of the same family made by other code or settings is
 // replaced, as recomputing a stale cell does.
 func RecordKept(dir string, g *Graph, n *Node) error {
-	b, err := json.MarshalIndent(keptEntry{Manifest: g.Manifest.Name, Stage: n.Name, Key: n.Key.String(),
-		Description: json.RawMessage(n.desc)}, "", "  ")
+	outputs, err := keptOutputs(dir, n.Key.String())
 	if err != nil {
 		return err
 	}
-	return remote.WriteFileAtomic(keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), append(b, '\n'))
+	return writeKept(keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), keptEntry{Manifest: g.Manifest.Name, Stage: n.Name,
+		Key: n.Key.String(), Description: json.RawMessage(n.desc), Outputs: outputs})
+}
+
+// writeKept writes one index file (as the directory remote writes its objects).
+func writeKept(path string, e keptEntry) error {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return remote.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// keptOutputs reads the outputs that dir's ac/ entry of key names.
+func keptOutputs(dir, key string) (map[string]string, error) {
+	path := filepath.Join(dir, "ac", key)
+	b, err := remote.ReadRegular(path, maxKeptEntry)
+	if err != nil {
+		return nil, err
+	}
+	var rec struct {
+		Outputs map[string]string `json:"outputs"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Outputs == nil {
+		return nil, fmt.Errorf("%s: not a result entry", path)
+	}
+	return rec.Outputs, nil
+}
+
+// sameOutputs reports whether two output maps (name → digest) are the same.
+func sameOutputs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, d := range a {
+		if b[name] != d {
+			return false
+		}
+	}
+	return true
+}
+
+// keptOwner names the cell whose index entry in dir binds outputs ("another result" when
+// none does).
+func keptOwner(dir string, outputs map[string]string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
+	more, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json"))
+	for _, path := range append(files, more...) {
+		if e, err := readKeptFile(path); err == nil && e.Outputs != nil && sameOutputs(outputs, e.Outputs) {
+			return fmt.Sprintf("%s %q (key %s)", e.Manifest, e.Stage, e.Key[:min(12, len(e.Key))])
+		}
+	}
+	return "no kept cell (outputs edited)"
+}
+
+// BindKept records, in every index entry of the kept-results directory dir that has none
+// (recorded before entries were bound to their results), the outputs its ac/ entry names
+// now, and returns how many it bound. Run it on a directory whose entries are known to be
+// genuine (as committed): it binds what it finds.
+func BindKept(dir string) (int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
+	if err != nil {
+		return 0, err
+	}
+	more, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range append(files, more...) {
+		e, err := readKeptFile(path)
+		if err != nil {
+			return n, err
+		}
+		if e.Outputs != nil {
+			continue
+		}
+		if e.Outputs, err = keptOutputs(dir, e.Key); err != nil {
+			return n, err
+		}
+		if err := writeKept(path, e); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // BackendFamily is a backend id's backend without its versions ("fpfast", "fpcpu",
@@ -280,8 +369,15 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 	for _, n := range g.Nodes {
 		damaged := func(why string) error { return &keptDamage{manifest: g.Manifest.Name, stage: n.Name, why: why} }
 		e, indexed, err := readKept(dir, g.Manifest.Name, n)
+		path := keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name)
 		if err != nil {
 			return damaged("its index entry is unreadable: " + err.Error())
+		}
+		if indexed && (e.Manifest != g.Manifest.Name || e.Stage != n.Name) {
+			return damaged(fmt.Sprintf("its index entry %s is the entry of %s %q (a swapped index file)", path, e.Manifest, e.Stage))
+		}
+		if indexed && e.Outputs == nil {
+			return damaged(fmt.Sprintf("its index entry %s binds no outputs (recorded before kept results were bound to their cells: `fedpipe reproduced --bind` binds them)", path))
 		}
 		keys := []artifacts.Digest{artifacts.Digest(n.Key)}
 		if indexed && e.Key != n.Key.String() {
@@ -297,9 +393,16 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 			} else if ok {
 				continue
 			}
+			// The entry the index binds, checked before anything is copied into store.
+			if indexed && key.String() == e.Key {
+				if outs, err := keptOutputs(dir, e.Key); err == nil && !sameOutputs(outs, e.Outputs) {
+					return damaged(fmt.Sprintf("%s is not the result its index entry %s binds: it names the outputs of %s",
+						filepath.Join(dir, "ac", key.String()), path, keptOwner(dir, outs)))
+				}
+			}
 			_, ok, _, err := r.FetchAction(ctx, store, key)
 			switch {
-			case errors.Is(err, artifacts.ErrNotFound):
+			case errors.Is(err, artifacts.ErrNotFound), errors.Is(err, remote.ErrUnbound):
 				return damaged(err.Error())
 			case err != nil:
 				return err

@@ -364,6 +364,11 @@ type actionRecord struct {
 	// Sizes is each output's size in bytes (absent in entries written before it was
 	// recorded): a reader refuses an output object larger than that without reading it.
 	Sizes map[string]int64 `json:"sizes,omitempty"`
+	// Binding ties the entry to its key: artifacts.Binding(key, Outputs) (absent in entries
+	// written before it was recorded). An entry whose binding is not that of the key it is
+	// stored under — copied from another stage's entry, or its outputs pointed at another
+	// stage's blobs — is refused (readAction), naming the stage it names.
+	Binding string `json:"binding,omitempty"`
 	// unreadable says why an entry found could not be read (readAction); never stored.
 	unreadable string
 }
@@ -414,7 +419,7 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 			return t, fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err)
 		}
 	}
-	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes})
+	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs)})
 	if err != nil {
 		return t, err
 	}
@@ -445,7 +450,24 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 		r.log("remote %s: result %s has an unreadable entry (%s); treating it as a miss", r, key, where)
 		return actionRecord{unreadable: where + ": not a valid entry"}, true, nil
 	}
+	if rec.Binding != "" && rec.Binding != artifacts.Binding(key, rec.Outputs) {
+		r.log("remote %s: result %s: %s is not bound to its key; treating it as a miss", r, key, where)
+		return actionRecord{}, false, fmt.Errorf("%w: %s is not the entry of result %s: %s", ErrUnbound, where, key.Short(), unboundWhy(rec))
+	}
 	return rec, true, nil
+}
+
+// ErrUnbound matches (errors.Is) the error of an entry stored under a key it is not bound to
+// (actionRecord.Binding): a swapped or edited entry, never a result to use.
+var ErrUnbound = errors.New("result entry bound to another key")
+
+// unboundWhy says what an unbound entry holds: the stage its meta names, or that its outputs
+// were edited.
+func unboundWhy(rec actionRecord) string {
+	if name := rec.Meta["name"]; name != "" {
+		return fmt.Sprintf("it names stage %q, and its binding is not this key's (an entry copied from another result, or its outputs changed)", name)
+	}
+	return "its binding is not this key's (an entry copied from another result, or its outputs changed)"
 }
 
 // negativeSize reports whether an entry records a size below zero (it is then unreadable).

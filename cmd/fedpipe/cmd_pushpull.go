@@ -103,7 +103,11 @@ func pushPull(c *call) error {
 		}
 	}
 	if err != nil {
-		return failf(exitFailure, "fedpipe %s: %v", cmd, err)
+		code := exitFailure
+		if isEnvironment(err) { // a damaged or swapped entry, a full disk
+			code = exitEnvironment
+		}
+		return failf(code, "fedpipe %s: %v", cmd, err)
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,

@@ -41,6 +41,7 @@ func reproducedCmd(c *call) error {
 	audit := fs.Int("audit", 0, "recompute the first N rounds of a seeded sample of kept train stages and compare their fingerprints")
 	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
+	bind := fs.Bool("bind", false, "first bind every index entry of --kept that binds no outputs (recorded before kept results were bound to their cells) to the outputs its ac/ entry names now; only for a directory known to be genuine (as committed)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -60,6 +61,13 @@ func reproducedCmd(c *call) error {
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
+	}
+	if *bind {
+		n, err := pipeline.BindKept(dir)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stderr, "fedpipe reproduced: bound %d index entries of %s to their results\n", n, dir)
 	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()

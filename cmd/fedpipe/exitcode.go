@@ -35,7 +35,7 @@ var environmentErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.
 // isEnvironment reports whether err is a failure exitEnvironment covers.
 func isEnvironment(err error) bool {
 	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, artifacts.ErrDamaged) || errors.Is(err, pipeline.ErrKeptDamaged) ||
-		errors.Is(err, remote.ErrUnreadableObject) {
+		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) {
 		return true
 	}
 	for _, e := range environmentErrnos {
