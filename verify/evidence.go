@@ -25,6 +25,35 @@ type Evidence struct {
 	// run-to-run standard deviations the measurement lies from its mean. nil when the paper
 	// gives no std, or for an "above" claim.
 	Standardized *float64 `json:"standardized_diff,omitempty"`
+	// Spread is the second verdict: whether the mean of the kept seeds lies inside the 95 %
+	// prediction interval of a mean of that many runs, given the published mean ± std over its
+	// runs (PublishedSpread). nil where it cannot be decided: no published std or number of
+	// runs, fewer than 2 published runs, an "above" claim.
+	Spread *Spread `json:"published_spread,omitempty"`
+}
+
+// Spread is a measured mean against the published spread: the 95 % prediction interval
+// [Lo, Hi] (percent) of the mean of K new runs, from the published mean and std over N runs,
+// and whether the measured mean lies inside it.
+type Spread struct {
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	K      int     `json:"k"`
+	N      int     `json:"n"`
+	Within bool    `json:"within"`
+}
+
+// PublishedSpread is the 95 % prediction interval of the mean of k new runs, given a
+// published mean and std over n runs: mean ± t(0.975, n − 1) · s · √(1/k + 1/n), where s is
+// the published std taken as a population std (the papers' numpy std, ddof 0) and converted
+// to a sample std, s = std · √(n / (n − 1)). ok is false when n < 2 or k < 1.
+func PublishedSpread(mean, std float64, n, k int) (lo, hi float64, ok bool) {
+	if n < 2 || k < 1 || std < 0 {
+		return 0, 0, false
+	}
+	s := std * math.Sqrt(float64(n)/float64(n-1))
+	half := stats.TQuantile(0.975, float64(n-1)) * s * math.Sqrt(1/float64(k)+1/float64(n))
+	return mean - half, mean + half, true
 }
 
 // testSetInfo is one measured run's test-set interval of the expectation's metric.
@@ -69,7 +98,23 @@ func (c *Cell) setEvidence(m *measured) {
 	if c.Above == "" && c.Std > 0 {
 		z := (c.Measured - c.Published) / c.Std
 		c.Standardized = &z
+		if lo, hi, ok := PublishedSpread(c.Published, c.Std, c.PublishedRuns, len(m.values)); ok {
+			c.Spread = &Spread{Lo: lo, Hi: hi, K: len(m.values), N: c.PublishedRuns, Within: c.Measured >= lo && c.Measured <= hi}
+		}
 	}
+}
+
+// evidenceSpread is the second verdict as the verdict column shows it after the first:
+// "; within the published spread [lo, hi]" or "; outside …"; "" when it cannot be decided.
+func (c Cell) evidenceSpread() string {
+	if c.Spread == nil {
+		return ""
+	}
+	where := "outside"
+	if c.Spread.Within {
+		where = "within"
+	}
+	return fmt.Sprintf("; %s the published spread [%.2f, %.2f]", where, c.Spread.Lo, c.Spread.Hi)
 }
 
 // evidenceMeasured is the interval as the measured column shows it after the value:
@@ -108,4 +153,8 @@ const keptEvidenceNote = "Beside each verdict: the published mean ± std with th
 	"the measurement's 95 % interval — over seeds (Student t) when several are kept, else the one run's test-set interval " +
 	"(Wilson over its pooled test samples, or a bootstrap over its clients), which shows how much another test set would move " +
 	"the number, not another training seed; and the difference in units of the published std, how many of the paper's own " +
-	"run-to-run deviations the measurement lies from its mean. The verdict is the tolerance rule alone (docs/statistics.md).\n\n"
+	"run-to-run deviations the measurement lies from its mean. The verdict is the tolerance rule (within the expectation's tolerance, in points); " +
+	"where the paper states its std and number of runs n, a second verdict follows it: whether the mean of the k kept seeds lies within the " +
+	"published spread, the 95 % prediction interval of a mean of k runs, published mean ± t(0.975, n − 1) · s · √(1/k + 1/n), s the published " +
+	"std converted from a population to a sample std (docs/statistics.md). The tolerance asks whether the number is close enough to use; the " +
+	"spread asks whether it could be one more draw of the paper's own runs.\n\n"

@@ -40,6 +40,9 @@ func KeptVerdict(c Cell, detail bool) string {
 	case c.StaleWhy != "":
 		v += " (" + c.StaleWhy + ")"
 	}
+	if c.Verdict == Pass || c.Verdict == Fail {
+		v += c.evidenceSpread()
+	}
 	if c.KeptOn != "" {
 		v += " (the " + c.KeptOn + " result"
 		if len(c.KeptOthers) > 0 {
@@ -78,6 +81,10 @@ type KeptCounts struct {
 	// Needs counts the cells that need an input missing here (not in Cells), by what they
 	// need ("model.init").
 	Needs map[string]int
+	// WithinSpread counts the reproduced cells whose measured mean also lies within the
+	// published spread (Cell.Spread), of SpreadDecided reproduced cells where that can be
+	// decided (a published std and number of runs).
+	WithinSpread, SpreadDecided int
 }
 
 // Count tallies ms.
@@ -97,6 +104,12 @@ func Count(ms []KeptManifest) KeptCounts {
 			switch c.Verdict {
 			case Pass:
 				k.Reproduced++
+				if c.Spread != nil {
+					k.SpreadDecided++
+					if c.Spread.Within {
+						k.WithinSpread++
+					}
+				}
 			case Fail:
 				if c.Known != "" {
 					k.Known++
@@ -123,6 +136,9 @@ func (k KeptCounts) Line() string {
 		s += fmt.Sprintf(", %d differ", k.Differs)
 	}
 	s += ")"
+	if k.SpreadDecided > 0 {
+		s += fmt.Sprintf("; %d of the %d reproduced with a published spread also within it", k.WithinSpread, k.SpreadDecided)
+	}
 	whats := make([]string, 0, len(k.Needs))
 	for what := range k.Needs {
 		whats = append(whats, what)

@@ -422,6 +422,9 @@ func (c Cell) Row() []string {
 	if c.Known != "" {
 		verdict += " (known deviation)"
 	}
+	if c.Verdict == Pass || c.Verdict == Fail {
+		verdict += c.evidenceSpread()
+	}
 	return []string{c.Method, cell, c.Metric, expected, meas, diff, verdict}
 }
 
