@@ -43,15 +43,12 @@ func reproducedCmd(c *call) error {
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
 	bind := fs.Bool("bind", false, "first bind every index entry of --kept that binds no outputs (recorded before kept results were bound to their cells) to the outputs its ac/ entry names now; only for a directory known to be genuine (as committed)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced MANIFEST... [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nExits 3 when a cell differs or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced [MANIFEST...] [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nWith no MANIFEST, the table manifests (fedobp-*, fedselect-*, dmpfl-*, table1) in the manifests/ folder\nbeside --kept, as `make reproduced` checks them. Exits 3 when a cell differs (one whose difference is a recorded known deviation is\ncounted apart and does not) or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	fail := func(err error) error { return failure("fedpipe reproduced", err) }
-	if fs.NArg() == 0 {
-		return fail(&manifest.InputError{File: "reproduced", Msg: "expected one or more MANIFEST arguments"})
-	}
 	if *audit < 0 || *sample < 0 {
 		return fail(&manifest.InputError{File: "--audit", Msg: "--audit and --audit-sample must not be negative"})
 	}
@@ -61,6 +58,12 @@ func reproducedCmd(c *call) error {
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
+	}
+	paths, every := fs.Args(), fs.NArg() == 0
+	if every { // every table manifest beside the kept directory, as make reproduced checks
+		if paths, err = tableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
+			return fail(err)
+		}
 	}
 	if *bind {
 		n, err := pipeline.BindKept(dir)
@@ -91,10 +94,13 @@ func reproducedCmd(c *call) error {
 	loader := &data.Loader{DataDir: f.data}
 	var ms []verify.KeptManifest
 	var graphs []*pipeline.Graph
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		km, gs, err := checkKept(ctx, path, f, loader, dir, r, store)
 		if err != nil {
 			return fail(err)
+		}
+		if every && km.Skipped == noExpect {
+			continue // not a table manifest
 		}
 		ms = append(ms, km)
 		graphs = append(graphs, gs...)
@@ -112,6 +118,7 @@ func reproducedCmd(c *call) error {
 				continue
 			}
 			fmt.Fprintf(stdout, "\n%s\n", m.File)
+			fmt.Fprintf(stdout, "  %s\n", strings.Join(keptHeader, " | "))
 			for _, c := range m.Cells {
 				row := c.Row()
 				row[6] = verify.KeptVerdict(c, false)
@@ -188,7 +195,7 @@ func checkKept(ctx context.Context, path string, f commonFlags, loader *data.Loa
 	}
 	km.Name = g.Manifest.Name
 	if len(g.Manifest.Expect) == 0 {
-		km.Skipped = "no expect entries"
+		km.Skipped = noExpect
 		return km, nil, nil
 	}
 	// Each cell reads the kept result of one backend (verify.ChooseKept): this one's (the
@@ -375,3 +382,38 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 	}
 	return nil
 }
+
+// keptHeader names the columns of reproduced's text table (verify.Cell.Row's).
+var keptHeader = []string{"method", "cell", "metric", "expected", "measured (mean ± std over seeds)", "diff", "verdict"}
+
+// tablePatterns are the manifests of the papers' tables, as the Makefile's TABLE_MANIFESTS
+// names them: reproduced with no MANIFEST checks these.
+var tablePatterns = []string{"fedobp-*.yaml", "fedselect-*.yaml", "dmpfl-*.yaml", "table1.yaml"}
+
+// tableManifests lists the table manifests in dir (tablePatterns), sorted, relative to the
+// working directory where they are below it.
+func tableManifests(dir string) ([]string, error) {
+	var paths []string
+	for _, p := range tablePatterns {
+		m, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) == 0 {
+		return nil, &manifest.InputError{File: dir, Msg: "no table manifests here to check; name them: fedpipe reproduced MANIFEST..."}
+	}
+	sort.Strings(paths)
+	if wd, err := os.Getwd(); err == nil {
+		for i, p := range paths {
+			if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+				paths[i] = rel
+			}
+		}
+	}
+	return paths, nil
+}
+
+// noExpect is why a manifest without expect entries is not checked.
+const noExpect = "no expect entries"

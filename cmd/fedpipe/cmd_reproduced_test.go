@@ -158,3 +158,41 @@ func TestReproducedCountsCellsNeedingInitApart(t *testing.T) {
 		t.Errorf("text output: exit %d\n%s", code, out)
 	}
 }
+
+// TestReproducedAloneChecksEveryTable: with no MANIFEST, reproduced checks the table
+// manifests beside --kept, as make reproduced names them (the same summary line as naming
+// them all), under a header row; a directory with no table manifests is refused with exit 2.
+func TestReproducedAloneChecksEveryTable(t *testing.T) {
+	kept := filepath.Join("..", "..", "reproduced")
+	var tables []string
+	for _, p := range tablePatterns {
+		m, _ := filepath.Glob(filepath.Join("..", "..", "manifests", p))
+		tables = append(tables, m...)
+	}
+	if len(tables) < 20 {
+		t.Fatalf("%d table manifests found", len(tables))
+	}
+	lastLine := func(s string) string {
+		lines := strings.Split(strings.TrimSpace(s), "\n")
+		return lines[len(lines)-1]
+	}
+	code, alone, errOut := fedpipe(t, "reproduced", "--kept", kept)
+	if code != 0 {
+		t.Fatalf("reproduced alone: exit %d\n%s", code, errOut)
+	}
+	code, named, errOut := fedpipe(t, append([]string{"reproduced", "--kept", kept}, tables...)...)
+	if code != 0 {
+		t.Fatalf("reproduced with every table named: exit %d\n%s", code, errOut)
+	}
+	if lastLine(alone) != lastLine(named) || !strings.Contains(lastLine(alone), "published cells reproduced at paper scale") {
+		t.Errorf("alone: %q\nnamed: %q", lastLine(alone), lastLine(named))
+	}
+	if !strings.Contains(alone, "  method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict\n") {
+		t.Errorf("no header row:\n%s", alone)
+	}
+	empty := t.TempDir()
+	os.Mkdir(filepath.Join(empty, "kept"), 0o755)
+	if code, _, errOut := fedpipe(t, "reproduced", "--kept", filepath.Join(empty, "kept")); code != exitInvalid || !strings.Contains(errOut, "no table manifests") {
+		t.Errorf("no table manifests beside --kept: exit %d, %s", code, errOut)
+	}
+}
