@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -507,6 +508,30 @@ func findKey(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// nearestFile is "; did you mean F?" for the manifest beside path whose name is closest to
+// path's (a typo), or "" when none is close.
+func nearestFile(path string) string {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			names = append(names, e.Name())
+		}
+	}
+	if best := nearest(filepath.Base(path), names); best != "" {
+		return "; did you mean " + filepath.Join(dir, best) + "?"
+	}
+	return ""
+}
+
+// Nearest returns the candidate closest to s by edit distance when it is close enough to be
+// a plausible typo of it, else "".
+func Nearest(s string, candidates []string) string { return nearest(s, candidates) }
+
 // readManifestFile reads a manifest: standard input for "-", else a regular file only (a
 // FIFO, a directory or a device is refused before it is opened for reading, so nothing
 // blocks), at most maxManifestBytes.
@@ -520,7 +545,11 @@ func readManifestFile(path string) ([]byte, error) {
 	} else {
 		fi, err := os.Stat(path)
 		if err != nil {
-			return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read manifest: %v", errors.Unwrap(err))}
+			msg := fmt.Sprintf("cannot read manifest: %v", errors.Unwrap(err))
+			if errors.Is(err, os.ErrNotExist) {
+				msg += nearestFile(path)
+			}
+			return nil, &InputError{File: path, Msg: msg}
 		}
 		if !fi.Mode().IsRegular() {
 			return nil, &InputError{File: path, Msg: fmt.Sprintf("not a regular file (%s): a manifest is a YAML file; use - to read standard input", fileKind(fi.Mode()))}

@@ -111,7 +111,7 @@ func parseManifest(file string, b []byte, overrides []string, lim Limits) (*Mani
 		if errors.Is(err, io.EOF) {
 			return nil, &InputError{File: file, Msg: "manifest is empty"}
 		}
-		return nil, yamlSyntaxError(file, err)
+		return nil, yamlSyntaxError(file, b, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 || root.Content[0].Tag == "!!null" {
 		return nil, &InputError{File: file, Msg: "manifest is empty"}
@@ -155,7 +155,12 @@ func parseManifest(file string, b []byte, overrides []string, lim Limits) (*Mani
 }
 
 // yamlSyntaxError turns yaml.v3's "yaml: line N: msg" into an InputError.
-func yamlSyntaxError(file string, err error) error {
+func yamlSyntaxError(file string, src []byte, err error) error {
+	// A tab in a line's indentation is the usual cause, and yaml.v3 never says so ("found
+	// character that cannot start any token").
+	if line := tabIndented(src); line > 0 && (strings.Contains(err.Error(), "cannot start any token") || strings.Contains(err.Error(), "tab")) {
+		return &InputError{File: file, Line: line, Msg: fmt.Sprintf("tab at line %d: YAML indents with spaces, not tabs", line)}
+	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
@@ -168,6 +173,17 @@ func yamlSyntaxError(file string, err error) error {
 		}
 	}
 	return &InputError{File: file, Line: line, Msg: "YAML syntax: " + msg}
+}
+
+// tabIndented is the first line (1-based) of src whose indentation holds a tab; 0: none.
+func tabIndented(src []byte) int {
+	for i, line := range strings.Split(string(src), "\n") {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if strings.Contains(indent, "\t") && strings.TrimSpace(line) != "" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // ErrAt returns an InputError at the recorded position of field (or the file if unknown).

@@ -77,7 +77,7 @@ func TestManifestErrorsNamePlace(t *testing.T) {
 		{"unknown augmentation", "name: t\ndataset: {name: fmnist}\nmethods: [{name: fedavg}]\ntrain: {augment: [crop, flop]}\n",
 			`train.augment: "flop" is not one of crop, flip (did you mean "flip"?)`},
 		{"syntax", "name: t\ntrain: {rounds: 3\n", `m.yaml:2: YAML syntax: did not find expected ',' or '}'`},
-		{"tab", "name: t\n\tdataset: {}\n", `m.yaml:2: YAML syntax: found a tab character`},
+		{"tab", "name: t\n\tdataset: {}\n", `m.yaml:2: tab at line 2: YAML indents with spaces, not tabs`},
 		{"missing name", "dataset: {name: synthetic}\nmethods: [{name: fedavg}]\n", `name: missing`},
 		{"grid bad path", "name: t\ndataset: {name: synthetic}\nmethods: [{name: fedavg}]\ngrid: {train.lrr: [0.1]}\n",
 			`m.yaml:4:8: grid.train.lrr: train has no field "lrr" (did you mean "lr"?)`},

@@ -30,7 +30,14 @@ func overrideError(err error, overrides []string) error {
 		return err
 	}
 	c := *e
-	c.File, c.Line, c.Column = "--set "+overrides[-e.Line-1], 0, 0
+	o := overrides[-e.Line-1]
+	c.File, c.Line, c.Column = "--set "+o, 0, 0
+	// seeds=0,1,2 reads as the one string "0,1,2": say how a list is written.
+	if path, value, ok := strings.Cut(o, "="); ok && strings.Contains(value, ",") {
+		if v := strings.TrimSpace(value); !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "{") {
+			c.Msg += fmt.Sprintf("; a list is written in brackets, quoted for the shell: -S '%s=[%s]'", strings.TrimSpace(path), v)
+		}
+	}
 	return &c
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // A command is one of fedpipe's verbs. Adding one is a file cmd_<verb>.go holding its run
@@ -121,7 +123,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "fedpipe: unknown command %q\n\n%s", args[0], usage())
+		var names []string
+		for _, c := range commandTable() {
+			names = append(names, c.name)
+		}
+		hint := ""
+		if best := manifest.Nearest(args[0], names); best != "" {
+			hint = fmt.Sprintf("; did you mean %q?", best)
+		}
+		fmt.Fprintf(stderr, "fedpipe: unknown command %q%s\n\n%s", args[0], hint, usage())
 		return exitInvalid
 	}
 	c := &call{name: cmd.name, args: args[1:], stdout: stdout, stderr: stderr, json: wantsJSON(args[1:])}
