@@ -183,11 +183,32 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 			}
 		}
 	}
+	// Tables Badger cannot open (truncated, missing, a damaged index or footer) leave the
+	// manifest; what their intact blocks hold is written back below.
+	bad := checkTables(work, badgerOptions(work, logf))
+	if len(bad) > 0 {
+		if err := dropTables(work, bad); err != nil {
+			return r, fmt.Errorf("artifacts: salvage: %w", err)
+		}
+	}
 	old, err := openDamaged(work, &r, logf)
 	if err != nil {
 		return r, err
 	}
 	defer old.Close()
+	for _, b := range bad {
+		fix := fmt.Sprintf("table %s: %s; dropped", b.name, b.why)
+		n, note, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fix += ", with every entry in it"
+		case err != nil:
+			return r, fmt.Errorf("artifacts: salvage: table %s: %w", b.name, err)
+		default:
+			fix += fmt.Sprintf(" after reading back its intact blocks (%s; %d entries restored)", note, n)
+		}
+		r.Fixes = append(r.Fixes, fix)
+	}
 	fresh, err := Open(dst, Options{LockTimeout: -1, Logf: logf})
 	if err != nil {
 		return r, err
