@@ -322,7 +322,7 @@ func openDamaged(dir string, r *SalvageReport, logf func(string, ...any)) (*Stor
 			}
 		}
 		if !dropped {
-			return nil, fmt.Errorf("artifacts: salvage: the store cannot be opened even after repairs: %w", err)
+			return nil, fmt.Errorf("%w: salvage: the store cannot be opened even after repairs: %w", ErrDamaged, err)
 		}
 	}
 }
