@@ -215,10 +215,25 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	}
 	defer fresh.Close()
 
-	// Each listing reads on past a damaged stretch of the tables; what it skipped is lost.
+	// Each listing reads on past a damaged stretch of the tables, and adds the keys that
+	// the intact blocks of the tables hold: what neither finds is lost. A damaged entry
+	// can also end a listing early without an error (Badger decodes a key past the
+	// prefix), so the blocks' keys are always added.
+	inBlocks := old.keysInIntactBlocks(work)
 	list := func(prefix string) [][]byte {
 		keys, gaps, _ := old.scanKeys(prefix, true)
 		r.Lost = append(r.Lost, gaps...)
+		seen := map[string]bool{}
+		for _, k := range keys {
+			seen[string(k)] = true
+		}
+		for _, k := range inBlocks {
+			if !strings.HasPrefix(k, prefix) || seen[k[len(prefix):]] {
+				continue
+			}
+			seen[k[len(prefix):]] = true
+			keys = append(keys, []byte(k[len(prefix):]))
+		}
 		return keys
 	}
 	for _, k := range list(prefixBlob) {

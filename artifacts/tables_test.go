@@ -207,7 +207,8 @@ func TestMissingTableIsDamage(t *testing.T) {
 
 // Forty random byte flips in a table (issue 61: 6 of 6 such stores could not be
 // salvaged) never panic: the store either opens or is refused as damage, fsck reports
-// damage rather than crashing, and salvage always ends in a store that fscks clean.
+// damage rather than crashing, and salvage always ends in a store that fscks clean, with
+// every blob the flips did not touch.
 func TestRandomTableFlipsAreSalvaged(t *testing.T) {
 	clean := filepath.Join(t.TempDir(), "clean")
 	blobs, table := tableStore(t, clean, 300)
@@ -237,9 +238,11 @@ func TestRandomTableFlipsAreSalvaged(t *testing.T) {
 			} else if !errors.Is(err, ErrDamaged) {
 				t.Errorf("Open: %v, want ErrDamaged", err)
 			}
+			// A flip damages one block, which holds one small blob (3,000 bytes of a 4 KiB
+			// block) or a few records: every other blob's bytes are intact and come back.
 			r := salvageAll(t, dir, blobs, nil)
-			if r.Blobs == 0 {
-				t.Errorf("salvage recovered nothing: %+v", r)
+			if r.Blobs < len(blobs)-40 {
+				t.Errorf("salvage recovered %d of %d blobs after 40 flips: %+v", r.Blobs, len(blobs), r)
 			}
 		})
 	}
