@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -97,7 +98,14 @@ func checkTable(path string, compression options.CompressionType) (why string) {
 	// The table is neither closed nor released through its reference count: releasing the
 	// last reference deletes the file.
 	if _, err := table.OpenTable(mf, table.Options{ChkMode: options.NoVerification, Compression: compression, BlockSize: 4 << 10}); err != nil {
-		return "damaged index or footer (" + err.Error() + ")"
+		if strings.Contains(err.Error(), "checksum mismatch") {
+			return "damaged: its index fails its checksum"
+		}
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "err: "); i >= 0 {
+			msg = msg[i+len("err: "):]
+		}
+		return "damaged: its index or footer cannot be read (" + msg + ")"
 	}
 	return ""
 }
