@@ -183,21 +183,57 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 			}
 		}
 	}
+	// Tables Badger cannot open (truncated, missing, a damaged index or footer) leave the
+	// manifest; what their intact blocks hold is written back below.
+	bad := checkTables(work, badgerOptions(work, logf))
+	if len(bad) > 0 {
+		if err := dropTables(work, bad); err != nil {
+			return r, fmt.Errorf("artifacts: salvage: %w", err)
+		}
+	}
 	old, err := openDamaged(work, &r, logf)
 	if err != nil {
 		return r, err
 	}
 	defer old.Close()
+	for _, b := range bad {
+		fix := fmt.Sprintf("table %s: %s; dropped", b.name, b.why)
+		n, note, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fix += ", with every entry in it"
+		case err != nil:
+			return r, fmt.Errorf("artifacts: salvage: table %s: %w", b.name, err)
+		default:
+			fix += fmt.Sprintf(" after reading back its intact blocks (%s; %d entries restored)", note, n)
+		}
+		r.Fixes = append(r.Fixes, fix)
+	}
 	fresh, err := Open(dst, Options{LockTimeout: -1, Logf: logf})
 	if err != nil {
 		return r, err
 	}
 	defer fresh.Close()
 
-	// Each listing reads on past a damaged stretch of the tables; what it skipped is lost.
+	// Each listing reads on past a damaged stretch of the tables, and adds the keys that
+	// the intact blocks of the tables hold: what neither finds is lost. A damaged entry
+	// can also end a listing early without an error (Badger decodes a key past the
+	// prefix), so the blocks' keys are always added.
+	inBlocks := old.keysInIntactBlocks(work)
 	list := func(prefix string) [][]byte {
 		keys, gaps, _ := old.scanKeys(prefix, true)
 		r.Lost = append(r.Lost, gaps...)
+		seen := map[string]bool{}
+		for _, k := range keys {
+			seen[string(k)] = true
+		}
+		for _, k := range inBlocks {
+			if !strings.HasPrefix(k, prefix) || seen[k[len(prefix):]] {
+				continue
+			}
+			seen[k[len(prefix):]] = true
+			keys = append(keys, []byte(k[len(prefix):]))
+		}
 		return keys
 	}
 	for _, k := range list(prefixBlob) {
@@ -301,7 +337,7 @@ func openDamaged(dir string, r *SalvageReport, logf func(string, ...any)) (*Stor
 			}
 		}
 		if !dropped {
-			return nil, fmt.Errorf("artifacts: salvage: the store cannot be opened even after repairs: %w", err)
+			return nil, fmt.Errorf("%w: salvage: the store cannot be opened even after repairs: %w", ErrDamaged, err)
 		}
 	}
 }

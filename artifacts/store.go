@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -160,11 +161,16 @@ func Open(dir string, opt Options) (*Store, error) {
 	// holder's store (maint.go): no reclaim runs before we start one.
 	_ = os.Remove(filepath.Join(dir, reclaimMarker))
 	bopt := badgerOptions(dir, logf)
-	db, err := badger.Open(bopt)
+	if bad := checkTables(dir, bopt); len(bad) > 0 {
+		unlock(lock)
+		lock.Close()
+		return nil, tablesDamagedError(dir, bad)
+	}
+	db, err := openBadger(dir, bopt)
 	if err != nil {
 		unlock(lock)
 		lock.Close()
-		return nil, fmt.Errorf("artifacts: open store %s: %w", dir, err)
+		return nil, err
 	}
 	s := &Store{dir: dir, db: db, lock: lock, logf: logf, closeTimeout: opt.CloseTimeout}
 	if err := s.checkFormat(); err != nil {
@@ -172,6 +178,48 @@ func Open(dir string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openBadger opens Badger's database in dir. A panic of Badger's on this goroutine
+// (a file it cannot decode) is recovered as an error wrapping ErrDamaged, and so is its
+// refusal of a table it cannot open or that the manifest lists but is missing: each
+// names the file.
+func openBadger(dir string, bopt badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			db = nil
+			err = fmt.Errorf("%w: store %s: Badger cannot open it (%s); `fedpipe fsck --salvage` copies every readable entry into a fresh store",
+				ErrDamaged, dir, firstLine(fmt.Sprint(p)))
+		}
+	}()
+	db, err = badger.Open(bopt)
+	if err == nil {
+		return db, nil
+	}
+	if m := missingTable.FindStringSubmatch(err.Error()); m != nil {
+		return nil, fmt.Errorf("%w: store %s: table %s is missing (the manifest lists it); `fedpipe fsck --salvage` copies every readable entry into a fresh store",
+			ErrDamaged, dir, filepath.Join(dir, fmt.Sprintf("%06s.sst", m[1])))
+	}
+	if m := openingTable.FindStringSubmatch(err.Error()); m != nil {
+		return nil, fmt.Errorf("%w: store %s: table %s is damaged (%v); `fedpipe fsck --salvage` copies every readable entry into a fresh store",
+			ErrDamaged, dir, m[1], err)
+	}
+	return nil, fmt.Errorf("artifacts: open store %s: %w", dir, err)
+}
+
+// missingTable and openingTable find the table in Badger's refusals to open a store.
+var (
+	missingTable = regexp.MustCompile(`file does not exist for table (\d+)`)
+	openingTable = regexp.MustCompile(`Opening table: "([^"]+\.sst)"`)
+)
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // removeEmptyValueLogs deletes value-log and memtable files of length zero in dir. Badger

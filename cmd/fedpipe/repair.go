@@ -55,7 +55,7 @@ func salvageStore(dir string, stdout, stderr io.Writer) error {
 	r, err := artifacts.Salvage(dir, tmp, func(f string, a ...any) {})
 	if err != nil {
 		os.RemoveAll(tmp)
-		return failf(exitFailure, "fedpipe fsck: salvage %s: %v", dir, err)
+		return failf(exitCodeOf(err), "fedpipe fsck: salvage %s: %v", dir, err)
 	}
 	damaged := dir + ".damaged-" + stamp
 	if err := os.Rename(dir, damaged); err != nil {
