@@ -186,6 +186,26 @@ func tabIndented(src []byte) int {
 	return 0
 }
 
+// EffectiveDescription is the manifest's description as the runs it describes now have it:
+// the file's, and under it the overrides applied to it (--set/-S), which may make a sentence
+// of the file's no longer true ("over 20 rounds" under train.rounds=40), so a report never
+// prints it alone.
+func (m *Manifest) EffectiveDescription() string {
+	d := strings.TrimSpace(m.Description)
+	if len(m.Overrides) == 0 {
+		return d
+	}
+	sets := make([]string, len(m.Overrides))
+	for i, o := range m.Overrides {
+		sets[i] = "`-S " + o + "`"
+	}
+	with := "With overrides: " + strings.Join(sets, ", ") + " (the description above is the file's, before them)."
+	if d == "" {
+		return with
+	}
+	return d + "\n\n" + with
+}
+
 // ErrAt returns an InputError at the recorded position of field (or the file if unknown).
 func (m *Manifest) ErrAt(field, format string, args ...any) error {
 	p := m.Pos[field]

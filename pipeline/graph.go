@@ -180,7 +180,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		labels[i] = r.Label()
 	}
 	if _, err := add(&Node{Kind: manifest.KindReport, Name: "report", Inputs: append(evals, shifts...), Runs: reportRuns,
-		Params: reportParams{Manifest: m.Name, Runs: labels}}); err != nil {
+		Params: reportParams{Manifest: m.Name, Runs: labels, Description: m.EffectiveDescription()}}); err != nil {
 		return nil, err
 	}
 	return g, nil

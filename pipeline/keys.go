@@ -26,7 +26,7 @@ var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
 	manifest.KindTrain:     7,
 	manifest.KindEvaluate:  4,
-	manifest.KindReport:    6,
+	manifest.KindReport:    7,
 	manifest.KindShift:     3,
 }
 
@@ -193,6 +193,9 @@ func (n *Node) CIFAR10CDigest() string {
 type reportParams struct {
 	Manifest string   `json:"manifest"`
 	Runs     []string `json:"runs"`
+	// Description is the manifest's description with its overrides (EffectiveDescription),
+	// which report.md prints.
+	Description string `json:"description,omitempty"`
 }
 
 // datasetKey returns the fields of the dataset spec that change the data.

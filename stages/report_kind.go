@@ -26,7 +26,7 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		}
 	}
 	m := sc.Manifest()
-	md := summary.Markdown(m.Name, m.Description, entries) + summary.CostMarkdown(costs)
+	md := summary.Markdown(m.Name, m.EffectiveDescription(), entries) + summary.CostMarkdown(costs)
 	var shifts []summary.ShiftEntry
 	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
 		b, err := sc.Input(i, "summary")

@@ -33,3 +33,26 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		t.Errorf("a suggestion for a word close to no command: %s", errOut)
 	}
 }
+
+// TestDescriptionFollowsOverrides: the report under a run with -S prints the manifest's
+// description and, under it, the overrides (the quick start says "over 20 rounds"; with
+// train.rounds=4 that sentence is no longer true alone); without overrides, the file's alone;
+// a description edited in the file reruns the report instead of printing the old one.
+func TestDescriptionFollowsOverrides(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, "description: FedAvg against Local over 4 rounds.\n"+tinyManifest)
+	store := filepath.Join(dir, "store")
+	r := runJSON(t, "run", m, "--store", store, "-S", "train.rounds=2")
+	if !strings.Contains(r.Report, "FedAvg against Local over 4 rounds.\n\nWith overrides: `-S train.rounds=2`") {
+		t.Errorf("report with an override:\n%s", r.Report)
+	}
+	r = runJSON(t, "run", m, "--store", store)
+	if !strings.Contains(r.Report, "over 4 rounds.") || strings.Contains(r.Report, "With overrides") {
+		t.Errorf("report without overrides:\n%s", r.Report)
+	}
+	os.WriteFile(m, []byte("description: FedAvg against Local, edited.\n"+tinyManifest), 0o644)
+	r = runJSON(t, "run", m, "--store", store)
+	if !strings.Contains(r.Report, "FedAvg against Local, edited.") {
+		t.Errorf("report after the description was edited:\n%s", r.Report)
+	}
+}

@@ -238,7 +238,7 @@ func commonPrefix(names []string) string {
 // description is the manifests' description (one manifest) or the list of their names.
 func (s *Site) description() string {
 	if len(s.graphs) == 1 {
-		return strings.TrimSpace(s.graphs[0].Manifest.Description)
+		return s.graphs[0].Manifest.EffectiveDescription()
 	}
 	var d []string
 	for _, g := range s.graphs {
