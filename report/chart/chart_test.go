@@ -170,3 +170,28 @@ func TestStraightAlpha(t *testing.T) {
 		t.Errorf("straight channels %x %x %x %x", r>>8, g>>8, b>>8, a>>8)
 	}
 }
+
+// TestLineXRangeHoldsTheRuns: a chart of runs evaluated once, at their last round 5 (two
+// methods, a dot each), has an x axis around 5 alone (4 to 6 in the report of issue 62);
+// with XLo 1 and XHi 5 it runs from round 1, its ticks 1 to 5.
+func TestLineXRangeHoldsTheRuns(t *testing.T) {
+	l := Line{XLabel: "round", YLabel: "test accuracy (%)", Series: []Series{
+		{Name: "FedAvg", X: []float64{5}, Y: []float64{43.5}}, {Name: "Local", X: []float64{5}, Y: []float64{91.3}}}}
+	ticks := func(l Line) string {
+		b, err := l.Render("svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if svg := ticks(l); strings.Contains(svg, ">1</text>") {
+		t.Fatal("without a range the x axis already starts at 1: the test shows nothing")
+	}
+	l.XLo, l.XHi = 1, 5
+	svg := ticks(l)
+	for _, tick := range []string{">1</text>", ">3</text>", ">5</text>"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("x axis over rounds 1 to 5 lacks the tick %s", tick)
+		}
+	}
+}

@@ -56,6 +56,9 @@ type Line struct {
 	// YLo and YHi fix the y range (so that the figures of one report share it); both
 	// zero: the data's range.
 	YLo, YHi float64
+	// XLo and XHi, when XLo < XHi, widen the x range to hold [XLo, XHi] (e.g. a run's rounds
+	// from the first to the last, where only a few were evaluated).
+	XLo, XHi float64
 	// order, when set (Panels), gives each series its style by its name's index in it, so
 	// that a series looks the same in every panel of a figure.
 	order []string
@@ -216,6 +219,9 @@ func (c Line) build(txt func(string) string) (*plot.Plot, []legendEntry, error) 
 	}
 	if c.YLo < c.YHi {
 		p.Y.Min, p.Y.Max = c.YLo, c.YHi
+	}
+	if c.XLo < c.XHi && !c.LogX {
+		p.X.Min, p.X.Max = math.Min(p.X.Min, c.XLo), math.Max(p.X.Max, c.XHi)
 	}
 	if !(p.X.Min <= p.X.Max) || !(p.Y.Min <= p.Y.Max) { // nothing to draw: empty axes
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1

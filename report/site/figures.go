@@ -190,7 +190,13 @@ func (c *collected) accuracyRounds() []Figure {
 			series = append(series, s)
 		}
 		if len(series) > 0 {
-			lines = append(lines, chart.Line{Title: col, XLabel: "round", YLabel: "test accuracy (%)", Series: series})
+			// The x axis spans the runs' rounds, from the first to the last, however few
+			// were evaluated (eval_every 5 over 5 rounds: rounds 1 to 5, not 4 to 6 around two dots).
+			last := 0
+			for _, x := range drawn {
+				last = max(last, x.r.Train.Rounds)
+			}
+			lines = append(lines, chart.Line{Title: col, XLabel: "round", YLabel: "test accuracy (%)", Series: series, XLo: 1, XHi: float64(last)})
 		}
 	}
 	if len(lines) == 0 {
