@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 )
 
@@ -40,6 +41,10 @@ type Paired struct {
 	CI   Interval `json:"ci"`
 	P    float64  `json:"p"`
 	Test string   `json:"test"`
+	// Nonzero and Zeros, for a signed-rank test from counts (CompareCounts), are the pairs
+	// it ranks and the zero differences it drops (0 and 0 otherwise).
+	Nonzero int `json:"nonzero,omitempty"`
+	Zeros   int `json:"zeros,omitempty"`
 }
 
 // Compare compares b against a paired over unit (a[i] and b[i] are one seed's or one
@@ -125,7 +130,9 @@ func signFlipExact(d []float64, atLeast float64) float64 {
 // of their ranks. Up to 200 nonzero differences the p-value is exact conditional on those
 // ranks (the null distribution of the positive-rank sum over all 2^n sign patterns, ties
 // included); above, the normal approximation with the tie-corrected variance and no
-// continuity correction. p = 1 when every difference is zero; NaN for no pairs.
+// continuity correction. p = 1 when every difference is zero; NaN for no pairs. Differences
+// of accuracies computed in floating point may miss ties that are exact (0.3 − 0.1 against
+// 0.5 − 0.3); CompareCounts takes them as rationals.
 func SignedRank(d []float64) (float64, string) {
 	if len(d) == 0 {
 		return math.NaN(), TestSignedRank
@@ -138,11 +145,17 @@ func SignedRank(d []float64) (float64, string) {
 			pos = append(pos, x > 0)
 		}
 	}
-	n := len(abs)
-	if n == 0 {
+	if len(abs) == 0 {
 		return 1, TestSignedRank
 	}
 	ranks, tieSum := midranks(abs)
+	return signedRankP(ranks, tieSum, pos)
+}
+
+// signedRankP is SignedRank's p-value from the midranks of the nonzero |d|, their tie term
+// and their signs.
+func signedRankP(ranks []float64, tieSum float64, pos []bool) (float64, string) {
+	n := len(ranks)
 	// Doubled ranks are integers, so the rank sums are too.
 	twice := make([]int, n)
 	tPlus := 0
@@ -185,6 +198,90 @@ func SignedRank(d []float64) (float64, string) {
 		}
 	}
 	return math.Min(1, 2*math.Min(lower, upper)), TestSignedRank
+}
+
+// Count is one client's test result: Correct predictions out of Samples test samples.
+type Count struct{ Correct, Samples int }
+
+// CountOf is the count behind an accuracy (a fraction) over samples test samples.
+func CountOf(accuracy float64, samples int) Count {
+	return Count{Correct: int(math.Round(accuracy * float64(samples))), Samples: samples}
+}
+
+// CompareCounts compares b against a client by client (Clients) from their counts: each
+// difference is (b.Correct − a.Correct) / Samples, in percent for the mean and its interval,
+// and as an exact rational for the signed-rank test, so that equal differences tie exactly
+// (floating-point differences of accuracies do not always: 100·b − 100·a). Nonzero and Zeros
+// count the pairs the test ranks and those it drops. a[i] and b[i] must be one client's, over
+// the same test split; a pair whose sample counts differ or are not positive is an error in
+// the caller, and its p-value is NaN.
+func CompareCounts(a, b []Count) Paired {
+	if len(a) != len(b) {
+		panic("stats.CompareCounts: unequal lengths")
+	}
+	d := make([]float64, len(a))
+	num, den := make([]int64, 0, len(a)), make([]int64, 0, len(a))
+	var pos []bool
+	valid := true
+	for i := range a {
+		n := a[i].Samples
+		if n <= 0 || b[i].Samples != n {
+			valid = false
+			continue
+		}
+		k := int64(b[i].Correct - a[i].Correct)
+		d[i] = 100 * float64(k) / float64(n)
+		if k != 0 {
+			num, den = append(num, max(k, -k)), append(den, int64(n))
+			pos = append(pos, k > 0)
+		}
+	}
+	p := Paired{Unit: Clients, N: len(d), Mean: Mean(d), CI: TInterval(d), Nonzero: len(num), Zeros: len(d) - len(num)}
+	switch {
+	case !valid || len(d) == 0:
+		p.P, p.Test = math.NaN(), TestSignedRank
+	case len(num) == 0:
+		p.P, p.Test = 1, TestSignedRank
+	default:
+		ranks, tieSum := midranksFrac(num, den)
+		p.P, p.Test = signedRankP(ranks, tieSum, pos)
+	}
+	return p
+}
+
+// midranksFrac is midranks of the fractions num[i]/den[i] (den > 0), compared exactly.
+func midranksFrac(num, den []int64) ([]float64, float64) {
+	idx := make([]int, len(num))
+	for i := range idx {
+		idx[i] = i
+	}
+	cmp := func(i, j int) int { // num[i]/den[i] against num[j]/den[j]
+		l, r := num[i]*den[j], num[j]*den[i]
+		switch {
+		case l < r:
+			return -1
+		case l > r:
+			return 1
+		}
+		return 0
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return cmp(idx[x], idx[y]) < 0 })
+	ranks := make([]float64, len(num))
+	tieSum := 0.0
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && cmp(idx[j+1], idx[i]) == 0 {
+			j++
+		}
+		r := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			ranks[idx[k]] = r
+		}
+		t := float64(j - i + 1)
+		tieSum += t*t*t - t
+		i = j + 1
+	}
+	return ranks, tieSum
 }
 
 // midranks ranks xs from 1, giving tied values the mean of their ranks, and returns the tie

@@ -131,3 +131,35 @@ func TestFormatP(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareCountsTiesExactly: differences of accuracies that are equal as fractions (1/100
+// from 29 → 30 and from 57 → 58 correct of 100; 1/10 and 2/20) tie in CompareCounts, whose
+// p-value is SignedRank's on the same differences written exactly (integers), while the
+// floating-point differences 100·b − 100·a break some of those ties (29 → 30 gives
+// 1.0000000000000036) and give another p; the zero pairs are dropped and counted.
+func TestCompareCountsTiesExactly(t *testing.T) {
+	type pair struct{ a, b, n int }
+	pairs := []pair{{29, 30, 100}, {57, 58, 100}, {12, 13, 100}, {40, 39, 100}, {1, 2, 10}, {2, 4, 20}, {3, 2, 10},
+		{70, 73, 100}, {5, 5, 10}, {33, 33, 50}, {81, 80, 100}, {64, 66, 100}, {8, 9, 10}}
+	var a, b []Count
+	var exact, floating []float64
+	for _, p := range pairs {
+		a, b = append(a, Count{p.a, p.n}), append(b, Count{p.b, p.n})
+		exact = append(exact, float64((p.b-p.a)*(100/p.n))) // hundredths: integers, exact
+		floating = append(floating, 100*(float64(p.b)/float64(p.n))-100*(float64(p.a)/float64(p.n)))
+	}
+	c := CompareCounts(a, b)
+	want, _ := SignedRank(exact)
+	if c.P != want || c.Test != TestSignedRank || c.Nonzero != 11 || c.Zeros != 2 || c.N != 13 {
+		t.Errorf("CompareCounts: p %v (%s), %d nonzero, %d zeros of %d; want p %v, 11 nonzero, 2 zeros of 13", c.P, c.Test, c.Nonzero, c.Zeros, c.N, want)
+	}
+	if pf, _ := SignedRank(floating); pf == want {
+		t.Errorf("the floating-point differences give the same p %v: the case shows no broken tie", pf)
+	}
+	if bad := CompareCounts([]Count{{1, 10}}, []Count{{2, 20}}); !math.IsNaN(bad.P) {
+		t.Errorf("a pair over different test splits: p %v, want NaN", bad.P)
+	}
+	if none := CompareCounts([]Count{{1, 10}}, []Count{{1, 10}}); none.P != 1 || none.Zeros != 1 {
+		t.Errorf("every difference zero: %+v", none)
+	}
+}

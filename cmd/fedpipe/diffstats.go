@@ -91,7 +91,7 @@ func pairedDiff(a, b *diffSide, store *artifacts.Store) ([]diffPaired, error) {
 		if note != "" {
 			d.Note = note
 		} else {
-			c := stats.Compare(stats.Clients, ca, cb)
+			c := stats.CompareCounts(ca, cb)
 			d.Clients = &c
 		}
 		out = append(out, d)
@@ -99,10 +99,10 @@ func pairedDiff(a, b *diffSide, store *artifacts.Store) ([]diffPaired, error) {
 	return out, nil
 }
 
-// pairedClients reads each pair's per-client final accuracies (percent) and pairs them
-// client by client within the pair's seed, pooling the pairs of every seed: A's and B's values.
+// pairedClients reads each pair's per-client final test counts (correct of samples) and pairs
+// them client by client within the pair's seed, pooling the pairs of every seed: A's and B's.
 // note says why they cannot be paired (a table missing, or different clients on the two sides).
-func pairedClients[P any](pairs []P, keys func(P) (string, string), store *artifacts.Store) (a, b []float64, note string, err error) {
+func pairedClients[P any](pairs []P, keys func(P) (string, string), store *artifacts.Store) (a, b []stats.Count, note string, err error) {
 	for _, p := range pairs {
 		ka, kb := keys(p)
 		ra, okA, err := runClients(store, ka)
@@ -123,7 +123,11 @@ func pairedClients[P any](pairs []P, keys func(P) (string, string), store *artif
 			if ra[i].Client != rb[i].Client {
 				return nil, nil, "the runs have different clients", nil
 			}
-			a, b = append(a, 100*ra[i].Accuracy), append(b, 100*rb[i].Accuracy)
+			if ra[i].Samples != rb[i].Samples {
+				return nil, nil, "the runs test a client on different samples", nil
+			}
+			a = append(a, stats.CountOf(ra[i].Accuracy, ra[i].Samples))
+			b = append(b, stats.CountOf(rb[i].Accuracy, rb[i].Samples))
 		}
 	}
 	if len(a) == 0 {
@@ -219,5 +223,9 @@ func fmtInterval(iv stats.Interval) string {
 
 // fmtPaired lays a comparison out as diff's columns: unit, n, mean Δ, interval, p, test.
 func fmtPaired(p stats.Paired) string {
-	return fmt.Sprintf("%s\t%d\t%+.2f\t%s\t%s\t%s", p.Unit, p.N, p.Mean, fmtInterval(p.CI), stats.FormatP(p.P), p.Test)
+	n := fmt.Sprint(p.N)
+	if p.Nonzero+p.Zeros > 0 { // a signed-rank test from counts: what it ranked, what it dropped
+		n = fmt.Sprintf("%d (%d non-zero, %d zeros dropped)", p.N, p.Nonzero, p.Zeros)
+	}
+	return fmt.Sprintf("%s\t%s\t%+.2f\t%s\t%s\t%s", p.Unit, n, p.Mean, fmtInterval(p.CI), stats.FormatP(p.P), p.Test)
 }

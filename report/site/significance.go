@@ -30,6 +30,9 @@ type mark struct {
 type series struct {
 	values  map[int64]float64
 	clients map[int64][]float64
+	// counts are clients' test counts (correct of samples), by seed, as clients: the
+	// signed-rank test takes their differences exactly (stats.CompareCounts).
+	counts map[int64][]stats.Count
 	mean    float64
 }
 
@@ -53,10 +56,16 @@ func (c *collected) columnSeries(metric string) map[[2]string]*series {
 		s.values[x.r.Seed] = v
 		if len(x.clients) > 0 {
 			acc := make([]float64, len(x.clients))
+			cnt := make([]stats.Count, len(x.clients))
 			for i, cl := range x.clients {
 				acc[i] = 100 * cl.Accuracy
+				cnt[i] = stats.CountOf(cl.Accuracy, cl.Samples)
 			}
 			s.clients[x.r.Seed] = acc
+			if s.counts == nil {
+				s.counts = map[int64][]stats.Count{}
+			}
+			s.counts[x.r.Seed] = cnt
 		}
 	}
 	for _, s := range out {
@@ -133,21 +142,37 @@ func pairedCompare(a, b *series, unit stats.Unit) (stats.Paired, bool) {
 	}
 	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
 	var xa, xb []float64
+	var na, nb []stats.Count
 	for _, seed := range seeds {
 		if unit == stats.Clients {
-			ca, cb := a.clients[seed], b.clients[seed]
+			ca, cb := a.counts[seed], b.counts[seed]
 			if len(cb) == 0 || len(cb) != len(ca) {
 				continue
 			}
-			xa, xb = append(xa, ca...), append(xb, cb...)
+			na, nb = append(na, ca...), append(nb, cb...)
+			xa, xb = append(xa, a.clients[seed]...), append(xb, b.clients[seed]...)
 			continue
 		}
 		xa, xb = append(xa, a.values[seed]), append(xb, b.values[seed])
+	}
+	if unit == stats.Clients && len(na) > 0 && countsKnown(na, nb) {
+		return stats.CompareCounts(na, nb), true
 	}
 	if len(xa) == 0 {
 		return stats.Paired{}, false
 	}
 	return stats.Compare(unit, xa, xb), true
+}
+
+// countsKnown reports whether every pair of client counts is over the same positive number of
+// test samples (a per-client table that records them): then the differences are exact.
+func countsKnown(a, b []stats.Count) bool {
+	for i := range a {
+		if a[i].Samples <= 0 || a[i].Samples != b[i].Samples {
+			return false
+		}
+	}
+	return true
 }
 
 // significanceNote is the footnote of the results table: the marks and the test behind them.
