@@ -33,7 +33,7 @@ type series struct {
 	// counts are clients' test counts (correct of samples), by seed, as clients: the
 	// signed-rank test takes their differences exactly (stats.CompareCounts).
 	counts map[int64][]stats.Count
-	mean    float64
+	mean   float64
 }
 
 // columnSeries gathers every (row, column)'s computed runs.
