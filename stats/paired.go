@@ -200,6 +200,23 @@ func signedRankP(ranks []float64, tieSum float64, pos []bool) (float64, string) 
 	return math.Min(1, 2*math.Min(lower, upper)), TestSignedRank
 }
 
+// MinP is the smallest two-sided p-value test can give with n pairs (nonzero pairs for the
+// signed-rank test): 2/2ⁿ for the exact tests (every sign pattern equally likely; 1 for none),
+// 1/(draws+1) for the Monte Carlo sign-flip test, 0 for the normal approximation. Below 6
+// pairs an exact test never reaches 5 %: a comparison of 5 seeds cannot be significant.
+func MinP(test string, n int) float64 {
+	switch test {
+	case TestSignFlip, TestSignedRank:
+		if n <= 0 {
+			return 1
+		}
+		return math.Min(1, 2/math.Pow(2, float64(n)))
+	case TestSignFlipMC:
+		return 1 / float64(signFlipDraws+1)
+	}
+	return 0
+}
+
 // Count is one client's test result: Correct predictions out of Samples test samples.
 type Count struct{ Correct, Samples int }
 

@@ -163,3 +163,17 @@ func TestCompareCountsTiesExactly(t *testing.T) {
 		t.Errorf("every difference zero: %+v", none)
 	}
 }
+
+// TestMinP: the smallest p of the exact tests is 2/2ⁿ, so 5 seeds (0.0625) cannot reach 5 %
+// and 6 (0.03125) can; the signed-rank test counts its nonzero pairs; SignFlip reaches it.
+func TestMinP(t *testing.T) {
+	if p := MinP(TestSignFlip, 5); p != 0.0625 {
+		t.Errorf("5 seeds: %v", p)
+	}
+	if p := MinP(TestSignedRank, 6); p != 0.03125 || MinP(TestSignedRank, 0) != 1 || MinP(TestSignedRankZ, 300) != 0 {
+		t.Errorf("signed rank: %v", p)
+	}
+	if p, _ := SignFlip([]float64{1, 2, 3, 4, 5}); p != MinP(TestSignFlip, 5) {
+		t.Errorf("five positive differences: p %v, want the minimum %v", p, MinP(TestSignFlip, 5))
+	}
+}

@@ -59,5 +59,6 @@ func latexSigCaption(t *table.Table) string {
 		return ""
 	}
 	return " $^\\dagger$: not significantly different from the best at 5\\%, by " + test +
-		" (two-sided, Holm-corrected within the column). [$\\cdot$]: one seed, the run's 95\\% test-set interval (Wilson over pooled test samples, or bootstrap over clients)."
+		" (two-sided, Holm-corrected within the column); no mark where too few seeds (or clients) are paired for any difference to reach 5\\% after that correction." +
+		" [$\\cdot$]: one seed, the run's 95\\% test-set interval (Wilson over pooled test samples, or bootstrap over clients)."
 }

@@ -15,6 +15,9 @@ const (
 	vsNotSig      = "not significantly different"
 	vsWorse       = "significantly worse"
 	vsNotComputed = ""
+	// vsUntestable: with so few pairs (seeds) no difference could reach 5 % after the
+	// column's Holm correction, so no mark says anything (no †).
+	vsUntestable = "untestable with these seeds"
 )
 
 // mark is one results cell's standing in its column: whether it is the best mean, and the
@@ -99,20 +102,24 @@ func (c *collected) marks(metric string, unit stats.Unit) map[[2]string]mark {
 		}
 		b := ser[[2]string{best, col}]
 		var others []string
-		var ps []float64
+		var ps, minPs []float64
 		for _, row := range c.rows {
 			s := ser[[2]string{row, col}]
 			if s == nil || row == best {
 				continue
 			}
 			others = append(others, row)
-			ps = append(ps, pairedP(b, s, unit))
+			p, minP := pairedP(b, s, unit)
+			ps, minPs = append(ps, p), append(minPs, minP)
 		}
 		out[[2]string{best, col}] = mark{best: true, p: math.NaN(), vs: vsBest}
 		for i, adj := range stats.Holm(ps) {
 			m := mark{p: adj, vs: vsNotSig}
-			if adj < stats.Alpha {
+			switch {
+			case adj < stats.Alpha:
 				m.vs = vsWorse
+			case float64(len(ps))*minPs[i] >= stats.Alpha: // Holm's smallest factor is the column's count
+				m.vs = vsUntestable
 			}
 			out[[2]string{others[i], col}] = m
 		}
@@ -120,14 +127,19 @@ func (c *collected) marks(metric string, unit stats.Unit) map[[2]string]mark {
 	return out
 }
 
-// pairedP is the two-sided p-value of s against the best b, paired over unit; NaN when they
-// share no seed (or, over clients, no seed with the same number of clients).
-func pairedP(b, s *series, unit stats.Unit) float64 {
+// pairedP is the two-sided p-value of s against the best b, paired over unit, and the
+// smallest p its test could give with these pairs (stats.MinP); NaN and 1 when they share no
+// seed (or, over clients, no seed with the same number of clients).
+func pairedP(b, s *series, unit stats.Unit) (p, minP float64) {
 	c, ok := pairedCompare(s, b, unit)
 	if !ok {
-		return math.NaN()
+		return math.NaN(), 1
 	}
-	return c.P
+	n := c.N
+	if c.Nonzero+c.Zeros > 0 {
+		n = c.Nonzero
+	}
+	return c.P, stats.MinP(c.Test, n)
 }
 
 // pairedCompare compares b against a (b − a) paired over unit: by seed, the metric of the
@@ -181,7 +193,8 @@ func significanceNote(unit stats.Unit) string {
 	if unit == stats.Clients {
 		test = "a Wilcoxon signed-rank test on each client's final accuracy, paired by client within each seed, the seeds pooled (clients of one federation are not independent: read it as a description of these clients)"
 	}
-	return fmt.Sprintf("Bold: the best mean of its column. †: not significantly different from the best at 5 %%, by %s, two-sided, Holm-corrected over the column's comparisons. "+
+	return fmt.Sprintf("Bold: the best mean of its column. †: not significantly different from the best at 5 %%, by %s, two-sided, Holm-corrected over the column's comparisons; "+
+		"no † where the pairs are too few for any difference to reach 5 %% after that correction (vs_best: \"untestable with these seeds\"), since there the mark would say nothing. "+
 		"Intervals: with several seeds, the 95 %% Student-t interval of the mean over seeds; with one seed, the 95 %% test-set interval of that run (Wilson over its pooled test samples, or a bootstrap over its clients), which says nothing about another seed. See docs/statistics.md.", test)
 }
 

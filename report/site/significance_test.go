@@ -85,8 +85,9 @@ func TestMarksOverSeeds(t *testing.T) {
 }
 
 // Over clients (one seed, six clients): B is below A on every client (exact signed-rank
-// p = 2/2⁶ = 0.03125), C equal to A but for one client (p = 1). Holm: B 2·0.03125 = 0.0625,
-// not significant — two comparisons cost B its significance. One seed: the cell shows its
+// p = 2/2⁶ = 0.03125), C equal to A but for one client (p = 1). Holm: B 2·0.03125 = 0.0625:
+// with six clients and two comparisons no outcome could reach 5 %, so neither is marked
+// (untestable, no †), rather than "not significantly different". One seed: the cell shows its
 // test-set interval (Wilson over 1000 pooled samples), not one over seeds.
 func TestMarksOverClientsOneSeed(t *testing.T) {
 	ca := []float64{0.9, 0.8, 0.85, 0.7, 0.95, 0.75}
@@ -99,10 +100,10 @@ func TestMarksOverClientsOneSeed(t *testing.T) {
 	c := handBuilt(map[string][]float64{"A": {0.9}, "B": {0.85}, "C": {0.88}},
 		map[string][][]float64{"A": {ca}, "B": {cb}, "C": {cc}})
 	m := c.marks("final_pooled", stats.Clients)
-	if got := m[[2]string{"B", ""}]; got.vs != vsNotSig || math.Abs(got.p-0.0625) > 1e-12 {
+	if got := m[[2]string{"B", ""}]; got.vs != vsUntestable || math.Abs(got.p-0.0625) > 1e-12 {
 		t.Errorf("B: %+v", got)
 	}
-	if got := m[[2]string{"C", ""}]; got.vs != vsNotSig || got.p != 1 {
+	if got := m[[2]string{"C", ""}]; got.vs != vsUntestable || got.p != 1 {
 		t.Errorf("C: %+v", got)
 	}
 	g, tab := c.results("final_pooled", stats.Clients)
@@ -113,9 +114,9 @@ func TestMarksOverClientsOneSeed(t *testing.T) {
 	if lo := tab.Col("ci95_lo_pct").Float64[0]; math.Abs(lo-100*w.Lo) > 1e-9 || tab.Col("ci95_over").String[0] != "test set" {
 		t.Errorf("A's test-set interval %g, want %g", lo, 100*w.Lo)
 	}
-	// Over seeds, one seed each: sign-flip p = 1, every method not significantly different.
+	// Over seeds, one seed each: sign-flip p = 1 whatever the numbers: untestable, no mark.
 	for k, mk := range c.marks("final_pooled", stats.Seeds) {
-		if !mk.best && (mk.vs != vsNotSig || mk.p != 1) {
+		if !mk.best && (mk.vs != vsUntestable || mk.p != 1) {
 			t.Errorf("%v: %+v", k, mk)
 		}
 	}
