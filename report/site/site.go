@@ -115,7 +115,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	}
 	resGrid, resTable := c.results(metric, unit)
 	sections = append(sections, section{title: "Results", intro: fmt.Sprintf(
-		"%s, in percent: mean ± std over seeds (n = seeds computed) and a 95 %% interval. Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`. %s",
+		"%s, in percent: mean ± population std over seeds (NumPy's std, as the papers report theirs; n = seeds computed) and a 95 %% interval. Where the manifest records a published value it is shown beside the measured one, with the verdict of `fedpipe verify`. %s",
 		capital(metricLabel(metric)), significanceNote(unit)), grids: []grid{resGrid}})
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
 	if grids, rows := c.pairwise(metric, unit); len(grids) > 0 {
@@ -123,7 +123,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		s.Tables = append(s.Tables, NamedTable{"pairwise", dataTable(rows)})
 	}
 	if len(c.checks) > 0 {
-		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± std over seeds), the difference and the verdict.",
+		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± population std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
 	}
 	var entries []summary.Entry
