@@ -76,7 +76,7 @@ func TestReportCommand(t *testing.T) {
 	if lines := strings.Count(string(csv), "\n"); lines != 1+24 {
 		t.Errorf("accuracy-rounds.csv has %d lines, want a header and 24 rows:\n%s", lines, csv)
 	}
-	if !strings.HasPrefix(string(csv), "cell,method,round,accuracy_pct,accuracy_std_pct\n") {
+	if !strings.HasPrefix(string(csv), "cell,method,display,round,accuracy_pct,accuracy_std_pct\n") {
 		t.Errorf("accuracy-rounds.csv header: %q", strings.SplitN(string(csv), "\n", 2)[0])
 	}
 	// --json names what was written; --format pdf adds a PDF per figure. The same store

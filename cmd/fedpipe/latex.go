@@ -17,6 +17,9 @@ func latexResults(t *table.Table, title string) (string, error) {
 	if method == nil || cell == nil || seeds == nil || mean == nil || std == nil {
 		return "", fmt.Errorf("latex: the results table lacks its columns")
 	}
+	if d := t.Col("display"); d != nil { // the methods as their papers write them, as the page does
+		method = d
+	}
 	var rows, cols []string
 	seenR, seenC := map[string]bool{}, map[string]bool{}
 	type val struct {

@@ -24,8 +24,13 @@ func TestReportLatex(t *testing.T) {
 		t.Fatal(err)
 	}
 	tex := string(b)
+	// One name per method: the CSV keeps the label and adds the display name beside it.
+	if csv, err := os.ReadFile(filepath.Join(out, "tables", "results.csv")); err != nil || !strings.HasPrefix(string(csv), "method,display,cell,") ||
+		!strings.Contains(string(csv), "fedavg,FedAvg,") {
+		t.Errorf("results.csv lacks the display column beside method (%v):\n%s", err, csv)
+	}
 	for _, want := range []string{"\\toprule", "\\midrule", "\\bottomrule", "Method & lr=0.05 & lr=0.5 \\\\", "$\\pm$", "\\textbf{", "(\\%)", "population std",
-		"fedavg & ", "& -- \\\\"} {
+		"FedAvg & ", "& -- \\\\"} {
 		if !strings.Contains(tex, want) {
 			t.Errorf("results.tex lacks %q:\n%s", want, tex)
 		}

@@ -7,7 +7,10 @@ package site
 
 // resultCell is a row of the results table: one method and grid cell.
 type resultCell struct {
-	Method    string  `arrow:"method"`
+	Method string `arrow:"method"`
+	// Display is the method as its paper writes it (the registered display name, with the
+	// row's own grid choices), as the page, the LaTeX table and the figures name it.
+	Display   string  `arrow:"display"`
 	Cell      string  `arrow:"cell"`
 	Seeds     int     `arrow:"seeds"`
 	Mean      float64 `arrow:"mean_pct"`
@@ -51,6 +54,7 @@ type pairwiseRow struct {
 type roundAccuracy struct {
 	Cell     string  `arrow:"cell"`
 	Method   string  `arrow:"method"`
+	Display  string  `arrow:"display"`
 	Round    int     `arrow:"round"`
 	Accuracy float64 `arrow:"accuracy_pct"`
 	// Std is the population std over seeds (NaN with one seed).
@@ -73,8 +77,9 @@ type scoreAccuracy struct {
 
 // shiftAccuracy is a point of an accuracy-under-shift figure.
 type shiftAccuracy struct {
-	Method string  `arrow:"method"`
-	Level  float64 `arrow:"level"`
-	Mean   float64 `arrow:"accuracy_client_mean_pct"`
-	Std    float64 `arrow:"accuracy_client_std_pct"`
+	Method  string  `arrow:"method"`
+	Display string  `arrow:"display"`
+	Level   float64 `arrow:"level"`
+	Mean    float64 `arrow:"accuracy_client_mean_pct"`
+	Std     float64 `arrow:"accuracy_client_std_pct"`
 }

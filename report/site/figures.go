@@ -185,7 +185,7 @@ func (c *collected) accuracyRounds() []Figure {
 				s.X = append(s.X, float64(r))
 				s.Y = append(s.Y, mean)
 				s.Lo, s.Hi = append(s.Lo, mean-std), append(s.Hi, mean+std)
-				data = append(data, roundAccuracy{Cell: col, Method: row, Round: r, Accuracy: mean, Std: std})
+				data = append(data, roundAccuracy{Cell: col, Method: row, Display: c.display(row), Round: r, Accuracy: mean, Std: std})
 			}
 			series = append(series, s)
 		}
@@ -507,7 +507,7 @@ func (c *collected) shifts() []Figure {
 				for _, p := range pts {
 					if p.row == row && p.col == col && p.shift == kind {
 						s.X, s.Y = append(s.X, p.level), append(s.Y, summary.Mean(p.mean))
-						data = append(data, shiftAccuracy{Method: row, Level: p.level, Mean: summary.Mean(p.mean), Std: summary.Mean(p.std)})
+						data = append(data, shiftAccuracy{Method: row, Display: c.display(row), Level: p.level, Mean: summary.Mean(p.mean), Std: summary.Mean(p.std)})
 					}
 				}
 				if len(s.X) > 0 {

@@ -307,7 +307,7 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 	}
 	var data []resultCell
 	for _, row := range c.rows {
-		line := []cell{{text: row}}
+		line := []cell{{text: c.display(row)}}
 		for _, col := range c.cols {
 			var vals []float64
 			total := 0
@@ -330,7 +330,7 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 			if len(vals) == 0 {
 				line = append(line, cell{text: "not computed", class: "missing"})
 				nan := math.NaN() // not computed: missing, an empty CSV field
-				data = append(data, resultCell{Method: row, Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing,
+				data = append(data, resultCell{Method: row, Display: c.display(row), Cell: col, Mean: nan, Std: nan, Published: nan, Verdict: verify.Missing,
 					StdSample: nan, CILo: nan, CIHi: nan, PBest: nan})
 				continue
 			}
@@ -375,7 +375,7 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 				break
 			}
 			line = append(line, cell{text: text, class: class, bold: mk.best})
-			data = append(data, resultCell{Method: row, Cell: col, Seeds: len(vals), Mean: summary.Mean(vals), Std: summary.Std(vals),
+			data = append(data, resultCell{Method: row, Display: c.display(row), Cell: col, Seeds: len(vals), Mean: summary.Mean(vals), Std: summary.Std(vals),
 				Published: pub, Verdict: verdict, StdSample: stats.SampleStd(vals), CILo: iv.lo, CIHi: iv.hi, Interval: iv.kind,
 				VsBest: mk.vs, PBest: mk.p, CompareOver: string(unit)})
 		}

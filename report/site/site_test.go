@@ -278,7 +278,7 @@ func TestReportShowsWhatIsNotComputed(t *testing.T) {
 	if s.Runs != 21 || s.Computed != 12 {
 		t.Errorf("runs %d computed %d, want 21 and 12", s.Runs, s.Computed)
 	}
-	if !strings.Contains(s.Markdown, "| local | not computed |") {
+	if !strings.Contains(s.Markdown, "| Local | not computed |") {
 		t.Errorf("the local row is not marked not computed:\n%s", s.Markdown)
 	}
 	if !regexp.MustCompile(`[0-9.]+ ± [0-9.]+ \(n=2 of 3\)`).MatchString(s.Markdown) {
