@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -94,5 +96,53 @@ func TestExportIdentitiesAndDefaultFolder(t *testing.T) {
 	}
 	if d := best - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("best client-mean test accuracy from metrics.csv %v, summary says %v", best, want)
+	}
+}
+
+// TestExportsIdentifyTheirSettings: two exports of the same manifest, one with -S
+// train.rounds=3, have the same folder names and run labels, but every table carries the run's
+// key and its effective settings, so their rows stay apart when concatenated (the columns
+// train_rounds and run_key differ; the partition, shared, has the same key in both).
+func TestExportsIdentifyTheirSettings(t *testing.T) {
+	dir := t.TempDir()
+	m := writeManifest(t, dir, tinyManifest)
+	store := filepath.Join(dir, "store")
+	col := func(out, file, name string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		head := strings.Split(lines[0], ",")
+		for i, h := range head {
+			if h == name {
+				return strings.Split(lines[1], ",")[i]
+			}
+		}
+		t.Fatalf("%s has no column %s: %s", file, name, lines[0])
+		return ""
+	}
+	var outs []string
+	for i, set := range [][]string{nil, {"-S", "train.rounds=3"}} {
+		runJSON(t, append([]string{"run", m, "--store", store}, set...)...)
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		if code, _, errOut := fedpipe(t, append([]string{"export", m, "--store", store, "-o", out, "--format", "csv"}, set...)...); code != 0 {
+			t.Fatalf("export %v: %s", set, errOut)
+		}
+		outs = append(outs, out)
+	}
+	const eval = "evaluate_fedavg_seed-0/summary.csv"
+	if a, b := col(outs[0], eval, "train_rounds"), col(outs[1], eval, "train_rounds"); a != "4" || b != "3" {
+		t.Errorf("train_rounds %s and %s, want 4 and 3", a, b)
+	}
+	if a, b := col(outs[0], eval, "run_key"), col(outs[1], eval, "run_key"); a == b || len(a) != 12 {
+		t.Errorf("run keys %q and %q: want two different short keys", a, b)
+	}
+	if a, b := col(outs[0], eval, "run"), col(outs[1], eval, "run"); a != b {
+		t.Errorf("the run labels differ (%s, %s): the test no longer shows what the columns add", a, b)
+	}
+	if col(outs[0], eval, "params_uniform_weights") == "" || col(outs[0], eval, "train_lr") != "0.05" {
+		t.Error("the method's parameters or train.lr are missing")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,13 +40,54 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		t.Columns = append(t.Columns, table.StringCol(name, vs))
 		added = true
 	}
+	addFloat := func(name string, v float64) {
+		if t.Col(name) != nil {
+			return
+		}
+		vs := make([]float64, rows)
+		for i := range vs {
+			vs[i] = v
+		}
+		t.Columns = append(t.Columns, table.Float64Col(name, vs))
+		added = true
+	}
 	addString("manifest", g.Manifest.Name)
 	addString("stage", n.Kind)
+	addString("stage_key", n.Key.String()[:12])
 	if n.Run == nil {
 		return added
 	}
 	r := n.Run
 	shared := n.Kind == manifest.KindPartition
+	// The effective settings, flat, so that exports of runs that differ only by an override
+	// (-S train.rounds=40) stay apart when concatenated; the run's key names it exactly.
+	defer func() {
+		addString("dataset_name", r.Dataset.Name)
+		addString("partition_scheme", r.Partition.Scheme)
+		addFloat("partition_clients", float64(r.Partition.Clients))
+		addFloat("partition_alpha", r.Partition.Alpha)
+		if shared {
+			return
+		}
+		if k := trainKey(g, r); k != "" {
+			addString("run_key", k)
+		}
+		addString("model_arch", r.Model.Arch)
+		addFloat("train_rounds", float64(r.Train.Rounds))
+		addFloat("train_lr", r.Train.LR)
+		addFloat("train_local_epochs", float64(r.Train.LocalEpochs))
+		addFloat("train_batch_size", float64(r.Train.BatchSize))
+		addFloat("train_participation", r.Train.Participation)
+		addFloat("train_momentum", r.Train.Momentum)
+		addFloat("train_weight_decay", r.Train.WeightDecay)
+		addFloat("train_finetune_epochs", float64(r.Train.FinetuneEpochs))
+		for _, k := range sortedStrings(r.Params) {
+			addFloat("params_"+k, r.Params[k])
+		}
+		for _, k := range sortedStrings(r.Options) {
+			addString("options_"+k, r.Options[k])
+		}
+	}()
 	seed := r.Seed
 	if shared {
 		addString("run", n.Name)
@@ -79,6 +121,27 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		addString(name, a.Value)
 	}
 	return added
+}
+
+// trainKey is the short key of run r's train stage in g ("" when g has none): the run's key,
+// the same on every table of the run.
+func trainKey(g *pipeline.Graph, r *manifest.Run) string {
+	for _, n := range g.Nodes {
+		if n.Kind == manifest.KindTrain && n.Run == r {
+			return n.Key.String()[:12]
+		}
+	}
+	return ""
+}
+
+// sortedStrings is the keys of m, sorted.
+func sortedStrings[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,

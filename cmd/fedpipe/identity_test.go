@@ -26,10 +26,12 @@ func TestExportedTablesCarryRunIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if lines[0] != "round,client,split,loss,accuracy,samples,manifest,stage,run,method,seed,train_lr" {
+	if lines[0] != "round,client,split,loss,accuracy,samples,manifest,stage,stage_key,run,method,seed,train_lr,"+
+		"dataset_name,partition_scheme,partition_clients,partition_alpha,run_key,model_arch,train_rounds,train_local_epochs,"+
+		"train_batch_size,train_participation,train_momentum,train_weight_decay,train_finetune_epochs,params_uniform_weights" {
 		t.Errorf("header %q", lines[0])
 	}
-	if !strings.HasSuffix(lines[1], ",tiny,train,fedavg lr=0.5 seed=0,fedavg,0,0.5") {
+	if !strings.Contains(lines[1], ",tiny,train,") || !strings.Contains(lines[1], ",fedavg lr=0.5 seed=0,fedavg,0,0.5,synthetic,natural,") {
 		t.Errorf("row %q", lines[1])
 	}
 	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr-0.05_seed-0", "summary.arrow"))

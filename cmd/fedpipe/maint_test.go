@@ -89,7 +89,7 @@ func TestExportWritesArrowParquetCSV(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "train_local_seed-0", "metrics.csv"))
-	if !strings.HasPrefix(string(b), "round,client,split,loss,accuracy,samples,manifest,stage,run,method,seed\n") {
+	if !strings.HasPrefix(string(b), "round,client,split,loss,accuracy,samples,manifest,stage,stage_key,run,method,seed,") {
 		t.Errorf("metrics.csv starts %q", string(b[:min(60, len(b))]))
 	}
 	if t2, err := table.ReadFile(filepath.Join(out, "evaluate_local_seed-0", "summary.arrow")); err != nil || t2.Col("accuracy_pooled") == nil {
