@@ -55,7 +55,7 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 	addString("stage", n.Kind)
 	addString("stage_key", n.Key.String()[:12])
 	if n.Run == nil {
-		return added
+		return withRunsGrid(t, g) || added
 	}
 	r := n.Run
 	shared := n.Kind == manifest.KindPartition
@@ -121,6 +121,71 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		addString(name, a.Value)
 	}
 	return added
+}
+
+// withRunsGrid adds to a table with a row per run (the report's runs table: its "run"
+// column holds run labels) each run's swept parameters, as columns named as withIdentity names
+// them (train_lr), its method's display name (display) and its key (run_key), row by row. It
+// reports whether it added any.
+func withRunsGrid(t *table.Table, g *pipeline.Graph) bool {
+	label := t.Col("run")
+	if label == nil || t.Col("display") != nil {
+		return false
+	}
+	runs := map[string]*manifest.Run{}
+	var paths []string
+	seen := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Kind != manifest.KindTrain || n.Run == nil {
+			continue
+		}
+		runs[n.Run.Label()] = n.Run
+		for _, a := range n.Run.Vary {
+			if !seen[a.Path] {
+				seen[a.Path] = true
+				paths = append(paths, a.Path)
+			}
+		}
+	}
+	rows := t.NumRows()
+	display, keys := make([]string, rows), make([]string, rows)
+	for i, l := range label.String {
+		if r := runs[l]; r != nil {
+			display[i] = manifest.DisplayName(r.Method) + strings.TrimPrefix(r.Config(), r.Method)
+			keys[i] = trainKey(g, r)
+		}
+	}
+	t.Columns = append(t.Columns, table.StringCol("display", display), table.StringCol("run_key", keys))
+	for _, path := range paths {
+		name := strings.ReplaceAll(path, ".", "_")
+		if t.Col(name) != nil {
+			continue
+		}
+		vals := make([]string, rows)
+		numeric := true
+		for i, l := range label.String {
+			if r := runs[l]; r != nil {
+				for _, a := range r.Vary {
+					if a.Path == path {
+						vals[i] = a.Value
+					}
+				}
+			}
+			if _, err := strconv.ParseFloat(vals[i], 64); err != nil {
+				numeric = false
+			}
+		}
+		if !numeric {
+			t.Columns = append(t.Columns, table.StringCol(name, vals))
+			continue
+		}
+		fs := make([]float64, rows)
+		for i, v := range vals {
+			fs[i], _ = strconv.ParseFloat(v, 64)
+		}
+		t.Columns = append(t.Columns, table.Float64Col(name, fs))
+	}
+	return true
 }
 
 // trainKey is the short key of run r's train stage in g ("" when g has none): the run's key,

@@ -34,6 +34,12 @@ func TestExportedTablesCarryRunIdentity(t *testing.T) {
 	if !strings.Contains(lines[1], ",tiny,train,") || !strings.Contains(lines[1], ",fedavg lr=0.5 seed=0,fedavg,0,0.5,synthetic,natural,") {
 		t.Errorf("row %q", lines[1])
 	}
+	// The report's run table: a row per run, with its grid value, display name and key.
+	runs, err := os.ReadFile(filepath.Join(out, "report", "runs.csv"))
+	if err != nil || !strings.Contains(strings.SplitN(string(runs), "\n", 2)[0], ",display,run_key,train_lr") ||
+		!strings.Contains(string(runs), "fedavg lr=0.5 seed=0,") || !strings.Contains(string(runs), ",FedAvg lr=0.5,") {
+		t.Errorf("report/runs.csv lacks the grid values, display names or keys (%v):\n%s", err, runs)
+	}
 	sum, err := table.ReadFile(filepath.Join(out, "evaluate_local_lr-0.05_seed-0", "summary.arrow"))
 	if err != nil || sum.Col("train_lr") == nil || sum.Col("train_lr").Float64[0] != 0.05 || sum.Col("method").String[0] != "local" {
 		t.Errorf("summary.arrow identity (%v)", err)
