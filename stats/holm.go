@@ -29,7 +29,3 @@ func Holm(ps []float64) []float64 {
 	return out
 }
 
-// sortIndexBy sorts idx by xs[idx[k]] ascending, stably.
-func sortIndexBy(idx []int, xs []float64) {
-	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
-}

@@ -268,11 +268,7 @@ func CompareCounts(a, b []Count) Paired {
 
 // midranksFrac is midranks of the fractions num[i]/den[i] (den > 0), compared exactly.
 func midranksFrac(num, den []int64) ([]float64, float64) {
-	idx := make([]int, len(num))
-	for i := range idx {
-		idx[i] = i
-	}
-	cmp := func(i, j int) int { // num[i]/den[i] against num[j]/den[j]
+	return midranksBy(len(num), func(i, j int) int { // num[i]/den[i] against num[j]/den[j]
 		l, r := num[i]*den[j], num[j]*den[i]
 		switch {
 		case l < r:
@@ -281,39 +277,37 @@ func midranksFrac(num, den []int64) ([]float64, float64) {
 			return 1
 		}
 		return 0
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return cmp(idx[x], idx[y]) < 0 })
-	ranks := make([]float64, len(num))
-	tieSum := 0.0
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && cmp(idx[j+1], idx[i]) == 0 {
-			j++
-		}
-		r := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			ranks[idx[k]] = r
-		}
-		t := float64(j - i + 1)
-		tieSum += t*t*t - t
-		i = j + 1
-	}
-	return ranks, tieSum
+	})
 }
 
 // midranks ranks xs from 1, giving tied values the mean of their ranks, and returns the tie
 // term Σ(t³ − t) over groups of t equal values.
 func midranks(xs []float64) ([]float64, float64) {
-	idx := make([]int, len(xs))
+	return midranksBy(len(xs), func(i, j int) int {
+		switch {
+		case xs[i] < xs[j]:
+			return -1
+		case xs[i] > xs[j]:
+			return 1
+		}
+		return 0
+	})
+}
+
+// midranksBy ranks n values ordered by cmp (negative, zero, positive as value i is below,
+// equal to or above value j) from 1, tied values the mean of their ranks, and returns the tie
+// term Σ(t³ − t) over groups of t equal values.
+func midranksBy(n int, cmp func(i, j int) int) ([]float64, float64) {
+	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
-	sortIndexBy(idx, xs)
-	ranks := make([]float64, len(xs))
+	sort.SliceStable(idx, func(x, y int) bool { return cmp(idx[x], idx[y]) < 0 })
+	ranks := make([]float64, n)
 	tieSum := 0.0
 	for i := 0; i < len(idx); {
 		j := i
-		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+		for j+1 < len(idx) && cmp(idx[j+1], idx[i]) == 0 {
 			j++
 		}
 		r := float64(i+j)/2 + 1

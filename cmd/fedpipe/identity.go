@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,10 +82,10 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		addFloat("train_momentum", r.Train.Momentum)
 		addFloat("train_weight_decay", r.Train.WeightDecay)
 		addFloat("train_finetune_epochs", float64(r.Train.FinetuneEpochs))
-		for _, k := range sortedStrings(r.Params) {
+		for _, k := range slices.Sorted(maps.Keys(r.Params)) {
 			addFloat("params_"+k, r.Params[k])
 		}
-		for _, k := range sortedStrings(r.Options) {
+		for _, k := range slices.Sorted(maps.Keys(r.Options)) {
 			addString("options_"+k, r.Options[k])
 		}
 	}()
@@ -197,16 +198,6 @@ func trainKey(g *pipeline.Graph, r *manifest.Run) string {
 		}
 	}
 	return ""
-}
-
-// sortedStrings is the keys of m, sorted.
-func sortedStrings[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
