@@ -28,4 +28,3 @@ func Holm(ps []float64) []float64 {
 	}
 	return out
 }
-
