@@ -73,10 +73,21 @@ func (e *Executor) push(ctx context.Context, n *Node, a artifacts.Action) error 
 	}
 	var failed time.Time
 	wait := backoff{base: time.Second, limit: time.Minute}
+	lease := fenceOf(ctx)
 	for {
-		_, err := e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a)
+		var err error
+		if lease != nil {
+			_, err = lease.PushAction(ctx, e.Store, a)
+		} else {
+			_, err = e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a)
+		}
 		if err == nil {
 			break
+		}
+		var lost *remote.LostError
+		if errors.As(err, &lost) {
+			e.Progress.Logf("lost the lease of %s to %s; not writing", n.Name, lost.To)
+			return err
 		}
 		sp := e.Split
 		if failed.IsZero() {
@@ -113,9 +124,20 @@ func (sc *StageContext) pushCheckpoint(idx checkpointIndex, d artifacts.Digest) 
 		blobs = append(blobs, idx.Outputs[name])
 	}
 	cp := remote.Checkpoint{Round: idx.Round, Index: d, Blobs: blobs}
-	if _, err := sc.remote.PushCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), cp); err != nil {
+	var err error
+	if lease := fenceOf(sc.ctx); lease != nil {
+		_, err = lease.PushCheckpoint(sc.ctx, sc.store, cp)
+	} else {
+		_, err = sc.remote.PushCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), cp)
+	}
+	if err != nil {
 		if sc.ctx.Err() != nil {
 			return sc.ctx.Err()
+		}
+		var lost *remote.LostError
+		if errors.As(err, &lost) {
+			sc.Logf("lost the lease of %s to %s; not writing", sc.Node.Name, lost.To)
+			return err
 		}
 		if !sc.pushFailing {
 			sc.Logf("%s: could not push the checkpoint after round %d: %v; training goes on from the local checkpoints (further failures are not repeated)", sc.Node.Name, idx.Round, err)

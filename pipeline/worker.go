@@ -303,7 +303,7 @@ func (e *Executor) runLeased(ctx context.Context, g *Graph, n *Node, reason stri
 	if prev := lease.TookOver(); prev != "" {
 		reason = "took over from " + prev + ", whose lease expired; " + reason
 	}
-	res, err := e.runStage(withLease(sctx, lease.TookOver()), g, n, reason, actions, index, total)
+	res, err := e.runStage(withFence(withLease(sctx, lease.TookOver()), lease), g, n, reason, actions, index, total)
 	lost := false
 	select {
 	case <-lease.Lost():
