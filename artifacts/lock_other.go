@@ -10,6 +10,9 @@ func tryLock(f *os.File) (held bool, err error) { return false, nil }
 
 func unlock(f *os.File) error { return nil }
 
+// lockWait is a no-op where flock(2) is unavailable.
+func lockWait(f *os.File) error { return nil }
+
 // freeBytes is unknown on this platform.
 func freeBytes(string) (int64, bool) { return 0, false }
 

@@ -28,6 +28,16 @@ func tryLock(f *os.File) (held bool, err error) {
 	}
 }
 
+// lockWait takes an exclusive flock(2) on f, waiting for another holder to release it.
+func lockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
 // unlock releases the lock taken by tryLock.
 func unlock(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

@@ -44,21 +44,21 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 		if reclaiming(dir) {
 			return Open(dir, opt)
 		}
-		snap, err := snapshot(dir)
+		snap, snapLock, err := snapshot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("artifacts: snapshot of store %s (in use by %s): %w", dir, holder(filepath.Join(dir, lockName)), err)
 		}
 		if reclaiming(dir) { // the holder began after our links were made: drop them
-			os.RemoveAll(snap)
+			releaseSnapshot(snap, snapLock)
 			return Open(dir, opt)
 		}
 		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
 		if err == nil {
 			logf("store %s is in use by %s: reading a snapshot of it", dir, holder(filepath.Join(dir, lockName)))
-			s.snapshot, s.dir = snap, dir
+			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
 			return s, nil
 		}
-		os.RemoveAll(snap)
+		releaseSnapshot(snap, snapLock)
 		last = err
 	}
 	return nil, fmt.Errorf("artifacts: store %s is in use by %s and no consistent snapshot of it could be read: %w", dir, holder(filepath.Join(dir, lockName)), last)
@@ -74,24 +74,25 @@ func reclaiming(dir string) bool {
 }
 
 // snapshot copies dir's Badger files into a new directory beside it (or in the system's
-// temporary directory) and returns that directory.
-func snapshot(dir string) (string, error) {
-	snap, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
+// temporary directory) and returns that directory with its reader lock (snapshots.go),
+// taken before anything is copied.
+func snapshot(dir string) (string, *os.File, error) {
+	snap, lock, err := newSnapshotDir(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
 	if err != nil {
-		if snap, err = os.MkdirTemp("", tmpSnapshotPrefix); err != nil {
-			return "", err
+		if snap, lock, err = newSnapshotDir(os.TempDir(), tmpSnapshotPrefix); err != nil {
+			return "", nil, err
 		}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		os.RemoveAll(snap)
-		return "", err
+		releaseSnapshot(snap, lock)
+		return "", nil, err
 	}
 	var mems, vlogs, ssts, others []string
 	for _, e := range entries {
 		n := e.Name()
 		switch {
-		case !e.Type().IsRegular() || n == lockName || n == "LOCK" || n == reclaimMarker:
+		case !e.Type().IsRegular() || n == lockName || n == "LOCK" || n == reclaimMarker || n == readerLockName:
 		case strings.HasSuffix(n, ".mem"):
 			mems = append(mems, n)
 		case strings.HasSuffix(n, ".vlog"):
@@ -130,13 +131,19 @@ func snapshot(dir string) (string, error) {
 		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
 	for _, step := range steps {
+		if snapshotStep != nil {
+			snapshotStep()
+		}
 		if err := step(); err != nil && !errors.Is(err, os.ErrNotExist) {
-			os.RemoveAll(snap)
-			return "", err
+			releaseSnapshot(snap, lock)
+			return "", nil, err
 		}
 	}
-	return snap, nil
+	return snap, lock, nil
 }
+
+// snapshotStep, when set (by tests only), runs before each file a snapshot copies.
+var snapshotStep func()
 
 // smallValueLog is the size under which a value-log file is copied into a snapshot rather
 // than linked: one holding only its header (20 bytes) may be deleted by the snapshot's
