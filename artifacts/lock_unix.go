@@ -38,6 +38,14 @@ func lockWait(f *os.File) error {
 	}
 }
 
+// ReadOnly reports whether this process cannot write in the directory dir: a read-only
+// filesystem or mount, or no write permission. Such a store's lock cannot be taken;
+// OpenReader reads it through a copy in the temporary directory instead.
+func ReadOnly(dir string) bool {
+	err := syscall.Access(dir, 2) // W_OK
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
 // unlock releases the lock taken by tryLock.
 func unlock(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

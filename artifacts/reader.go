@@ -32,6 +32,9 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return Open(dir, opt) // no store yet, or not a store: Open says which
 	}
+	if ReadOnly(dir) {
+		return openReadOnly(dir, logf)
+	}
 	o := opt
 	o.LockTimeout = -1
 	s, err := Open(dir, o)
@@ -62,6 +65,36 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 		last = err
 	}
 	return nil, fmt.Errorf("artifacts: store %s is in use by %s and no consistent snapshot of it could be read: %w", dir, holder(filepath.Join(dir, lockName)), last)
+}
+
+// openReadOnly reads the store in dir, which this process cannot write (a read-only mount,
+// a shared folder of another user), through a snapshot in the temporary directory: its
+// lock is neither written nor taken, and nothing in dir is written. A run of the store's
+// owner may hold it meanwhile: the snapshot is made as beside a holder, and retried when a
+// compaction made one inconsistent or a gc is rewriting the value log.
+func openReadOnly(dir string, logf func(string, ...any)) (*Store, error) {
+	removeDeadSnapshots(dir, logf)
+	var last error
+	for range 5 {
+		if reclaiming(dir) {
+			time.Sleep(time.Second)
+			last = fmt.Errorf("a gc of its owner is rewriting its value log")
+			continue
+		}
+		snap, snapLock, err := snapshot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts: copy of read-only store %s: %w", dir, err)
+		}
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		if err == nil {
+			logf("store %s is read-only here: reading a copy of it in %s", dir, snap)
+			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
+			return s, nil
+		}
+		releaseSnapshot(snap, snapLock)
+		last = err
+	}
+	return nil, fmt.Errorf("artifacts: store %s is read-only here and no consistent copy of it could be read: %w", dir, last)
 }
 
 // reclaiming reports whether dir's holder is rewriting its value log (reclaim, maint.go),
