@@ -84,10 +84,8 @@ func (e *Executor) push(ctx context.Context, n *Node, a artifacts.Action) error 
 		if err == nil {
 			break
 		}
-		var lost *remote.LostError
-		if errors.As(err, &lost) {
-			e.Progress.Logf("lost the lease of %s to %s; not writing", n.Name, lost.To)
-			return err
+		if errors.Is(err, remote.ErrLeaseLost) {
+			return err // runLeased says so
 		}
 		sp := e.Split
 		if failed.IsZero() {
@@ -134,10 +132,8 @@ func (sc *StageContext) pushCheckpoint(idx checkpointIndex, d artifacts.Digest) 
 		if sc.ctx.Err() != nil {
 			return sc.ctx.Err()
 		}
-		var lost *remote.LostError
-		if errors.As(err, &lost) {
-			sc.Logf("lost the lease of %s to %s; not writing", sc.Node.Name, lost.To)
-			return err
+		if errors.Is(err, remote.ErrLeaseLost) {
+			return err // the stage stops; runLeased says so
 		}
 		if !sc.pushFailing {
 			sc.Logf("%s: could not push the checkpoint after round %d: %v; training goes on from the local checkpoints (further failures are not repeated)", sc.Node.Name, idx.Round, err)

@@ -111,6 +111,10 @@ func (l *Lease) Check(ctx context.Context) error {
 	return nil
 }
 
+// LostTo names the worker that took the stage from this lease: "" while this process holds
+// it (as far as it knows), else the holder the heartbeat, Check or a refused write found.
+func (l *Lease) LostTo() string { return l.lostHolder() }
+
 // lostHolder is who took the lease, once it is known to be lost ("" before).
 func (l *Lease) lostHolder() string {
 	select {

@@ -154,7 +154,7 @@ func (l *Lease) Lost() <-chan struct{} { return l.lost }
 // closes Lost.
 func (l *Lease) markLost(to, why string) {
 	l.lostOnce.Do(func() {
-		l.r.log("remote %s: lost the lease of %s to %s (%s)", l.r, l.key.Short(), to, why)
+		l.r.log("remote %s: lost the lease of %s to %s (%s); not writing", l.r, l.key.Short(), to, why)
 		l.to = to
 		close(l.lost)
 	})

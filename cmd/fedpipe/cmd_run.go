@@ -88,6 +88,8 @@ func runOrStatus(c *call) error {
 			progress.Logf("store: %s", s)
 		case strings.Contains(s, "in use"):
 			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
+		case strings.Contains(s, "lost the lease of"):
+			fmt.Fprintf(stderr, "fedpipe: %s\n", s) // a worker's result dropped: never silent
 		}
 	}
 	open := artifacts.Open
