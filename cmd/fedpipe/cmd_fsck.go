@@ -27,6 +27,9 @@ func fsckCmd(c *call) error {
 		return salvageStore(sf.writeDir(""), stdout, stderr)
 	}
 	dir, open := sf.writeDir(""), artifacts.Open
+	if err := checkStorePath(dir, storeHow(sf.store)); err != nil {
+		return failf(exitCodeOf(err), "fedpipe fsck: %v", err)
+	}
 	if !*repair && artifacts.ReadOnly(dir) {
 		open = artifacts.OpenReader // a read-only store: checked through a copy, its lock untouched
 	}

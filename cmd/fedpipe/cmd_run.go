@@ -72,6 +72,9 @@ func runOrStatus(c *call) error {
 		return failf(remoteExit(err), "fedpipe: %v", err)
 	}
 	dir := f.writeDir(path)
+	if err := checkStorePath(dir, storeHow(f.store)); err != nil {
+		return fail(err)
+	}
 	if cmd == "status" {
 		found, err := findStore(f.store, path, stderr)
 		switch {
