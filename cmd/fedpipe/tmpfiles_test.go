@@ -1,8 +1,12 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -67,5 +71,43 @@ func TestReportAndExportLeaveNoTmpFiles(t *testing.T) {
 		if left := tmpFiles(killed); len(left) > 0 {
 			t.Errorf("%s left a killed one's %v", cmd, left)
 		}
+	}
+}
+
+// Issue 61, minor case: the temporary files of a push killed mid-write into a directory
+// remote (named .tmp-HOSTTAG.PID-…) are removed by the next push from this host; a live
+// writer's, and those of an older fedpipe (no writer recorded), stay.
+func TestPushRemovesAKilledPushsTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	rem := filepath.Join(dir, "remote")
+	m := writeManifest(t, dir, tinyManifest)
+	runJSON(t, "run", m, "--store", store)
+	if code, _, errs := fedpipe(t, "push", m, "--store", store, "--remote", rem); code != 0 {
+		t.Fatalf("push: exit %d\n%s", code, errs)
+	}
+	// A process that has ended: its pid names a dead writer.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no `true` to run:", err)
+	}
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(host))
+	tag := hex.EncodeToString(sum[:4])
+	killed := filepath.Join(rem, "cas", ".tmp-"+tag+"."+strconv.Itoa(dead.ProcessState.Pid())+"-0123456789abcdef-"+strings.Repeat("a", 64))
+	live := filepath.Join(rem, "ac", ".tmp-"+tag+"."+strconv.Itoa(os.Getpid())+"-0123456789abcdef-"+strings.Repeat("b", 64))
+	legacy := filepath.Join(rem, "cas", ".tmp-"+strings.Repeat("c", 64)+"-0123456789abcdef")
+	for _, p := range []string{killed, live, legacy} {
+		if err := os.WriteFile(p, []byte("half an object"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := fedpipe(t, "push", m, "--store", store, "--remote", rem); code != 0 || !strings.Contains(errs, "removed 1 temporary file") {
+		t.Errorf("push after a killed one: exit %d\n%s", code, errs)
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if exists(killed) || !exists(live) || !exists(legacy) {
+		t.Errorf("after the next push: killed writer's %v (want gone), live writer's %v, older fedpipe's %v (want kept)",
+			exists(killed), exists(live), exists(legacy))
 	}
 }
