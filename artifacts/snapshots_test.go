@@ -188,11 +188,10 @@ func TestKilledReadersLeaveNoSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	for i := range 10 {
+	// start starts a reader; stall makes it stop in the middle of copying.
+	start := func(stall bool) (*exec.Cmd, io.ReadCloser) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestReaderHelperProcess$")
 		cmd.Env = append(os.Environ(), envReader+"="+dir)
-		stall := i%2 == 0
 		if stall {
 			cmd.Env = append(cmd.Env, envReaderStall+"=1")
 		}
@@ -203,23 +202,8 @@ func TestKilledReadersLeaveNoSnapshots(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if stall { // killed while copying
-				sc := bufio.NewScanner(out)
-				if !sc.Scan() || sc.Text() != "copying" {
-					t.Errorf("stalled reader said %q", sc.Text())
-				}
-			} else {
-				time.Sleep(10*time.Millisecond + time.Duration(i)*24*time.Millisecond)
-			}
-			cmd.Process.Kill()
-			io.Copy(io.Discard, out)
-			cmd.Wait()
-		}()
+		return cmd, out
 	}
-	wg.Wait()
 	snapshots := func() []string {
 		var found []string
 		for _, place := range []struct{ dir, prefix string }{{parent, snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
@@ -232,9 +216,39 @@ func TestKilledReadersLeaveNoSnapshots(t *testing.T) {
 		}
 		return found
 	}
-	if len(snapshots()) < 5 {
-		t.Fatalf("only %d snapshot folders after killing the readers; the 5 stalled while copying should have left theirs", len(snapshots()))
+	// Five readers killed while copying, each at the same point, once all five are there
+	// (a reader that starts clears dead readers' folders first).
+	var wg sync.WaitGroup
+	var stalled []*exec.Cmd
+	for range 5 {
+		cmd, out := start(true)
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() || sc.Text() != "copying" {
+			t.Fatalf("stalled reader said %q", sc.Text())
+		}
+		go io.Copy(io.Discard, out)
+		stalled = append(stalled, cmd)
 	}
+	for _, cmd := range stalled {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	if n := len(snapshots()); n != 5 {
+		t.Fatalf("%d snapshot folders after killing 5 readers while they copied, want 5", n)
+	}
+	// Five more killed 0.01–0.25 s after they start, wherever they are.
+	for i := range 5 {
+		cmd, out := start(false)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(10*time.Millisecond + time.Duration(i)*60*time.Millisecond)
+			cmd.Process.Kill()
+			io.Copy(io.Discard, out)
+			cmd.Wait()
+		}()
+	}
+	wg.Wait()
 	next, err := OpenReader(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
