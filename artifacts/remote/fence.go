@@ -148,15 +148,19 @@ func (l *Lease) PushCheckpoint(ctx context.Context, store *artifacts.Store, cp C
 }
 
 // writeFenced writes data to name unless the object there carries a lease newer than
-// this one. A missing object is created
-// conditionally (If-None-Match: *, link(2)), so a writer racing with it reads again; an
-// existing one is read and then replaced: the gap between that read and the write is one
-// request, where a takeover needs a whole TTL of silence and then a stage run.
+// this one. A missing object is created conditionally (If-None-Match: *, link(2)), so a
+// writer racing with it reads again; an existing one is read and then replaced (an
+// unreadable one, which no reader uses, is replaced as it was before fencing): the gap
+// between that read and the write is one request, where a takeover needs a whole TTL of
+// silence and then a stage run.
 func (l *Lease) writeFenced(ctx context.Context, what, name string, data []byte) error {
 	r, mine := l.r, l.stamp()
 	for range 5 {
 		raw, found, err := r.get(ctx, name)
-		if err != nil && !errors.Is(err, ErrUnreadableObject) {
+		if errors.Is(err, ErrUnreadableObject) {
+			return r.put(ctx, name, data, "application/json")
+		}
+		if err != nil {
 			return err
 		}
 		if found {
