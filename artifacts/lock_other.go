@@ -10,6 +10,13 @@ func tryLock(f *os.File) (held bool, err error) { return false, nil }
 
 func unlock(f *os.File) error { return nil }
 
+// ReadOnly reports whether this process cannot write in the directory dir: unknown here,
+// so false (opening the store then says why it cannot).
+func ReadOnly(dir string) bool { return false }
+
+// lockWait is a no-op where flock(2) is unavailable.
+func lockWait(f *os.File) error { return nil }
+
 // freeBytes is unknown on this platform.
 func freeBytes(string) (int64, bool) { return 0, false }
 

@@ -28,6 +28,24 @@ func tryLock(f *os.File) (held bool, err error) {
 	}
 }
 
+// lockWait takes an exclusive flock(2) on f, waiting for another holder to release it.
+func lockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// ReadOnly reports whether this process cannot write in the directory dir: a read-only
+// filesystem or mount, or no write permission. Such a store's lock cannot be taken;
+// OpenReader reads it through a copy in the temporary directory instead.
+func ReadOnly(dir string) bool {
+	err := syscall.Access(dir, 2) // W_OK
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
 // unlock releases the lock taken by tryLock.
 func unlock(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

@@ -32,6 +32,9 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return Open(dir, opt) // no store yet, or not a store: Open says which
 	}
+	if ReadOnly(dir) {
+		return openReadOnly(dir, logf)
+	}
 	o := opt
 	o.LockTimeout = -1
 	s, err := Open(dir, o)
@@ -44,24 +47,54 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 		if reclaiming(dir) {
 			return Open(dir, opt)
 		}
-		snap, err := snapshot(dir)
+		snap, snapLock, err := snapshot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("artifacts: snapshot of store %s (in use by %s): %w", dir, holder(filepath.Join(dir, lockName)), err)
 		}
 		if reclaiming(dir) { // the holder began after our links were made: drop them
-			os.RemoveAll(snap)
+			releaseSnapshot(snap, snapLock)
 			return Open(dir, opt)
 		}
 		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
 		if err == nil {
 			logf("store %s is in use by %s: reading a snapshot of it", dir, holder(filepath.Join(dir, lockName)))
-			s.snapshot, s.dir = snap, dir
+			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
 			return s, nil
 		}
-		os.RemoveAll(snap)
+		releaseSnapshot(snap, snapLock)
 		last = err
 	}
 	return nil, fmt.Errorf("artifacts: store %s is in use by %s and no consistent snapshot of it could be read: %w", dir, holder(filepath.Join(dir, lockName)), last)
+}
+
+// openReadOnly reads the store in dir, which this process cannot write (a read-only mount,
+// a shared folder of another user), through a snapshot in the temporary directory: its
+// lock is neither written nor taken, and nothing in dir is written. A run of the store's
+// owner may hold it meanwhile: the snapshot is made as beside a holder, and retried when a
+// compaction made one inconsistent or a gc is rewriting the value log.
+func openReadOnly(dir string, logf func(string, ...any)) (*Store, error) {
+	removeDeadSnapshots(dir, logf)
+	var last error
+	for range 5 {
+		if reclaiming(dir) {
+			time.Sleep(time.Second)
+			last = fmt.Errorf("a gc of its owner is rewriting its value log")
+			continue
+		}
+		snap, snapLock, err := snapshot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts: copy of read-only store %s: %w", dir, err)
+		}
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		if err == nil {
+			logf("store %s is read-only here: reading a copy of it in %s", dir, snap)
+			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
+			return s, nil
+		}
+		releaseSnapshot(snap, snapLock)
+		last = err
+	}
+	return nil, fmt.Errorf("artifacts: store %s is read-only here and no consistent copy of it could be read: %w", dir, last)
 }
 
 // reclaiming reports whether dir's holder is rewriting its value log (reclaim, maint.go),
@@ -74,24 +107,25 @@ func reclaiming(dir string) bool {
 }
 
 // snapshot copies dir's Badger files into a new directory beside it (or in the system's
-// temporary directory) and returns that directory.
-func snapshot(dir string) (string, error) {
-	snap, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
+// temporary directory) and returns that directory with its reader lock (snapshots.go),
+// taken before anything is copied.
+func snapshot(dir string) (string, *os.File, error) {
+	snap, lock, err := newSnapshotDir(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
 	if err != nil {
-		if snap, err = os.MkdirTemp("", tmpSnapshotPrefix); err != nil {
-			return "", err
+		if snap, lock, err = newSnapshotDir(os.TempDir(), tmpSnapshotPrefix); err != nil {
+			return "", nil, err
 		}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		os.RemoveAll(snap)
-		return "", err
+		releaseSnapshot(snap, lock)
+		return "", nil, err
 	}
 	var mems, vlogs, ssts, others []string
 	for _, e := range entries {
 		n := e.Name()
 		switch {
-		case !e.Type().IsRegular() || n == lockName || n == "LOCK" || n == reclaimMarker:
+		case !e.Type().IsRegular() || n == lockName || n == "LOCK" || n == reclaimMarker || n == readerLockName:
 		case strings.HasSuffix(n, ".mem"):
 			mems = append(mems, n)
 		case strings.HasSuffix(n, ".vlog"):
@@ -130,13 +164,19 @@ func snapshot(dir string) (string, error) {
 		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
 	for _, step := range steps {
+		if snapshotStep != nil {
+			snapshotStep()
+		}
 		if err := step(); err != nil && !errors.Is(err, os.ErrNotExist) {
-			os.RemoveAll(snap)
-			return "", err
+			releaseSnapshot(snap, lock)
+			return "", nil, err
 		}
 	}
-	return snap, nil
+	return snap, lock, nil
 }
+
+// snapshotStep, when set (by tests only), runs before each file a snapshot copies.
+var snapshotStep func()
 
 // smallValueLog is the size under which a value-log file is copied into a snapshot rather
 // than linked: one holding only its header (20 bytes) may be deleted by the snapshot's

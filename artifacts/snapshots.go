@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,15 @@ const (
 	tmpSnapshotPrefix = "fedpipe-snapshot-"
 )
 
-// unlockedSnapshotAge is how old a snapshot folder without a lock file must be to count as
-// dead: one is being copied before its store is opened, and a reader killed while copying
-// leaves one; copies take seconds.
+// readerLockName is the file in a snapshot folder that its reader creates and flocks as
+// soon as it has made the folder, before copying anything, and holds until Close has
+// removed the folder: the kernel drops the lock when the reader dies, however it dies, so
+// a folder whose reader lock can be taken belongs to no live reader, whatever its age.
+const readerLockName = "fedpipe-reader.lock"
+
+// unlockedSnapshotAge is how old a non-empty snapshot folder without a reader lock must be
+// to count as dead: only an older fedpipe, which locked a snapshot only once it was copied,
+// leaves one (a reader of it killed while copying); copies take seconds.
 const unlockedSnapshotAge = time.Hour
 
 // removeDeadSnapshots deletes the snapshot folders of readers that died (killed before
@@ -39,10 +46,10 @@ func removeDeadSnapshots(dir string, logf func(string, ...any)) int {
 				continue
 			}
 			snap := filepath.Join(place.dir, e.Name())
-			if snap == filepath.Clean(dir) || !deadSnapshot(snap) {
+			if snap == filepath.Clean(dir) {
 				continue
 			}
-			if os.RemoveAll(snap) == nil {
+			if removeIfDead(snap) {
 				removed++
 				logf("removed %s, the snapshot of a reader that ended without closing it", snap)
 			}
@@ -51,13 +58,39 @@ func removeDeadSnapshots(dir string, logf func(string, ...any)) int {
 	return removed
 }
 
-// deadSnapshot reports whether no live reader holds the snapshot folder snap: its lock can
-// be taken (it is released again at once), or it has no lock file and is older than
-// unlockedSnapshotAge.
-func deadSnapshot(snap string) bool {
+// removeIfDead removes the snapshot folder snap unless a live reader holds it, and reports
+// whether it did. It holds the folder's reader lock while it removes it, so a reader that
+// created the lock file but had not locked it yet finds its folder gone once it has the
+// lock, and starts again (newSnapshotDir). An empty folder without a lock file is a
+// reader's that died, or one about to create its lock file, which then fails and starts
+// again: either way it goes.
+func removeIfDead(snap string) bool {
 	if !canLock {
 		return false
 	}
+	f, err := os.Open(filepath.Join(snap, readerLockName))
+	if err != nil {
+		if !os.IsNotExist(err) {
+			return false
+		}
+		if os.Remove(snap) == nil { // empty
+			return true
+		}
+		return legacyDead(snap) && os.RemoveAll(snap) == nil
+	}
+	defer f.Close()
+	held, err := tryLock(f)
+	if err != nil || held {
+		return false
+	}
+	defer unlock(f)
+	return os.RemoveAll(snap) == nil
+}
+
+// legacyDead judges a snapshot folder without a reader lock, as an older fedpipe left
+// them: dead when the lock of the store opened in it can be taken, or when it has none and
+// is older than unlockedSnapshotAge.
+func legacyDead(snap string) bool {
 	f, err := os.OpenFile(filepath.Join(snap, lockName), os.O_RDWR, 0)
 	if err != nil {
 		st, serr := os.Stat(snap)
@@ -70,4 +103,48 @@ func deadSnapshot(snap string) bool {
 	}
 	unlock(f)
 	return true
+}
+
+// newSnapshotDir makes an empty snapshot folder in parent, named prefix+random, and
+// returns it with its reader lock taken (see readerLockName). A remover that judged the
+// fresh folder dead before the lock was taken removed it; the reader then makes another.
+func newSnapshotDir(parent, prefix string) (string, *os.File, error) {
+	var err error
+	for range 10 {
+		var snap string
+		if snap, err = os.MkdirTemp(parent, prefix); err != nil {
+			return "", nil, err
+		}
+		path := filepath.Join(snap, readerLockName)
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666); err != nil {
+			if os.IsNotExist(err) {
+				continue // removed while empty
+			}
+			os.RemoveAll(snap)
+			return "", nil, err
+		}
+		if err = lockWait(f); err != nil {
+			f.Close()
+			os.RemoveAll(snap)
+			return "", nil, err
+		}
+		mine, _ := f.Stat()
+		if now, serr := os.Stat(path); serr == nil && os.SameFile(mine, now) {
+			return snap, f, nil
+		}
+		unlock(f) // removed before we had the lock
+		f.Close()
+		err = fmt.Errorf("snapshot folder %s was removed while being made", snap)
+	}
+	return "", nil, err
+}
+
+// releaseSnapshot removes the snapshot folder snap, then releases its reader lock.
+func releaseSnapshot(snap string, lock *os.File) {
+	os.RemoveAll(snap)
+	if lock != nil {
+		unlock(lock)
+		lock.Close()
+	}
 }

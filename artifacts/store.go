@@ -108,6 +108,8 @@ type Store struct {
 	// snapshot is the private copy OpenReader opened instead of dir ("" if none); Close
 	// removes it.
 	snapshot string
+	// snapLock is the snapshot folder's reader lock (snapshots.go), held until Close.
+	snapLock *os.File
 	// mapped counts the bytes moved since the mapped pages were last released (mapped.go).
 	mapped mappedBytes
 	// closeTimeout is Options.CloseTimeout, defaulted.
@@ -396,8 +398,8 @@ func (s *Store) Close() error {
 		s.lock = nil
 	}
 	if s.snapshot != "" {
-		os.RemoveAll(s.snapshot)
-		s.snapshot = ""
+		releaseSnapshot(s.snapshot, s.snapLock)
+		s.snapshot, s.snapLock = "", nil
 	}
 	if err != nil {
 		return fmt.Errorf("artifacts: close store %s: %w", s.dir, err)

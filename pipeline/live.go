@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/live"
 	"github.com/fedpipe/fedpipe/manifest"
 )
@@ -15,6 +16,22 @@ type leasedKey struct{}
 // withLease returns ctx marked as running under a lease taken over from prev ("": none).
 func withLease(ctx context.Context, prev string) context.Context {
 	return context.WithValue(ctx, leasedKey{}, prev)
+}
+
+// fenceKey carries, for runStage, the *remote.Lease a worker runs the stage under: every
+// write of the stage to the remote goes through it (push, pushCheckpoint), so a worker that
+// lost the lease writes nothing.
+type fenceKey struct{}
+
+// withFence returns ctx carrying the lease l.
+func withFence(ctx context.Context, l *remote.Lease) context.Context {
+	return context.WithValue(ctx, fenceKey{}, l)
+}
+
+// fenceOf is the lease ctx carries (nil: none).
+func fenceOf(ctx context.Context) *remote.Lease {
+	l, _ := ctx.Value(fenceKey{}).(*remote.Lease)
+	return l
 }
 
 // startJournal starts the progress journal of a train stage about to run (package live): in

@@ -73,10 +73,19 @@ func (e *Executor) push(ctx context.Context, n *Node, a artifacts.Action) error 
 	}
 	var failed time.Time
 	wait := backoff{base: time.Second, limit: time.Minute}
+	lease := fenceOf(ctx)
 	for {
-		_, err := e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a)
+		var err error
+		if lease != nil {
+			_, err = lease.PushAction(ctx, e.Store, a)
+		} else {
+			_, err = e.Remote.PushAction(ctx, e.Store, artifacts.Digest(n.Key), a)
+		}
 		if err == nil {
 			break
+		}
+		if errors.Is(err, remote.ErrLeaseLost) {
+			return err // runLeased says so
 		}
 		sp := e.Split
 		if failed.IsZero() {
@@ -113,9 +122,18 @@ func (sc *StageContext) pushCheckpoint(idx checkpointIndex, d artifacts.Digest) 
 		blobs = append(blobs, idx.Outputs[name])
 	}
 	cp := remote.Checkpoint{Round: idx.Round, Index: d, Blobs: blobs}
-	if _, err := sc.remote.PushCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), cp); err != nil {
+	var err error
+	if lease := fenceOf(sc.ctx); lease != nil {
+		_, err = lease.PushCheckpoint(sc.ctx, sc.store, cp)
+	} else {
+		_, err = sc.remote.PushCheckpoint(sc.ctx, sc.store, artifacts.Digest(sc.Node.Key), cp)
+	}
+	if err != nil {
 		if sc.ctx.Err() != nil {
 			return sc.ctx.Err()
+		}
+		if errors.Is(err, remote.ErrLeaseLost) {
+			return err // the stage stops; runLeased says so
 		}
 		if !sc.pushFailing {
 			sc.Logf("%s: could not push the checkpoint after round %d: %v; training goes on from the local checkpoints (further failures are not repeated)", sc.Node.Name, idx.Round, err)

@@ -222,7 +222,6 @@ func (e *Executor) executeSplit(ctx context.Context, g *Graph, plan []PlanEntry)
 			index++
 			res, err = e.runLeased(ctx, g, n, reason, actions, index, total, lease)
 			if errors.Is(err, errLeaseLost) {
-				e.Progress.Logf("%s: another worker took it over; fetching its result when it is done", n.Name)
 				progressed = true
 				continue
 			}
@@ -303,7 +302,7 @@ func (e *Executor) runLeased(ctx context.Context, g *Graph, n *Node, reason stri
 	if prev := lease.TookOver(); prev != "" {
 		reason = "took over from " + prev + ", whose lease expired; " + reason
 	}
-	res, err := e.runStage(withLease(sctx, lease.TookOver()), g, n, reason, actions, index, total)
+	res, err := e.runStage(withFence(withLease(sctx, lease.TookOver()), lease), g, n, reason, actions, index, total)
 	lost := false
 	select {
 	case <-lease.Lost():
@@ -315,6 +314,9 @@ func (e *Executor) runLeased(ctx context.Context, g *Graph, n *Node, reason stri
 		e.Progress.Logf("%v", rerr)
 	}
 	if err != nil && lost && ctx.Err() == nil {
+		// Whether the heartbeat, a check before a write or the remote's refusal of a write
+		// told it: nothing of this stage was written after the lease was lost.
+		e.Progress.Logf("lost the lease of %s to %s; not writing (its result comes from that worker)", n.Name, lease.LostTo())
 		return res, errLeaseLost
 	}
 	return res, err

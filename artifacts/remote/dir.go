@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -46,6 +47,48 @@ var errReadOnly = errors.New("the remote was opened read-only")
 
 // tmpPrefix starts the name of every file being written; no object name starts with it.
 const tmpPrefix = ".tmp-"
+
+// tmpOwner names this process in its temporary files' names, HOSTTAG.PID (HOSTTAG: 8 hex
+// digits of the SHA-256 of the host name), so that a later process on the same host can
+// tell the leftovers of a writer that died (RemoveDeadTemps).
+var tmpOwner = func() string {
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(host))
+	return hex.EncodeToString(sum[:4]) + "." + strconv.Itoa(os.Getpid())
+}()
+
+// RemoveDeadTemps removes, from a directory remote, the temporary files of writers on this
+// host that are no longer running (a push or a worker killed mid-write), and returns how
+// many it removed. A live writer's files, another host's, and those named by an older
+// fedpipe (which did not record the writer) are left alone. An S3 remote has none: 0.
+func (r *Remote) RemoveDeadTemps() (int, error) {
+	d, ok := r.objs.(*dirObjects)
+	if !ok || d.readOnly {
+		return 0, nil
+	}
+	hostTag, _, _ := strings.Cut(tmpOwner, ".")
+	removed := 0
+	err := filepath.WalkDir(d.root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a folder that went meanwhile, or one this user may not read
+		}
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, tmpPrefix) {
+			return nil
+		}
+		owner, _, _ := strings.Cut(strings.TrimPrefix(name, tmpPrefix), "-")
+		host, pid, ok := strings.Cut(owner, ".")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || host != hostTag || n <= 0 || processAlive(n) {
+			return nil
+		}
+		if os.Remove(path) == nil {
+			removed++
+		}
+		return nil
+	})
+	return removed, err
+}
 
 // openDir checks that cfg.Dir is a directory (creating it when only its last element is
 // missing) that this process can write to; with readOnly, a directory this process can
@@ -117,7 +160,7 @@ func writeTemp(path string, data []byte) (string, error) {
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, tmpPrefix+tmpOwner+"-"+hex.EncodeToString(rnd[:])+"-"+filepath.Base(path))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return "", err

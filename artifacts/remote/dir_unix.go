@@ -3,6 +3,7 @@
 package remote
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -25,4 +26,11 @@ func linkCount(path string) (uint64, bool) {
 // type). O_NONBLOCK does not change how a regular file reads.
 func openNonblocking(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// processAlive reports whether a process with this pid runs on this host (a process of
+// another user counts: kill answers EPERM).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

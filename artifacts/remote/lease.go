@@ -40,6 +40,7 @@ type Lease struct {
 	gen      int
 	prev     string // the holder of the expired lease taken over ("" for a fresh claim)
 	lost     chan struct{}
+	to       string // who took the stage over, once lost is closed
 	stop     chan struct{}
 	done     chan struct{}
 	lostOnce sync.Once
@@ -149,9 +150,12 @@ func (l *Lease) TookOver() string { return l.prev }
 // it by itself: the heartbeat retries (see heartbeat).
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
-func (l *Lease) markLost(why string) {
+// markLost records that to took the stage over (why says how this process learnt it) and
+// closes Lost.
+func (l *Lease) markLost(to, why string) {
 	l.lostOnce.Do(func() {
-		l.r.log("remote %s: lost the lease of %s: %s", l.r, l.key.Short(), why)
+		l.r.log("remote %s: lost the lease of %s to %s (%s); not writing", l.r, l.key.Short(), to, why)
+		l.to = to
 		close(l.lost)
 	})
 }
@@ -178,14 +182,16 @@ func (l *Lease) heartbeat() {
 		case <-timer.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), period)
-		taken, err := r.exists(ctx, r.object(leaseObject(l.key, l.gen+1)))
-		if err == nil && taken {
+		// A later generation, or this generation's object gone (the later holder finished
+		// and released it) or another's: lost. A heartbeat never recreates a lease object.
+		to, err := l.lostTo(ctx)
+		if err == nil && to != "" {
 			cancel()
-			why := "another worker took it over"
+			why := to + " took it over"
 			if down {
 				why += fmt.Sprintf(" while this one could not reach the remote (for %v)", time.Since(lastOK).Round(time.Second))
 			}
-			l.markLost(why)
+			l.markLost(to, why)
 			return
 		}
 		if err == nil {

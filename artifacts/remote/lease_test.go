@@ -272,7 +272,7 @@ func testLeaseSurvivesAnUnreachableRemote(t *testing.T, s backend) {
 	case <-time.After(4 * ttl):
 		t.Fatal("back in touch, the old holder never noticed the takeover")
 	}
-	if !strings.Contains(logs.String(), "another worker took it over while this one could not reach the remote") {
+	if !strings.Contains(logs.String(), "w2 took it over while this one could not reach the remote") {
 		t.Errorf("the loss does not say why:\n%s", logs)
 	}
 	l1.Release(ctx)

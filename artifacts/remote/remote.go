@@ -369,6 +369,9 @@ type actionRecord struct {
 	// stored under — copied from another stage's entry, or its outputs pointed at another
 	// stage's blobs — is refused (readAction), naming the stage it names.
 	Binding string `json:"binding,omitempty"`
+	// Lease is the lease under which a worker wrote the entry (fence.go); absent for a
+	// stage written without one.
+	Lease *leaseStamp `json:"lease,omitempty"`
 	// unreadable says why an entry found could not be read (readAction); never stored.
 	unreadable string
 }
@@ -405,6 +408,11 @@ func outputDigests(outputs map[string]artifacts.Digest) []artifacts.Digest {
 // the remote lacks, then the entry, so the entry never names a blob the remote does not
 // have. The Transfer counts the blobs sent.
 func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest, a artifacts.Action) (Transfer, error) {
+	return r.pushAction(ctx, store, key, a, nil)
+}
+
+// pushAction is PushAction, the entry stamped with and written under lease l (nil: none).
+func (r *Remote) pushAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest, a artifacts.Action, l *Lease) (Transfer, error) {
 	t, err := r.pushBlobs(ctx, store, outputDigests(a.Outputs))
 	if err != nil {
 		return t, err
@@ -419,11 +427,24 @@ func (r *Remote) PushAction(ctx context.Context, store *artifacts.Store, key art
 			return t, fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err)
 		}
 	}
-	rec, err := json.Marshal(actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs)})
+	ar := actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs)}
+	if l != nil {
+		st := l.stamp()
+		ar.Lease = &st
+	}
+	rec, err := json.Marshal(ar)
 	if err != nil {
 		return t, err
 	}
-	if err := r.put(ctx, r.object(actionObject(key)), rec, "application/json"); err != nil {
+	if l != nil {
+		err = l.writeFenced(ctx, "result", r.object(actionObject(key)), rec)
+	} else {
+		err = r.put(ctx, r.object(actionObject(key)), rec, "application/json")
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		return t, err
+	}
+	if err != nil {
 		return t, r.scrub(fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err))
 	}
 	return t, nil
@@ -545,6 +566,8 @@ type Checkpoint struct {
 	// Sizes records the size of Index and of each of Blobs (absent in pointers pushed
 	// before sizes were recorded); a reader refuses a larger object without reading it.
 	Sizes map[artifacts.Digest]int64 `json:"sizes,omitempty"`
+	// Lease is the lease under which a worker pushed it (set by Lease.PushCheckpoint).
+	Lease *leaseStamp `json:"lease,omitempty"`
 }
 
 func checkpointObject(stage artifacts.Digest) string { return "ckpt/" + stage.String() }
@@ -552,6 +575,11 @@ func checkpointObject(stage artifacts.Digest) string { return "ckpt/" + stage.St
 // PushCheckpoint uploads cp's blobs the remote lacks, its index, then the stage's
 // checkpoint pointer (replacing the previous one).
 func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, cp Checkpoint) (Transfer, error) {
+	return r.pushCheckpoint(ctx, store, stage, cp, nil)
+}
+
+// pushCheckpoint is PushCheckpoint written under lease l (nil: none).
+func (r *Remote) pushCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, cp Checkpoint, l *Lease) (Transfer, error) {
 	if cp.Holder == "" {
 		cp.Holder = r.holder
 	}
@@ -567,7 +595,15 @@ func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, sta
 	if err != nil {
 		return t, err
 	}
-	if err := r.put(ctx, r.object(checkpointObject(stage)), b, "application/json"); err != nil {
+	if l != nil {
+		err = l.writeFenced(ctx, "checkpoint", r.object(checkpointObject(stage)), b)
+	} else {
+		err = r.put(ctx, r.object(checkpointObject(stage)), b, "application/json")
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		return t, err
+	}
+	if err != nil {
 		return t, r.scrub(fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err))
 	}
 	return t, nil

@@ -55,6 +55,7 @@ func exportCmd(c *call) error {
 		return fail(err)
 	}
 	defer store.Close()
+	removeStaleTemps(*out)
 	files, skipped, err := exportTables(g, store, *out, *formats, stderr)
 	if err != nil {
 		return fail(err)
@@ -188,16 +189,37 @@ func writeTable(base string, t *table.Table, arrow []byte, formats []string) (in
 	return files, nil
 }
 
-// writeFile writes b to path atomically (temp file, then rename), creating directories.
+// tmpSuffix ends the name of the temporary file writeFile renames over its target.
+const tmpSuffix = ".tmp"
+
+// writeFile writes b to path atomically (temp file, then rename), creating directories. A
+// write that fails (a full disk) removes its temporary file; one a killed process left is
+// removed by the next report or export into the folder (removeStaleTemps).
 func writeFile(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
+	tmp := path + tmpSuffix
+	err := os.WriteFile(tmp, b, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return os.Rename(tmp, path)
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// removeStaleTemps removes, under the output folder dir (a report's or an export's,
+// written by this process alone), the temporary files a killed report or export left
+// (NAME.tmp, see writeFile). A folder that does not exist yet has none.
+func removeStaleTemps(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), tmpSuffix) {
+			os.Remove(p)
+		}
+		return nil
+	})
 }
 
 // aliasNames names a shared stage as each other label it serves ("train y seed=0").

@@ -26,7 +26,14 @@ func fsckCmd(c *call) error {
 	if *salvage {
 		return salvageStore(sf.writeDir(""), stdout, stderr)
 	}
-	s, err := artifacts.Open(sf.writeDir(""), sf.options(storeNotices("fedpipe fsck", stderr)))
+	dir, open := sf.writeDir(""), artifacts.Open
+	if err := checkStorePath(dir, storeHow(sf.store)); err != nil {
+		return failf(exitCodeOf(err), "fedpipe fsck: %v", err)
+	}
+	if !*repair && artifacts.ReadOnly(dir) {
+		open = artifacts.OpenReader // a read-only store: checked through a copy, its lock untouched
+	}
+	s, err := open(dir, sf.options(storeNotices("fedpipe fsck", stderr)))
 	if err != nil {
 		return failf(exitCodeOf(err), "fedpipe fsck: %v%s", err, salvageHint(err))
 	}

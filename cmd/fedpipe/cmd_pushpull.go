@@ -64,6 +64,11 @@ func pushPull(c *call) error {
 	if err != nil {
 		return failf(remoteExit(err), "fedpipe %s: %v", cmd, err)
 	}
+	if cmd == "push" { // a push killed mid-write on this host left its temporary files
+		if n, _ := rem.RemoveDeadTemps(); n > 0 {
+			logf("fedpipe push: removed %d temporary files that writers killed mid-write left in %s", n, rem)
+		}
+	}
 	dir := sf.writeDir(fs.Arg(0))
 	if cmd == "push" { // push only reads: it never creates a store
 		if dir, err = findStore(sf.store, fs.Arg(0), stderr); err != nil {

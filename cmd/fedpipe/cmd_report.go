@@ -70,6 +70,7 @@ func reportCmd(c *call) error {
 	}
 	// Until the last file is written the folder holds incompleteMarker, so that a report
 	// killed midway is not taken for a whole one.
+	removeStaleTemps(*out)
 	if err := writeFile(filepath.Join(*out, incompleteMarker), []byte(incompleteText)); err != nil {
 		return fail(err)
 	}

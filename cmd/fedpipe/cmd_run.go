@@ -72,6 +72,9 @@ func runOrStatus(c *call) error {
 		return failf(remoteExit(err), "fedpipe: %v", err)
 	}
 	dir := f.writeDir(path)
+	if err := checkStorePath(dir, storeHow(f.store)); err != nil {
+		return fail(err)
+	}
 	if cmd == "status" {
 		found, err := findStore(f.store, path, stderr)
 		switch {
@@ -88,6 +91,8 @@ func runOrStatus(c *call) error {
 			progress.Logf("store: %s", s)
 		case strings.Contains(s, "in use"):
 			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
+		case strings.Contains(s, "lost the lease of"):
+			fmt.Fprintf(stderr, "fedpipe: %s\n", s) // a worker's result dropped: never silent
 		}
 	}
 	open := artifacts.Open

@@ -38,6 +38,9 @@ func isEnvironment(err error) bool {
 		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) {
 		return true
 	}
+	if sp := (*storePathError)(nil); errors.As(err, &sp) && !sp.invalid {
+		return true // a store path that loops or cannot be read
+	}
 	for _, e := range environmentErrnos {
 		if errors.Is(err, e) {
 			return true

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -45,6 +48,74 @@ func (e *noStoreError) Error() string {
 
 // Is makes a missing store invalid input: errors.Is(err, manifest.ErrInvalid) gives exit 2.
 func (e *noStoreError) Is(target error) bool { return target == manifest.ErrInvalid }
+
+// storePathError is a store path that cannot be a store: a regular file or another
+// non-directory (invalid input, exit 2), a symbolic-link loop or a directory this user may
+// not read (the environment, exit 4). It names the path and how it was chosen.
+type storePathError struct {
+	dir, how string
+	invalid  bool
+	err      error
+}
+
+func (e *storePathError) Error() string {
+	if e.invalid {
+		return fmt.Sprintf("store %s (%s): %v", e.dir, e.how, e.err)
+	}
+	return fmt.Sprintf("store %s (%s) cannot be read: %v", e.dir, e.how, e.err)
+}
+
+func (e *storePathError) Unwrap() error { return e.err }
+
+// Is makes a store path that is not a directory invalid input (exit 2); the others unwrap
+// to their system error (exit 4).
+func (e *storePathError) Is(target error) bool { return e.invalid && target == manifest.ErrInvalid }
+
+// checkStorePath refuses a store path that names something other than a directory, loops
+// through symbolic links, or cannot be read; a path that does not exist yet is fine.
+func checkStorePath(dir, how string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return &storePathError{dir: dir, how: how, err: errors.New("a loop of symbolic links")}
+	case errors.Is(err, syscall.ENOTDIR):
+		return &storePathError{dir: dir, how: how, invalid: true, err: errors.New("a part of the path is a file, not a directory")}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return &storePathError{dir: dir, how: how, err: err}
+	case !st.IsDir():
+		return &storePathError{dir: dir, how: how, invalid: true, err: fmt.Errorf("is a %s, not a store directory", fileKind(st.Mode()))}
+	}
+	if _, err := os.Stat(filepath.Join(dir, storeMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &storePathError{dir: dir, how: how, err: err}
+	}
+	if f, err := os.Open(dir); err != nil {
+		return &storePathError{dir: dir, how: how, err: err}
+	} else {
+		_, err = f.Readdirnames(1)
+		f.Close()
+		if err != nil && err != io.EOF {
+			return &storePathError{dir: dir, how: how, err: err}
+		}
+	}
+	return nil
+}
+
+// fileKind names what a non-directory path is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
 
 // hasStore says whether dir holds a store.
 func hasStore(dir string) bool {
@@ -113,6 +184,9 @@ func findStore(flag, manifestArg string, stderr io.Writer) (string, error) {
 	cands, explicit := storeCandidates(flag, manifestArg)
 	var looked []string
 	for _, c := range cands {
+		if err := checkStorePath(c.dir, c.how); err != nil {
+			return "", err
+		}
 		if hasStore(c.dir) {
 			if c.how != "--store" {
 				fmt.Fprintf(stderr, "fedpipe: reading store %s (%s)\n", c.dir, c.how)
@@ -139,4 +213,15 @@ func runStore(flag, manifestArg string) string {
 		}
 	}
 	return artifacts.DefaultDir(flag)
+}
+
+// storeHow says how a command that writes chose its store directory, for messages.
+func storeHow(flag string) string {
+	switch {
+	case flag != "":
+		return "--store"
+	case os.Getenv(artifacts.EnvStore) != "":
+		return "$" + artifacts.EnvStore
+	}
+	return "found from the working directory"
 }

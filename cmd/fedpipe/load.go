@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/fedpipe/fedpipe/manifest"
@@ -43,6 +46,9 @@ func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag s
 	if err != nil {
 		return nil, "", &manifest.InputError{File: "--backend", Msg: err.Error()}
 	}
+	if err := checkDatasetPath(m); err != nil {
+		return nil, "", err
+	}
 	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
 		CheckInit: train.CheckInit, Backend: model.BackendID(backend)})
 	return g, backend, err
@@ -58,4 +64,25 @@ func buildGraph(path string, sets []string, loader *data.Loader, backendID strin
 	}
 	return pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
 		CheckInit: train.CheckInit, Backend: backendID})
+}
+
+// checkDatasetPath refuses, at the manifest's dataset.path, a path that exists but is no
+// directory (a file, a FIFO, or a path through a file) or loops through symbolic links:
+// invalid input (exit 2), where reading the dataset later failed with exit 1 and no
+// location. A path that does not exist is left to the loader, which says where it looked.
+func checkDatasetPath(m *manifest.Manifest) error {
+	p := m.Dataset.Path
+	if p == "" {
+		return nil
+	}
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		return m.ErrAt("dataset.path", "%s: a part of the path is a file, not a directory; dataset.path names the directory holding the dataset's files", p)
+	case errors.Is(err, syscall.ELOOP):
+		return m.ErrAt("dataset.path", "%s: a loop of symbolic links; dataset.path names the directory holding the dataset's files", p)
+	case err == nil && !st.IsDir():
+		return m.ErrAt("dataset.path", "%s is a %s, not a directory; dataset.path names the directory holding the dataset's files", p, fileKind(st.Mode()))
+	}
+	return nil
 }
