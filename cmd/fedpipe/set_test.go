@@ -24,12 +24,19 @@ func TestSetOverridesTheManifest(t *testing.T) {
 	}
 	sets := []string{"--set", "train.lr=0.2", "-S", "seeds=[0,1]"}
 	got := runJSON(t, append([]string{"run", m, "--store", store}, sets...)...)
-	// The same stages as the edited file: same keys.
+	// The same stages as the edited file: same keys, but for the report, whose text says
+	// which overrides made it (Manifest.EffectiveDescription).
 	plan := runJSON(t, "run", writeManifest(t, t.TempDir(), edited), "--store", filepath.Join(dir, "other"), "--dry-run")
 	if len(got.Stages) != len(plan.Stages) || len(want.Seeds) != 2 {
 		t.Fatalf("%d stages with --set, %d from the edited file", len(got.Stages), len(plan.Stages))
 	}
+	if !strings.Contains(got.Report, "With overrides: `-S train.lr=0.2`, `-S seeds=[0,1]`") {
+		t.Errorf("the report does not say which overrides made it:\n%s", got.Report)
+	}
 	for i := range got.Stages {
+		if got.Stages[i].Kind == manifest.KindReport {
+			continue
+		}
 		if got.Stages[i].Key != plan.Stages[i].Key {
 			t.Errorf("%s: key %s with --set, %s from the edited file", got.Stages[i].Name, got.Stages[i].Key, plan.Stages[i].Key)
 		}

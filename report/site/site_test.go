@@ -366,7 +366,7 @@ methods:
 	if lines[i] != "| method | local_epochs=1 | local_epochs=2 |" {
 		t.Errorf("header %q", lines[i])
 	}
-	for k, row := range []string{"fedavg", "local lr=0.05", "local lr=0.1"} {
+	for k, row := range []string{"FedAvg", "Local lr=0.05", "Local lr=0.1"} { // display names, with the row's grid choices
 		cells := strings.Split(lines[i+2+k], " | ")
 		if len(cells) != 3 || cells[0] != "| "+row || !strings.Contains(cells[1], "(n=1)") || !strings.Contains(cells[2], "(n=1)") ||
 			strings.Contains(lines[i+2+k], "±") {
@@ -476,7 +476,7 @@ expect:
 	if i < 0 {
 		t.Fatalf("no easy/hard results table:\n%s", s.Markdown)
 	}
-	if !strings.HasPrefix(lines[i+2], "| fedavg | ") || !strings.HasSuffix(lines[i+2], " | not computed |") {
+	if !strings.HasPrefix(lines[i+2], "| FedAvg | ") || !strings.HasSuffix(lines[i+2], " | not computed |") {
 		t.Errorf("fedavg row %q", lines[i+2])
 	}
 	if !strings.Contains(lines[i+3], "published 11.00 ✓ | not computed |") {
