@@ -111,12 +111,22 @@ func sameOutputs(a, b map[string]string) bool {
 	return true
 }
 
+// indexFiles lists the index files under the manifest folder(s) the pattern manifests
+// matches: the reference backend's entries (*.json) and the other families' (*/*.json).
+func indexFiles(manifests string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(manifests, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	others, err := filepath.Glob(filepath.Join(manifests, "*", "*.json"))
+	return append(files, others...), err
+}
+
 // keptOwner names the cell whose index entry in dir binds outputs ("another result" when
 // none does).
 func keptOwner(dir string, outputs map[string]string) string {
-	files, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
-	more, _ := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json"))
-	for _, path := range append(files, more...) {
+	files, _ := indexFiles(filepath.Join(dir, "cells", "*"))
+	for _, path := range files {
 		if e, err := readKeptFile(path); err == nil && e.Outputs != nil && sameOutputs(outputs, e.Outputs) {
 			return fmt.Sprintf("%s %q (key %s)", e.Manifest, e.Stage, e.Key[:min(12, len(e.Key))])
 		}
@@ -129,16 +139,12 @@ func keptOwner(dir string, outputs map[string]string) string {
 // now, and returns how many it bound. Run it on a directory whose entries are known to be
 // genuine (as committed): it binds what it finds.
 func BindKept(dir string) (int, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
-	if err != nil {
-		return 0, err
-	}
-	more, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json"))
+	files, err := indexFiles(filepath.Join(dir, "cells", "*"))
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, path := range append(files, more...) {
+	for _, path := range files {
 		e, err := readKeptFile(path)
 		if err != nil {
 			return n, err
@@ -203,16 +209,10 @@ func NodeFamily(n *Node) string {
 // distinct id once, sorted): the backends whose graphs a reader builds, beside its own, to
 // read every kept result.
 func KeptBackends(dir, manifest string) ([]string, error) {
-	m := filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest)))
-	files, err := filepath.Glob(filepath.Join(m, "*.json"))
+	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
 	if err != nil {
 		return nil, err
 	}
-	others, err := filepath.Glob(filepath.Join(m, "*", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, others...)
 	seen := map[string]bool{}
 	var ids []string
 	for _, path := range files {
@@ -319,15 +319,11 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 // whatever manifests it is given.
 func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
 	keys := map[artifacts.Digest]bool{}
-	files, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*.json"))
+	files, err := indexFiles(filepath.Join(dir, "cells", "*"))
 	if err != nil {
 		return nil, err
 	}
-	others, err := filepath.Glob(filepath.Join(dir, "cells", "*", "*", "*.json")) // other backends' entries
-	if err != nil {
-		return nil, err
-	}
-	for _, path := range append(files, others...) {
+	for _, path := range files {
 		e, err := readKeptFile(path)
 		if err != nil {
 			return nil, err

@@ -30,28 +30,14 @@ import (
 func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 	rows := t.NumRows()
 	added := false
-	addString := func(name, v string) {
-		if t.Col(name) != nil {
-			return
+	add := func(c table.Column) { // a column the table does not have yet
+		if t.Col(c.Name) == nil {
+			t.Columns = append(t.Columns, c)
+			added = true
 		}
-		vs := make([]string, rows)
-		for i := range vs {
-			vs[i] = v
-		}
-		t.Columns = append(t.Columns, table.StringCol(name, vs))
-		added = true
 	}
-	addFloat := func(name string, v float64) {
-		if t.Col(name) != nil {
-			return
-		}
-		vs := make([]float64, rows)
-		for i := range vs {
-			vs[i] = v
-		}
-		t.Columns = append(t.Columns, table.Float64Col(name, vs))
-		added = true
-	}
+	addString := func(name, v string) { add(table.StringCol(name, repeat(v, rows))) }
+	addFloat := func(name string, v float64) { add(table.Float64Col(name, repeat(v, rows))) }
 	addString("manifest", g.Manifest.Name)
 	addString("stage", n.Kind)
 	addString("stage_key", n.Key.String()[:12])
@@ -60,35 +46,6 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 	}
 	r := n.Run
 	shared := n.Kind == manifest.KindPartition
-	// The effective settings, flat, so that exports of runs that differ only by an override
-	// (-S train.rounds=40) stay apart when concatenated; the run's key names it exactly.
-	defer func() {
-		addString("dataset_name", r.Dataset.Name)
-		addString("partition_scheme", r.Partition.Scheme)
-		addFloat("partition_clients", float64(r.Partition.Clients))
-		addFloat("partition_alpha", r.Partition.Alpha)
-		if shared {
-			return
-		}
-		if k := trainKey(g, r); k != "" {
-			addString("run_key", k)
-		}
-		addString("model_arch", r.Model.Arch)
-		addFloat("train_rounds", float64(r.Train.Rounds))
-		addFloat("train_lr", r.Train.LR)
-		addFloat("train_local_epochs", float64(r.Train.LocalEpochs))
-		addFloat("train_batch_size", float64(r.Train.BatchSize))
-		addFloat("train_participation", r.Train.Participation)
-		addFloat("train_momentum", r.Train.Momentum)
-		addFloat("train_weight_decay", r.Train.WeightDecay)
-		addFloat("train_finetune_epochs", float64(r.Train.FinetuneEpochs))
-		for _, k := range slices.Sorted(maps.Keys(r.Params)) {
-			addFloat("params_"+k, r.Params[k])
-		}
-		for _, k := range slices.Sorted(maps.Keys(r.Options)) {
-			addString("options_"+k, r.Options[k])
-		}
-	}()
 	seed := r.Seed
 	if shared {
 		addString("run", n.Name)
@@ -97,31 +54,55 @@ func withIdentity(t *table.Table, g *pipeline.Graph, n *pipeline.Node) bool {
 		addString("run", r.Label())
 		addString("method", r.MethodName)
 	}
-	if t.Col("seed") == nil {
-		vs := make([]int64, rows)
-		for i := range vs {
-			vs[i] = seed
-		}
-		t.Columns = append(t.Columns, table.Int64Col("seed", vs))
-		added = true
-	}
+	add(table.Int64Col("seed", repeat(seed, rows)))
 	for _, a := range r.Vary {
 		if shared && !pipeline.PartitionSetting(a.Path) {
 			continue // a setting of the runs, not of their shared partition
 		}
 		name := strings.ReplaceAll(a.Path, ".", "_")
-		if f, err := strconv.ParseFloat(a.Value, 64); err == nil && t.Col(name) == nil {
-			vs := make([]float64, rows)
-			for i := range vs {
-				vs[i] = f
-			}
-			t.Columns = append(t.Columns, table.Float64Col(name, vs))
-			added = true
+		if f, err := strconv.ParseFloat(a.Value, 64); err == nil {
+			addFloat(name, f)
 			continue
 		}
 		addString(name, a.Value)
 	}
+	// The effective settings, flat, so that exports of runs that differ only by an override
+	// (-S train.rounds=40) stay apart when concatenated; the run's key names it exactly.
+	addString("dataset_name", r.Dataset.Name)
+	addString("partition_scheme", r.Partition.Scheme)
+	addFloat("partition_clients", float64(r.Partition.Clients))
+	addFloat("partition_alpha", r.Partition.Alpha)
+	if shared {
+		return added
+	}
+	if k := trainKey(g, r); k != "" {
+		addString("run_key", k)
+	}
+	addString("model_arch", r.Model.Arch)
+	addFloat("train_rounds", float64(r.Train.Rounds))
+	addFloat("train_lr", r.Train.LR)
+	addFloat("train_local_epochs", float64(r.Train.LocalEpochs))
+	addFloat("train_batch_size", float64(r.Train.BatchSize))
+	addFloat("train_participation", r.Train.Participation)
+	addFloat("train_momentum", r.Train.Momentum)
+	addFloat("train_weight_decay", r.Train.WeightDecay)
+	addFloat("train_finetune_epochs", float64(r.Train.FinetuneEpochs))
+	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
+		addFloat("params_"+k, r.Params[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Options)) {
+		addString("options_"+k, r.Options[k])
+	}
 	return added
+}
+
+// repeat is n copies of v.
+func repeat[T any](v T, n int) []T {
+	vs := make([]T, n)
+	for i := range vs {
+		vs[i] = v
+	}
+	return vs
 }
 
 // withRunsGrid adds to a table with a row per run (the report's runs table: its "run"

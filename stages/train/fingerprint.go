@@ -60,18 +60,7 @@ func StateDigest(st *State) [sha256.Size]byte {
 			buf = hashTensor(h, buf[:0], t)
 		}
 	}
-	list("global", 0, st.Global)
-	for c, p := range st.Personal {
-		list("personal", c, p)
-	}
-	for c, m := range st.Masks {
-		list("mask", c, m)
-	}
-	for _, s := range st.slots() {
-		for i := 0; i < s.Len; i++ {
-			list("aux/"+s.Name, i, s.Get(i))
-		}
-	}
+	walkState(st, list)
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
 	return d

@@ -53,8 +53,8 @@ type TensorSketch struct {
 // label names the tensor in a report: "personal[3] conv1/w".
 func (t TensorSketch) label() string { return fmt.Sprintf("%s[%d] %s", t.Part, t.Index, t.Name) }
 
-// walkState calls f for every tensor list a round hands to the next, in StateDigest's
-// order: the global model, each client's personal model, each client's mask, then every
+// walkState calls f for every tensor list a round hands to the next, in the order
+// StateDigest hashes and SketchState sketches them: the global model, each client's personal model, each client's mask, then every
 // method slot and the clients' BatchNorm tensors.
 func walkState(st *State, f func(part string, i int, l tensor.List)) {
 	f("global", 0, st.Global)
