@@ -135,6 +135,16 @@ func DisplayName(name string) string {
 	return name
 }
 
+// DisplayLabel is a run label with its method's display name in place of the method's id
+// ("fedavg lr=0.1" → "FedAvg lr=0.1"), as tables and legends print it; a label of the
+// manifest's own choosing ("fedavg-ft") stays as written.
+func DisplayLabel(label, method string) string {
+	if label == method || strings.HasPrefix(label, method+" ") {
+		return DisplayName(method) + strings.TrimPrefix(label, method)
+	}
+	return label
+}
+
 // MethodNames lists the registered methods, sorted.
 func MethodNames() []string {
 	registryMu.RLock()

@@ -26,7 +26,7 @@ var CodeVersions = map[string]int{
 	manifest.KindPartition: 1,
 	manifest.KindTrain:     7,
 	manifest.KindEvaluate:  4,
-	manifest.KindReport:    7,
+	manifest.KindReport:    8,
 	manifest.KindShift:     3,
 }
 

@@ -20,13 +20,18 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		entries[i] = summary.Entry{Run: r.Label(), Config: r.Config(), Method: r.Method, Seed: r.Seed, Summary: s}
+		entries[i] = summary.Entry{Run: r.Label(), Config: r.Config(), Display: manifest.DisplayLabel(r.Config(), r.Method), Method: r.Method, Seed: r.Seed, Summary: s}
 		if c, ok := summary.CostEntryFromSummary(meta, r.Config(), r.Method, manifest.CostReference(r.Method)); ok {
+			c.Display = entries[i].Display
 			costs = append(costs, c)
 		}
 	}
 	m := sc.Manifest()
 	md := summary.Markdown(m.Name, m.EffectiveDescription(), entries) + summary.CostMarkdown(costs)
+	display := map[string]string{} // a shift stage's config → its printed form
+	for _, e := range entries {
+		display[e.Config] = e.Display
+	}
 	var shifts []summary.ShiftEntry
 	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
 		b, err := sc.Input(i, "summary")
@@ -37,6 +42,7 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		if err != nil {
 			return nil, err
 		}
+		e.Display = display[e.Config]
 		shifts = append(shifts, e)
 	}
 	md += summary.ShiftMarkdown(shifts)

@@ -81,7 +81,7 @@ expect:
 `), 0o644)
 	store := filepath.Join(tmp, "store")
 	first := runJSON(t, "run", m, "--store", store, "--data", data, "--quiet")
-	if !strings.Contains(first.Report, "Accuracy under CIFAR-10-C (the release's files)") || !strings.Contains(first.Report, "| fedavg | gaussian_noise |") {
+	if !strings.Contains(first.Report, "Accuracy under CIFAR-10-C (the release's files)") || !strings.Contains(first.Report, "| FedAvg | gaussian_noise |") {
 		t.Fatalf("report lacks the CIFAR-10-C grid:\n%s", first.Report)
 	}
 	out := filepath.Join(tmp, "out")

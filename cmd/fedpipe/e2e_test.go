@@ -92,7 +92,7 @@ func TestCachedRerunAndSelectiveInvalidation(t *testing.T) {
 			t.Errorf("first run: %s is %s", s.Name, s.State)
 		}
 	}
-	if !strings.Contains(first.Report, "| fedavg |") || !strings.Contains(first.Report, "| local |") {
+	if !strings.Contains(first.Report, "| FedAvg |") || !strings.Contains(first.Report, "| Local |") {
 		t.Errorf("report lacks rows:\n%s", first.Report)
 	}
 

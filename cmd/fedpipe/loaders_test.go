@@ -46,7 +46,7 @@ shift: {corruptions: [fog], severities: [2]}
 `), 0o644)
 	store := filepath.Join(tmp, "store")
 	first := runJSON(t, "run", m, "--store", store, "--data", data, "--quiet")
-	if !strings.Contains(first.Report, "| fedavg | 1 | 4 |") || !strings.Contains(first.Report, "fog") {
+	if !strings.Contains(first.Report, "| FedAvg | 1 | 4 |") || !strings.Contains(first.Report, "fog") {
 		t.Fatalf("report:\n%s", first.Report)
 	}
 	f := filepath.Join(data, "cifar-10-batches-bin", "test_batch.bin")

@@ -9,21 +9,11 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
-// displayRow is a row label with its method's display name in place of the method's id
-// ("fedavg lr=0.1" → "FedAvg lr=0.1"), for legends; a label of the manifest's own choosing
-// ("fedavg-ft") stays as written.
-func displayRow(row, method string) string {
-	if row == method || strings.HasPrefix(row, method+" ") {
-		return manifest.DisplayName(method) + strings.TrimPrefix(row, method)
-	}
-	return row
-}
-
-// display is displayRow for a row of c, by the method of its first run.
+// display is manifest.DisplayLabel for a row of c, by the method of its first run.
 func (c *collected) display(row string) string {
 	for _, x := range c.runs {
 		if x.row == row {
-			return displayRow(row, x.r.Method)
+			return manifest.DisplayLabel(row, x.r.Method)
 		}
 	}
 	return row

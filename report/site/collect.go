@@ -195,6 +195,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, err)
 				}
 				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method, manifest.CostReference(x.r.Method)); ok {
+					ce.Display = manifest.DisplayLabel(x.config, x.r.Method)
 					x.cost = &ce
 				}
 			case manifest.KindTrain:

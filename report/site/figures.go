@@ -147,7 +147,7 @@ func titleIn(title, col string) string {
 // accuracyRounds draws test accuracy (mean over clients, then over seeds) per round and
 // method, with a band of ± the std over seeds where there are several: FedSelect Fig. 2.
 // Several grid cells make one figure with a panel per cell, sharing the y range and the
-// legend; the legend names methods as their papers do (displayRow) and the caption says
+// legend; the legend names methods as their papers do (manifest.DisplayLabel) and the caption says
 // the manifest's own setting (setting).
 func (c *collected) accuracyRounds() []Figure {
 	var lines []chart.Line

@@ -129,7 +129,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	var entries []summary.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {
-			entries = append(entries, summary.Entry{Run: x.r.Label(), Config: x.config, Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+			entries = append(entries, summary.Entry{Run: x.r.Label(), Config: x.config, Display: manifest.DisplayLabel(x.config, x.r.Method), Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
 		}
 	}
 	if len(entries) > 0 {
@@ -427,7 +427,7 @@ func (c *collected) shiftGrids() ([]grid, error) {
 			continue
 		}
 		e := *x.shift
-		e.Config = x.config
+		e.Config, e.Display = x.config, manifest.DisplayLabel(x.config, x.r.Method)
 		entries = append(entries, e)
 	}
 	var out []grid

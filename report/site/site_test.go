@@ -257,7 +257,7 @@ func TestReportOfATinyRun(t *testing.T) {
 		t.Errorf("published values and verdicts missing from the results table:\n%s", s.Markdown)
 	}
 	// Every method's communication and FLOPs beside FedAvg's (DM-PFL Table 4's layout).
-	if !strings.Contains(s.Markdown, "Cost per client") || !strings.Contains(s.Markdown, "| fedavg | ") ||
+	if !strings.Contains(s.Markdown, "Cost per client") || !strings.Contains(s.Markdown, "| FedAvg | ") ||
 		strings.Count(s.Markdown, "(1.00×)") < 3 {
 		t.Errorf("the cost table with FedAvg as the 1.00× reference is missing:\n%s", s.Markdown)
 	}

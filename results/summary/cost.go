@@ -13,6 +13,8 @@ type CostEntry struct {
 	// Reference: the run's method is the one the others' costs are stated as multiples of
 	// (its registration's manifest.MethodDef.CostReference: FedAvg).
 	Reference bool
+	// Display is Config as tables print it (see Entry.Display); empty means Config.
+	Display string
 }
 
 // CostEntryFromSummary reads a run's cost from its evaluate summary table's metadata
@@ -43,6 +45,7 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 		up, down, flops, n float64
 	}
 	var order []string
+	display := map[string]string{} // config → its printed form
 	rows := map[string]*agg{}
 	for _, e := range entries {
 		a := rows[e.Config]
@@ -50,6 +53,10 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 			a = &agg{reference: e.Reference}
 			rows[e.Config] = a
 			order = append(order, e.Config)
+			display[e.Config] = e.Config
+			if e.Display != "" {
+				display[e.Config] = e.Display
+			}
 		}
 		a.up += e.MBUp
 		a.down += e.MBDown
@@ -78,7 +85,7 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 		if base != nil {
 			bu, bd, bf = base.up/base.n, base.down/base.n, base.flops/base.n
 		}
-		g.Rows = append(g.Rows, []string{c, fmt.Sprintf("%.3f%s", up, ratio(up, bu)),
+		g.Rows = append(g.Rows, []string{display[c], fmt.Sprintf("%.3f%s", up, ratio(up, bu)),
 			fmt.Sprintf("%.3f%s", down, ratio(down, bd)), fmt.Sprintf("%.3g%s", flops, ratio(flops, bf))})
 	}
 	return g, true

@@ -12,8 +12,11 @@ import (
 type Entry struct {
 	Run    string // the run's label
 	Config string // the run's label without the seed
-	Method string
-	Seed   int64
+	// Display is Config as tables print it, with the method's registered display name
+	// ("FedAvg lr=0.1" for "fedavg lr=0.1"); empty means Config.
+	Display string
+	Method  string
+	Seed    int64
 	Summary
 }
 
@@ -21,6 +24,7 @@ type Entry struct {
 // averaged over seeds; PooledStd is the std over seeds of the final pooled accuracy.
 type Row struct {
 	Config                             string
+	Display                            string // Config as printed (Entry.Display)
 	Seeds, Clients                     int
 	Mean, Std, Pooled, PooledStd, Best float64
 	// BestRounds lists each seed's round of its best pooled accuracy.
@@ -48,7 +52,7 @@ func Rows(entries []Entry) []Row {
 			best = append(best, e.Best.Pooled)
 			rounds = append(rounds, e.Best.PooledRound)
 		}
-		out = append(out, Row{Config: g[0].Config, Seeds: len(g), Clients: g[0].Clients, Mean: Mean(mean), Std: Mean(std),
+		out = append(out, Row{Config: g[0].Config, Display: g[0].Display, Seeds: len(g), Clients: g[0].Clients, Mean: Mean(mean), Std: Mean(std),
 			Pooled: Mean(pooled), PooledStd: Std(pooled), Best: Mean(best), BestRounds: rounds})
 		if len(ftPooled) == len(g) {
 			r := &out[len(out)-1]
@@ -58,7 +62,7 @@ func Rows(entries []Entry) []Row {
 	return out
 }
 
-// Cells formats a row for a table, in percent: configuration, seeds, clients, final mean ±
+// Cells formats a row for a table, in percent: configuration (its display form), seeds, clients, final mean ±
 // std over clients, final pooled (± std over seeds when there are several), best pooled @
 // rounds, all before fine-tuning; then final and best pooled after fine-tuning ("—" for
 // runs that do not fine-tune).
@@ -75,7 +79,11 @@ func (r Row) Cells() []string {
 	if r.FT {
 		ft = fmt.Sprintf("%.2f / %.2f", 100*r.FTPooled, 100*r.FTBest)
 	}
-	return []string{r.Config, fmt.Sprint(r.Seeds), fmt.Sprint(r.Clients), fmt.Sprintf("%.2f ± %.2f", 100*r.Mean, 100*r.Std),
+	name := r.Display
+	if name == "" {
+		name = r.Config
+	}
+	return []string{name, fmt.Sprint(r.Seeds), fmt.Sprint(r.Clients), fmt.Sprintf("%.2f ± %.2f", 100*r.Mean, 100*r.Std),
 		pooled, fmt.Sprintf("%.2f @ %s", 100*r.Best, strings.Join(rounds, ",")), ft}
 }
 
@@ -144,8 +152,9 @@ func Runs(entries []Entry) []results.Run {
 
 // ShiftEntry is one run's accuracy under each test-time shift.
 type ShiftEntry struct {
-	Config string
-	Rows   []ShiftRow
+	Config  string
+	Display string // Config as tables print it (see Entry.Display); empty means Config
+	Rows    []ShiftRow
 }
 
 // ShiftRow is one shift's summary: accuracy mean ± std over clients (and pooled), with,
@@ -192,6 +201,7 @@ func (g Grid) Markdown() string {
 func ShiftGrids(entries []ShiftEntry) []Grid {
 	type cell struct{ mean, std []float64 }
 	var configs []string
+	display := map[string]string{}         // config → its printed form
 	cells := map[string]map[string]*cell{} // config → "shift|level" → values
 	var degrees, severities, alphas []float64
 	var corruptions, c10c []string
@@ -202,6 +212,10 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 		if cells[e.Config] == nil {
 			cells[e.Config] = map[string]*cell{}
 			configs = append(configs, e.Config)
+			display[e.Config] = e.Config
+			if e.Display != "" {
+				display[e.Config] = e.Display
+			}
 		}
 		for _, r := range e.Rows {
 			k := fmt.Sprintf("%s|%v", r.Shift, r.Level)
@@ -252,7 +266,7 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 			g.Head = append(g.Head, head(l))
 		}
 		for _, cfg := range configs {
-			row := []string{cfg}
+			row := []string{display[cfg]}
 			for _, l := range levels {
 				row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s|%v", kind, l)]))
 			}
@@ -269,7 +283,7 @@ func ShiftGrids(entries []ShiftEntry) []Grid {
 		}
 		for _, cfg := range configs {
 			for _, name := range names {
-				row := []string{cfg, name}
+				row := []string{display[cfg], name}
 				for _, l := range levels {
 					row = append(row, fmtCell(cells[cfg][fmt.Sprintf("%s%s|%v", prefix, name, l)]))
 				}

@@ -90,3 +90,32 @@ func TestShiftGridsCIFAR10C(t *testing.T) {
 		}
 	}
 }
+
+// Tables print each configuration by its display form, while seeds still fold by the
+// configuration itself: two configurations that share a display form stay two rows.
+func TestTablesPrintDisplayNames(t *testing.T) {
+	entries := []Entry{
+		{Config: "fedavg lr=0.1", Display: "FedAvg lr=0.1", Method: "fedavg", Summary: Summary{Clients: 2, Pooled: 0.5}},
+		{Config: "fedavg lr=0.1", Display: "FedAvg lr=0.1", Method: "fedavg", Seed: 1, Summary: Summary{Clients: 2, Pooled: 0.7}},
+		{Config: "mine", Display: "FedAvg lr=0.1", Method: "fedavg", Summary: Summary{Clients: 2, Pooled: 0.9}},
+		{Config: "local", Method: "local", Summary: Summary{Clients: 2, Pooled: 0.9}},
+	}
+	md := Markdown("t", "", entries)
+	for _, want := range []string{"| FedAvg lr=0.1 | 2 | 2 |", "| FedAvg lr=0.1 | 1 | 2 |", "| local | 1 | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| fedavg lr=0.1 |") {
+		t.Errorf("markdown prints the label, not the display name:\n%s", md)
+	}
+	shift := ShiftGrids([]ShiftEntry{{Config: "fedavg lr=0.1", Display: "FedAvg lr=0.1", Rows: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.5}}},
+		{Config: "local", Rows: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.6}}}})
+	if len(shift) != 1 || shift[0].Rows[0][0] != "FedAvg lr=0.1" || shift[0].Rows[1][0] != "local" {
+		t.Errorf("shift grid rows: %+v", shift)
+	}
+	cost, _ := CostGrid([]CostEntry{{Config: "fedavg", Display: "FedAvg", Method: "fedavg", MBUp: 1, MBDown: 1, FLOPs: 1, Reference: true}})
+	if cost.Rows[0][0] != "FedAvg" {
+		t.Errorf("cost grid row: %q", cost.Rows[0])
+	}
+}

@@ -65,3 +65,19 @@ func TestEveryMethodHasADisplayName(t *testing.T) {
 		}
 	}
 }
+
+// A run label prints with its method's display name in place of the method's id, its grid
+// values kept; a label the manifest chose itself stays as written.
+func TestDisplayLabelReplacesOnlyTheMethodsID(t *testing.T) {
+	for _, c := range []struct{ label, method, want string }{
+		{"fedavg", "fedavg", "FedAvg"},
+		{"fedavg lr=0.1", "fedavg", "FedAvg lr=0.1"},
+		{"fedavgx", "fedavg", "fedavgx"},
+		{"fedavg-ft", "fedavg", "fedavg-ft"},
+		{"local mu=1", "fedprox", "local mu=1"},
+	} {
+		if got := manifest.DisplayLabel(c.label, c.method); got != c.want {
+			t.Errorf("DisplayLabel(%q, %q) = %q, want %q", c.label, c.method, got, c.want)
+		}
+	}
+}
