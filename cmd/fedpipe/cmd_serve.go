@@ -27,9 +27,9 @@ func serveCmd(c *call) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe serve MANIFEST... [--remote URL] [flags]\n\n"+
 			"Serves a read-only web page of every run of the manifests, its curves growing while it trains\n"+
-			"(training loss per round, test accuracy before and after fine-tuning, seeds as a mean ± std band,\n"+
-			"published numbers as reference lines) and its state: waiting, training round r of T with its ETA,\n"+
-			"finished, failed or stalled. It reads the progress journals train stages publish in the store (and\n"+
+			"(one chart per metric with every method overlaid, seeds as a mean with a min–max band, an extended\n"+
+			"run's earlier rounds carried, published numbers as reference lines), its state (waiting, training\n"+
+			"round r of T with its ETA, finished, failed or stalled) and who holds it. It reads the progress journals train stages publish in the store (and\n"+
 			"on --remote, for workers) and never waits for or slows a run. Everything the page needs is served\n"+
 			"by fedpipe itself. From a laptop:  ssh -L 8150:127.0.0.1:8150 HOST  then open http://127.0.0.1:8150/\n\nFlags:\n%s", fs.FlagUsages())
 	}

@@ -51,7 +51,7 @@ type Run struct {
 	// Carried are the points of the earlier, shorter runs this run extends, for the rounds
 	// its own journal does not hold (none for a run that extends nothing).
 	Carried []live.Point `json:"-"`
-	// Holder names who trains the run now ("" when no one does: waiting or ended).
+	// Holder names who trains the run now ("" when no one does: waiting, ended or stalled).
 	Holder string `json:"-"`
 	// Node is the run's train stage.
 	Node *pipeline.Node `json:"-"`
@@ -60,7 +60,7 @@ type Run struct {
 // Watch reads the progress of the train stages of some graphs from a store directory
 // and, optionally, a remote. It never opens the store while a run holds it, except once
 // through a snapshot (artifacts.OpenReader) to learn which runs were cached before it
-// started; after that it reads only the journals (small files, objects of the remote).
+// started and which shorter runs each may extend; after that it reads only the journals (small files, objects of the remote).
 type Watch struct {
 	// Dir is the store directory, Remote the remote (nil: none), Graphs the manifests'.
 	Dir    string
