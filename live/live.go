@@ -162,3 +162,12 @@ func Decode(b []byte) (*Journal, error) {
 type Recorder interface {
 	Publish(Point)
 }
+
+// FormatDuration writes a duration as the progress displays show it: tenths of a second
+// under a minute ("4.2s"), whole seconds past it ("3m7s").
+func FormatDuration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}

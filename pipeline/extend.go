@@ -158,3 +158,21 @@ func extensionRounds(store *artifacts.Store, n *Node) int {
 	}
 	return 0
 }
+
+// EarlierRun is a cached shorter run of a train stage, one a longer run may continue
+// from: its train.rounds and its stage key.
+type EarlierRun struct {
+	Rounds int
+	Key    artifacts.Digest
+}
+
+// EarlierRuns lists the cached shorter runs train node n may continue from, longest first
+// (none when its method cannot extend): what status --watch and serve take an extended
+// run's earlier rounds from.
+func EarlierRuns(store *artifacts.Store, n *Node) []EarlierRun {
+	var out []EarlierRun
+	for _, e := range extensions(store, n) {
+		out = append(out, EarlierRun{Rounds: e.rounds, Key: e.key})
+	}
+	return out
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/fedpipe/fedpipe/live/watch"
+
 	"encoding/json"
 	"net/http"
 	"os/exec"
@@ -29,7 +31,7 @@ func TestServeWorkersOnARemote(t *testing.T) {
 		return cmd
 	}
 	victim, survivor := worker("victim"), worker("survivor")
-	runs := func() []liveRun {
+	runs := func() []watch.Run {
 		t.Helper()
 		resp, err := http.Get(url + "runs.json")
 		if err != nil {
@@ -42,7 +44,7 @@ func TestServeWorkersOnARemote(t *testing.T) {
 		}
 		return w.Runs
 	}
-	poll := func(what string, ok func([]liveRun) bool) []liveRun {
+	poll := func(what string, ok func([]watch.Run) bool) []watch.Run {
 		t.Helper()
 		deadline := time.Now().Add(3 * time.Minute)
 		for {
@@ -57,10 +59,10 @@ func TestServeWorkersOnARemote(t *testing.T) {
 		}
 	}
 	victimHolder := "/" + strconv.Itoa(victim.Process.Pid)
-	rs := poll("both workers training", func(rs []liveRun) bool {
+	rs := poll("both workers training", func(rs []watch.Run) bool {
 		holders := map[string]bool{}
 		for _, r := range rs {
-			if r.State == stateTraining && r.Journal != nil && r.Journal.Leased {
+			if r.State == watch.Training && r.Journal != nil && r.Journal.Leased {
 				holders[r.Journal.Holder] = true
 			}
 		}
@@ -79,30 +81,32 @@ func TestServeWorkersOnARemote(t *testing.T) {
 	if killed == "" {
 		t.Fatalf("no run held by the victim (pid %d): %+v", victim.Process.Pid, rs)
 	}
-	find := func(rs []liveRun) liveRun {
+	find := func(rs []watch.Run) watch.Run {
 		for _, r := range rs {
 			if r.Key == killed {
 				return r
 			}
 		}
-		return liveRun{}
+		return watch.Run{}
 	}
-	r := find(poll("the killed worker's run stalled", func(rs []liveRun) bool { return find(rs).State == "stalled" }))
+	r := find(poll("the killed worker's run stalled", func(rs []watch.Run) bool { return find(rs).State == "stalled" }))
 	if !strings.Contains(r.Detail, "lease") {
 		t.Fatalf("stalled without naming the lease: %q", r.Detail)
 	}
-	r = find(poll("the killed worker's run taken over", func(rs []liveRun) bool {
+	r = find(poll("the killed worker's run taken over", func(rs []watch.Run) bool {
 		j := find(rs).Journal
 		return j != nil && j.TookOverFrom == victimHolder && j.Holder != victimHolder
 	}))
-	if r.State != stateTraining && r.State != "finished" {
+	if r.State != watch.Training && r.State != "finished" {
 		t.Fatalf("taken over, the run is %s", r.State)
 	}
-	if r.State == stateTraining && !strings.Contains(r.Detail, "taken over from "+victimHolder) {
+	if r.State == watch.Training && !strings.Contains(r.Detail, "taken over from "+victimHolder) {
 		t.Fatalf("a taken-over run's detail: %q", r.Detail)
 	}
 	if err := survivor.Wait(); err != nil {
 		t.Fatalf("survivor: %v", err)
 	}
-	poll("every run finished", func(rs []liveRun) bool { return settled(rs) && rs[0].State == "finished" && rs[1].State == "finished" })
+	poll("every run finished", func(rs []watch.Run) bool {
+		return watch.Settled(rs) && rs[0].State == "finished" && rs[1].State == "finished"
+	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fedpipe/fedpipe/live"
+	"github.com/fedpipe/fedpipe/live/progress"
+	"github.com/fedpipe/fedpipe/live/watch"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -67,7 +67,7 @@ func watchOnly(fs *pflag.FlagSet) error {
 // refresh period *every, flag name, at least least, read once the flags are parsed) and opens
 // the watch, with a context that Ctrl-C and SIGTERM cancel (stop releases it). err ends the
 // command at once: help, invalid input (2) or a failure.
-func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *liveWatch, stop func(), err error) {
+func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *watch.Watch, stop func(), err error) {
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return nil, nil, nil, err
 	}
@@ -88,7 +88,7 @@ func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, f
 
 // openWatch loads the manifests named on the command line and what the store and remote
 // already hold: what status --watch and serve start from.
-func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Writer) (*liveWatch, error) {
+func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Writer) (*watch.Watch, error) {
 	loader := &data.Loader{DataDir: f.data}
 	var graphs []*pipeline.Graph
 	for _, p := range paths {
@@ -108,7 +108,7 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	}
 	// The store a run of the first manifest writes to (findstore.go), which may not exist
 	// yet: the watch waits for it.
-	return newLiveWatch(ctx, f.writeDir(paths[0]), rem, graphs, logf)
+	return watch.Open(ctx, f.writeDir(paths[0]), rem, graphs, logf)
 }
 
 // statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
@@ -133,117 +133,11 @@ func statusWatch(c *call) error {
 	}
 	defer stop()
 	clear := false
-	if file, ok := stdout.(*os.File); ok && isTerminal(file) && !f.json {
+	if file, ok := stdout.(*os.File); ok && progress.IsTerminal(file) && !f.json {
 		clear = true
 	}
-	last := ""
-	for {
-		runs, err := w.runs(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return failure("fedpipe status", err)
-		}
-		switch {
-		case f.json:
-			writeJSONLine(stdout, map[string]any{"time": time.Now().UTC().Format(time.RFC3339), "runs": runs})
-		default:
-			text := watchText(runs)
-			if clear {
-				fmt.Fprint(stdout, "\x1b[H\x1b[2J")
-			}
-			if clear || text != last {
-				fmt.Fprintf(stdout, "%s  (store %s)\n%s", time.Now().Format("15:04:05"), w.dir, text)
-				if !clear {
-					fmt.Fprintln(stdout)
-				}
-			}
-			last = text
-		}
-		if f.once || settled(runs) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(f.interval):
-		}
+	if err := w.Follow(ctx, stdout, watch.FollowOptions{JSON: f.json, Clear: clear, Interval: f.interval, Once: f.once}); err != nil {
+		return failure("fedpipe status", err)
 	}
-}
-
-// settled reports whether no run can change any more: each finished or failed.
-func settled(runs []liveRun) bool {
-	for _, r := range runs {
-		if r.State != live.Finished && r.State != live.Failed {
-			return false
-		}
-	}
-	return true
-}
-
-// watchText is one line per run (state, label, detail, latest figures) and a summary.
-func watchText(runs []liveRun) string {
-	var b strings.Builder
-	width := 0
-	for _, r := range runs {
-		width = max(width, len(r.Label))
-	}
-	for _, r := range runs {
-		line := fmt.Sprintf("%-11s %-*s", r.State, width, r.Label)
-		if r.Detail != "" {
-			line += "  " + r.Detail
-		}
-		if m := latestFigures(r.Journal); m != "" {
-			line += "  " + m
-		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
-	b.WriteString(summaryLine(runs) + "\n")
-	return b.String()
-}
-
-// summaryLine counts the runs by state, e.g. "4 runs: 1 finished, 1 training, 2 waiting".
-func summaryLine(runs []liveRun) string {
-	count := map[string]int{}
-	for _, r := range runs {
-		count[r.State]++
-	}
-	parts := []string{}
-	for _, s := range []string{live.Finished, stateTraining, stateWaiting, live.Stalled, live.Failed, live.Interrupted} {
-		if count[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
-		}
-	}
-	return fmt.Sprintf("%d runs: %s", len(runs), strings.Join(parts, ", "))
-}
-
-// latestFigures is a journal's latest training loss and evaluation, in words.
-func latestFigures(j *live.Journal) string {
-	if j == nil || len(j.Points) == 0 {
-		return ""
-	}
-	var parts []string
-	for i := len(j.Points) - 1; i >= 0; i-- {
-		if l := j.Points[i].TrainLoss; l != nil {
-			parts = append(parts, fmt.Sprintf("train loss %.4f", *l))
-			break
-		}
-	}
-	if e, round := j.LastEval(); e != nil {
-		s := fmt.Sprintf("test acc %.2f%%", 100*e.TestAccuracy)
-		if e.TestFTAccuracy != nil {
-			s += fmt.Sprintf(", %.2f%% fine-tuned", 100**e.TestFTAccuracy)
-		}
-		parts = append(parts, s+fmt.Sprintf(" (round %d)", round))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// writeJSONLine writes v as one line of JSON (a stream a program can follow).
-func writeJSONLine(w io.Writer, v any) {
-	b, err := json.Marshal(v)
-	if err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/fedpipe/fedpipe/live/watch"
+
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -21,11 +23,11 @@ methods:
 `
 
 type watchOut struct {
-	Runs []liveRun `json:"runs"`
+	Runs []watch.Run `json:"runs"`
 }
 
 // watchOnce is one refresh of status --watch --json.
-func watchOnce(t *testing.T, args ...string) []liveRun {
+func watchOnce(t *testing.T, args ...string) []watch.Run {
 	t.Helper()
 	code, out, errs := fedpipe(t, append([]string{"status"}, append(args, "--watch", "--once", "--json")...)...)
 	if code != 0 {
@@ -39,7 +41,7 @@ func watchOnce(t *testing.T, args ...string) []liveRun {
 }
 
 // pollWatch refreshes until ok accepts the runs (failing after a minute).
-func pollWatch(t *testing.T, what string, ok func([]liveRun) bool, args ...string) []liveRun {
+func pollWatch(t *testing.T, what string, ok func([]watch.Run) bool, args ...string) []watch.Run {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -62,7 +64,7 @@ func TestStatusWatchFollowsARun(t *testing.T) {
 	store := dir + "/store"
 	m := writeManifest(t, dir, watchManifest)
 	for _, r := range watchOnce(t, m, "--store", store) {
-		if r.State != stateWaiting || r.Journal != nil {
+		if r.State != watch.Waiting || r.Journal != nil {
 			t.Fatalf("before any run: %+v", r)
 		}
 	}
@@ -71,20 +73,20 @@ func TestStatusWatchFollowsARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	training := func(runs []liveRun) (liveRun, bool) {
+	training := func(runs []watch.Run) (watch.Run, bool) {
 		for _, r := range runs {
-			if r.State == stateTraining && r.Journal != nil && len(r.Journal.Points) > 0 {
+			if r.State == watch.Training && r.Journal != nil && len(r.Journal.Points) > 0 {
 				return r, true
 			}
 		}
-		return liveRun{}, false
+		return watch.Run{}, false
 	}
-	runs := pollWatch(t, "a run training", func(rs []liveRun) bool { _, ok := training(rs); return ok }, m, "--store", store)
+	runs := pollWatch(t, "a run training", func(rs []watch.Run) bool { _, ok := training(rs); return ok }, m, "--store", store)
 	first, _ := training(runs)
 	if !strings.HasPrefix(first.Detail, "round ") || !strings.Contains(first.Detail, " of 300") {
 		t.Fatalf("training detail %q", first.Detail)
 	}
-	pollWatch(t, "the round grow", func(rs []liveRun) bool {
+	pollWatch(t, "the round grow", func(rs []watch.Run) bool {
 		r, ok := training(rs)
 		return ok && r.Key == first.Key && r.Journal.Last().Round > first.Journal.Last().Round
 	}, m, "--store", store)
@@ -92,7 +94,7 @@ func TestStatusWatchFollowsARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	runs = pollWatch(t, "the killed run stalled", func(rs []liveRun) bool {
+	runs = pollWatch(t, "the killed run stalled", func(rs []watch.Run) bool {
 		for _, r := range rs {
 			if r.Key == first.Key && r.State == "stalled" && strings.Contains(r.Detail, "is gone") {
 				return true

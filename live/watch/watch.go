@@ -1,4 +1,9 @@
-package main
+// Package watch reads the live state of a manifest's runs — what status --watch prints and
+// serve's page draws — from the progress journals train stages publish (package live) in a
+// store directory and on a remote: each run's state (waiting, training, finished, failed,
+// interrupted, stalled), who holds it, its journal, and the earlier rounds of a run that
+// extends a cached shorter one.
+package watch
 
 import (
 	"context"
@@ -19,12 +24,13 @@ import (
 
 // The states status --watch and serve give a run (its train stage), beside live's.
 const (
-	stateWaiting  = "waiting"
-	stateTraining = "training"
+	Waiting  = "waiting"
+	Training = "training"
 )
 
-// liveRun is one run of a watched manifest as a reader sees it now.
-type liveRun struct {
+// Run is one run of a watched manifest as a reader sees it now. Its JSON form is what
+// status --watch --json and serve's /runs.json print.
+type Run struct {
 	Manifest string `json:"manifest"`
 	// Cell is the run's label without its seed (its seeds form one band); Label with it.
 	Cell  string `json:"cell"`
@@ -36,25 +42,41 @@ type liveRun struct {
 	// Detail says more: the round and ETA, who took the stage over, why it stalled.
 	Detail  string        `json:"detail,omitempty"`
 	Journal *live.Journal `json:"journal,omitempty"`
-	node    *pipeline.Node
+
+	// Method is the run's registered method name, Display the name its paper writes.
+	Method  string `json:"-"`
+	Display string `json:"-"`
+	// Rounds is the run's train.rounds.
+	Rounds int `json:"-"`
+	// Carried are the points of the earlier, shorter runs this run extends, for the rounds
+	// its own journal does not hold (none for a run that extends nothing).
+	Carried []live.Point `json:"-"`
+	// Holder names who trains the run now ("" when no one does: waiting, ended or stalled).
+	Holder string `json:"-"`
+	// Node is the run's train stage.
+	Node *pipeline.Node `json:"-"`
 }
 
-// liveWatch reads the progress of the train stages of some graphs from a store directory
+// Watch reads the progress of the train stages of some graphs from a store directory
 // and, optionally, a remote. It never opens the store while a run holds it, except once
 // through a snapshot (artifacts.OpenReader) to learn which runs were cached before it
-// started; after that it reads only the journals (small files, objects of the remote).
-type liveWatch struct {
-	dir    string
-	remote *remote.Remote
-	graphs []*pipeline.Graph
+// started and which shorter runs each may extend; after that it reads only the journals (small files, objects of the remote).
+type Watch struct {
+	// Dir is the store directory, Remote the remote (nil: none), Graphs the manifests'.
+	Dir    string
+	Remote *remote.Remote
+	Graphs []*pipeline.Graph
 	// cached holds the keys whose results were in the store or the remote at the start.
 	cached map[string]bool
-	host   string
+	// earlier holds, by stage key, the cached shorter runs the stage may extend.
+	earlier map[string][]pipeline.EarlierRun
+	host    string
 }
 
-// newLiveWatch looks up, once, which train stages of the graphs are already computed.
-func newLiveWatch(ctx context.Context, dir string, rem *remote.Remote, graphs []*pipeline.Graph, logf func(string, ...any)) (*liveWatch, error) {
-	w := &liveWatch{dir: dir, remote: rem, graphs: graphs, cached: map[string]bool{}}
+// Open looks up, once, which train stages of the graphs are already computed and which
+// shorter runs each may extend; logf receives the store's messages.
+func Open(ctx context.Context, dir string, rem *remote.Remote, graphs []*pipeline.Graph, logf func(string, ...any)) (*Watch, error) {
+	w := &Watch{Dir: dir, Remote: rem, Graphs: graphs, cached: map[string]bool{}, earlier: map[string][]pipeline.EarlierRun{}}
 	w.host, _ = os.Hostname()
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
 		store, err := artifacts.OpenReader(dir, artifacts.Options{LockTimeout: -1, Logf: logf})
@@ -64,6 +86,9 @@ func newLiveWatch(ctx context.Context, dir string, rem *remote.Remote, graphs []
 		for _, n := range w.trainNodes() {
 			if _, ok, err := store.ActionMeta(artifacts.Digest(n.Key)); err == nil && ok {
 				w.cached[n.Key.String()] = true
+			}
+			if e := pipeline.EarlierRuns(store, n); len(e) > 0 {
+				w.earlier[n.Key.String()] = e
 			}
 		}
 		store.Close()
@@ -83,9 +108,9 @@ func newLiveWatch(ctx context.Context, dir string, rem *remote.Remote, graphs []
 	return w, nil
 }
 
-func (w *liveWatch) trainNodes() []*pipeline.Node {
+func (w *Watch) trainNodes() []*pipeline.Node {
 	var out []*pipeline.Node
-	for _, g := range w.graphs {
+	for _, g := range w.Graphs {
 		for _, n := range g.Nodes {
 			if n.Kind == manifest.KindTrain && n.Run != nil {
 				out = append(out, n)
@@ -95,24 +120,32 @@ func (w *liveWatch) trainNodes() []*pipeline.Node {
 	return out
 }
 
-// journals reads every journal of the store directory and the remote, keeping for each
-// stage the one written last (the remote's when it is the newer: another worker's).
-func (w *liveWatch) journals(ctx context.Context) (map[string]*live.Journal, error) {
+// journals reads the journals of the stages (and of the shorter runs they extend) in the
+// store directory and every journal of the remote, keeping for each stage the one written
+// last (the remote's when it is the newer: another worker's).
+func (w *Watch) journals(ctx context.Context) (map[string]*live.Journal, error) {
 	out := map[string]*live.Journal{}
 	keep := func(j *live.Journal) {
 		if old := out[j.Key]; old == nil || j.Updated.After(old.Updated) {
 			out[j.Key] = j
 		}
 	}
+	var keys []string
 	for _, n := range w.trainNodes() {
-		if b, err := os.ReadFile(live.Path(w.dir, n.Key.String())); err == nil {
+		keys = append(keys, n.Key.String())
+		for _, e := range w.earlier[n.Key.String()] {
+			keys = append(keys, e.Key.String())
+		}
+	}
+	for _, key := range keys {
+		if b, err := os.ReadFile(live.Path(w.Dir, key)); err == nil {
 			if j, err := live.Decode(b); err == nil {
 				keep(j)
 			}
 		}
 	}
-	if w.remote != nil {
-		objs, err := w.remote.Progress(ctx)
+	if w.Remote != nil {
+		objs, err := w.Remote.Progress(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -125,25 +158,28 @@ func (w *liveWatch) journals(ctx context.Context) (map[string]*live.Journal, err
 	return out, nil
 }
 
-// runs is every train stage's state now, in graph order.
-func (w *liveWatch) runs(ctx context.Context) ([]liveRun, error) {
+// Runs is every train stage's state now, in graph order.
+func (w *Watch) Runs(ctx context.Context) ([]Run, error) {
 	js, err := w.journals(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []liveRun
-	for _, g := range w.graphs {
+	var out []Run
+	for _, g := range w.Graphs {
 		for _, n := range g.Nodes {
 			if n.Kind != manifest.KindTrain || n.Run == nil {
 				continue
 			}
 			key := n.Key.String()
 			label := n.Run.Label()
-			r := liveRun{Manifest: g.Manifest.File, Label: label, Cell: strings.TrimSuffix(label, fmt.Sprintf(" seed=%d", n.Run.Seed)),
-				Seed: n.Run.Seed, Key: key, Journal: js[key], node: n}
+			r := Run{Manifest: g.Manifest.File, Label: label, Cell: strings.TrimSuffix(label, fmt.Sprintf(" seed=%d", n.Run.Seed)),
+				Seed: n.Run.Seed, Key: key, Journal: js[key], Method: n.Run.MethodName, Display: manifest.DisplayName(n.Run.MethodName),
+				Rounds: n.Run.Train.Rounds, Node: n}
 			if err := w.judge(ctx, &r); err != nil {
 				return nil, err
 			}
+			r.Carried = Carry(r.Journal, w.earlier[key], js)
+			r.Holder = w.holder(r)
 			out = append(out, r)
 		}
 	}
@@ -153,19 +189,19 @@ func (w *liveWatch) runs(ctx context.Context) ([]liveRun, error) {
 // judge sets a run's state from its journal, the store's cache and, for a run still
 // training, whether its writer is alive: a local process that no longer exists, or a
 // worker whose lease is no longer renewed, has stalled.
-func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
+func (w *Watch) judge(ctx context.Context, r *Run) error {
 	j := r.Journal
 	switch {
 	case j == nil && w.cached[r.Key]:
 		r.State = live.Finished
 		return nil
 	case j == nil:
-		r.State = stateWaiting
+		r.State = Waiting
 		return nil
 	case j.State == live.Finished || j.State == live.Failed || j.State == live.Interrupted:
 		r.State = j.State
 		if last := j.Last(); last.Round > 0 {
-			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, fmtDur(time.Duration(last.Seconds*float64(time.Second))))
+			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, live.FormatDuration(time.Duration(last.Seconds*float64(time.Second))))
 		}
 		if j.State == live.Failed {
 			r.Detail = strings.TrimPrefix(r.Detail+": "+j.Error, ": ")
@@ -175,11 +211,11 @@ func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
 		}
 		return nil
 	}
-	r.State = stateTraining
+	r.State = Training
 	last := j.Last()
 	r.Detail = fmt.Sprintf("round %d of %d", last.Round, j.Rounds)
 	if eta := j.ETA(); eta > 0 {
-		r.Detail += ", ETA " + fmtDur(eta.Round(time.Second))
+		r.Detail += ", ETA " + live.FormatDuration(eta.Round(time.Second))
 	}
 	if j.TookOverFrom != "" {
 		r.Detail += ", taken over from " + j.TookOverFrom
@@ -195,9 +231,9 @@ func (w *liveWatch) judge(ctx context.Context, r *liveRun) error {
 }
 
 // stalled says why a journal still marked running has no live writer ("" if it has one).
-func (w *liveWatch) stalled(ctx context.Context, j *live.Journal) (string, error) {
-	if w.remote != nil && j.Leased {
-		l, err := w.remote.LeaseOf(ctx, mustDigest(j.Key), time.Duration(j.LeaseTTL*float64(time.Second)))
+func (w *Watch) stalled(ctx context.Context, j *live.Journal) (string, error) {
+	if w.Remote != nil && j.Leased {
+		l, err := w.Remote.LeaseOf(ctx, mustDigest(j.Key), time.Duration(j.LeaseTTL*float64(time.Second)))
 		if err != nil {
 			return "", err
 		}
@@ -205,7 +241,7 @@ func (w *liveWatch) stalled(ctx context.Context, j *live.Journal) (string, error
 		case !l.Held:
 			return fmt.Sprintf("%s holds no lease on it", j.Holder), nil
 		case l.Stale():
-			return fmt.Sprintf("the lease of %s was last renewed %s ago (TTL %s)", l.Holder, fmtDur(l.Age.Round(time.Second)), l.TTL), nil
+			return fmt.Sprintf("the lease of %s was last renewed %s ago (TTL %s)", l.Holder, live.FormatDuration(l.Age.Round(time.Second)), l.TTL), nil
 		}
 		return "", nil
 	}
@@ -222,7 +258,7 @@ func (w *liveWatch) stalled(ctx context.Context, j *live.Journal) (string, error
 		limit = max(limit, time.Duration(5*last.Seconds/float64(last.Round)*float64(time.Second)))
 	}
 	if quiet > limit {
-		return fmt.Sprintf("no news from %s for %s", j.Holder, fmtDur(quiet.Round(time.Second))), nil
+		return fmt.Sprintf("no news from %s for %s", j.Holder, live.FormatDuration(quiet.Round(time.Second))), nil
 	}
 	return "", nil
 }
