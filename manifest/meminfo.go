@@ -1,6 +1,7 @@
 package manifest
 
-// The machine's memory, read from /proc/meminfo, and how byte counts are printed.
+// The machine's memory, read from /proc/meminfo, the limits that check against it, and how
+// byte counts are printed.
 
 import (
 	"bufio"
@@ -9,6 +10,14 @@ import (
 	"strconv"
 	"strings"
 )
+
+// MachineLimits are DefaultLimits with the memory check on: MemoryBytes is this machine's
+// memory (MachineMemory), what the fedpipe command checks manifests against.
+func MachineLimits() Limits {
+	l := DefaultLimits
+	l.MemoryBytes = MachineMemory()
+	return l
+}
 
 // MachineMemory returns the machine's total memory in bytes from /proc/meminfo, or 0.
 func MachineMemory() float64 {

@@ -20,7 +20,11 @@ func TestMachineMemory(t *testing.T) {
 	if _, err := os.Stat("/proc/meminfo"); err != nil {
 		t.Skip("no /proc/meminfo")
 	}
-	if m := MachineMemory(); m < 1<<20 {
+	m := MachineMemory()
+	if m < 1<<20 {
 		t.Errorf("MachineMemory() = %v", m)
+	}
+	if l := MachineLimits(); l.MemoryBytes != m || l.MaxCells != DefaultLimits.MaxCells {
+		t.Errorf("MachineLimits() = %+v", l)
 	}
 }

@@ -43,3 +43,14 @@ func TestCatalogueDefsComplete(t *testing.T) {
 		}
 	}
 }
+
+// The report's captions name each dataset as its papers write it.
+func TestCatalogueTitles(t *testing.T) {
+	for name, want := range map[string]string{"fmnist": "Fashion-MNIST", "synthetic": "Synthetic", "mnist": "MNIST",
+		"emnist": "EMNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "cifar10c": "CIFAR-10-C", "svhn": "SVHN",
+		"medmnist": "MedMNIST", "officehome": "OfficeHome", "miniimagenet": "mini-ImageNet", "har": "HAR", "femnist": "FEMNIST"} {
+		if got := manifest.DatasetTitle(name); got != want {
+			t.Errorf("%s: title %q, want %q", name, got, want)
+		}
+	}
+}
