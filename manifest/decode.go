@@ -322,7 +322,8 @@ func editDistance(a, b string) int {
 }
 
 // check applies a field's `check` tag to its decoded value. Rules (comma-separated):
-// gt0 (> 0), ge0 (>= 0), frac (in (0, 1]), unit (in [0, 1]), lt1 (< 1), oneof=a|b|c.
+// gt0 (> 0), ge0 (>= 0), frac (in (0, 1]), unit (in [0, 1]), lt1 (< 1), oneof=a|b|c,
+// dataset (a registered dataset's name, DatasetNames).
 func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) error {
 	if rules == "" {
 		return nil
@@ -342,6 +343,12 @@ func (d *decoder) check(n *yaml.Node, v reflect.Value, rules, field string) erro
 		return nil
 	}
 	for _, r := range strings.Split(rules, ",") {
+		if r == "dataset" {
+			if msg := checkDatasetName(v.String()); msg != "" {
+				return d.errf(n, field, "%s", msg)
+			}
+			continue
+		}
 		if strings.HasPrefix(r, "oneof=") {
 			opts := strings.Split(strings.TrimPrefix(r, "oneof="), "|")
 			s := v.String()

@@ -300,8 +300,8 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			return m.ErrAt(fmt.Sprintf("shift.severities[%d]", i), "severity %d outside 1..5", sv)
 		}
 	}
-	if len(m.Shift.Corruptions) > 0 && m.Dataset.Name == "synthetic" {
-		return m.ErrAt("shift.corruptions", "corruptions need image data; synthetic has flat features (use shift.degrees)")
+	if len(m.Shift.Corruptions) > 0 && datasetDef(m.Dataset.Name).Generated {
+		return m.ErrAt("shift.corruptions", "corruptions need image data; %s has flat features (use shift.degrees)", m.Dataset.Name)
 	}
 	for i, e := range m.Expect {
 		f := fmt.Sprintf("expect[%d]", i)

@@ -1,6 +1,9 @@
 package manifest_test
 
-// The method registry is filled by the methods themselves (stages/train/methods, through
-// train.Register): importing them here fills it for every test of this package, internal
-// ones included.
-import _ "github.com/fedpipe/fedpipe/stages/train/methods"
+// The method and dataset registries are filled by the methods and the loaders themselves
+// (stages/train/methods, through train.Register; stages/data): importing them here fills
+// them for every test of this package, internal ones included.
+import (
+	_ "github.com/fedpipe/fedpipe/stages/data"
+	_ "github.com/fedpipe/fedpipe/stages/train/methods"
+)

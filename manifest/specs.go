@@ -10,10 +10,9 @@ import (
 
 // DatasetSpec names the data. Which fields matter depends on Name.
 type DatasetSpec struct {
-	// Name is the dataset: fmnist (Fashion-MNIST IDX files), synthetic (Synthetic(α, β),
-	// FedProx), or one of the seeds' datasets read from its standard on-disk format
-	// (DatasetNames).
-	Name string `yaml:"name" check:"oneof=fmnist|synthetic|mnist|emnist|cifar10|cifar100|cifar10c|svhn|medmnist|officehome|miniimagenet|har|femnist"`
+	// Name is the dataset: one registered by stages/data (DatasetNames, DatasetDef), read
+	// from its standard on-disk format or generated (Synthetic(α, β), FedProx).
+	Name string `yaml:"name" check:"dataset"`
 	// Variant picks a member of a dataset family: the EMNIST split (balanced, byclass,
 	// bymerge, digits, letters, mnist), the MedMNIST subset (e.g. organamnist,
 	// organcmnist), the CIFAR-10-C corruption (e.g. gaussian_noise).

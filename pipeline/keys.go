@@ -198,10 +198,13 @@ type reportParams struct {
 	Description string `json:"description,omitempty"`
 }
 
-// datasetKey returns the fields of the dataset spec that change the data.
+// datasetKey returns the fields of the dataset spec that change the data: a generated
+// dataset's parameters as well, the registered def says which (validation has refused a
+// name no def is registered under).
 func datasetKey(ds manifest.DatasetSpec, d *manifest.DataDesc) map[string]any {
 	m := map[string]any{"name": ds.Name, "digest": d.Digest, "max_samples": ds.MaxSamples}
-	if ds.Name == "synthetic" {
+	if def, _ := manifest.LookupDataset(ds.Name); def.Generated {
+		// A generated dataset is its parameters (DatasetDef.Generated).
 		m["alpha"], m["beta"], m["devices"], m["features"], m["classes"] = ds.Alpha, ds.Beta, ds.Devices, ds.Features, ds.Classes
 	}
 	// Fields added after key scheme 1 enter only when set, so existing keys stay valid.

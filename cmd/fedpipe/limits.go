@@ -11,19 +11,13 @@ import (
 )
 
 // manifestLimits are the bounds loadGraph checks manifests against: the defaults and this
-// machine's memory. registerLimits binds them to the command's --max-* flags (and resets
-// them to the defaults).
-var manifestLimits = commandLimits()
-
-func commandLimits() manifest.Limits {
-	l := manifest.DefaultLimits
-	l.MemoryBytes = manifest.MachineMemory()
-	return l
-}
+// machine's memory (manifest.MachineLimits). registerLimits binds them to the command's
+// --max-* flags (and resets them to the defaults).
+var manifestLimits = manifest.MachineLimits()
 
 // registerLimits adds the flags that raise the manifest bounds where a real use exists.
 func registerLimits(fs *pflag.FlagSet) {
-	manifestLimits = commandLimits()
+	manifestLimits = manifest.MachineLimits()
 	fs.IntVar(&manifestLimits.MaxCells, "max-cells", manifest.DefaultLimits.MaxCells, "refuse manifests of more runs (methods × grid × method grids × seeds)")
 	fs.IntVar(&manifestLimits.MaxRounds, "max-rounds", manifest.DefaultLimits.MaxRounds, "refuse train.rounds above this")
 	fs.IntVar(&manifestLimits.MaxClients, "max-clients", manifest.DefaultLimits.MaxClients, "refuse partition.clients (and synthetic dataset.devices) above this")

@@ -40,7 +40,7 @@ func shared[T comparable](runs []*run, f func(*manifest.Run) T) (T, bool) {
 func (c *collected) setting(runs []*run) string {
 	var parts []string
 	if ds, ok := shared(runs, func(r *manifest.Run) string { return r.Dataset.Name }); ok {
-		parts = append(parts, datasetName(ds))
+		parts = append(parts, manifest.DatasetTitle(ds))
 	}
 	if s, ok := shared(runs, func(r *manifest.Run) string { return r.Partition.Scheme }); ok {
 		p := s + " partition"
@@ -68,20 +68,6 @@ func (c *collected) setting(runs []*run) string {
 	parts = append(parts, plural(len(seeds), "seed"))
 	names := slices.Compact(slices.Clone(c.manifests))
 	return "Manifest " + strings.Join(names, ", ") + ": " + strings.Join(parts, ", ")
-}
-
-// datasetNames are the datasets as their papers write them (manifest.DatasetSpec.Name's
-// values).
-var datasetNames = map[string]string{"fmnist": "Fashion-MNIST", "synthetic": "Synthetic", "mnist": "MNIST",
-	"emnist": "EMNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "cifar10c": "CIFAR-10-C", "svhn": "SVHN",
-	"medmnist": "MedMNIST", "officehome": "OfficeHome", "miniimagenet": "mini-ImageNet", "har": "HAR", "femnist": "FEMNIST"}
-
-// datasetName is how a caption names a dataset.
-func datasetName(name string) string {
-	if d, ok := datasetNames[name]; ok {
-		return d
-	}
-	return name
 }
 
 func plural(n int, word string) string {

@@ -20,7 +20,7 @@ func readCIFARBin(dataset, dir string, names []string, labelBytes, labelIndex, c
 	for _, name := range names {
 		p := filepath.Join(dir, name)
 		if !isFile(p) {
-			return 0, &MissingDataError{Dataset: dataset, Searched: []string{dir}, Missing: name, Install: installHelp[dataset]}
+			return 0, &MissingDataError{Dataset: dataset, Searched: []string{dir}, Missing: name, Install: installHelp(dataset)}
 		}
 		raw, err := g.read(p, name)
 		if err != nil {

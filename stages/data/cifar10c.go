@@ -64,7 +64,7 @@ func (l *Loader) FindCIFAR10C(path string, corruptions []string) (*CIFAR10CFiles
 			return true
 		},
 		missing: fixed(strings.Join(need, ", ")),
-		install: installHelp["cifar10c"]}
+		install: installHelp("cifar10c")}
 	dir, err := l.find(src, manifest.DatasetSpec{Name: "cifar10c", Path: path})
 	if err != nil {
 		if m, ok := err.(*MissingDataError); ok && path == "" && l.DataDir == "" && os.Getenv("FEDPIPE_DATA") == "" {

