@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 )
 
 // TestKernelOrder: several kernels are timed in mirrored order, one kernel once.

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/gemm"
 )
 
 // The settings bench --round times.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/gemm"
 )
 
 // TestFMALine holds a round's training rate against the FMA loop: for cnn4 (24.68 MFLOP of

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/gemm"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
