@@ -1,8 +1,9 @@
-package main
+package bench
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,5 +33,17 @@ func TestFMALine(t *testing.T) {
 	if threads != 2 || samples != 4000 || mflop != 24.7 || train != 99 || peak <= 0 ||
 		math.Abs(share-100*98.72/peak) > 1 {
 		t.Errorf("%q: threads %d, %g samples/s, %g MFLOP, training %g GFLOP/s, %g%% of %g", line, threads, samples, mflop, train, share, peak)
+	}
+}
+
+// TestKernelOrder: several kernels are timed in mirrored order, one kernel once.
+func TestKernelOrder(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"avx2"}, []string{"avx2"}},
+		{[]string{"avx512", "avx2"}, []string{"avx512", "avx2", "avx2", "avx512"}},
+	} {
+		if got := kernelOrder(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("kernelOrder(%v) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }
