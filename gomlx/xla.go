@@ -96,9 +96,9 @@ func xlaID(config string) string {
 // xlaSetup prepares this process for an xla configuration before its plugin loads: XLA's
 // flags and CUDA's environment as the plugin's Environ gives them, and, unless TF32 was
 // asked for, NVIDIA_TF32_OVERRIDE=0 and no Triton GEMMs, so float32 matrix products and
-// convolutions are float32 (XLA's default precision lets cuBLAS, cuDNN, whose convolutions the
-// XLA graphs use (model/native.go), and Triton round inputs to TensorFloat-32; cuDNN documents that
-// NVIDIA_TF32_OVERRIDE=0 turns TF32 off for its default math too).
+// convolutions are float32 (XLA's default precision lets cuBLAS, cuDNN, whose convolutions
+// the XLA graphs use (model/native.go), and Triton round inputs to TensorFloat-32; cuDNN
+// documents that NVIDIA_TF32_OVERRIDE=0 turns TF32 off for its default math too).
 // The loader's library path cannot change inside a running process: when the NVIDIA
 // libraries' folders are missing from it, loading fails and xlaHint says what to set (the
 // fedpipe command re-executes itself with it set; see cmd/fedpipe).

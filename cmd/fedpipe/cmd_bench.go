@@ -48,7 +48,10 @@ func benchCmd(c *call) error {
 	}
 	isas, restore, err := bench.UseKernels(*kernels)
 	defer restore()
-	if err == nil && *round {
+	if err != nil {
+		return benchErr(err)
+	}
+	if *round {
 		lock := *lockstep
 		if !fs.Changed("lockstep") {
 			lock = train.LockstepDefault(backend)
@@ -56,20 +59,22 @@ func benchCmd(c *call) error {
 		opts := bench.RoundOptions{Setting: *setting, Rounds: *rounds, Workers: *workers, FT: *ft, Lockstep: lock,
 			Script: *torchScript, Python: *python, NoTorch: *noTorch, Kernels: isas}
 		if *journal {
-			err = bench.Journal(backend, opts, stdout, stderr)
-		} else {
-			err = bench.Round(backend, opts, stdout, stderr)
+			return benchErr(bench.Journal(backend, opts, stdout, stderr))
 		}
-	} else if err == nil {
-		err = bench.Steps(backend, bench.StepOptions{Arch: *arch, Shapes: *shapes, Batch: *batch, Steps: *steps,
-			Script: *torchScript, Python: *python, NoTorch: *noTorch, Oracle: *oracle, Kernels: isas}, stdout, stderr)
+		return benchErr(bench.Round(backend, opts, stdout, stderr))
 	}
-	if err != nil {
-		code := exitFailure
-		if manifest.IsInvalid(err) {
-			code = exitInvalid
-		}
-		return failf(code, "fedpipe %v", err)
+	return benchErr(bench.Steps(backend, bench.StepOptions{Arch: *arch, Shapes: *shapes, Batch: *batch, Steps: *steps,
+		Script: *torchScript, Python: *python, NoTorch: *noTorch, Oracle: *oracle, Kernels: isas}, stdout, stderr))
+}
+
+// benchErr ends bench with err's line: exit 2 for invalid options, else 1 (nil for nil).
+func benchErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	code := exitFailure
+	if manifest.IsInvalid(err) {
+		code = exitInvalid
+	}
+	return failf(code, "fedpipe %v", err)
 }
