@@ -76,7 +76,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
-	CGO_ENABLED=1 $(GO) vet -tags xla ./model/... ./cmd/fedpipe/
+	CGO_ENABLED=1 $(GO) vet -tags xla ./gomlx/... ./model/... ./cmd/fedpipe/
 
 ## reproduce: computes the missing paper-scale cells of the FMNIST table manifests, one cell at a
 ## time at the lowest priority, seed 0 first; resumable; each finished cell is pushed (results

@@ -1,27 +1,18 @@
 package model
 
 import (
-	"fmt"
-	"os"
-	"runtime/debug"
-	"strings"
-	"sync"
-
-	"github.com/gomlx/gomlx/backends"
-
-	"github.com/fedpipe/fedpipe/model/cpubackend"
-	"github.com/fedpipe/fedpipe/model/fastcpu"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
-// CPUBackend is the name of the default backend, "fpfast" (package fastcpu): the OracleBackend
-// with every float32 matrix product (DotGeneral, hence also the im2col convolutions) running
-// on fedpipe's blocked, vectorized SGEMM (package gemm).
-const CPUBackend = fastcpu.Name
+// CPUBackend is the name of the default backend, "fpfast" (gomlx.CPU).
+const CPUBackend = gomlx.CPU
 
-// OracleBackend is the name of the reference CPU backend, "fpcpu": GoMLX's pure-Go "simplego"
-// engine wrapped by package cpubackend (missing ops added, convolution lowered to im2col +
-// DotGeneral), with simplego's own matrix multiplication. Tests compare CPUBackend against it.
-const OracleBackend = cpubackend.Name
+// OracleBackend is the name of the reference CPU backend, "fpcpu" (gomlx.Oracle). Tests
+// compare CPUBackend against it.
+const OracleBackend = gomlx.Oracle
+
+// XLACompiled reports whether this binary carries GoMLX's XLA backend (build tag xla).
+const XLACompiled = gomlx.XLACompiled
 
 // CodeVersion is bumped whenever a change in this package (graph construction, backend
 // lowering, initialization) may change numeric results. It is part of BackendID, so cached
@@ -40,262 +31,40 @@ const LockstepCodeVersion = "lockstep-3" // 3: col2im a Gather and a ReduceSum, 
 // ids and cached results are unaffected.
 const XLAGraphVersion = "xlagraph-1" // 1: convolutions and max-pooling as XLA's own convolution and reduce-window ops and their gradients (native.go), not im2col
 
+// graphVersions are this package's versions as backend ids carry them.
+var graphVersions = gomlx.GraphVersions{Graph: CodeVersion, Lockstep: LockstepCodeVersion, XLAGraph: XLAGraphVersion}
+
 // usesXLA reports whether a backend configuration (as NewModel takes it) is one of the XLA
 // backends, whose convolution layers take the native form (native.go) and whose lockstep
 // graphs, in the im2col form, take col2im without a scatter (multiCol2im with gather).
-func usesXLA(config string) bool {
-	return config == xlaName || strings.HasPrefix(config, xlaName+":")
-}
-
-// gomlxVersionFallback is used by BackendID when the binary carries no module build info
-// (for instance in some test binaries).
-const gomlxVersionFallback = "v0.26.0"
-
-// envBackend is GoMLX's environment variable naming the backend configuration.
-const envBackend = backends.ConfigEnvVar
+func usesXLA(config string) bool { return gomlx.UsesXLA(config) }
 
 // ResolveBackend picks the backend configuration to use: flag if non-empty, else
-// $GOMLX_BACKEND, else CPUBackend. It never downloads anything.
-//
-// Accepted values are "fpfast" and "fpcpu" (optionally "<name>:<options>", see packages
-// fastcpu and cpubackend) and "xla:<plugin>[,tf32]", where <plugin> is a PJRT plugin name
-// ("cuda", "cpu", ...) or an absolute path to one, found as package xlaenv describes. An xla
-// request resolves to "xla:<absolute plugin path>[,tf32]". It fails, naming every place
-// searched, when no plugin is found, and when this binary was built without the XLA backend
-// (it needs cgo and the build tag xla: make build-xla). ",tf32" lets NVIDIA GPUs multiply
-// float32 matrices in TensorFloat-32; without it they use full float32 (see xlaSetup).
-func ResolveBackend(flag string) (string, error) {
-	config, source := flag, "flag"
-	if config == "" {
-		config, source = os.Getenv(envBackend), "$"+envBackend
-	}
-	if config == "" {
-		return CPUBackend, nil
-	}
-	name, opts, _ := strings.Cut(config, ":")
-	switch name {
-	case fastcpu.Name:
-		if _, err := fastcpu.ParseConfig(opts); err != nil {
-			return "", fmt.Errorf("backend %q (from %s): %w", config, source, err)
-		}
-		return config, nil
-	case cpubackend.Name:
-		if _, err := cpubackend.ParseConfig(opts); err != nil {
-			return "", fmt.Errorf("backend %q (from %s): %w", config, source, err)
-		}
-		return config, nil
-	case "go":
-		return "", fmt.Errorf("backend %q (from %s): GoMLX's stock pure-Go backend can deadlock its worker pool "+
-			"when it schedules ops in parallel; use %q, the same engine with that fixed", config, source, CPUBackend)
-	case xlaName:
-		p, tf32, err := findXLA(opts)
-		if err != nil {
-			return "", fmt.Errorf("backend %q (from %s): %w; or use %q", config, source, err, CPUBackend)
-		}
-		if !XLACompiled {
-			return "", fmt.Errorf("backend %q (from %s): found PJRT plugin %s, but this fedpipe was built without the XLA "+
-				"backend (pure Go); build it with `make build-xla` (go build -tags xla, needs cgo), or use %q",
-				config, source, p.Path, CPUBackend)
-		}
-		resolved := xlaName + ":" + p.Path
-		if tf32 {
-			resolved += "," + optTF32
-		}
-		return resolved, nil
-	default:
-		return "", fmt.Errorf("unknown backend %q (from %s): use %q (default), %q (the reference) "+
-			"or \"xla:<plugin name or absolute .so path>\"", config, source, CPUBackend, OracleBackend)
-	}
-}
+// $GOMLX_BACKEND, else CPUBackend (gomlx.Resolve, which says what it accepts). It never
+// downloads anything.
+func ResolveBackend(flag string) (string, error) { return gomlx.Resolve(flag) }
 
 // BackendID returns a stable identity string for results computed with the backend
-// configuration name (as returned by ResolveBackend): it names the GoMLX version, the
-// backend, this package's CodeVersion and the dtype, and is meant to go into cache keys.
-// Options that do not change numeric results (such as the number of worker threads) are not
-// part of it.
-func BackendID(name string) string {
-	backend, _, _ := strings.Cut(name, ":")
-	if backend == "" {
-		backend = CPUBackend
-	}
-	b := backend
-	switch backend {
-	case cpubackend.Name:
-		b += "@" + cpubackend.CodeVersion
-	case fastcpu.Name:
-		b += "@" + fastcpu.Version()
-	case xlaName:
-		// XLA trains in lockstep (stages/train), with its own graph form (native.go).
-		b = xlaID(name) + "+" + LockstepCodeVersion + "+" + XLAGraphVersion
-	}
-	return fmt.Sprintf("gomlx@%s/%s/%s/float32", gomlxVersion(), b, CodeVersion)
-}
-
-// gomlxVersion is the version of the GoMLX module linked into the binary.
-var gomlxVersion = sync.OnceValue(func() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == "github.com/gomlx/gomlx" {
-				if dep.Replace != nil && dep.Replace.Version != "" {
-					return dep.Replace.Version
-				}
-				if dep.Version != "" && dep.Version != "(devel)" {
-					return dep.Version
-				}
-			}
-		}
-	}
-	return gomlxVersionFallback
-})
-
-// backendCache holds one backend instance per configuration string: backends own worker
-// pools and buffer pools and are meant to be long-lived and shared.
-var backendCache struct {
-	mu sync.Mutex
-	m  map[string]backends.Backend
-}
-
-// getBackend returns the shared backend for a configuration (already resolved).
-func getBackend(config string) (backends.Backend, error) {
-	config, err := ResolveBackend(config)
-	if err != nil {
-		return nil, err
-	}
-	backendCache.mu.Lock()
-	defer backendCache.mu.Unlock()
-	if b, ok := backendCache.m[config]; ok {
-		return b, nil
-	}
-	if strings.HasPrefix(config, xlaName+":") {
-		if err := xlaSetup(config); err != nil {
-			return nil, err
-		}
-	}
-	b, err := newBackend(config)
-	if err != nil {
-		return nil, xlaHint(config, err)
-	}
-	if backendCache.m == nil {
-		backendCache.m = map[string]backends.Backend{}
-	}
-	backendCache.m[config] = b
-	return b, nil
-}
-
-// newBackend constructs a backend, converting GoMLX's panics into errors.
-func newBackend(config string) (b backends.Backend, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			b, err = nil, fmt.Errorf("creating GoMLX backend %q: %v", config, r)
-		}
-	}()
-	return backends.NewWithConfig(config)
-}
-
-// SingleThreaded returns the configuration of backend (as ResolveBackend returns it) with
-// each op on one goroutine, for models that run side by side, one per core; false for a
-// backend that cannot (only fpfast can). Its results are backend's, bit for bit.
-func SingleThreaded(backend string) (string, bool) {
-	name, opts, _ := strings.Cut(backend, ":")
-	if name == "" {
-		name = CPUBackend
-	}
-	if name != fastcpu.Name {
-		return "", false
-	}
-	var keep []string
-	for _, o := range strings.Split(opts, ",") {
-		if o != "" && !strings.HasPrefix(o, "threads=") {
-			keep = append(keep, o)
-		}
-	}
-	return name + ":" + strings.Join(append(keep, "threads=1"), ","), true
-}
-
-// CheckBackendName reports whether config names a backend this package knows (its name
-// before any ':'), without looking for plugins or parsing options: what a machine that
-// only writes a job script for other machines can check (`fedpipe slurm --backend`).
-func CheckBackendName(config string) error {
-	switch name, _, _ := strings.Cut(config, ":"); name {
-	case fastcpu.Name, cpubackend.Name, xlaName:
-		return nil
-	default:
-		return fmt.Errorf("unknown backend %q: use %q (default), %q (the reference) or \"xla:<plugin name or absolute .so path>\"",
-			config, CPUBackend, OracleBackend)
-	}
-}
-
-// backendFamily is a backend id's backend without versions ("fpfast", "fpcpu",
-// "xla-cuda"), as pipeline.BackendFamily reads it.
-func backendFamily(id string) string {
-	parts := strings.Split(id, "/")
-	if len(parts) < 2 {
-		return ""
-	}
-	fam, _, _ := strings.Cut(parts[1], "@")
-	fam, _, _ = strings.Cut(fam, "+")
-	return fam
-}
+// configuration name (as returned by ResolveBackend) by this package's graphs: it names the
+// GoMLX version, the backend, CodeVersion (and, on XLA, LockstepCodeVersion and
+// XLAGraphVersion) and the dtype, and is meant to go into cache keys (gomlx.ID).
+func BackendID(name string) string { return gomlx.ID(name, graphVersions) }
 
 // CurrentBackendID is the id this code gives the backend that made a result recorded with
-// backend id recorded: the same backend (fpfast, fpcpu, or the same XLA plugin, whose
-// identity and TF32 setting are kept) with this binary's versions of the code that computes
-// on it (GoMLX's version, CodeVersion, the backends' own versions, LockstepCodeVersion).
-// A kept result is current when its key equals the key computed with this id: it is stale
-// when that code changed, never only because this machine runs another backend. An id of
-// no known form is returned as it is.
-func CurrentBackendID(recorded string) string {
-	parts := strings.Split(recorded, "/")
-	if len(parts) != 4 {
-		return recorded
-	}
-	switch fam := backendFamily(recorded); {
-	case fam == fastcpu.Name:
-		return BackendID(CPUBackend)
-	case fam == cpubackend.Name:
-		return BackendID(OracleBackend)
-	case strings.HasPrefix(fam, xlaName+"-"):
-		plugin, _, _ := strings.Cut(parts[1], "+") // "xla-cuda@<plugin identity>[,tf32]"
-		return fmt.Sprintf("gomlx@%s/%s+%s/%s/%s", gomlxVersion(), plugin, LockstepCodeVersion, CodeVersion, parts[3])
-	default:
-		return recorded
-	}
-}
+// backend id recorded (gomlx.CurrentID with this package's versions): a kept result is
+// stale when the code that computes on its backend changed, never only because this machine
+// runs another backend.
+func CurrentBackendID(recorded string) string { return gomlx.CurrentID(recorded, graphVersions) }
 
 // BackendHere says which backend configuration of this machine computes the results of
-// backend id (as BackendID gives it) bit for bit: the configuration whose id is id. When
-// none does, it returns "" and why, naming the backend ("made on xla-cuda, which this
-// machine lacks: …").
-func BackendHere(id string) (config, why string) {
-	fam := backendFamily(id)
-	var tries []string
-	switch {
-	case fam == fastcpu.Name:
-		tries = []string{CPUBackend}
-	case fam == cpubackend.Name:
-		tries = []string{OracleBackend}
-	case strings.HasPrefix(fam, xlaName+"-"):
-		if !XLACompiled {
-			return "", fmt.Sprintf("made on %s, which this machine lacks (this fedpipe is built without the XLA backend)", fam)
-		}
-		plugin := strings.TrimPrefix(fam, xlaName+"-")
-		tries = []string{xlaName + ":" + plugin, xlaName + ":" + plugin + "," + optTF32}
-	default:
-		return "", fmt.Sprintf("made on %q, a backend this fedpipe does not know", id)
-	}
-	var here []string
-	for _, t := range tries {
-		c, err := ResolveBackend(t)
-		if err != nil {
-			continue
-		}
-		if BackendID(c) == id {
-			return c, ""
-		}
-		here = append(here, BackendID(c))
-	}
-	if len(here) == 0 {
-		return "", fmt.Sprintf("made on %s, which this machine lacks", fam)
-	}
-	return "", fmt.Sprintf("made on %s, which this machine lacks (its %s is %s)", id, fam, strings.Join(here, " or "))
-}
+// backend id (as BackendID gives it) bit for bit, or "" and why none does (gomlx.Here).
+func BackendHere(id string) (config, why string) { return gomlx.Here(id, graphVersions) }
+
+// SingleThreaded returns the configuration of backend with each op on one goroutine, for
+// models that run side by side, one per core; false for a backend that cannot
+// (gomlx.SingleThreaded).
+func SingleThreaded(backend string) (string, bool) { return gomlx.SingleThreaded(backend) }
+
+// CheckBackendName reports whether config names a known backend, without looking for
+// plugins or parsing options (gomlx.CheckName).
+func CheckBackendName(config string) error { return gomlx.CheckName(config) }

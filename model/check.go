@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -34,6 +35,32 @@ type BackendCheck struct {
 	// Seconds are the wall times of the backend's first round (compilation included) and of
 	// the reference's.
 	Seconds, ReferenceSeconds float64
+}
+
+// CheckTolerance is the largest relative difference (‖a − b‖₂/‖b‖₂ over all parameters)
+// a BackendCheck accepts between two backends' parameters after a round (docs/gpus.md).
+const CheckTolerance = 1e-4
+
+// Failed reports whether the check found the backend off: further than CheckTolerance from
+// the reference, not repeating itself, or, in lockstep, either.
+func (r BackendCheck) Failed() bool {
+	return r.RelDiff > CheckTolerance || !r.Repeatable ||
+		(r.Lockstep && (!r.LockstepRepeatable || r.LockstepRelDiff > CheckTolerance))
+}
+
+// WriteText prints the check as `fedpipe backend --check` does: the round, the distance
+// from the reference, the reruns, and "ok" or "FAILED".
+func (r BackendCheck) WriteText(w io.Writer) {
+	same := map[bool]string{true: "same bits", false: "DIFFERENT bits"}
+	fmt.Fprintf(w, "check:    one round, %d clients, %d steps (%d samples): %.3g s here (compilation included), %.3g s on %s\n",
+		r.Clients, r.Steps, r.Samples, r.Seconds, r.ReferenceSeconds, r.Reference)
+	fmt.Fprintf(w, "          vs %s: relative difference %.3g (tolerance %g; most in one tensor: %.3g, %s)\n",
+		r.Reference, r.RelDiff, CheckTolerance, r.WorstTensor, r.Worst)
+	fmt.Fprintf(w, "          rerun: %s\n", same[r.Repeatable])
+	if r.Lockstep {
+		fmt.Fprintf(w, "          lockstep: %.3g from client by client; rerun: %s\n", r.LockstepRelDiff, same[r.LockstepRepeatable])
+	}
+	fmt.Fprintf(w, "          %s\n", map[bool]string{false: "ok", true: "FAILED"}[r.Failed()])
 }
 
 // CheckConfig is a CheckBackend round: like a RoundConfig (Clients all take part; Seed fixes

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -75,5 +76,32 @@ func TestXLAAgreesWithCPU(t *testing.T) {
 	}
 	if res.Lockstep && res.LockstepRelDiff > 1e-4 {
 		t.Errorf("lockstep vs client by client on %s: %g relative", res.Backend, res.LockstepRelDiff)
+	}
+}
+
+// A check fails past CheckTolerance, when a rerun differs, or, in lockstep, when either
+// does; its text ends "ok" or "FAILED" accordingly and names the reference.
+func TestBackendCheckFailed(t *testing.T) {
+	good := BackendCheck{Reference: "ref-id", RelDiff: CheckTolerance / 2, Repeatable: true, Lockstep: true,
+		LockstepRepeatable: true}
+	bad := []BackendCheck{good, good, good, good}
+	bad[0].RelDiff = 2 * CheckTolerance
+	bad[1].Repeatable = false
+	bad[2].LockstepRepeatable = false
+	bad[3].LockstepRelDiff = 2 * CheckTolerance
+	if good.Failed() {
+		t.Errorf("%+v failed", good)
+	}
+	var b strings.Builder
+	good.WriteText(&b)
+	if !strings.Contains(b.String(), "vs ref-id: relative difference") || !strings.HasSuffix(b.String(), "          ok\n") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	for _, r := range bad {
+		b.Reset()
+		r.WriteText(&b)
+		if !r.Failed() || !strings.HasSuffix(b.String(), "FAILED\n") {
+			t.Errorf("%+v: failed %v, text:\n%s", r, r.Failed(), b.String())
+		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
-	"github.com/fedpipe/fedpipe/model/fastcpu"
+	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/gomlx/fastcpu"
 )
 
 // Model holds the compiled training and evaluation graphs of one ModelSpec on one backend.
@@ -100,7 +101,7 @@ func newModelForm(backend string, spec ModelSpec, pad, native bool) (*Model, err
 	if err != nil {
 		return nil, err
 	}
-	b, err := getBackend(backend)
+	b, err := gomlx.Get(backend)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func newModelForm(backend string, spec ModelSpec, pad, native bool) (*Model, err
 	// in training, where no batch statistic (BatchNorm) sees the padding rows. XLA pads too:
 	// a compilation there costs seconds, and its results are its own (see BackendID) and,
 	// padded or not, equal to the unpadded ones up to the order of its sums.
-	if pad && (b.Name() == fastcpu.Name || b.Name() == xlaName) {
+	if pad && (b.Name() == fastcpu.Name || b.Name() == gomlx.XLA) {
 		m.padEval = true
 		_, seq := net.(seqNet)
 		m.padTrain = seq

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 func TestFeatureGradient(t *testing.T) {
@@ -123,7 +124,7 @@ func TestFeatureGradientFiniteDifferences(t *testing.T) {
 		{ModelSpec{Arch: ArchMLP, InputShape: []int{3, 4}, NumClasses: 3, Hidden: []int{7, 5}}, 4},
 		{ModelSpec{Arch: ArchLogReg, InputShape: []int{6}, NumClasses: 3}, 4},
 	}
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/model/arch"
 )
 
@@ -41,7 +42,7 @@ func fedAvgCNNTape(s ModelSpec) tapeNetwork {
 // (MNIST's zeros: equal values in a pooling window, whose gradient both send to the
 // window's first maximal element).
 func TestFedAvgCNNMatchesTapeDefinition(t *testing.T) {
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // MACs returns, per weight tensor (by name), the multiply-accumulate operations one
@@ -36,7 +38,7 @@ func (s ModelSpec) MACs() (map[string]int64, error) {
 // multiply-accumulates its conv and dense ops record on the tape, so every stride, padding
 // and shortcut of the forward code is counted as it is computed.
 func (t tapeNetwork) macs() (map[string]int64, error) {
-	b, err := getBackend(CPUBackend)
+	b, err := gomlx.Get(CPUBackend)
 	if err != nil {
 		return nil, err
 	}

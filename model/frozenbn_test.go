@@ -8,6 +8,8 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // TestFrozenBatchNormHandComputed checks BatchNorm in a training pass with frozen
@@ -42,7 +44,7 @@ func TestFrozenBatchNormHandComputed(t *testing.T) {
 		}
 	}
 
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}

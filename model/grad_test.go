@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // float64Params converts float32 parameters to float64 backend tensors.
@@ -39,7 +40,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		{ModelSpec{Arch: ArchLogReg, InputShape: []int{6}, NumClasses: 3}, 5, false},
 		{ModelSpec{Arch: ArchFedAvgCNN, InputShape: []int{9, 8, 2}, NumClasses: 3}, 2, true}, // Padded convolutions, odd sizes.
 	}
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}

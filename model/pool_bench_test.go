@@ -5,6 +5,8 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // BenchmarkPoolCNN4 times cnn4's first max-pooling layer alone (batch 32: a 24×24×32
@@ -12,7 +14,7 @@ import (
 // -run '^$' -bench PoolCNN4 -cpu 1.
 func BenchmarkPoolCNN4(b *testing.B) {
 	single, _ := SingleThreaded("")
-	be, err := getBackend(single)
+	be, err := gomlx.Get(single)
 	if err != nil {
 		b.Fatal(err)
 	}

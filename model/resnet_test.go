@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/gomlx"
 )
 
 // TestTapeGradientFiniteDifferences checks the tape networks' backward passes (ResNet-18
@@ -28,7 +29,7 @@ func TestTapeGradientFiniteDifferences(t *testing.T) {
 		{ModelSpec{Arch: ArchResNet18ImageNet, InputShape: []int{13, 11, 2}, NumClasses: 4, Width: 2}, 2},
 		{ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 3, Width: 2, FrozenBN: true}, 3},
 	}
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestBatchNormHandComputed(t *testing.T) {
 		}
 	}
 
-	backend, err := getBackend("")
+	backend, err := gomlx.Get("")
 	if err != nil {
 		t.Fatal(err)
 	}

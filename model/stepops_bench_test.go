@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/model/fastcpu"
+	"github.com/fedpipe/fedpipe/gomlx/fastcpu"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 

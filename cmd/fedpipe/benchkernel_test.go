@@ -1,24 +1,11 @@
 package main
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 )
-
-// TestKernelOrder: several kernels are timed in mirrored order, one kernel once.
-func TestKernelOrder(t *testing.T) {
-	for _, c := range []struct{ in, want []string }{
-		{[]string{"avx2"}, []string{"avx2"}},
-		{[]string{"avx512", "avx2"}, []string{"avx512", "avx2", "avx2", "avx512"}},
-	} {
-		if got := kernelOrder(c.in); !slices.Equal(got, c.want) {
-			t.Errorf("kernelOrder(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-}
 
 // TestBenchKernelFlag: an ISA this machine lacks, or one given twice, is refused before
 // anything is timed.

@@ -86,23 +86,6 @@ func TestBackendCommandNotFound(t *testing.T) {
 	}
 }
 
-func TestBackendArg(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"run", "m.yaml", "--backend", "xla:cuda"}, "xla:cuda"},
-		{[]string{"bench", "--backend=xla:cpu", "--round"}, "xla:cpu"},
-		{[]string{"run", "m.yaml", "--", "--backend", "x"}, ""},
-		{[]string{"run", "m.yaml", "--backend"}, ""},
-		{[]string{"status", "m.yaml"}, ""},
-	} {
-		if got := backendArg(tc.args); got != tc.want {
-			t.Errorf("backendArg(%q) = %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}
-
 func TestBenchRoundSetting(t *testing.T) {
 	code, _, errOut := fedpipe(t, "bench", "--round", "--setting", "fedavg-mars")
 	if code != exitInvalid || !strings.Contains(errOut, "fedobp-fmnist") || !strings.Contains(errOut, "fedselect-cifar10") {

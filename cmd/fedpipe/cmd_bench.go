@@ -2,19 +2,18 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/model/bench"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
-// bench measures CNN4 training and inference throughput on our backend and, in the same
-// invocation, PyTorch's on the same shapes, and prints both with their ratio.
+// benchCmd measures a model's training and inference throughput, or one federated round,
+// on our backend and, in the same invocation, PyTorch's on the same work, and prints both
+// with their ratio (package model/bench).
 func benchCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
@@ -31,8 +30,8 @@ func benchCmd(c *call) error {
 	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
 	workers := fs.Int("clients-at-once", 0, "with --round: clients trained (and evaluated) side by side, each on one core (0: GOMAXPROCS; 1: one after another, each op on every core)")
 	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
-	setting := fs.String("setting", settingFedOBP, "with --round: "+settingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
-		settingFedSelect+" (FedSelect Table 1: ResNet-18, 10 clients of 100 samples, 3 epochs)")
+	setting := fs.String("setting", bench.SettingFedOBP, "with --round: "+bench.SettingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
+		bench.SettingFedSelect+" (FedSelect Table 1: ResNet-18, 10 clients of 100 samples, 3 epochs)")
 	journal := fs.Bool("journal", false, "with --round: time the rounds without and with the progress journal a train stage publishes after each round (fedpipe serve, status --watch), alternately in one invocation, and print the difference")
 	lockstep := fs.Bool("lockstep", false, "with --round: train a round's clients in one compiled step (MultiSession), as runs on XLA do (default: on for xla backends)")
 	kernels := fs.StringSlice("kernel", nil, "GEMM kernel ISAs of the fpfast backend to time in this invocation, e.g. avx512,avx2 (default: the one in use; available here: "+
@@ -47,111 +46,35 @@ func benchCmd(c *call) error {
 	if err != nil {
 		return failf(exitInvalid, "fedpipe bench: %v", err)
 	}
-	was := gemm.KernelISA()
-	defer func() { _ = gemm.SetKernelISA(was) }() // bench may run in-process (tests)
-	isas := *kernels
-	if len(isas) == 0 {
-		isas = []string{gemm.KernelISA()}
-	}
-	for i, isa := range isas {
-		if err := gemm.SetKernelISA(isa); err != nil {
-			return failf(exitInvalid, "fedpipe bench: --kernel: %v", err)
-		}
-		if slices.Index(isas, isa) != i {
-			return failf(exitInvalid, "fedpipe bench: --kernel: %s given twice", isa)
-		}
+	isas, restore, err := bench.UseKernels(*kernels)
+	defer restore()
+	if err != nil {
+		return benchErr(err)
 	}
 	if *round {
 		lock := *lockstep
 		if !fs.Changed("lockstep") {
 			lock = train.LockstepDefault(backend)
 		}
-		opts := roundOptions{setting: *setting, rounds: *rounds, workers: *workers, ft: *ft, lockstep: lock,
-			script: *torchScript, python: *python, noTorch: *noTorch, kernels: isas}
+		opts := bench.RoundOptions{Setting: *setting, Rounds: *rounds, Workers: *workers, FT: *ft, Lockstep: lock,
+			Script: *torchScript, Python: *python, NoTorch: *noTorch, Kernels: isas}
 		if *journal {
-			return benchJournal(backend, opts, stdout, stderr)
+			return benchErr(bench.Journal(backend, opts, stdout, stderr))
 		}
-		return benchRound(backend, opts, stdout, stderr)
+		return benchErr(bench.Round(backend, opts, stdout, stderr))
 	}
-	script := *torchScript
-	if script == "" {
-		for _, p := range []string{"../shared/bench/torch_cnn4.py", "shared/bench/torch_cnn4.py"} {
-			if _, err := os.Stat(p); err == nil {
-				script = p
-				break
-			}
-		}
-	}
-	if *arch != model.ArchCNN4 {
-		script = "" // the reference script is the cnn4
-	}
-	fmt.Fprintf(stdout, "model %s, backend %s, batch %d, %d steps; GEMM kernel (fpfast backend) timed in order: %s\n", *arch, model.BackendID(backend), *batch, *steps, strings.Join(kernelOrder(isas), ", "))
-	header := fmt.Sprintf("%-9s %-10s %-7s %14s %14s %8s", "shape", "phase", "kernel", "fedpipe/s", "pytorch/s", "ratio")
-	if *oracle {
-		header += fmt.Sprintf(" %14s %10s", "oracle/s", "vs oracle")
-	}
-	fmt.Fprintln(stdout, header)
-	for _, s := range *shapes {
-		var h, w, c int
-		if _, err := fmt.Sscanf(strings.ReplaceAll(s, "x", " "), "%d %d %d", &h, &w, &c); err != nil || h != w {
-			return failf(exitInvalid, "fedpipe bench: --shape %q: want HxWxC with H = W", s)
-		}
-		spec := model.ModelSpec{Arch: *arch, InputShape: []int{h, w, c}, NumClasses: 10}
-		if err := spec.Validate(); err != nil {
-			return failf(exitInvalid, "fedpipe bench: --arch %s --shape %s: %v", *arch, s, err)
-		}
-		// The kernels are timed in kernelOrder (a, b, b, a): each figure is the mean of two
-		// passes, each BenchModel building and warming up its own model.
-		train, infer := make([]float64, len(isas)), make([]float64, len(isas))
-		passes := float64(len(kernelOrder(isas)) / len(isas))
-		for _, isa := range kernelOrder(isas) {
-			_ = gemm.SetKernelISA(isa) // checked above
-			tr, in, err := model.BenchModel(backend, spec, *batch, *steps)
-			if err != nil {
-				return failf(exitFailure, "fedpipe bench: %v", err)
-			}
-			k := slices.Index(isas, isa)
-			train[k] += tr / passes
-			infer[k] += in / passes
-		}
-		var oracleTrain, oracleInfer float64
-		if *oracle {
-			if oracleTrain, oracleInfer, err = model.BenchModel(model.OracleBackend, spec, *batch, *steps); err != nil {
-				return failf(exitFailure, "fedpipe bench: %v", err)
-			}
-		}
-		var ref map[string]float64
-		if !*noTorch && script != "" {
-			ref, err = runTorch(*python, script, h, c, *batch, stderr)
-			if err != nil {
-				fmt.Fprintf(stderr, "fedpipe bench: PyTorch reference unavailable: %v\n", err)
-			}
-		}
-		for _, row := range []struct {
-			phase  string
-			ours   []float64
-			oracle float64
-			key    string
-		}{{"train", train, oracleTrain, "torch_train_samples_per_s"}, {"infer", infer, oracleInfer, "torch_infer_samples_per_s"}} {
-			for i, isa := range isas {
-				theirs, ratio := "-", "-"
-				if v, ok := ref[row.key]; ok && v > 0 {
-					theirs = fmt.Sprintf("%.1f", v)
-					ratio = fmt.Sprintf("%.2fx", row.ours[i]/v)
-				}
-				line := fmt.Sprintf("%-9s %-10s %-7s %14.1f %14s %8s", s, row.phase, isa, row.ours[i], theirs, ratio)
-				if *oracle {
-					line += fmt.Sprintf(" %14.1f %9.2fx", row.oracle, row.ours[i]/row.oracle)
-				}
-				fmt.Fprintln(stdout, line)
-			}
-		}
-	}
-	return nil
+	return benchErr(bench.Steps(backend, bench.StepOptions{Arch: *arch, Shapes: *shapes, Batch: *batch, Steps: *steps,
+		Script: *torchScript, Python: *python, NoTorch: *noTorch, Oracle: *oracle, Kernels: isas}, stdout, stderr))
 }
 
-// runTorch runs the PyTorch step reference (torch_cnn4.py) at one shape on 2 threads.
-func runTorch(python, script string, hw, channels, batch int, stderr io.Writer) (map[string]float64, error) {
-	return runScript(python, script, []string{"--threads", "2", "--hw", strconv.Itoa(hw),
-		"--channels", strconv.Itoa(channels), "--batch", strconv.Itoa(batch)}, stderr)
+// benchErr ends bench with err's line: exit 2 for invalid options, else 1 (nil for nil).
+func benchErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := exitFailure
+	if manifest.IsInvalid(err) {
+		code = exitInvalid
+	}
+	return failf(code, "fedpipe %v", err)
 }

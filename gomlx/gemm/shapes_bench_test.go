@@ -46,7 +46,7 @@ func (s cnn4Shape) operands() (am, bm Matrix, c []float32) {
 // at batch 32, one by one (forward, weight gradient and input gradient of each layer, with
 // the operands transposed as the step has them), to see which shapes run far below the
 // kernel's peak (products that Sgemm swaps also run unswapped, the others also swapped, those
-// on the tall kernels also without them): go test ./model/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
+// on the tall kernels also without them): go test ./gomlx/gemm -run '^$' -bench CNN4Shapes -benchtime 200x.
 func BenchmarkCNN4Shapes(b *testing.B) {
 	for _, s := range cnn4Shapes {
 		am, bm, c := s.operands()
@@ -93,7 +93,7 @@ var tallShapes = []cnn4Shape{
 }
 
 // BenchmarkTallShapes times the tallShapes products on one worker with the tall kernels
-// (where tallFits takes them here) and without them (the 6-row kernels), in one process: go test ./model/gemm -run '^$' -bench
+// (where tallFits takes them here) and without them (the 6-row kernels), in one process: go test ./gomlx/gemm -run '^$' -bench
 // TallShapes -benchtime 20x -cpu 1.
 func BenchmarkTallShapes(b *testing.B) {
 	for _, s := range tallShapes {

@@ -1,6 +1,6 @@
 //go:build !xla
 
-package model
+package gomlx
 
 // XLACompiled reports whether this binary carries GoMLX's XLA backend (build tag xla).
 const XLACompiled = false

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// bench --round --journal's passes on a small round: four passes, two with a journal that
+// Journal's passes on a small round: four passes, two with a journal that
 // records every timed round, and the difference between the means printed.
 func TestJournalPassesSmall(t *testing.T) {
 	cfg := model.RoundConfig{Clients: 4, TrainSamples: 160, Participants: 2, Epochs: 1, Batch: 16, EvalBatch: 64,

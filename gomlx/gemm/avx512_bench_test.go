@@ -23,7 +23,7 @@ func threadCPU() time.Duration {
 
 // The figures of docs/avx512.md:
 //
-//	go test ./model/gemm -run '^$' -bench 'FMAPeak|MicroKernel|CNN4ISA' -count 5
+//	go test ./gomlx/gemm -run '^$' -bench 'FMAPeak|MicroKernel|CNN4ISA' -count 5
 //
 // FMAPeak tells whether 512-bit FMAs run at full width (twice the 256-bit GFLOP/s) or in two
 // halves (the same GFLOP/s); MicroKernel times the micro-kernels alone on cache-resident

@@ -1,4 +1,4 @@
-package model
+package gomlx
 
 import (
 	"errors"
@@ -7,15 +7,15 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fedpipe/fedpipe/model/xlaenv"
+	"github.com/fedpipe/fedpipe/gomlx/xlaenv"
 )
 
 // The XLA backend (GoMLX's backends/xla over a PJRT plugin) is compiled in only with the
 // build tag xla (xla_on.go), since it needs cgo; XLACompiled says which build this is.
 
 const (
-	// xlaName is GoMLX's name of its XLA backend.
-	xlaName = "xla"
+	// XLA is GoMLX's name of its XLA backend, the name before ':' in an xla configuration.
+	XLA = "xla"
 	// optTF32 is the backend option that lets float32 matrix products use TensorFloat-32.
 	optTF32 = "tf32"
 )
@@ -78,7 +78,7 @@ func xlaPluginOf(config string) *xlaPlugin {
 	return x
 }
 
-// xlaID is BackendID's backend part for an xla configuration: the plugin's name, package
+// xlaID is ID's backend part for an xla configuration: the plugin's name, package
 // and file hash, and ",tf32" where asked for.
 func xlaID(config string) string {
 	x := xlaPluginOf(config)
@@ -96,9 +96,9 @@ func xlaID(config string) string {
 // xlaSetup prepares this process for an xla configuration before its plugin loads: XLA's
 // flags and CUDA's environment as the plugin's Environ gives them, and, unless TF32 was
 // asked for, NVIDIA_TF32_OVERRIDE=0 and no Triton GEMMs, so float32 matrix products and
-// convolutions are float32 (XLA's default precision lets cuBLAS, cuDNN, whose convolutions the
-// XLA graphs use (native.go), and Triton round inputs to TensorFloat-32; cuDNN documents that
-// NVIDIA_TF32_OVERRIDE=0 turns TF32 off for its default math too).
+// convolutions are float32 (XLA's default precision lets cuBLAS, cuDNN, whose convolutions
+// the XLA graphs use (model/native.go), and Triton round inputs to TensorFloat-32; cuDNN
+// documents that NVIDIA_TF32_OVERRIDE=0 turns TF32 off for its default math too).
 // The loader's library path cannot change inside a running process: when the NVIDIA
 // libraries' folders are missing from it, loading fails and xlaHint says what to set (the
 // fedpipe command re-executes itself with it set; see cmd/fedpipe).
@@ -153,12 +153,12 @@ func setKV(env [][2]string, k, v string) [][2]string {
 }
 
 // XLAProcessEnv returns the variables to set before this process starts for the backend
-// configuration (as given to ResolveBackend, or resolved): nil for non-xla backends and
+// configuration (as given to Resolve, or resolved): nil for non-xla backends and
 // builds without XLA. cmd/fedpipe re-executes itself with them when the loader's path lacks
 // the NVIDIA library folders.
 func XLAProcessEnv(config string) ([][2]string, error) {
-	resolved, err := ResolveBackend(config)
-	if err != nil || !strings.HasPrefix(resolved, xlaName+":") {
+	resolved, err := Resolve(config)
+	if err != nil || !strings.HasPrefix(resolved, XLA+":") {
 		return nil, err
 	}
 	_, env, err := XLAPlugin(resolved)
@@ -168,7 +168,7 @@ func XLAProcessEnv(config string) ([][2]string, error) {
 // xlaHint adds to a failure to create an xla backend what was loaded and with which
 // environment, and the library path to set when the NVIDIA libraries were not on it.
 func xlaHint(config string, err error) error {
-	if !strings.HasPrefix(config, xlaName+":") {
+	if !strings.HasPrefix(config, XLA+":") {
 		return err
 	}
 	x := xlaPluginOf(config)
@@ -189,10 +189,10 @@ func xlaHint(config string, err error) error {
 	return errors.New(msg)
 }
 
-// XLAPlugin returns the plugin a resolved xla configuration (as ResolveBackend returns it)
+// XLAPlugin returns the plugin a resolved xla configuration (as Resolve returns it)
 // loads, and the environment it runs with (see xlaEnviron).
 func XLAPlugin(config string) (*xlaenv.Plugin, [][2]string, error) {
-	if !strings.HasPrefix(config, xlaName+":") {
+	if !strings.HasPrefix(config, XLA+":") {
 		return nil, nil, fmt.Errorf("backend %q is not an xla backend", config)
 	}
 	x := xlaPluginOf(config)

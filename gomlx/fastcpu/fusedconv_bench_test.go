@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 )
 
 // conv2Col2im is cnn4's second convolution's input gradient at batch 32 (12×12×32 input,
@@ -91,7 +91,7 @@ func TestCol2imBlockedSameBits(t *testing.T) {
 
 // BenchmarkCol2imBlocked times conv2's input gradient (product and col2im) as the graph
 // computes it (whole: dCols through memory) and in blocks of rows whose dCols stays in
-// cache, on one thread: go test ./model/fastcpu -run '^$' -bench Col2imBlocked -cpu 1.
+// cache, on one thread: go test ./gomlx/fastcpu -run '^$' -bench Col2imBlocked -cpu 1.
 // The gain bounds what fusing col2im into the product (one op of the backend) can save.
 func BenchmarkCol2imBlocked(b *testing.B) {
 	c := newConv2Col2im(false)
@@ -177,7 +177,7 @@ func TestIm2colBlockedSameBits(t *testing.T) {
 
 // BenchmarkIm2colBlocked times conv2's forward product with im2col gathered whole (as the
 // graph does) and a block at a time (only a block in cache), on one thread: go test
-// ./model/fastcpu -run '^$' -bench Im2colBlocked -cpu 1. The gain bounds what packing
+// ./gomlx/fastcpu -run '^$' -bench Im2colBlocked -cpu 1. The gain bounds what packing
 // straight from the activations saves in the forward pass (the weight gradient reads im2col
 // too, so the graph can drop the whole matrix only when both are fused).
 func BenchmarkIm2colBlocked(b *testing.B) {

@@ -22,8 +22,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 
-	"github.com/fedpipe/fedpipe/model/cpubackend"
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/gomlx/cpubackend"
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 )
 
 // Name is the name under which the backend is registered with GoMLX.

@@ -1,7 +1,7 @@
 package fastcpu
 
 import (
-	"github.com/fedpipe/fedpipe/model/gemm"
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 )
 
 // group is a set of axes of an operand that DotGeneral treats as one (batch, cross or

@@ -207,7 +207,7 @@ func TestMaxVecMatchesBuiltin(t *testing.T) {
 
 // BenchmarkRelu times max(x, 0) over conv1's pooled output at batch 32 (32·12·12·32 values)
 // by Go's builtin max and by the assembly, in one invocation:
-// go test ./model/fastcpu -run '^$' -bench Relu -count 5.
+// go test ./gomlx/fastcpu -run '^$' -bench Relu -count 5.
 func BenchmarkRelu(b *testing.B) {
 	x := specialSlice(rand.New(rand.NewPCG(1, 1)), 32*12*12*32)
 	dst := make([]float32, len(x))

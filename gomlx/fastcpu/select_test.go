@@ -99,7 +99,7 @@ func TestSelectVecMatchesGo(t *testing.T) {
 
 // BenchmarkReluGradient times ReLU's gradient mask over conv1's pooled output at batch 32
 // (32·12·12·32 values): x > 0, then where(x > 0, dy, 0), by the Go loops and by the
-// assembly, in one invocation: go test ./model/fastcpu -run '^$' -bench ReluGradient -count 5.
+// assembly, in one invocation: go test ./gomlx/fastcpu -run '^$' -bench ReluGradient -count 5.
 func BenchmarkReluGradient(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x, dy := specialSlice(r, 32*12*12*32), specialSlice(r, 32*12*12*32)

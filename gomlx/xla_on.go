@@ -1,6 +1,6 @@
 //go:build xla
 
-package model
+package gomlx
 
 import "github.com/gomlx/gomlx/backends/xla"
 

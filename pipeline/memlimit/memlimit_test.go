@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"io/fs"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestMemoryCap(t *testing.T) {
+func TestCap(t *testing.T) {
 	const v1Unlimited = "9223372036854771712\n"
 	for _, tc := range []struct {
 		name  string
@@ -61,8 +61,8 @@ func TestMemoryCap(t *testing.T) {
 				return nil, &os.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 			}
 			env := func(name string) string { return tc.env[name] }
-			if got := memoryCap(read, env); got != tc.want {
-				t.Errorf("memoryCap = %d, want %d", got, tc.want)
+			if got := Cap(read, env); got != tc.want {
+				t.Errorf("Cap = %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -4,7 +4,7 @@ import "testing"
 
 // BenchmarkEdges times, on one worker, the cnn4 products with ragged row panels with the
 // ragged-edge paths of edge.go ("new") and without ("old"), for an A/B in one process:
-// go test ./model/gemm -run '^$' -bench Edges -benchtime 200x -cpu 1 (run it several times
+// go test ./gomlx/gemm -run '^$' -bench Edges -benchtime 200x -cpu 1 (run it several times
 // to interleave the two).
 func BenchmarkEdges(b *testing.B) {
 	defer func() { fastEdges = true }()

@@ -435,7 +435,7 @@ func TestRowsInRange(t *testing.T) {
 
 // BenchmarkRowsInRange compares rowsInRange ("new") with the index-by-index check it
 // replaced ("old") on the indices of cnn4's max-pooling gradient at batch 32 (147,456,
-// all in range): go test ./model/fastcpu -run '^$' -bench RowsInRange -cpu 1 (run it
+// all in range): go test ./gomlx/fastcpu -run '^$' -bench RowsInRange -cpu 1 (run it
 // several times to interleave the two).
 func BenchmarkRowsInRange(b *testing.B) {
 	const rows = 32 * 24 * 24 * 32
@@ -519,7 +519,7 @@ func TestApplyRepeatedMatchesRows(t *testing.T) {
 // BenchmarkApplyRepeated times a bias Add over cnn4's convolution outputs at batch 32
 // (conv1: 18,432 rows of 32, conv2: 2,048 rows of 64) row by row, one apply per row as
 // before repeated ("rows"), and with the row repeated to repeatTile values per call
-// ("repeated"): go test ./model/fastcpu -run '^$' -bench ApplyRepeated -cpu 1 (run it
+// ("repeated"): go test ./gomlx/fastcpu -run '^$' -bench ApplyRepeated -cpu 1 (run it
 // several times to interleave the two).
 func BenchmarkApplyRepeated(b *testing.B) {
 	for _, s := range []struct {
@@ -551,7 +551,7 @@ func BenchmarkApplyRepeated(b *testing.B) {
 // BenchmarkScalarMulSubnormal times the SGD update's scalar product (mom·buf, lr·update) on
 // 2²⁰ values whose products are normal floats and whose products or inputs are subnormal,
 // which x86 cores compute with a microcode assist when, as IEEE arithmetic asks, flushing to
-// zero is off: go test ./model/fastcpu -run '^$' -bench ScalarMulSubnormal -cpu 1. A momentum
+// zero is off: go test ./gomlx/fastcpu -run '^$' -bench ScalarMulSubnormal -cpu 1. A momentum
 // buffer that decays geometrically for hundreds of steps without a restart reaches them.
 func BenchmarkScalarMulSubnormal(b *testing.B) {
 	const n = 1 << 20

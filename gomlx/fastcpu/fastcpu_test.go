@@ -11,7 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/fedpipe/fedpipe/model/cpubackend"
+	"github.com/fedpipe/fedpipe/gomlx/cpubackend"
 )
 
 func backendsPair(t *testing.T) (fast, oracle backends.Backend) {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -15,48 +15,68 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/gemm"
 )
 
-// The settings bench --round times.
+// The settings Round times.
 const (
-	settingFedOBP    = "fedobp-fmnist"
-	settingFedSelect = "fedselect-cifar10"
+	// SettingFedOBP is FedOBP's Table 6: cnn4 on FMNIST, 10 of 100 Dir(0.1)-like clients a
+	// round, beside the PyTorch reference round.
+	SettingFedOBP = "fedobp-fmnist"
+	// SettingFedSelect is FedSelect's Table 1: ResNet-18 on CIFAR-10, 10 clients of 100
+	// samples, 3 epochs (no PyTorch reference, no fine-tuning).
+	SettingFedSelect = "fedselect-cifar10"
 )
 
-// roundOptions are bench --round's flags.
-type roundOptions struct {
-	setting         string
-	rounds, workers int
-	ft, lockstep    bool
-	script, python  string
-	noTorch         bool
-	kernels         []string // GEMM kernel ISAs timed one after another (gemm.SetKernelISA)
+// RoundOptions are what Round and Journal time.
+type RoundOptions struct {
+	// Setting is SettingFedOBP or SettingFedSelect.
+	Setting string
+	// Rounds are the rounds timed after a warm-up round; Workers the clients trained side by
+	// side (0: GOMAXPROCS).
+	Rounds, Workers int
+	// FT also times the evaluation after fine-tuning; Lockstep trains a round's clients in
+	// one compiled step.
+	FT, Lockstep bool
+	// Script is the PyTorch reference round ("": torch_round.py in ../shared/bench or
+	// shared/bench, if present), run with Python unless NoTorch.
+	Script, Python string
+	NoTorch        bool
+	// Kernels are the GEMM kernel ISAs timed one after another (gemm.SetKernelISA; none: the
+	// one in use).
+	Kernels []string
 }
 
-// benchRound times one federated round of a published setting and one evaluation of every
+// roundSetting is the round configuration of a setting, its name as printed, and the shape
+// of one of its table cells: its rounds and how often it evaluates.
+func roundSetting(setting string) (cfg model.RoundConfig, name string, cellRounds, cellEvalEvery int, err error) {
+	// A cell: Table 6 of FedOBP has 400 rounds and an evaluation (before and after
+	// fine-tuning) every 100; Table 1 of FedSelect 200 rounds and one at the end.
+	switch setting {
+	case SettingFedOBP:
+		return model.DefaultRoundConfig(), "FedOBP-FMNIST (Table 6)", 400, 100, nil
+	case SettingFedSelect:
+		return model.FedSelectRoundConfig(), "FedSelect-CIFAR-10 (Table 1)", 200, 200, nil
+	}
+	return model.RoundConfig{}, "", 0, 0, invalidf("bench: --setting %q: use %s or %s", setting, SettingFedOBP, SettingFedSelect)
+}
+
+// Round times one federated round of a published setting and one evaluation of every
 // client, with and without fine-tuning (model.BenchRound); for FedOBP's FMNIST setting it
 // then runs the PyTorch reference script on the same work in the same invocation. It prints
 // the figures, their ratios, the projected wall time of a table cell and fedpipe's peak RSS.
-func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error {
-	var cfg model.RoundConfig
-	var name string
-	// A cell: Table 6 of FedOBP has 400 rounds and an evaluation (before and after
-	// fine-tuning) every 100; Table 1 of FedSelect 200 rounds and one at the end.
-	var cellRounds, cellEvalEvery int
-	switch o.setting {
-	case settingFedOBP:
-		cfg, name, cellRounds, cellEvalEvery = model.DefaultRoundConfig(), "FedOBP-FMNIST (Table 6)", 400, 100
-	case settingFedSelect:
-		cfg, name, cellRounds, cellEvalEvery = model.FedSelectRoundConfig(), "FedSelect-CIFAR-10 (Table 1)", 200, 200
-		o.noTorch = true // the PyTorch reference is FedOBP's round
-		o.ft = false
-	default:
-		return failf(exitInvalid, "fedpipe bench: --setting %q: use %s or %s", o.setting, settingFedOBP, settingFedSelect)
+func Round(backend string, o RoundOptions, stdout, stderr io.Writer) error {
+	cfg, name, cellRounds, cellEvalEvery, err := roundSetting(o.Setting)
+	if err != nil {
+		return err
 	}
-	rounds, ft, script, python := o.rounds, o.ft, o.script, o.python
-	cfg.Rounds, cfg.Workers, cfg.Lockstep = rounds, o.workers, o.lockstep
+	if o.Setting == SettingFedSelect {
+		o.NoTorch = true // the PyTorch reference is FedOBP's round
+		o.FT = false
+	}
+	rounds, ft, script, python := o.Rounds, o.FT, o.Script, o.Python
+	cfg.Rounds, cfg.Workers, cfg.Lockstep = rounds, o.Workers, o.Lockstep
 	if !ft {
 		cfg.FinetuneEpochs = 0
 	}
@@ -66,7 +86,7 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "%s round: %s %s, %d of %d clients (%d training samples in all), %d local epochs, batch %d, SGD lr %g momentum %g; backend %s\n",
 		name, spec.Arch, shapeString(spec.InputShape), cfg.Participants, cfg.Clients, cfg.TrainSamples, cfg.Epochs, cfg.Batch, cfg.Opt.LR, cfg.Opt.Momentum, model.BackendID(backend))
-	kernels := o.kernels
+	kernels := o.Kernels
 	if len(kernels) == 0 {
 		kernels = []string{gemm.KernelISA()}
 	}
@@ -76,11 +96,11 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 	all := make([]model.RoundResult, len(kernels))
 	for i, isa := range kernelOrder(kernels) {
 		if err := gemm.SetKernelISA(isa); err != nil {
-			return failf(exitInvalid, "fedpipe bench --round: %v", err)
+			return invalidf("bench --round: %v", err)
 		}
 		r, err := model.BenchRound(backend, cfg)
 		if err != nil {
-			return failf(exitFailure, "fedpipe bench --round: %v", err)
+			return fmt.Errorf("bench --round: %v", err)
 		}
 		if len(kernels) > 1 {
 			fmt.Fprintf(stdout, "kernel %s: %.2f s/round, %.0f training samples/s (load now %s)\n", isa, r.RoundSeconds, r.TrainSamplesPerSec(), loadAvg())
@@ -107,7 +127,7 @@ func benchRound(backend string, o roundOptions, stdout, stderr io.Writer) error 
 		}
 	}
 	var ref map[string]float64
-	if !o.noTorch && script != "" {
+	if !o.NoTorch && script != "" {
 		args := []string{"--threads", "2", "--rounds", strconv.Itoa(rounds)}
 		if ft {
 			args = append(args, "--ft")

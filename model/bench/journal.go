@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -11,36 +11,31 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// benchJournal is bench --round --journal: the FedOBP-FMNIST (or --setting) round timed
+// Journal is bench --round --journal: the FedOBP-FMNIST (or o.Setting) round timed
 // without and with the progress journal a train stage publishes after every round, in the
 // order without, with, with, without (so neither gains from running later), each figure the
 // mean of its two passes. The journal is written as a worker's is: to a store's progress
 // folder and to a remote (here a folder), with an evaluation in every round's point (more
 // than a run publishes).
-func benchJournal(backend string, o roundOptions, stdout, stderr io.Writer) error {
-	var cfg model.RoundConfig
-	switch o.setting {
-	case settingFedOBP:
-		cfg = model.DefaultRoundConfig()
-	case settingFedSelect:
-		cfg = model.FedSelectRoundConfig()
-	default:
-		return failf(exitInvalid, "fedpipe bench: --setting %q: use %s or %s", o.setting, settingFedOBP, settingFedSelect)
+func Journal(backend string, o RoundOptions, stdout, stderr io.Writer) error {
+	cfg, _, _, _, err := roundSetting(o.Setting)
+	if err != nil {
+		return err
 	}
-	cfg.Rounds, cfg.Workers, cfg.Lockstep, cfg.FinetuneEpochs = o.rounds, o.workers, o.lockstep, 0
-	return journalPasses(backend, o.setting, cfg, stdout, stderr)
+	cfg.Rounds, cfg.Workers, cfg.Lockstep, cfg.FinetuneEpochs = o.Rounds, o.Workers, o.Lockstep, 0
+	return journalPasses(backend, o.Setting, cfg, stdout, stderr)
 }
 
-// journalPasses times cfg's rounds in the four passes of benchJournal.
+// journalPasses times cfg's rounds in the four passes of Journal.
 func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "fedpipe-bench-journal-")
 	if err != nil {
-		return failf(exitFailure, "fedpipe bench --journal: %v", err)
+		return fmt.Errorf("bench --journal: %v", err)
 	}
 	defer os.RemoveAll(dir)
 	remoteDir := filepath.Join(dir, "remote")
 	if err := os.MkdirAll(remoteDir, 0o755); err != nil {
-		return failf(exitFailure, "fedpipe bench --journal: %v", err)
+		return fmt.Errorf("bench --journal: %v", err)
 	}
 	fmt.Fprintf(stdout, "%s round, %d timed rounds per pass, without and with the progress journal (passes: without, with, with, without); backend %s\n",
 		setting, cfg.Rounds, model.BackendID(backend))
@@ -74,7 +69,7 @@ func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stder
 			}
 		}
 		if err != nil {
-			return failf(exitFailure, "fedpipe bench --round --journal: %v", err)
+			return fmt.Errorf("bench --round --journal: %v", err)
 		}
 		fmt.Fprintf(stdout, "pass %d (%s journal): %.3f s/round\n", pass+1, map[bool]string{false: "without", true: "with"}[with], r.RoundSeconds)
 		if with {
