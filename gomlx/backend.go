@@ -250,7 +250,7 @@ func CurrentID(recorded string, v GraphVersions) string {
 		return ID(Oracle, v)
 	case strings.HasPrefix(fam, XLA+"-"):
 		plugin, _, _ := strings.Cut(parts[1], "+") // "xla-cuda@<plugin identity>[,tf32]"
-		return fmt.Sprintf("gomlx@%s/%s+%s/%s/%s", GoMLXVersion(), plugin, v.Lockstep, v.Graph, parts[3])
+		return fmt.Sprintf("gomlx@%s/%s+%s+%s/%s/%s", GoMLXVersion(), plugin, v.Lockstep, v.XLAGraph, v.Graph, parts[3])
 	default:
 		return recorded
 	}

@@ -200,9 +200,13 @@ func TestCurrentID(t *testing.T) {
 		t.Errorf("current fpfast id → %q", got)
 	}
 	plugin := "xla-cuda@jax-cuda13-pjrt-0.11.2-43d3efd6fd43d8a5"
-	cur := "gomlx@" + GoMLXVersion() + "/" + plugin + "+" + testVersions.Lockstep + "/" + testVersions.Graph + "/float32"
+	// ID's form for XLA: the plugin, then the lockstep and XLA-graph versions.
+	cur := "gomlx@" + GoMLXVersion() + "/" + plugin + "+" + testVersions.Lockstep + "+" + testVersions.XLAGraph + "/" + testVersions.Graph + "/float32"
 	for _, rec := range []string{cur,
-		"gomlx@" + GoMLXVersion() + "/" + plugin + "+lockstep-1/" + testVersions.Graph + "/float32",
+		"gomlx@" + GoMLXVersion() + "/" + plugin + "+lockstep-1+" + testVersions.XLAGraph + "/" + testVersions.Graph + "/float32",
+		"gomlx@" + GoMLXVersion() + "/" + plugin + "+" + testVersions.Lockstep + "+xlagraph-1/" + testVersions.Graph + "/float32",
+		// made before the XLA graph had a version of its own
+		"gomlx@" + GoMLXVersion() + "/" + plugin + "+" + testVersions.Lockstep + "/" + testVersions.Graph + "/float32",
 		"gomlx@v0.1.0/" + plugin + "+" + testVersions.Lockstep + "/fpgraph-1/float32"} {
 		if got := currentID(rec); got != cur {
 			t.Errorf("currentID(%q) = %q, want %q", rec, got, cur)
