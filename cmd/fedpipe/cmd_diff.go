@@ -64,7 +64,7 @@ func diffCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "diff")
+	f.register(fs, c.groups)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: fedpipe diff A [B] [flags]
 

@@ -19,7 +19,7 @@ func exportCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "export")
+	f.register(fs, c.groups)
 	out := fs.StringP("out", "o", "", "directory to write into (default exports/NAME in the working directory, NAME the manifest's name)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
 	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")

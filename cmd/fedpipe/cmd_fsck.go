@@ -10,8 +10,9 @@ import (
 func fsckCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
-	var sf storeFlags
-	sf.register(fs)
+	var f commonFlags
+	f.register(fs, c.groups)
+	sf := &f.storeFlags
 	repair := fs.Bool("repair", false, "delete corrupt blobs, broken actions and dangling refs (the next run recomputes what it needs); exit 0 once the store is clean")
 	salvage := fs.Bool("salvage", false, "recover a store that cannot be opened: copy every verifiable blob, action and ref into a fresh store, keep the damaged one beside it, and report what was lost")
 	fs.Usage = func() {

@@ -14,8 +14,9 @@ import (
 func gcCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
-	var sf storeFlags
-	sf.register(fs)
+	var f commonFlags
+	f.register(fs, c.groups)
+	sf := &f.storeFlags
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")

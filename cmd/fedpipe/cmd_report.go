@@ -27,7 +27,7 @@ func reportCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "report")
+	f.register(fs, c.groups)
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
 	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
 	compareOver := fs.String("compare-over", string(stats.Seeds), "what the results table's significance marks pair methods over: seeds (exact sign-flip test on the metric, paired by seed) or clients (Wilcoxon signed-rank on per-client final accuracy); see docs/statistics.md")

@@ -16,7 +16,7 @@ func verifyCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "verify")
+	f.register(fs, c.groups)
 	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
 	audit := fs.Int("audit", 0, "instead of the expectations, recompute the first N rounds of every kept train result and compare their per-round fingerprints with the recorded ones")
 	auditSample := fs.Int("audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
@@ -59,7 +59,7 @@ func verifyCmd(c *call) error {
 		if len(onlyRuns) > 0 {
 			runArgs = append(runArgs, "--only", strings.Join(onlyRuns, ","))
 		}
-		if err := runOrStatus(&call{name: "run", args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
+		if err := runCmd(&call{name: "run", groups: runFlags, args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
 			return err
 		}
 	}

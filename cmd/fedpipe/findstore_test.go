@@ -182,11 +182,3 @@ func TestNoStoreErrorIsInvalidInput(t *testing.T) {
 		t.Errorf("%v: want invalid input naming /a/.fedpipe", err)
 	}
 }
-
-func TestShellJoinQuotesWhatTheShellWouldExpand(t *testing.T) {
-	got := shellJoin([]string{"m.yaml", "-S", "seeds=[1,2]", "-S", "train.lr=0.1", "--only", "it's"})
-	want := `m.yaml -S 'seeds=[1,2]' -S train.lr=0.1 --only 'it'\''s'`
-	if got != want {
-		t.Errorf("shellJoin = %s, want %s", got, want)
-	}
-}

@@ -117,7 +117,7 @@ func statusWatch(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f watchFlags
-	f.register(fs, "status")
+	f.register(fs, c.groups)
 	f.registerWatch(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST... --watch [flags]\n\n"+
