@@ -102,11 +102,11 @@ Flags:
 			return fail(err)
 		}
 		// The file's last run; if that is what the file says now, the run before it.
-		prev, ok, err := readRef(store, lastManifestRef(g))
+		prev, ok, err := pipeline.ReadRef(store, pipeline.LastManifestRef(g))
 		if err == nil && ok && string(prev) == string(g.Manifest.Effective) {
 			var p []byte
 			var pok bool
-			if p, pok, err = readRef(store, prevManifestRef(g)); pok {
+			if p, pok, err = pipeline.ReadRef(store, pipeline.PrevManifestRef(g)); pok {
 				prev = p
 			}
 		}

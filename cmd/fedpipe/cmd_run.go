@@ -71,7 +71,7 @@ func runCmd(c *call) error {
 		}
 		return fail(err)
 	}
-	if err := recordManifest(store, g); err != nil {
+	if err := pipeline.RecordManifest(store, g); err != nil {
 		return fail(err)
 	}
 	reportMD := ""

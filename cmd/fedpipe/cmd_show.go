@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -38,7 +39,7 @@ func showCmd(c *call) error {
 		return fail(err)
 	}
 	defer store.Close()
-	b, ok, err := recordedManifest(store, g, len(f.set) == 0)
+	b, ok, err := pipeline.RecordedManifest(store, g, len(f.set) == 0)
 	if err != nil {
 		return fail(err)
 	}

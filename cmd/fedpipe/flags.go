@@ -169,3 +169,8 @@ func (c *commonFlags) register(fs *pflag.FlagSet, g flagGroup) {
 		fs.StringSliceVar(&c.only, "only", nil, only)
 	}
 }
+
+// registerSet adds --set/-S, the manifest overrides, to a command's flags.
+func registerSet(fs *pflag.FlagSet, sets *[]string) {
+	fs.StringArrayVarP(sets, "set", "S", nil, "override a manifest field: `KEY=VALUE` by dotted path, YAML value (train.lr=0.05, seeds=[0,1], methods.fedobp.params.q=0.9995, grid.train.lr=[0.01,0.1]); repeatable")
+}
