@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 )
 
 // fsck checks every blob, action and ref of a store.
@@ -28,7 +29,7 @@ func fsckCmd(c *call) error {
 		return salvageStore(sf.writeDir(""), stdout, stderr)
 	}
 	dir, open := sf.writeDir(""), artifacts.Open
-	if err := checkStorePath(dir, storeHow(sf.store)); err != nil {
+	if err := storedir.CheckPath(dir, storedir.How(sf.store)); err != nil {
 		return failf(exitCodeOf(err), "fedpipe fsck: %v", err)
 	}
 	if !*repair && artifacts.ReadOnly(dir) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -72,8 +73,8 @@ Flags:
 	if *dryRun {
 		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
 	}
-	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (findstore.go)
-	if !hasStore(dir) {
+	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (artifacts/storedir)
+	if !storedir.Has(dir) {
 		fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", dir)
 		return nil
 	}

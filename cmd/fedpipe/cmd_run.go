@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -196,7 +197,7 @@ func openPlan(c *call, f *commonFlags, path string, how planMode) (p *stagePlan,
 	}
 	p.rem = rem
 	dir := f.writeDir(path)
-	if err := checkStorePath(dir, storeHow(f.store)); err != nil {
+	if err := storedir.CheckPath(dir, storedir.How(f.store)); err != nil {
 		return p, fail(err)
 	}
 	if how == planStatus {
@@ -225,7 +226,7 @@ func openPlan(c *call, f *commonFlags, path string, how planMode) (p *stagePlan,
 		open = artifacts.OpenReader // never waits for a run that holds the store
 	}
 	openDir := dir
-	if planOnly && !hasStore(dir) { // neither creates a store: they plan against an empty one
+	if planOnly && !storedir.Has(dir) { // neither creates a store: they plan against an empty one
 		tmp, err := os.MkdirTemp("", "fedpipe-dry-run-")
 		if err != nil {
 			return p, fail(err)

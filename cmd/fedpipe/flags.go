@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 )
 
 // parseFlags parses a command's flags. `--help` prints the command's usage (fs.Usage, which
@@ -91,9 +92,28 @@ func (s *storeFlags) reader(manifestArg string, stderr io.Writer) (*artifacts.St
 	return artifacts.OpenReader(dir, s.options(nil))
 }
 
-// writeDir is the store a command that writes uses for manifestArg (runStore: the one found,
-// else a new .fedpipe where artifacts.DefaultDir says).
-func (s *storeFlags) writeDir(manifestArg string) string { return runStore(s.store, manifestArg) }
+// writeDir is the store a command that writes uses for manifestArg (storedir.ForRun: the
+// one found, else a new .fedpipe where artifacts.DefaultDir says).
+func (s *storeFlags) writeDir(manifestArg string) string {
+	return storedir.ForRun(s.store, manifestArg)
+}
+
+// findStore returns the store a read-only command reads for the --store value flag and the
+// manifest argument manifestArg (storedir.Find: never created; where none is found, invalid
+// input saying where it looked), naming it on stderr unless --store chose it.
+func findStore(flag, manifestArg string, stderr io.Writer) (string, error) {
+	c, err := storedir.Find(flag, manifestArg)
+	if err != nil {
+		return "", err
+	}
+	if c.How != "--store" {
+		fmt.Fprintf(stderr, "fedpipe: reading store %s (%s)\n", c.Dir, c.How)
+	}
+	return c.Dir, nil
+}
+
+// fileKind names what a non-directory path is (storedir.FileKind).
+var fileKind = storedir.FileKind
 
 // flagGroup is a set of the flag groups commands share. A command's entry in commandTable
 // names the groups its flag set declares (call.declare), as cmd/go adds its build flags to

@@ -106,7 +106,7 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	if err != nil {
 		return nil, err
 	}
-	// The store a run of the first manifest writes to (findstore.go), which may not exist
+	// The store a run of the first manifest writes to (artifacts/storedir), which may not exist
 	// yet: the watch waits for it.
 	return newLiveWatch(ctx, f.writeDir(paths[0]), rem, graphs, logf)
 }
