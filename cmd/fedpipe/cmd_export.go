@@ -42,7 +42,7 @@ func exportCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	gs, err := onlyGraphs([]*pipeline.Graph{g}, f.only)
+	gs, err := pipeline.OnlyGraphs([]*pipeline.Graph{g}, f.only)
 	if err != nil {
 		return fail(err)
 	}

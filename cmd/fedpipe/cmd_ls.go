@@ -87,7 +87,7 @@ func lsRuns(c *call, showFlag bool) error {
 		}
 		graphs = append(graphs, g)
 	}
-	graphs, err := onlyGraphs(graphs, f.only)
+	graphs, err := pipeline.OnlyGraphs(graphs, f.only)
 	if err != nil {
 		return fail(err)
 	}

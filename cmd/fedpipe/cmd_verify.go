@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify"
 )
@@ -39,7 +40,7 @@ func verifyCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	g, onlyRuns, err := onlyExpect(g, f.only)
+	g, onlyRuns, err := pipeline.OnlyExpect(g, f.only)
 	if err != nil {
 		return fail(err)
 	}
