@@ -126,7 +126,7 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 				if i > 0 {
 					view.Run = n.Also[i-1]
 				}
-				if withIdentity(tt, g, &view) {
+				if pipeline.WithIdentity(tt, g, &view) {
 					bb = nil // re-encoded with the identity columns
 				}
 				if added, err := withIntervals(tt, n, name, store); err != nil {
