@@ -10,7 +10,7 @@ import (
 // An exported table of a run's stage carries the run's identity on every row, and keeps a
 // column it already has.
 func TestWithIdentityNamesTheRunOnEveryRow(t *testing.T) {
-	g := onlyGraph(t, "id.yaml", "[{name: fedavg}, {name: local}]")
+	g := onlyGraph(t, "id.yaml", "[0]", "[{name: fedavg}, {name: local}]")
 	var train *Node
 	for _, n := range g.Nodes {
 		if n.Kind == manifest.KindTrain && n.Run.MethodName == "local" {
