@@ -2,11 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -104,18 +101,6 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 		return "no cache entry (outputs were removed)"
 	}
 	return strings.Join(diff, ", ")
-}
-
-// lastRef names the ref that records the descriptor of a stage's last successful run from
-// this manifest file: another manifest with the same name (a copied YAML) has its own, so
-// a stale reason never compares with a run of a different file.
-func lastRef(g *Graph, n *Node) string {
-	file := g.Manifest.File
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
-	}
-	h := sha256.Sum256([]byte(file))
-	return "last/" + g.Manifest.Name + "/" + hex.EncodeToString(h[:6]) + "/" + n.Name
 }
 
 // StageResult reports what happened to one stage in a run.
@@ -434,8 +419,6 @@ func (sc *StageContext) Progress(done, total int, note string) {
 func (sc *StageContext) Logf(format string, args ...any) {
 	sc.progress.Logf(format, args...)
 }
-
-func checkpointRef(n *Node) string { return "checkpoint/" + n.Key.String() }
 
 // checkpointRound returns the round of the resume point a stage's earlier run left in the
 // store, if there is one (its blobs are verified only when the stage resumes).

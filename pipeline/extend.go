@@ -44,8 +44,6 @@ func extensionKey(n *Node) (string, bool) {
 	return hex.EncodeToString(h[:]), true
 }
 
-func extensionRef(ek string) string { return "extend/" + ek }
-
 // trainRounds is a train node's train.rounds.
 func trainRounds(n *Node) (int, bool) {
 	if n.Run == nil {

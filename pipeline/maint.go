@@ -29,7 +29,7 @@ func Live(store *artifacts.Store, keep map[artifacts.Digest]bool) (map[artifacts
 	}
 	for name, d := range refs {
 		live[d] = true
-		if strings.HasPrefix(name, "checkpoint/") {
+		if strings.HasPrefix(name, checkpointPrefix) {
 			if b, err := store.Get(d); err == nil {
 				var idx checkpointIndex
 				if json.Unmarshal(b, &idx) == nil {

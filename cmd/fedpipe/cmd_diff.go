@@ -9,8 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
@@ -64,7 +62,7 @@ func diffCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "diff")
+	f.register(fs, c.groups)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: fedpipe diff A [B] [flags]
 
@@ -102,11 +100,11 @@ Flags:
 			return fail(err)
 		}
 		// The file's last run; if that is what the file says now, the run before it.
-		prev, ok, err := readRef(store, lastManifestRef(g))
+		prev, ok, err := pipeline.ReadRef(store, pipeline.LastManifestRef(g))
 		if err == nil && ok && string(prev) == string(g.Manifest.Effective) {
 			var p []byte
 			var pok bool
-			if p, pok, err = readRef(store, prevManifestRef(g)); pok {
+			if p, pok, err = pipeline.ReadRef(store, pipeline.PrevManifestRef(g)); pok {
 				prev = p
 			}
 		}
@@ -170,7 +168,7 @@ func sideOf(arg string, sets []string, effective []byte, loader *data.Loader, ba
 	}
 	s := &diffSide{Name: arg, Runs: map[string]lsRow{}}
 	if !isCell {
-		s.Params = flattenYAML(g.Manifest.Effective)
+		s.Params = manifest.Flatten(g.Manifest.Effective)
 		for _, r := range rows {
 			s.Runs[r.Label] = r
 			s.order = append(s.order, r.Label)
@@ -187,7 +185,7 @@ func sideOf(arg string, sets []string, effective []byte, loader *data.Loader, ba
 			continue
 		}
 		if s.Params == nil {
-			s.Params = flattenRun(n.Run)
+			s.Params = manifest.FlattenRun(n.Run)
 		}
 	}
 	if s.Params == nil {
@@ -221,80 +219,6 @@ func uniq(xs []string) []string {
 			out = append(out, x)
 		}
 	}
-	return out
-}
-
-// flattenYAML flattens a manifest's YAML into dotted paths: methods by label, lists of
-// scalars as flow lists; expectations are left out (they are not parameters).
-func flattenYAML(b []byte) map[string]string {
-	out := map[string]string{}
-	var root yaml.Node
-	if yaml.Unmarshal(b, &root) != nil || len(root.Content) == 0 {
-		return out
-	}
-	flattenNode(root.Content[0], "", out)
-	for k := range out {
-		if k == "expect" || strings.HasPrefix(k, "expect.") || k == "description" {
-			delete(out, k)
-		}
-	}
-	return out
-}
-
-func flattenNode(n *yaml.Node, prefix string, out map[string]string) {
-	join := func(k string) string {
-		if prefix == "" {
-			return k
-		}
-		return prefix + "." + k
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			flattenNode(n.Content[i+1], join(n.Content[i].Value), out)
-		}
-	case yaml.SequenceNode:
-		scalars := true
-		for _, c := range n.Content {
-			scalars = scalars && c.Kind == yaml.ScalarNode
-		}
-		if scalars {
-			var vs []string
-			for _, c := range n.Content {
-				vs = append(vs, c.Value)
-			}
-			out[prefix] = "[" + strings.Join(vs, ", ") + "]"
-			return
-		}
-		for i, c := range n.Content {
-			k := strconv.Itoa(i)
-			if c.Kind == yaml.MappingNode {
-				for j := 0; j+1 < len(c.Content); j += 2 {
-					if c.Content[j].Value == "name" {
-						k = c.Content[j+1].Value
-					}
-				}
-			}
-			flattenNode(c, join(k), out)
-		}
-	case yaml.AliasNode:
-		flattenNode(n.Alias, prefix, out)
-	default:
-		out[prefix] = n.Value
-	}
-}
-
-// flattenRun flattens a resolved run (defaults filled in) into dotted paths.
-func flattenRun(r *manifest.Run) map[string]string {
-	c := *r
-	c.Vary, c.Seed = nil, 0
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		return map[string]string{}
-	}
-	out := flattenYAML(b)
-	delete(out, "vary")
-	delete(out, "seed")
 	return out
 }
 

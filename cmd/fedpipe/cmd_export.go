@@ -19,7 +19,7 @@ func exportCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "export")
+	f.register(fs, c.groups)
 	out := fs.StringP("out", "o", "", "directory to write into (default exports/NAME in the working directory, NAME the manifest's name)")
 	formats := fs.StringSlice("format", []string{"arrow", "parquet", "csv"}, "file formats to write: arrow (Feather v2), parquet, csv")
 	models := fs.Bool("models", false, "also write the trained models, personal states and masks as safetensors files (masks as 0/1 float32)")
@@ -42,7 +42,7 @@ func exportCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	gs, err := onlyGraphs([]*pipeline.Graph{g}, f.only)
+	gs, err := pipeline.OnlyGraphs([]*pipeline.Graph{g}, f.only)
 	if err != nil {
 		return fail(err)
 	}
@@ -126,7 +126,7 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 				if i > 0 {
 					view.Run = n.Also[i-1]
 				}
-				if withIdentity(tt, g, &view) {
+				if pipeline.WithIdentity(tt, g, &view) {
 					bb = nil // re-encoded with the identity columns
 				}
 				if added, err := withIntervals(tt, n, name, store); err != nil {

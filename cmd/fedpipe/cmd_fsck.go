@@ -4,14 +4,16 @@ import (
 	"fmt"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 )
 
 // fsck checks every blob, action and ref of a store.
 func fsckCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
-	var sf storeFlags
-	sf.register(fs)
+	var f commonFlags
+	f.register(fs, c.groups)
+	sf := &f.storeFlags
 	repair := fs.Bool("repair", false, "delete corrupt blobs, broken actions and dangling refs (the next run recomputes what it needs); exit 0 once the store is clean")
 	salvage := fs.Bool("salvage", false, "recover a store that cannot be opened: copy every verifiable blob, action and ref into a fresh store, keep the damaged one beside it, and report what was lost")
 	fs.Usage = func() {
@@ -27,7 +29,7 @@ func fsckCmd(c *call) error {
 		return salvageStore(sf.writeDir(""), stdout, stderr)
 	}
 	dir, open := sf.writeDir(""), artifacts.Open
-	if err := checkStorePath(dir, storeHow(sf.store)); err != nil {
+	if err := storedir.CheckPath(dir, storedir.How(sf.store)); err != nil {
 		return failf(exitCodeOf(err), "fedpipe fsck: %v", err)
 	}
 	if !*repair && artifacts.ReadOnly(dir) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
@@ -14,8 +15,9 @@ import (
 func gcCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
-	var sf storeFlags
-	sf.register(fs)
+	var f commonFlags
+	f.register(fs, c.groups)
+	sf := &f.storeFlags
 	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
 	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
 	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
@@ -71,8 +73,8 @@ Flags:
 	if *dryRun {
 		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
 	}
-	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (findstore.go)
-	if !hasStore(dir) {
+	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (artifacts/storedir)
+	if !storedir.Has(dir) {
 		fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", dir)
 		return nil
 	}

@@ -52,15 +52,19 @@ type lsRow struct {
 }
 
 // lsCmd lists every run of the manifests: one row per run.
-func lsCmd(c *call) error {
+func lsCmd(c *call) error { return lsRuns(c, false) }
+
+// lsRuns is ls, and show without --manifest (showFlag: declare show's --manifest, for its
+// help).
+func lsRuns(c *call, showFlag bool) error {
 	name, args, stdout, stderr := c.name, c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "ls")
+	f.register(fs, c.groups)
 	asCSV := fs.Bool("csv", false, "print CSV instead of a table")
 	evals := fs.Bool("evals", false, "one row per evaluation round of each cached run instead: test accuracy pooled and averaged over clients, before and after fine-tuning (FL-bench's logged 'before -> after'); with --json, each run's \"evals\"")
 	withProv := fs.Bool("provenance", false, "add the train stage's provenance to the table (commit, backend, threads, wall time, peak RSS, date); --csv and --json always carry it")
-	if name == "show" {
+	if showFlag {
 		fs.Bool("manifest", false, "print the effective manifest recorded with the results instead")
 	}
 	fs.Usage = func() {
@@ -83,7 +87,7 @@ func lsCmd(c *call) error {
 		}
 		graphs = append(graphs, g)
 	}
-	graphs, err := onlyGraphs(graphs, f.only)
+	graphs, err := pipeline.OnlyGraphs(graphs, f.only)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"context"
 	"fmt"
 	"time"
@@ -11,123 +13,160 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// pushPull implements `fedpipe push` and `fedpipe pull`.
-func pushPull(c *call) error {
-	cmd, args, stdout, stderr := c.name, c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var rf remoteFlags
-	rf.register(fs, cmd)
-	var sf storeFlags
-	sf.register(fs)
-	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
-	backendFlag := fs.String("backend", "", "GoMLX backend the results were computed with")
-	checkpoints := fs.Bool("checkpoints", false, "also copy the resume points of unfinished train stages")
-	var resultsOnly *bool
-	if cmd == "push" {
-		resultsOnly = fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
-	}
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	var sets []string
-	registerSet(fs, &sets)
-	only := fs.StringSlice("only", nil, "only the runs of these method labels (comma-separated) and the stages they need")
-	fs.Usage = func() {
-		what := "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries)."
-		if cmd == "pull" {
-			what = "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest)."
-		}
+// syncOptions are the flags of push and pull: the table's store and remote groups, and
+// their own.
+type syncOptions struct {
+	commonFlags
+	dataDir     string
+	backend     string
+	checkpoints bool
+}
+
+// register declares c's shared flags and push's and pull's own on fs.
+func (o *syncOptions) register(c *call, fs *pflag.FlagSet) {
+	o.commonFlags.register(fs, c.groups)
+	fs.StringVar(&o.dataDir, "data", "", "directory holding datasets (to compute the manifests' keys)")
+	fs.StringVar(&o.backend, "backend", "", "GoMLX backend the results were computed with")
+	fs.BoolVar(&o.checkpoints, "checkpoints", false, "also copy the resume points of unfinished train stages")
+	fs.BoolVar(&o.commonFlags.json, "json", false, "print one JSON object instead of text")
+	registerSet(fs, &o.set)
+	fs.StringSliceVar(&o.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need")
+}
+
+// syncUsage is push's or pull's usage, what saying what it does.
+func syncUsage(fs *pflag.FlagSet, cmd, what string) func() {
+	return func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... --remote s3://BUCKET/PREFIX|file:///DIR [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
 	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
+}
+
+// start parses push's or pull's arguments, loads the manifests they name and connects to
+// the remote.
+func (o *syncOptions) start(c *call, fs *pflag.FlagSet) ([]*pipeline.Graph, *remote.Remote, error) {
+	cmd := c.name
+	if err := parseFlags(fs, c.args, c.stdout); err != nil {
+		return nil, nil, err
 	}
 	if fs.NArg() == 0 {
-		return usageErr("fedpipe %s: name at least one MANIFEST", cmd)
+		return nil, nil, usageErr("fedpipe %s: name at least one MANIFEST", cmd)
 	}
-	if rf.addr() == "" {
-		return failf(exitInvalid, "fedpipe %s: no remote: give --remote s3://BUCKET/PREFIX, --remote file:///DIR or set $%s", cmd, remote.EnvRemote)
+	if o.remote.addr() == "" {
+		return nil, nil, failf(exitInvalid, "fedpipe %s: no remote: give --remote s3://BUCKET/PREFIX, --remote file:///DIR or set $%s", cmd, remote.EnvRemote)
 	}
 	var graphs []*pipeline.Graph
-	loader := &data.Loader{DataDir: *dataFlag}
+	loader := &data.Loader{DataDir: o.dataDir}
 	for _, path := range fs.Args() {
-		g, _, err := loadGraphSet(path, sets, loader, *backendFlag)
-		if err == nil && len(*only) > 0 {
-			g, err = pipeline.Only(g, *only)
+		g, _, err := loadGraphSet(path, o.set, loader, o.backend)
+		if err == nil && len(o.only) > 0 {
+			g, err = pipeline.Only(g, o.only)
 		}
 		if err != nil {
-			return failf(exitInvalid, "fedpipe %s: %v", cmd, err)
+			return nil, nil, failf(exitInvalid, "fedpipe %s: %v", cmd, err)
 		}
 		graphs = append(graphs, g)
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
-	ctx := context.Background()
-	rem, err := rf.open(ctx, logf)
+	rem, err := o.remote.open(context.Background(), o.logf(c))
 	if err != nil {
-		return failf(remoteExit(err), "fedpipe %s: %v", cmd, err)
+		return nil, nil, failf(remoteExit(err), "fedpipe %s: %v", cmd, err)
 	}
-	if cmd == "push" { // a push killed mid-write on this host left its temporary files
-		if n, _ := rem.RemoveDeadTemps(); n > 0 {
-			logf("fedpipe push: removed %d temporary files that writers killed mid-write left in %s", n, rem)
-		}
-	}
-	dir := sf.writeDir(fs.Arg(0))
-	if cmd == "push" { // push only reads: it never creates a store
-		if dir, err = findStore(sf.store, fs.Arg(0), stderr); err != nil {
-			return failf(exitInvalid, "fedpipe %s: %v", cmd, err)
-		}
-	}
-	open := artifacts.Open
-	if cmd == "push" {
-		// push only reads the local store: a store a run holds (a paper-scale cell
-		// computing beside the one just finished) is read from a snapshot, not waited for.
-		open = artifacts.OpenReader
-	}
-	store, err := open(dir, sf.options(logf))
+	return graphs, rem, nil
+}
+
+// logf prints a notice on c's stderr.
+func (o *syncOptions) logf(c *call) func(string, ...any) {
+	return func(format string, a ...any) { fmt.Fprintf(c.stderr, format+"\n", a...) }
+}
+
+// pushCmd is `fedpipe push MANIFEST... --remote URL`: the cached results the remote lacks
+// uploaded to it.
+func pushCmd(c *call) error {
+	fs := c.flags()
+	var o syncOptions
+	o.register(c, fs)
+	resultsOnly := fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
+	fs.Usage = syncUsage(fs, "push", "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries).")
+	graphs, rem, err := o.start(c, fs)
 	if err != nil {
-		return failf(exitFailure, "fedpipe %s: %v", cmd, err)
+		return err
+	}
+	logf := o.logf(c)
+	// A push killed mid-write on this host left its temporary files.
+	if n, _ := rem.RemoveDeadTemps(); n > 0 {
+		logf("fedpipe push: removed %d temporary files that writers killed mid-write left in %s", n, rem)
+	}
+	// push only reads: it never creates a store, and a store a run holds (a paper-scale cell
+	// computing beside the one just finished) is read from a snapshot, not waited for.
+	dir, err := findStore(o.store, fs.Arg(0), c.stderr)
+	if err != nil {
+		return failf(exitInvalid, "fedpipe push: %v", err)
+	}
+	store, err := artifacts.OpenReader(dir, o.options(logf))
+	if err != nil {
+		return failf(exitFailure, "fedpipe push: %v", err)
 	}
 	defer store.Close()
 	start := time.Now()
-	var rep pipeline.SyncReport
-	if cmd == "pull" {
-		rep, err = pipeline.Pull(ctx, graphs, store, rem, *checkpoints)
-	} else {
-		opt := pipeline.SyncOptions{Checkpoints: *checkpoints}
-		if *resultsOnly {
-			if *checkpoints {
-				return failf(exitInvalid, "fedpipe push: --results-only leaves models out; --checkpoints would push them")
-			}
-			opt.Keep = resultOutput
+	opt := pipeline.SyncOptions{Checkpoints: o.checkpoints}
+	if *resultsOnly {
+		if o.checkpoints {
+			return failf(exitInvalid, "fedpipe push: --results-only leaves models out; --checkpoints would push them")
 		}
-		// A push into a kept-results directory records each result as its backend's entry
-		// (pipeline.RecordKept): another backend's kept result of the same cell stays.
-		rep, err = pipeline.Push(ctx, graphs, store, rem, opt)
-		if err == nil {
-			err = eachKept(rf.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
-				return pipeline.RecordKept(dir, g, n)
-			})
-		}
+		opt.Keep = resultOutput
 	}
+	// A push into a kept-results directory records each result as its backend's entry
+	// (pipeline.RecordKept): another backend's kept result of the same cell stays.
+	rep, err := pipeline.Push(context.Background(), graphs, store, rem, opt)
+	if err == nil {
+		err = eachKept(o.remote.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
+			return pipeline.RecordKept(dir, g, n)
+		})
+	}
+	return o.report(c, rep, err, start, rem, dir, "pushed", "the remote", "not in the local store")
+}
+
+// pullCmd is `fedpipe pull MANIFEST... --remote URL`: the remote's results the local store
+// lacks downloaded into it.
+func pullCmd(c *call) error {
+	fs := c.flags()
+	var o syncOptions
+	o.register(c, fs)
+	fs.Usage = syncUsage(fs, "pull", "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest).")
+	graphs, rem, err := o.start(c, fs)
+	if err != nil {
+		return err
+	}
+	dir := o.writeDir(fs.Arg(0))
+	store, err := artifacts.Open(dir, o.options(o.logf(c)))
+	if err != nil {
+		return failf(exitFailure, "fedpipe pull: %v", err)
+	}
+	defer store.Close()
+	start := time.Now()
+	rep, err := pipeline.Pull(context.Background(), graphs, store, rem, o.checkpoints)
+	return o.report(c, rep, err, start, rem, dir, "pulled", "the local store", "not in the remote (or corrupt there)")
+}
+
+// report ends push or pull: err's exit code, or what was copied (verb) to where, and what
+// was absent from the source.
+func (o *syncOptions) report(c *call, rep pipeline.SyncReport, err error, start time.Time, rem *remote.Remote, dir, verb, where, absent string) error {
 	if err != nil {
 		code := exitFailure
 		if isEnvironment(err) { // a damaged or swapped entry, a full disk
 			code = exitEnvironment
 		}
-		return failf(code, "fedpipe %s: %v", cmd, err)
+		return failf(code, "fedpipe %s: %v", c.name, err)
 	}
-	if *asJSON {
+	stdout := c.stdout
+	if o.json {
 		return writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
 			"present": rep.Present, "missing": rep.Missing, "partial": rep.Partial, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
 			"bytes": rep.Bytes, "seconds": time.Since(start).Seconds()})
-	}
-	verb, where, absent := "pushed", "the remote", "not in the local store"
-	if cmd == "pull" {
-		verb, where, absent = "pulled", "the local store", "not in the remote (or corrupt there)"
 	}
 	fmt.Fprintf(stdout, "%s %d results (%d blobs, %s)", verb, rep.Results, rep.Blobs, mib(rep.Bytes))
 	if rep.Partial > 0 {
 		fmt.Fprintf(stdout, "; %d results only (no models)", rep.Partial)
 	}
-	if *checkpoints {
+	if o.checkpoints {
 		fmt.Fprintf(stdout, " and %d checkpoints", rep.Checkpoints)
 	}
 	fmt.Fprintf(stdout, "; %d already in %s, %d %s (%s, remote %s, store %s)\n", rep.Present, where, rep.Missing, absent,

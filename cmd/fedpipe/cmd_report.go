@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/report/chart"
+	"github.com/fedpipe/fedpipe/report/latex"
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stats"
@@ -27,9 +28,9 @@ func reportCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "report")
+	f.register(fs, c.groups)
 	out := fs.StringP("out", "o", "", "directory to write into (required)")
-	latex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
+	wantLatex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
 	compareOver := fs.String("compare-over", string(stats.Seeds), "what the results table's significance marks pair methods over: seeds (exact sign-flip test on the metric, paired by seed) or clients (Wilcoxon signed-rank on per-client final accuracy); see docs/statistics.md")
 	figFormats := fs.StringSlice("format", slices.Clone(site.DefaultFormats), "figure files to write: svg, png (twice the SVG's size, for slides), pdf (for LaTeX)")
 	fs.Usage = func() {
@@ -103,14 +104,14 @@ func reportCmd(c *call) error {
 			return fail(err)
 		}
 	}
-	if *latex && slices.Contains(s.Formats, "pdf") && len(s.Figures) > 0 {
-		if err := write(filepath.Join("figures", "figures.tex"), []byte(latexFigures(s.Figures))); err != nil {
+	if *wantLatex && slices.Contains(s.Formats, "pdf") && len(s.Figures) > 0 {
+		if err := write(filepath.Join("figures", "figures.tex"), []byte(latex.Figures(s.Figures))); err != nil {
 			return fail(err)
 		}
 	}
 	for _, t := range s.Tables {
-		if *latex && t.Name == "results" {
-			tex, err := latexResults(t.Table, s.Title)
+		if *wantLatex && t.Name == "results" {
+			tex, err := latex.Results(t.Table, s.Title)
 			if err == nil {
 				err = write(filepath.Join("tables", "results.tex"), []byte(tex))
 			}

@@ -34,7 +34,7 @@ func reproducedCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "reproduced")
+	f.register(fs, c.groups)
 	kept := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
 	page := fs.String("page", "", "write the generated page (markdown) to this file")
 	check := fs.String("check", "", "compare the generated page with this file; exit 1 when it is out of date")

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -16,137 +20,50 @@ import (
 )
 
 // runCmd is `fedpipe run MANIFEST`: every stage whose result is not in the store, in
-// dependency order, then the report (runOrStatus).
-func runCmd(c *call) error { return runOrStatus(c) }
-
-// runOrStatus runs or plans (status, run --dry-run) a manifest's stages.
-func runOrStatus(c *call) error {
-	cmd, stdout, stderr := c.name, c.stdout, c.stderr
+// dependency order, then the report; with --dry-run, the plan (openPlan, printPlan).
+func runCmd(c *call) error {
+	stdout := c.stdout
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, cmd)
-	if cmd == "status" {
-		new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
-	}
+	f.register(fs, c.groups)
 	fs.Usage = func() {
-		what := "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report."
-		if cmd == "status" {
-			what = "Says, for every stage of MANIFEST, whether its result is cached, and if not, why it would run."
-		}
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe run MANIFEST [flags]\n\nRuns every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, c.args, stdout); err != nil {
 		return err
 	}
-	if err := watchOnly(fs); cmd == "status" && err != nil {
-		return failf(exitInvalid, "fedpipe status: %v", err)
-	}
 	if fs.NArg() != 1 {
-		return usageErr("fedpipe %s: expected one MANIFEST argument, got %d", cmd, fs.NArg())
+		return usageErr("fedpipe run: expected one MANIFEST argument, got %d", fs.NArg())
 	}
 	path := fs.Arg(0)
 	fail := func(err error) error { return failure("fedpipe", err) }
-
-	// Everything that can be wrong with the input is checked before the store is opened,
-	// so invalid input never writes anything.
-	loader := &data.Loader{DataDir: f.data}
-	g, backend, err := loadGraphSet(path, f.set, loader, f.backend)
-	if err == nil && len(f.only) > 0 {
-		g, err = pipeline.Only(g, f.only)
+	how := planRun
+	if f.dryRun {
+		how = planDry
 	}
+	p, err := openPlan(c, &f, path, how)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	m := g.Manifest
-	split, err := f.remote.split()
-	if err != nil {
-		return failf(exitInvalid, "fedpipe %s: %v", cmd, err)
+	defer p.close()
+	if f.dryRun {
+		return p.print(false, f.json, stdout)
 	}
-
-	progress := newProgress(stderr, f.quiet || f.json)
-	logs := &pipeline.LogCapture{}
-	ctx, stop := interruptContext(stderr)
-	defer stop()
-	rem, err := f.remote.open(ctx, logs.Logf)
-	if err != nil {
-		return failf(remoteExit(err), "fedpipe: %v", err)
-	}
-	dir := f.writeDir(path)
-	if err := checkStorePath(dir, storeHow(f.store)); err != nil {
-		return fail(err)
-	}
-	if cmd == "status" {
-		found, err := findStore(f.store, path, stderr)
-		switch {
-		case err == nil:
-			dir = found
-		case rem == nil:
-			return fail(err) // status never creates a store
-		}
-	}
-	// Store notices (a wait for another process's lock first of all) are printed at once.
-	logs.Next = func(s string) {
-		switch {
-		case !f.json:
-			progress.Logf("store: %s", s)
-		case strings.Contains(s, "in use"):
-			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
-		case strings.Contains(s, "lost the lease of"):
-			fmt.Fprintf(stderr, "fedpipe: %s\n", s) // a worker's result dropped: never silent
-		}
-	}
-	open := artifacts.Open
-	if cmd == "status" || f.dryRun {
-		open = artifacts.OpenReader // never waits for a run that holds the store
-	}
-	openDir := dir
-	if (f.dryRun || cmd == "status") && !hasStore(dir) { // neither creates a store: they plan against an empty one
-		tmp, err := os.MkdirTemp("", "fedpipe-dry-run-")
-		if err != nil {
-			return fail(err)
-		}
-		defer os.RemoveAll(tmp)
-		openDir = tmp
-	}
-	store, err := open(openDir, f.options(logs.Logf))
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		// A store that cannot close cleanly (a disk filled meanwhile) says why; its log
-		// keeps what was written.
-		if err := store.Close(); err != nil {
-			fmt.Fprintf(stderr, "fedpipe: %v\n", err)
-		}
-	}()
-
-	plan, err := pipeline.Plan(g, store, logs)
-	if err != nil {
-		return fail(err)
-	}
-	if cmd == "status" || f.dryRun {
-		if rem != nil {
-			if err := pipeline.MarkRemote(ctx, plan, rem); err != nil {
-				return fail(err)
-			}
-		}
-		return printPlan(cmd, m, dir, backend, plan, f.json, stdout)
-	}
-
+	g, backend, plan, store, rem, ctx, progress, dir := p.g, p.backend, p.plan, p.store, p.rem, p.ctx, p.progress, p.dir
 	together, lockstep, line, err := f.togetherFor(plan, backend)
 	if err != nil {
 		return failf(exitInvalid, "fedpipe run: %v", err)
 	}
-	env := &stages.Env{Loader: loader, Backend: backend}
+	env := &stages.Env{Loader: p.loader, Backend: backend}
 	if lockstep {
 		env.Hub = train.NewHub(ctx, backend)
 		defer env.Hub.Close()
 	}
-	if line != "" && split == nil {
+	if line != "" && p.split == nil {
 		progress.Logf("%s", line)
 	}
 	ex := &pipeline.Executor{Store: store, Stages: pipeline.StageFuncs(stages.Funcs(env)),
-		Progress: progress, Remote: rem, Split: split, Build: buildInfo(backend), Together: together}
+		Progress: progress, Remote: rem, Split: p.split, Build: buildInfo(backend), Together: together}
 	start := time.Now()
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
@@ -155,7 +72,7 @@ func runOrStatus(c *call) error {
 		}
 		return fail(err)
 	}
-	if err := recordManifest(store, g); err != nil {
+	if err := pipeline.RecordManifest(store, g); err != nil {
 		return fail(err)
 	}
 	reportMD := ""
@@ -198,4 +115,166 @@ func runOrStatus(c *call) error {
 	}
 	fmt.Fprintf(stdout, " (%s, %s)\n", fmtSeconds(time.Since(start)), where)
 	return nil
+}
+
+// stagePlan is a manifest's plan against its store, as run and status make it, with what
+// running it needs.
+type stagePlan struct {
+	g        *pipeline.Graph
+	backend  string
+	loader   *data.Loader
+	split    *pipeline.Split
+	ctx      context.Context // cancelled by Ctrl-C and SIGTERM
+	progress pipeline.Progress
+	rem      *remote.Remote // nil without one
+	dir      string         // the store's directory
+	store    *artifacts.Store
+	plan     []pipeline.PlanEntry
+	closers  []func() // close runs them, last first
+}
+
+// close closes the store and releases what openPlan took.
+func (p *stagePlan) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// print prints the plan (status, run --dry-run), the remote's results marked; status names
+// stages that would run stale or missing.
+func (p *stagePlan) print(status, asJSON bool, w io.Writer) error {
+	if p.rem != nil {
+		if err := pipeline.MarkRemote(p.ctx, p.plan, p.rem); err != nil {
+			return failure("fedpipe", err)
+		}
+	}
+	return printPlan(status, p.g.Manifest, p.dir, p.backend, p.plan, asJSON, w)
+}
+
+// planMode is what a plan is made for.
+type planMode int
+
+const (
+	planRun    planMode = iota // run: the store is opened for writing, created if need be
+	planDry                    // run --dry-run: read-only, never created
+	planStatus                 // status: read-only, the store found (findStore), never created
+)
+
+// openPlan loads the manifest at path with f's overrides and selection, connects to the
+// remote and opens the store, and plans the manifest's stages. A plan only printed (status,
+// run --dry-run) opens the store read-only and never creates one: without a store it plans
+// against an empty one. Everything that can be wrong with the input is checked before the
+// store is opened, so invalid input never writes anything.
+func openPlan(c *call, f *commonFlags, path string, how planMode) (p *stagePlan, err error) {
+	planOnly := how != planRun
+	stderr := c.stderr
+	fail := func(err error) error { return failure("fedpipe", err) }
+	p = &stagePlan{loader: &data.Loader{DataDir: f.data}}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	g, backend, err := loadGraphSet(path, f.set, p.loader, f.backend)
+	if err == nil && len(f.only) > 0 {
+		g, err = pipeline.Only(g, f.only)
+	}
+	if err != nil {
+		return p, fail(err)
+	}
+	p.g, p.backend = g, backend
+	if p.split, err = f.remote.split(); err != nil {
+		return p, failf(exitInvalid, "fedpipe run: %v", err)
+	}
+
+	p.progress = newProgress(stderr, f.quiet || f.json)
+	logs := &pipeline.LogCapture{}
+	ctx, stop := interruptContext(stderr)
+	p.ctx, p.closers = ctx, append(p.closers, stop)
+	rem, err := f.remote.open(ctx, logs.Logf)
+	if err != nil {
+		return p, failf(remoteExit(err), "fedpipe: %v", err)
+	}
+	p.rem = rem
+	dir := f.writeDir(path)
+	if err := storedir.CheckPath(dir, storedir.How(f.store)); err != nil {
+		return p, fail(err)
+	}
+	if how == planStatus {
+		found, err := findStore(f.store, path, stderr)
+		switch {
+		case err == nil:
+			dir = found
+		case rem == nil:
+			return p, fail(err) // status never creates a store
+		}
+	}
+	p.dir = dir
+	// Store notices (a wait for another process's lock first of all) are printed at once.
+	logs.Next = func(s string) {
+		switch {
+		case !f.json:
+			p.progress.Logf("store: %s", s)
+		case strings.Contains(s, "in use"):
+			fmt.Fprintf(stderr, "fedpipe: store: %s\n", s) // never silent, even with --json
+		case strings.Contains(s, "lost the lease of"):
+			fmt.Fprintf(stderr, "fedpipe: %s\n", s) // a worker's result dropped: never silent
+		}
+	}
+	open := artifacts.Open
+	if planOnly {
+		open = artifacts.OpenReader // never waits for a run that holds the store
+	}
+	openDir := dir
+	if planOnly && !storedir.Has(dir) { // neither creates a store: they plan against an empty one
+		tmp, err := os.MkdirTemp("", "fedpipe-dry-run-")
+		if err != nil {
+			return p, fail(err)
+		}
+		p.closers = append(p.closers, func() { os.RemoveAll(tmp) })
+		openDir = tmp
+	}
+	store, err := open(openDir, f.options(logs.Logf))
+	if err != nil {
+		return p, fail(err)
+	}
+	p.store = store
+	p.closers = append(p.closers, func() {
+		// A store that cannot close cleanly (a disk filled meanwhile) says why; its log
+		// keeps what was written.
+		if err := store.Close(); err != nil {
+			fmt.Fprintf(stderr, "fedpipe: %v\n", err)
+		}
+	})
+	if p.plan, err = pipeline.Plan(g, store, logs); err != nil {
+		return p, fail(err)
+	}
+	return p, nil
+}
+
+// statusPlan is `fedpipe status MANIFEST` without --watch: whether every stage's result is
+// cached and, if not, why it would run.
+func statusPlan(c *call) error {
+	fs := c.flags()
+	var f commonFlags
+	f.register(fs, c.groups)
+	new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST [flags]\n\nSays, for every stage of MANIFEST, whether its result is cached, and if not, why it would run.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, c.args, c.stdout); err != nil {
+		return err
+	}
+	if err := watchOnly(fs); err != nil {
+		return failf(exitInvalid, "fedpipe status: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return usageErr("fedpipe status: expected one MANIFEST argument, got %d", fs.NArg())
+	}
+	p, err := openPlan(c, &f, fs.Arg(0), planStatus)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	return p.print(true, f.json, c.stdout)
 }

@@ -21,7 +21,7 @@ func serveCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "status")
+	f.register(fs, c.groups)
 	addr := fs.String("addr", defaultServeAddr, "address to listen on (host:port; port 0 picks a free one). Keep it on 127.0.0.1 and reach it through an SSH tunnel")
 	refresh := fs.Duration("refresh", 2*time.Second, "how often the page fetches the runs' progress")
 	fs.Usage = func() {

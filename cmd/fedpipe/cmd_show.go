@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -12,13 +13,14 @@ func showCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "show")
+	f.register(fs, c.groups)
 	asManifest := fs.Bool("manifest", false, "print the effective manifest recorded with the results (the file with the --set overrides it ran with)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe show MANIFEST --manifest [flags]\n\nPrints the effective manifest recorded with MANIFEST's results: the file as it was, with the\n--set overrides it ran with applied (with --set here, the results of those overrides; else\nthose of the file's last run). Without --manifest: fedpipe ls.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if !wantsFlag(args, "--manifest") {
-		return lsCmd(c)
+		c.groups = lsFlags // it is ls, with ls's flags
+		return lsRuns(c, true)
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -37,7 +39,7 @@ func showCmd(c *call) error {
 		return fail(err)
 	}
 	defer store.Close()
-	b, ok, err := recordedManifest(store, g, len(f.set) == 0)
+	b, ok, err := pipeline.RecordedManifest(store, g, len(f.set) == 0)
 	if err != nil {
 		return fail(err)
 	}

@@ -10,18 +10,19 @@ import (
 )
 
 // statusCmd is `fedpipe status MANIFEST`: whether every stage's result is cached and, if
-// not, why it would run (runOrStatus); with --watch, the runs followed while they train
+// not, why it would run (statusPlan); with --watch, the runs followed while they train
 // (statusWatch, watch.go).
 func statusCmd(c *call) error {
 	if wantsWatch(c.args) {
 		return statusWatch(c)
 	}
-	return runOrStatus(c)
+	return statusPlan(c)
 }
 
 // printPlan prints a plan (status, run --dry-run): a line per stage, or with asJSON one
-// object whose stages are rows of the form a run reports (pipeline.StageResult).
-func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) error {
+// object whose stages are rows of the form a run reports (pipeline.StageResult); status
+// says stale or missing where run --dry-run says run.
+func printPlan(status bool, m *manifest.Manifest, dir, backend string, plan []pipeline.PlanEntry, asJSON bool, w io.Writer) error {
 	var rows []pipeline.StageResult
 	stale, remote := 0, 0
 	for _, p := range plan {
@@ -31,7 +32,7 @@ func printPlan(cmd string, m *manifest.Manifest, dir, backend string, plan []pip
 		}
 		if state == pipeline.StateRun {
 			stale++
-			if cmd == "status" {
+			if status {
 				state = "stale" // it ran, but something changed since
 				if p.NeverRan {
 					state = "missing"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify"
 )
@@ -16,7 +17,7 @@ func verifyCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f commonFlags
-	f.register(fs, "verify")
+	f.register(fs, c.groups)
 	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
 	audit := fs.Int("audit", 0, "instead of the expectations, recompute the first N rounds of every kept train result and compare their per-round fingerprints with the recorded ones")
 	auditSample := fs.Int("audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
@@ -39,7 +40,7 @@ func verifyCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	g, onlyRuns, err := onlyExpect(g, f.only)
+	g, onlyRuns, err := pipeline.OnlyExpect(g, f.only)
 	if err != nil {
 		return fail(err)
 	}
@@ -59,7 +60,7 @@ func verifyCmd(c *call) error {
 		if len(onlyRuns) > 0 {
 			runArgs = append(runArgs, "--only", strings.Join(onlyRuns, ","))
 		}
-		if err := runOrStatus(&call{name: "run", args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
+		if err := runCmd(&call{name: "run", groups: runFlags, args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
 			return err
 		}
 	}

@@ -12,57 +12,68 @@ import (
 )
 
 // A command is one of fedpipe's verbs. Adding one is a file cmd_<verb>.go holding its run
-// function and an entry in commandTable: the overview (`fedpipe help`), the dispatch, the exit
-// code and the --json form of its errors all come from here.
+// function and an entry in commandTable: the overview (`fedpipe help`), the dispatch, the
+// shared flags its flag set declares, the exit code and the --json form of its errors all
+// come from here.
 type command struct {
 	name     string
-	aliases  []string // other words that run it (`fedpipe --version`)
-	overview []string // its lines in the overview, after "  fedpipe "
+	aliases  []string  // other words that run it (`fedpipe --version`)
+	overview []string  // its lines in the overview, after "  fedpipe "
+	flags    flagGroup // the shared flag groups it declares (flags.go); its own are in run
 	run      func(c *call) error
 }
+
+// The shared flag groups of the commands that read or run manifests.
+const (
+	manifestFlags = storeGroup | inputGroup                     // report, reproduced, diff, show --manifest
+	lsFlags       = manifestFlags | onlyRunsGroup               // ls, export, show
+	statusFlags   = manifestFlags | remoteGroup | onlyCellGroup // status, serve
+	runFlags      = statusFlags | quietGroup | planGroup | workerGroup
+	syncFlags     = storeGroup | remoteGroup // push, pull (their other flags: syncOptions)
+)
 
 // commandTable lists every command in the order of the overview. It is a function, not a
 // variable, because `help` prints the overview made from it.
 func commandTable() []command {
 	return []command{
-		{name: "run", run: runCmd, overview: []string{
+		{name: "run", run: runCmd, flags: runFlags, overview: []string{
 			"run MANIFEST [flags]      run every stage whose result is not cached"}},
-		{name: "status", run: statusCmd, overview: []string{
+		{name: "status", run: statusCmd, flags: statusFlags, overview: []string{
 			"status MANIFEST [flags]   say which stages are cached and why others would run",
 			"status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures"}},
-		{name: "serve", run: serveCmd, overview: []string{
+		{name: "serve", run: serveCmd, flags: statusFlags, overview: []string{
 			"serve MANIFEST... [--remote URL]   a local web page of the runs, curves growing as they train"}},
 		{name: "bench", run: benchCmd, overview: []string{
 			"bench [flags]             training/inference throughput of the CNN vs PyTorch"}},
-		{name: "verify", run: verifyCmd, overview: []string{
+		{name: "verify", run: verifyCmd, flags: manifestFlags | quietGroup | onlyExpectGroup, overview: []string{
 			"verify MANIFEST [--run]   compare measured figures with the manifest's expect entries"}},
-		{name: "reproduced", run: reproducedCmd, overview: []string{
+		{name: "reproduced", run: reproducedCmd, flags: manifestFlags, overview: []string{
 			"reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/"}},
-		{name: "export", run: exportCmd, overview: []string{
+		{name: "export", run: exportCmd, flags: lsFlags, overview: []string{
 			"export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files"}},
-		{name: "report", run: reportCmd, overview: []string{
+		{name: "report", run: reportCmd, flags: manifestFlags, overview: []string{
 			"report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG/PNG/PDF figures"}},
-		{name: "fsck", run: fsckCmd, overview: []string{
+		{name: "fsck", run: fsckCmd, flags: storeGroup, overview: []string{
 			"fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref"}},
-		{name: "gc", run: gcCmd, overview: []string{
+		{name: "gc", run: gcCmd, flags: storeGroup, overview: []string{
 			"gc [MANIFEST...]          delete results no given manifest (or recent run) uses; --remote URL: in a remote"}},
-		{name: "ls", run: lsCmd, overview: []string{
+		{name: "ls", run: lsCmd, flags: lsFlags, overview: []string{
 			"ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics"}},
-		{name: "show", run: showCmd, overview: []string{
+		{name: "show", run: showCmd, flags: manifestFlags, overview: []string{
 			"show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results"}},
-		{name: "diff", run: diffCmd, overview: []string{
+		{name: "diff", run: diffCmd, flags: manifestFlags, overview: []string{
 			"diff A B                  parameters and metrics side by side (manifests, cells, last run)"}},
 		{name: "version", aliases: []string{"--version"}, run: versionCmd, overview: []string{
 			"version                   version, commit, backend, key scheme"}},
 		{name: "backend", run: backendCmd, overview: []string{
 			"backend [BACKEND]         what a backend resolves to: its id, the XLA plugin and environment"}},
-		{name: "push", run: pushPull, overview: []string{
+		{name: "push", run: pushCmd, flags: syncFlags, overview: []string{
 			"push MANIFEST... --remote URL   upload cached results to a shared S3 remote"}},
-		{name: "pull", run: pushPull, overview: []string{
+		{name: "pull", run: pullCmd, flags: syncFlags, overview: []string{
 			"pull MANIFEST... --remote URL   download a remote's results into the local store"}},
-		{name: "k8s", run: launcher, overview: []string{
+		{name: "k8s", run: k8sCmd, overview: []string{
 			"k8s MANIFEST --image IMG --remote URL --workers N   a Kubernetes Indexed Job of workers"}},
-		{name: "slurm", run: launcher, overview: []string{
+		{name: "slurm", run: slurmCmd, overview: []string{
 			"slurm MANIFEST --remote URL --workers N             an sbatch --array script of workers"}},
 		{name: "help", aliases: []string{"-h", "--help"}, run: helpCmd, overview: []string{
 			"help [COMMAND]            help for a command"}},
@@ -106,8 +117,9 @@ func lookup(word string) (command, bool) {
 
 // call is one invocation of a command.
 type call struct {
-	name   string   // the command's name (an alias is resolved)
-	args   []string // its arguments, after the name
+	name   string    // the command's name (an alias is resolved)
+	groups flagGroup // the shared flag groups its table entry names (commonFlags.register)
+	args   []string  // its arguments, after the name
 	stdout io.Writer
 	stderr io.Writer
 	json   bool           // --json was given: errors are also a JSON object on stdout
@@ -134,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe: unknown command %q%s\n\n%s", args[0], hint, usage())
 		return exitInvalid
 	}
-	c := &call{name: cmd.name, args: args[1:], stdout: stdout, stderr: stderr, json: wantsJSON(args[1:])}
+	c := &call{name: cmd.name, groups: cmd.flags, args: args[1:], stdout: stdout, stderr: stderr, json: wantsJSON(args[1:])}
 	if c.json {
 		// Only under --json: a command that clears a terminal checks stdout's file.
 		c.out = &jsonOut{w: stdout}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
@@ -38,7 +39,7 @@ func isEnvironment(err error) bool {
 		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) {
 		return true
 	}
-	if sp := (*storePathError)(nil); errors.As(err, &sp) && !sp.invalid {
+	if sp := (*storedir.PathError)(nil); errors.As(err, &sp) && !sp.Invalid {
 		return true // a store path that loops or cannot be read
 	}
 	for _, e := range environmentErrnos {

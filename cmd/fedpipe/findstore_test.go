@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // projectManifest runs in about a second: two methods, three rounds.
@@ -173,20 +171,5 @@ func TestStatusNeverRanIsMissingNotStale(t *testing.T) {
 	}
 	if code != exitOK || stale != 1 || missing != 1 {
 		t.Errorf("status: exit %d, %d stale fedavg trains and %d missing local trains, want 1 and 1\n%s", code, stale, missing, out)
-	}
-}
-
-func TestNoStoreErrorIsInvalidInput(t *testing.T) {
-	err := error(&noStoreError{looked: []string{"/a/.fedpipe"}})
-	if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), "/a/.fedpipe") {
-		t.Errorf("%v: want invalid input naming /a/.fedpipe", err)
-	}
-}
-
-func TestShellJoinQuotesWhatTheShellWouldExpand(t *testing.T) {
-	got := shellJoin([]string{"m.yaml", "-S", "seeds=[1,2]", "-S", "train.lr=0.1", "--only", "it's"})
-	want := `m.yaml -S 'seeds=[1,2]' -S train.lr=0.1 --only 'it'\''s'`
-	if got != want {
-		t.Errorf("shellJoin = %s, want %s", got, want)
 	}
 }

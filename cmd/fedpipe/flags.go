@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 )
 
 // parseFlags parses a command's flags. `--help` prints the command's usage (fs.Usage, which
@@ -91,12 +92,48 @@ func (s *storeFlags) reader(manifestArg string, stderr io.Writer) (*artifacts.St
 	return artifacts.OpenReader(dir, s.options(nil))
 }
 
-// writeDir is the store a command that writes uses for manifestArg (runStore: the one found,
-// else a new .fedpipe where artifacts.DefaultDir says).
-func (s *storeFlags) writeDir(manifestArg string) string { return runStore(s.store, manifestArg) }
+// writeDir is the store a command that writes uses for manifestArg (storedir.ForRun: the
+// one found, else a new .fedpipe where artifacts.DefaultDir says).
+func (s *storeFlags) writeDir(manifestArg string) string {
+	return storedir.ForRun(s.store, manifestArg)
+}
 
-// commonFlags are the flags most commands share (store, data, backend, overrides, output
-// format, limits); register declares the ones a command takes.
+// findStore returns the store a read-only command reads for the --store value flag and the
+// manifest argument manifestArg (storedir.Find: never created; where none is found, invalid
+// input saying where it looked), naming it on stderr unless --store chose it.
+func findStore(flag, manifestArg string, stderr io.Writer) (string, error) {
+	c, err := storedir.Find(flag, manifestArg)
+	if err != nil {
+		return "", err
+	}
+	if c.How != "--store" {
+		fmt.Fprintf(stderr, "fedpipe: reading store %s (%s)\n", c.Dir, c.How)
+	}
+	return c.Dir, nil
+}
+
+// fileKind names what a non-directory path is (storedir.FileKind).
+var fileKind = storedir.FileKind
+
+// flagGroup is a set of the flag groups commands share. A command's entry in commandTable
+// names the groups its flag set declares (call.declare), as cmd/go adds its build flags to
+// the commands that take them; a command's own flags are declared in its run function.
+type flagGroup uint
+
+const (
+	storeGroup      flagGroup = 1 << iota // --store, --lock-timeout
+	inputGroup                            // --data, --backend, --json, --set and the manifest bounds (--max-*)
+	quietGroup                            // --quiet
+	planGroup                             // --dry-run, --together, --lockstep
+	remoteGroup                           // --remote
+	workerGroup                           // --worker, --shard, --lease-ttl
+	onlyCellGroup                         // --only: one cell of a table
+	onlyRunsGroup                         // --only: the runs read
+	onlyExpectGroup                       // --only: verify's expect entries
+)
+
+// commonFlags hold the values of every shared flag group; a command's run function reads
+// the ones its groups declared.
 type commonFlags struct {
 	storeFlags
 	data    string
@@ -113,28 +150,47 @@ type commonFlags struct {
 	lockstep string
 }
 
-func (c *commonFlags) register(fs *pflag.FlagSet, cmd string) {
-	c.storeFlags.register(fs)
-	fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
-	fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
-	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
-	registerSet(fs, &c.set)
-	if cmd == "run" || cmd == "verify" {
+// register declares on fs the flags of the groups in g, bound to c.
+func (c *commonFlags) register(fs *pflag.FlagSet, g flagGroup) {
+	if g&storeGroup != 0 {
+		c.storeFlags.register(fs)
+	}
+	if g&inputGroup != 0 {
+		fs.StringVar(&c.data, "data", "", "directory holding datasets (default $FEDPIPE_DATA, else system locations)")
+		fs.StringVar(&c.backend, "backend", "", "GoMLX backend (default $GOMLX_BACKEND, else the built-in CPU backend)")
+		fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
+		registerSet(fs, &c.set)
+		registerLimits(fs)
+	}
+	if g&quietGroup != 0 {
 		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
 	}
-	if cmd == "run" {
+	if g&planGroup != 0 {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")
 		fs.IntVar(&c.together, "together", 0, "train up to N runs at the same time (default: 1 on the CPU backends; on XLA as many as memory allows, at most 16)")
 		fs.StringVar(&c.lockstep, "lockstep", "auto", "train the clients of the runs training together in one compiled step: auto (on XLA), on, off")
 	}
-	registerLimits(fs)
-	switch cmd {
-	case "run", "status":
-		c.remote.register(fs, cmd)
-		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report: one cell of a table")
-	case "ls", "export":
-		fs.StringSliceVar(&c.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need, without the report")
-	case "verify":
-		fs.StringSliceVar(&c.only, "only", nil, "only the expect entries of these method labels (comma-separated); with --run, only their runs (and those they are compared with)")
+	if g&remoteGroup != 0 {
+		c.remote.register(fs)
 	}
+	if g&workerGroup != 0 {
+		c.remote.registerWorker(fs)
+	}
+	only := ""
+	switch {
+	case g&onlyCellGroup != 0:
+		only = "only the runs of these method labels (comma-separated) and the stages they need, without the report: one cell of a table"
+	case g&onlyRunsGroup != 0:
+		only = "only the runs of these method labels (comma-separated) and the stages they need, without the report"
+	case g&onlyExpectGroup != 0:
+		only = "only the expect entries of these method labels (comma-separated); with --run, only their runs (and those they are compared with)"
+	}
+	if only != "" {
+		fs.StringSliceVar(&c.only, "only", nil, only)
+	}
+}
+
+// registerSet adds --set/-S, the manifest overrides, to a command's flags.
+func registerSet(fs *pflag.FlagSet, sets *[]string) {
+	fs.StringArrayVarP(sets, "set", "S", nil, "override a manifest field: `KEY=VALUE` by dotted path, YAML value (train.lr=0.05, seeds=[0,1], methods.fedobp.params.q=0.9995, grid.train.lr=[0.01,0.1]); repeatable")
 }

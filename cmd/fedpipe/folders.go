@@ -11,7 +11,7 @@ import (
 // The folders that export (and report's data/) write name a stage by its name with no
 // "=" in them: DuckDB, polars and pyarrow read a "key=value" path component as a hive
 // partition and add a column of that name, which would shadow or contradict the identity
-// columns every exported table already carries (withIdentity). A folder name is for
+// columns every exported table already carries (pipeline.WithIdentity). A folder name is for
 // finding files by eye or glob; the columns say which run a row belongs to.
 
 // maxFolderName bounds a folder name before its hash suffix, well under the 255 bytes a

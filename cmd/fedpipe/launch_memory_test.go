@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/launch"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
-// Without --memory, a worker gets the largest cell's estimate times cellMemoryFactor in
-// whole GiB (at least minWorkerMemory), and the job says how that was derived; --memory
+// Without --memory, a worker gets the largest cell's estimate times launch.CellMemoryFactor in
+// whole GiB (at least launch.MinWorkerMemory), and the job says how that was derived; --memory
 // overrides it and the note goes.
 func TestLaunchersDefaultMemoryFitsTheLargestCell(t *testing.T) {
 	// 100 clients of a 4-layer CNN on FMNIST beside a 10-client run: the large one decides.
@@ -40,14 +41,14 @@ methods: [{name: fedavg}]
 	if small >= est {
 		t.Fatalf("the runs' estimates do not differ (%v): the test cannot tell which one decides", est)
 	}
-	gib := int(math.Ceil(est * cellMemoryFactor / (1 << 30)))
+	gib := int(math.Ceil(est * launch.CellMemoryFactor / (1 << 30)))
 
 	code, out, errOut := fedpipe(t, "slurm", path, "--remote", "s3://lab-cache/sweeps", "--workers", "2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if got := sbatchOptions(t, out)["mem"]; got != fmt.Sprintf("%dG", gib) {
-		t.Errorf("#SBATCH --mem=%s, want %dG (estimate %s × %g)", got, gib, manifest.FormatBytes(est), cellMemoryFactor)
+		t.Errorf("#SBATCH --mem=%s, want %dG (estimate %s × %g)", got, gib, manifest.FormatBytes(est), launch.CellMemoryFactor)
 	}
 	if want := fmt.Sprintf("# Memory per worker: %dGi, fedpipe's estimate for the largest cell (fedavg clients=100 seed=0, %s)", gib, manifest.FormatBytes(est)); !strings.Contains(out, want) {
 		t.Errorf("script lacks %q:\n%s", want, out)
@@ -65,7 +66,7 @@ methods: [{name: fedavg}]
 
 	// A tiny sweep still gets the floor.
 	_, out, _ = fedpipe(t, "slurm", writeManifest(t, t.TempDir(), launchManifest), "--remote", "s3://lab-cache/sweeps", "--workers", "2")
-	if got := sbatchOptions(t, out)["mem"]; got != fmt.Sprintf("%dG", minWorkerMemory>>30) {
-		t.Errorf("tiny sweep: --mem=%s, want the %d GiB floor", got, minWorkerMemory>>30)
+	if got := sbatchOptions(t, out)["mem"]; got != fmt.Sprintf("%dG", launch.MinWorkerMemory>>30) {
+		t.Errorf("tiny sweep: --mem=%s, want the %d GiB floor", got, launch.MinWorkerMemory>>30)
 	}
 }

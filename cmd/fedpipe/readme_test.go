@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 )
 
 // readmeBlock returns the first ```sh block after the heading in README.md.
@@ -112,7 +114,7 @@ func TestReadmeRunsAsPasted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", "index.html")); err != nil {
 		t.Errorf("fedpipe report … -o out/ wrote no out/index.html: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".fedpipe", storeMarker)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ".fedpipe", storedir.Marker)); err != nil {
 		t.Errorf("no store in the working directory: %v", err)
 	}
 }

@@ -21,13 +21,16 @@ type remoteFlags struct {
 	leaseTTL time.Duration
 }
 
-func (r *remoteFlags) register(fs *pflag.FlagSet, cmd string) {
+// register declares --remote.
+func (r *remoteFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.address, "remote", "", "shared store: s3://BUCKET/PREFIX (endpoint, region and credentials from the AWS environment variables and files), or a directory on a shared filesystem, file:///DIR or a plain path (default $"+remote.EnvRemote+")")
-	if cmd == "run" {
-		fs.BoolVar(&r.worker, "worker", false, "split the sweep with other workers on the same --remote: claim stages with leases, fetch the others' results, take over a dead worker's stage")
-		fs.StringVar(&r.shard, "shard", "", "static split I/N: run the train stages t (in plan order) with t mod N = I and their evaluations; fetch or skip the rest")
-		fs.DurationVar(&r.leaseTTL, "lease-ttl", remote.DefaultLeaseTTL, "--worker: a lease expires this long after its holder's last heartbeat")
-	}
+}
+
+// registerWorker declares the flags that split a run between workers on the remote.
+func (r *remoteFlags) registerWorker(fs *pflag.FlagSet) {
+	fs.BoolVar(&r.worker, "worker", false, "split the sweep with other workers on the same --remote: claim stages with leases, fetch the others' results, take over a dead worker's stage")
+	fs.StringVar(&r.shard, "shard", "", "static split I/N: run the train stages t (in plan order) with t mod N = I and their evaluations; fetch or skip the rest")
+	fs.DurationVar(&r.leaseTTL, "lease-ttl", remote.DefaultLeaseTTL, "--worker: a lease expires this long after its holder's last heartbeat")
 }
 
 // addr is the remote named by --remote, else $FEDPIPE_REMOTE ("" for none).

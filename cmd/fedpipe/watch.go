@@ -106,7 +106,7 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	if err != nil {
 		return nil, err
 	}
-	// The store a run of the first manifest writes to (findstore.go), which may not exist
+	// The store a run of the first manifest writes to (artifacts/storedir), which may not exist
 	// yet: the watch waits for it.
 	return watch.Open(ctx, f.writeDir(paths[0]), rem, graphs, logf)
 }
@@ -117,7 +117,7 @@ func statusWatch(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()
 	var f watchFlags
-	f.register(fs, "status")
+	f.register(fs, c.groups)
 	f.registerWatch(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST... --watch [flags]\n\n"+

@@ -1,4 +1,7 @@
-package main
+// Package latex writes the report's LaTeX: the results table as a booktabs table with its
+// significance marks and test-set intervals (Results), and a figure environment per report
+// figure (Figures). It reads the report's stored tables; it never links the trainer.
+package latex
 
 import (
 	"fmt"
@@ -8,11 +11,11 @@ import (
 	"github.com/fedpipe/fedpipe/report/site"
 )
 
-// latexResults renders the report's results table (method × cell, mean ± std over seeds) as
+// Results renders the report's results table (method × cell, mean ± std over seeds) as
 // a booktabs LaTeX table: the best mean of each column in bold, cells not computed as "--".
 // The std is the population standard deviation over seeds (ddof = 0), as everywhere in
 // fedpipe's report; the caption says so.
-func latexResults(t *table.Table, title string) (string, error) {
+func Results(t *table.Table, title string) (string, error) {
 	method, cell, seeds, mean, std := t.Col("method"), t.Col("cell"), t.Col("seeds"), t.Col("mean_pct"), t.Col("std_pct")
 	if method == nil || cell == nil || seeds == nil || mean == nil || std == nil {
 		return "", fmt.Errorf("latex: the results table lacks its columns")
@@ -25,7 +28,7 @@ func latexResults(t *table.Table, title string) (string, error) {
 	type val struct {
 		mean, std float64
 		n         int64
-		sig       latexSig
+		sig       sig
 	}
 	vals := map[[2]string]val{}
 	for i, r := range method.String {
@@ -38,7 +41,7 @@ func latexResults(t *table.Table, title string) (string, error) {
 			seenC[c] = true
 			cols = append(cols, c)
 		}
-		vals[[2]string{r, c}] = val{mean.Float64[i], std.Float64[i], seeds.Int64[i], latexSigOf(t, i)}
+		vals[[2]string{r, c}] = val{mean.Float64[i], std.Float64[i], seeds.Int64[i], sigOf(t, i)}
 	}
 	best := map[string]float64{}
 	for k, v := range vals {
@@ -51,20 +54,20 @@ func latexResults(t *table.Table, title string) (string, error) {
 	fmt.Fprintf(&b, "%% fedpipe report: %s\n%% requires \\usepackage{booktabs}\n", title)
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
 	fmt.Fprintf(&b, "\\caption{%s: %s (\\%%), mean $\\pm$ population std over seeds (number of seeds); best per column in bold.%s}\n",
-		latexEscape(title), latexEscape(strings.ReplaceAll(metric, "_", " ")), latexSigCaption(t))
+		escape(title), escape(strings.ReplaceAll(metric, "_", " ")), sigCaption(t))
 	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("c", len(cols)))
 	head := []string{"Method"}
 	for _, c := range cols {
 		if c == "" {
 			c = "Accuracy (\\%)"
 		} else {
-			c = latexEscape(c)
+			c = escape(c)
 		}
 		head = append(head, c)
 	}
 	b.WriteString(strings.Join(head, " & ") + " \\\\\n\\midrule\n")
 	for _, r := range rows {
-		line := []string{latexEscape(r)}
+		line := []string{escape(r)}
 		for _, c := range cols {
 			v, ok := vals[[2]string{r, c}]
 			switch {
@@ -84,22 +87,22 @@ func latexResults(t *table.Table, title string) (string, error) {
 	return b.String(), nil
 }
 
-// latexEscape escapes LaTeX's special characters in text.
-func latexEscape(s string) string {
+// escape escapes LaTeX's special characters in text.
+func escape(s string) string {
 	r := strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`,
 		"{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "α", `$\alpha$`, "β", `$\beta$`, "±", `$\pm$`, "×", `$\times$`, "−", `$-$`)
 	return r.Replace(s)
 }
 
-// latexFigures writes one LaTeX figure per report figure, including its PDF
+// Figures writes one LaTeX figure per report figure, including its PDF
 // (figures/<name>.pdf, relative to the report directory) with its caption and a label
 // fig:<name>.
-func latexFigures(figs []site.Figure) string {
+func Figures(figs []site.Figure) string {
 	var b strings.Builder
 	b.WriteString("% fedpipe report: the figures as PDF\n% requires \\usepackage{graphicx}; the paths are relative to the report directory\n% (\\input this file from there, or set \\graphicspath{{DIR/}})\n")
 	for _, f := range figs {
 		fmt.Fprintf(&b, "\n\\begin{figure}[t]\n\\centering\n\\includegraphics[width=\\linewidth]{figures/%s.pdf}\n\\caption{%s}\n\\label{fig:%s}\n\\end{figure}\n",
-			f.Name, latexEscape(f.Caption), f.Name)
+			f.Name, escape(f.Caption), f.Name)
 	}
 	return b.String()
 }

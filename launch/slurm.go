@@ -1,15 +1,13 @@
-package main
+package launch
 
 import (
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/fedpipe/fedpipe/model"
 )
 
-// What `fedpipe slurm` passes to #SBATCH lines, checked before a script is printed: a
+// What Slurm passes to #SBATCH lines, checked before a script is printed: a
 // value sbatch would refuse (or one that would break out of its line) is exit 2 naming
 // the flag, not a job that fails in the queue hours later.
 var (
@@ -24,44 +22,40 @@ var (
 	slurmCPUs = regexp.MustCompile(`^[1-9][0-9]*$`)
 )
 
-// checkSlurmFlags validates the flags that become #SBATCH lines or script lines.
-func checkSlurmFlags(f launchFlags) error {
-	if !slurmCPUs.MatchString(f.cpu) {
-		return fmt.Errorf("--cpu %q: SLURM allocates whole CPUs per task (--cpus-per-task); give a whole number such as 2", f.cpu)
+// CheckSlurm validates the flags that become #SBATCH lines or script lines (the backend
+// name is the caller's to check).
+func CheckSlurm(f Config) error {
+	if !slurmCPUs.MatchString(f.CPU) {
+		return fmt.Errorf("--cpu %q: SLURM allocates whole CPUs per task (--cpus-per-task); give a whole number such as 2", f.CPU)
 	}
-	if strings.HasSuffix(f.memory, "m") {
-		return fmt.Errorf("--memory %q: millibytes are not a memory size; give e.g. 4Gi or 4000Mi", f.memory)
+	if strings.HasSuffix(f.Memory, "m") {
+		return fmt.Errorf("--memory %q: millibytes are not a memory size; give e.g. 4Gi or 4000Mi", f.Memory)
 	}
-	if !slurmTime.MatchString(f.timeLimit) {
-		return fmt.Errorf("--time %q: want minutes, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED (sbatch --time)", f.timeLimit)
+	if !slurmTime.MatchString(f.TimeLimit) {
+		return fmt.Errorf("--time %q: want minutes, HH:MM:SS, D-HH, D-HH:MM:SS or UNLIMITED (sbatch --time)", f.TimeLimit)
 	}
-	if f.partition != "" && !slurmName.MatchString(f.partition) {
-		return fmt.Errorf("--partition %q: want a partition name (letters, digits, _ . + -; a comma-separated list for several)", f.partition)
+	if f.Partition != "" && !slurmName.MatchString(f.Partition) {
+		return fmt.Errorf("--partition %q: want a partition name (letters, digits, _ . + -; a comma-separated list for several)", f.Partition)
 	}
-	if f.account != "" && !slurmName.MatchString(f.account) || strings.Contains(f.account, ",") {
-		return fmt.Errorf("--account %q: want one account name (letters, digits, _ . + -)", f.account)
+	if f.Account != "" && !slurmName.MatchString(f.Account) || strings.Contains(f.Account, ",") {
+		return fmt.Errorf("--account %q: want one account name (letters, digits, _ . + -)", f.Account)
 	}
-	if f.gres != "" && !slurmGres.MatchString(f.gres) {
-		return fmt.Errorf("--gres %q: want NAME[:TYPE][:COUNT], e.g. gpu:1 or gpu:a100:2", f.gres)
+	if f.Gres != "" && !slurmGres.MatchString(f.Gres) {
+		return fmt.Errorf("--gres %q: want NAME[:TYPE][:COUNT], e.g. gpu:1 or gpu:a100:2", f.Gres)
 	}
-	if f.output != "" && (strings.ContainsAny(f.output, "\n\r\x00") || strings.TrimSpace(f.output) != f.output) {
-		return fmt.Errorf("--output %q: want a path on one line, without leading or trailing spaces", f.output)
+	if f.Output != "" && (strings.ContainsAny(f.Output, "\n\r\x00") || strings.TrimSpace(f.Output) != f.Output) {
+		return fmt.Errorf("--output %q: want a path on one line, without leading or trailing spaces", f.Output)
 	}
-	if strings.ContainsAny(f.name, "\n\r\x00 ") {
-		return fmt.Errorf("--name %q: want a job name without spaces or line breaks", f.name)
+	if strings.ContainsAny(f.Name, "\n\r\x00 ") {
+		return fmt.Errorf("--name %q: want a job name without spaces or line breaks", f.Name)
 	}
-	for _, s := range f.setup {
+	for _, s := range f.Setup {
 		if strings.ContainsAny(s, "\n\r\x00") || strings.TrimSpace(s) == "" {
 			return fmt.Errorf("--setup %q: want one non-empty shell line (repeat --setup for several)", s)
 		}
 	}
-	if strings.ContainsAny(f.fedpipe, "\n\r\x00") || f.fedpipe == "" {
-		return fmt.Errorf("--fedpipe %q: want the path of the fedpipe binary on the compute nodes", f.fedpipe)
-	}
-	if f.backend != "" {
-		if err := model.CheckBackendName(f.backend); err != nil {
-			return fmt.Errorf("--backend: %v", err)
-		}
+	if strings.ContainsAny(f.Fedpipe, "\n\r\x00") || f.Fedpipe == "" {
+		return fmt.Errorf("--fedpipe %q: want the path of the fedpipe binary on the compute nodes", f.Fedpipe)
 	}
 	return nil
 }
@@ -77,7 +71,7 @@ func slurmMem(q string) string {
 	return q
 }
 
-// slurmScript returns an sbatch script for a job array of f.workers fedpipe workers.
+// Slurm returns an sbatch script for a job array of f.Workers fedpipe workers.
 //
 // SLURM stops a task (scancel, its time limit, preemption) by sending SIGTERM to every
 // process of the task and SIGKILL KillWait seconds later. fedpipe runs in the background
@@ -86,32 +80,32 @@ func slurmMem(q string) string {
 // (A shell that died of the signal would remove the store under a fedpipe still closing
 // it.) The script passes the signal on as well, for `scancel --batch`, which signals the
 // script alone.
-func slurmScript(f launchFlags, name, manifest string) string {
+func Slurm(f Config, name, manifest string) string {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	output := f.output
+	output := f.Output
 	if output == "" {
 		output = name + "-%A_%a.out"
 	}
 	line("#!/bin/bash")
 	line("#SBATCH --job-name=%s", name)
-	line("#SBATCH --array=0-%d", f.workers-1)
+	line("#SBATCH --array=0-%d", f.Workers-1)
 	line("#SBATCH --ntasks=1")
-	line("#SBATCH --cpus-per-task=%s", f.cpu)
-	line("#SBATCH --mem=%s", slurmMem(f.memory))
-	line("#SBATCH --time=%s", f.timeLimit)
+	line("#SBATCH --cpus-per-task=%s", f.CPU)
+	line("#SBATCH --mem=%s", slurmMem(f.Memory))
+	line("#SBATCH --time=%s", f.TimeLimit)
 	line("#SBATCH --output=%s", output)
-	for _, o := range []struct{ key, value string }{{"partition", f.partition}, {"account", f.account}, {"gres", f.gres}} {
+	for _, o := range []struct{ key, value string }{{"partition", f.Partition}, {"account", f.Account}, {"gres", f.Gres}} {
 		if o.value != "" {
 			line("#SBATCH --%s=%s", o.key, o.value)
 		}
 	}
 	line("#")
-	line("# fedpipe sweep: %s on %d workers sharing %s.", filepath.Base(manifest), f.workers, f.remote)
-	if f.memoryNote != "" {
-		line("# %s.", f.memoryNote)
+	line("# fedpipe sweep: %s on %d workers sharing %s.", filepath.Base(manifest), f.Workers, f.Remote)
+	if f.MemoryNote != "" {
+		line("# %s.", f.MemoryNote)
 	}
-	if strings.HasPrefix(f.remote, "s3://") {
+	if strings.HasPrefix(f.Remote, "s3://") {
 		line("# Submit with `sbatch`; the job inherits the submitting shell's environment, so export")
 		line("# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL, AWS_REGION) there, or")
 		line("# keep them in ~/.aws/credentials. No credential is written into this script.")
@@ -121,9 +115,9 @@ func slurmScript(f launchFlags, name, manifest string) string {
 	line("# A task that is cancelled, preempted or reaches its time limit saves its checkpoint in the")
 	line("# remote; another task, or this script submitted again, takes its stage over from there.")
 	line(`export CI=true  # plain per-stage log lines`)
-	if len(f.setup) > 0 {
+	if len(f.Setup) > 0 {
 		line("set -e  # a setup line that fails ends the task")
-		for _, s := range f.setup {
+		for _, s := range f.Setup {
 			line("%s", s)
 		}
 		line("set +e")
@@ -131,7 +125,7 @@ func slurmScript(f launchFlags, name, manifest string) string {
 	line("set -uo pipefail")
 	line(`store="${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/fedpipe-${SLURM_ARRAY_JOB_ID}-${SLURM_ARRAY_TASK_ID}"`)
 	args := workerArgs(f, manifest, "STORE", "INDEX")
-	quoted := []string{shellQuote(f.fedpipe)}
+	quoted := []string{ShellQuote(f.Fedpipe)}
 	for _, a := range args {
 		switch {
 		case a == "STORE":
@@ -139,7 +133,7 @@ func slurmScript(f launchFlags, name, manifest string) string {
 		case strings.HasPrefix(a, "INDEX/"):
 			quoted = append(quoted, `"${SLURM_ARRAY_TASK_ID}`+strings.TrimPrefix(a, "INDEX")+`"`)
 		default:
-			quoted = append(quoted, shellQuote(a))
+			quoted = append(quoted, ShellQuote(a))
 		}
 	}
 	line("%s &", strings.Join(quoted, " "))

@@ -1,4 +1,4 @@
-package main
+package latex
 
 import (
 	"fmt"
@@ -7,18 +7,18 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/table"
 )
 
-// latexSig is what a results row adds to its LaTeX cell beyond the mean: the significance
+// sig is what a results row adds to its LaTeX cell beyond the mean: the significance
 // mark and, for one seed, the test-set interval (the report's results table columns vs_best,
 // ci95_*; absent in a table without them).
-type latexSig struct {
+type sig struct {
 	notSig bool
 	lo, hi float64
 	over   string
 }
 
-// latexSigOf reads row i's significance columns.
-func latexSigOf(t *table.Table, i int) latexSig {
-	s := latexSig{lo: math.NaN(), hi: math.NaN()}
+// sigOf reads row i's significance columns.
+func sigOf(t *table.Table, i int) sig {
+	s := sig{lo: math.NaN(), hi: math.NaN()}
 	if c := t.Col("vs_best"); c != nil {
 		s.notSig = c.String[i] == "not significantly different"
 	}
@@ -30,7 +30,7 @@ func latexSigOf(t *table.Table, i int) latexSig {
 
 // cell is the part of a LaTeX cell after the mean: "$\pm$ std (n)", a dagger when not
 // significantly different from the best; with one seed "(1)" and the run's test-set interval.
-func (s latexSig) cell(std float64, n int64) string {
+func (s sig) cell(std float64, n int64) string {
 	var out string
 	if n > 1 {
 		out = fmt.Sprintf(" $\\pm$ %.2f (%d)", std, n)
@@ -46,9 +46,9 @@ func (s latexSig) cell(std float64, n int64) string {
 	return out
 }
 
-// latexSigCaption is the caption's sentence on the marks and intervals, from the table's
+// sigCaption is the caption's sentence on the marks and intervals, from the table's
 // compare_over metadata ("" for a table without it).
-func latexSigCaption(t *table.Table) string {
+func sigCaption(t *table.Table) string {
 	test := ""
 	switch t.Meta["compare_over"] {
 	case "seeds":
