@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -115,23 +117,19 @@ func auditNode(ctx context.Context, n *pipeline.Node, store *artifacts.Store, lo
 			c.Provenance = &p
 		}
 	}
-	a, ok, err := store.GetAction(key)
-	if err != nil {
-		return c, err
-	}
-	if !ok {
+	b, err := results.ReadBlob(store, key, results.OutTrainFingerprints)
+	switch {
+	case errors.Is(err, results.ErrNoAction):
 		c.Verdict, c.Note = auditCorrupt, "a recorded output is missing or fails its digest check; the result is refused"
 		return c, nil
-	}
-	d, ok := a.Outputs[train.FingerprintsOutput]
-	if !ok {
+	case errors.Is(err, results.ErrNoOutput):
 		c.Verdict, c.Note = auditNoPrint, "the result was computed before fedpipe recorded fingerprints"
 		return c, nil
-	}
-	b, err := store.Get(d)
-	if err != nil {
+	case errors.Is(err, results.ErrBlob):
 		c.Verdict, c.Note = auditCorrupt, err.Error()
 		return c, nil
+	case err != nil:
+		return c, err
 	}
 	recorded, err := train.DecodeFingerprints(b)
 	if err != nil {
@@ -201,20 +199,16 @@ func recomputePrefix(ctx context.Context, n *pipeline.Node, loader *data.Loader,
 // `backend --check`'s tolerance. Two backends round differently, so their bits differ, but
 // a genuine result of either lies within the tolerance; a forged or damaged one does not.
 func crossCheck(ctx context.Context, n *pipeline.Node, store *artifacts.Store, loader *data.Loader) (string, *train.SketchDiff, error) {
-	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
-	if err != nil {
-		return "", nil, err
-	}
-	if !ok {
+	b, err := results.ReadBlob(store, artifacts.Digest(n.Key), results.OutTrainSketch)
+	switch {
+	case errors.Is(err, results.ErrNoAction):
 		return crossFail, nil, nil
-	}
-	d, ok := a.Outputs[train.SketchOutput]
-	if !ok {
+	case errors.Is(err, results.ErrNoOutput):
 		return crossNoSketch, nil, nil
-	}
-	b, err := store.Get(d)
-	if err != nil {
+	case errors.Is(err, results.ErrBlob):
 		return crossFail, &train.SketchDiff{Mismatch: err.Error()}, nil
+	case err != nil:
+		return "", nil, err
 	}
 	kept, err := train.DecodeSketch(b)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -93,15 +94,15 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 			dirs = append(dirs, filepath.Join(out, folders[name]))
 		}
 		for name, d := range a.Outputs {
-			if tensorOutput(name) {
+			if results.TensorOutput(name) {
 				continue // models and masks stay in the store; no need to read them
 			}
 			b, err := store.Get(d)
 			if err != nil {
 				return files, skipped, err
 			}
-			if name == "report.md" {
-				if err := writeFile(filepath.Join(out, "report.md"), b); err != nil {
+			if name == results.OutReportMarkdown {
+				if err := writeFile(filepath.Join(out, results.OutReportMarkdown), b); err != nil {
 					return files, skipped, err
 				}
 				files++
@@ -143,20 +144,6 @@ func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats
 		}
 	}
 	return files, skipped, nil
-}
-
-// tensorOutput reports whether a stage output is, by its name, a tensor list or mask
-// bundle (the train stage's models, personal states, masks and auxiliary tensors).
-func tensorOutput(name string) bool {
-	if name == "global" {
-		return true
-	}
-	for _, p := range []string{"model/", "personal/", "mask/", "aux/"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // writeTable writes t as base.<format> for each format (arrow, parquet, csv) and returns

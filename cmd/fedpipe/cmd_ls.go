@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -170,19 +171,13 @@ func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
 
 // cachedSummary reads an evaluate stage's cached summary.
 func cachedSummary(store *artifacts.Store, n *pipeline.Node) (results.Summary, bool, error) {
-	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
-	if err != nil || !ok {
+	rows, _, err := results.Read[results.Summary](store, artifacts.Digest(n.Key), results.OutEvaluateSummary)
+	if results.Missing(err) {
+		return results.Summary{}, false, nil
+	}
+	if err != nil && !errors.Is(err, results.ErrDecode) {
 		return results.Summary{}, false, err
 	}
-	d, ok := a.Outputs["summary"]
-	if !ok {
-		return results.Summary{}, false, nil
-	}
-	b, err := store.Get(d)
-	if err != nil {
-		return results.Summary{}, false, nil
-	}
-	rows, _, err := results.Decode[results.Summary](b)
 	if err != nil || len(rows) != 1 {
 		return results.Summary{}, false, fmt.Errorf("%s: summary: %v (%d rows)", n.Name, err, len(rows))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -143,19 +144,13 @@ func runClients(store *artifacts.Store, key string) ([]results.Client, bool, err
 	if err != nil {
 		return nil, false, nil
 	}
-	a, ok, err := store.GetAction(d)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	blob, ok := a.Outputs["clients"]
-	if !ok {
-		return nil, false, nil
-	}
-	b, err := store.Get(blob)
-	if err != nil {
+	rows, _, err := results.Read[results.Client](store, d, results.OutEvaluateClients)
+	if results.Missing(err) {
 		return nil, false, nil // a missing or corrupt blob is a miss, as everywhere in fedpipe
 	}
-	rows, _, err := results.Decode[results.Client](b)
+	if err != nil && !errors.Is(err, results.ErrDecode) {
+		return nil, false, err
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("evaluate %s: clients: %w", key[:12], err)
 	}

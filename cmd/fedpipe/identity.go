@@ -15,6 +15,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // withIdentity appends to a stage's exported table the identity of the run it belongs to,
@@ -198,7 +199,7 @@ func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, 
 		}
 		dir := filepath.Join(out, folders[n.Name])
 		for name, d := range a.Outputs {
-			if !tensorOutput(name) {
+			if !results.TensorOutput(name) {
 				continue
 			}
 			b, err := store.Get(d)

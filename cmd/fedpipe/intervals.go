@@ -74,7 +74,7 @@ func lsIntervalShort(r lsRow) []string {
 // withIntervals adds an evaluate stage's summary table (export) the run's test-set
 // intervals as columns, in percent; it reports whether it added any.
 func withIntervals(t *table.Table, n *pipeline.Node, output string, store *artifacts.Store) (bool, error) {
-	if n.Kind != manifest.KindEvaluate || output != "summary" || t.NumRows() != 1 || t.Col(lsIntervalHeader[0]) != nil {
+	if n.Kind != manifest.KindEvaluate || output != results.OutEvaluateSummary || t.NumRows() != 1 || t.Col(lsIntervalHeader[0]) != nil {
 		return false, nil
 	}
 	rows, err := results.FromTable[results.Summary](t)

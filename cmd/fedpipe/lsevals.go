@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -57,23 +58,14 @@ func withEvals(rows []lsRow, g *pipeline.Graph, store *artifacts.Store) error {
 
 // trainMetrics reads a cached train stage's metrics table (nil if it has none).
 func trainMetrics(store *artifacts.Store, t *pipeline.Node) ([]results.Metric, error) {
-	a, ok, err := store.GetAction(artifacts.Digest(t.Key))
-	if err != nil || !ok {
-		return nil, err
-	}
-	d, ok := a.Outputs["metrics"]
-	if !ok {
+	ms, _, err := results.Read[results.Metric](store, artifacts.Digest(t.Key), results.OutTrainMetrics)
+	switch {
+	case errors.Is(err, results.ErrNoAction), errors.Is(err, results.ErrNoOutput):
 		return nil, nil
-	}
-	b, err := store.Get(d)
-	if err != nil {
+	case errors.Is(err, results.ErrBlob), errors.Is(err, results.ErrDecode):
 		return nil, fmt.Errorf("%s: metrics: %w", t.Name, err)
 	}
-	ms, _, err := results.Decode[results.Metric](b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: metrics: %w", t.Name, err)
-	}
-	return ms, nil
+	return ms, err
 }
 
 // evalsOf summarizes the test rows of each evaluation round, in round order.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -157,7 +158,7 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("fpcpu's train result in its store: %v %v", ok, err)
 	}
-	b, err := s.Get(a.Outputs[train.SketchOutput])
+	b, err := s.Get(a.Outputs[results.OutTrainSketch])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +176,8 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	genuine := a.Outputs[train.SketchOutput]
-	a.Outputs[train.SketchOutput] = d
+	genuine := a.Outputs[results.OutTrainSketch]
+	a.Outputs[results.OutTrainSketch] = d
 	if err := s.PutAction(key, a); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if s, err = artifacts.Open(store("fpcpu"), artifacts.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	delete(a.Outputs, train.SketchOutput)
+	delete(a.Outputs, results.OutTrainSketch)
 	if err := s.PutAction(key, a); err != nil {
 		t.Fatal(err)
 	}
