@@ -9,13 +9,14 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/verify/audit"
 )
 
 type auditOut struct {
-	Kept    int         `json:"kept"`
-	Audited int         `json:"audited"`
-	Passed  int         `json:"passed"`
-	Cells   []auditCell `json:"cells"`
+	Kept    int          `json:"kept"`
+	Audited int          `json:"audited"`
+	Passed  int          `json:"passed"`
+	Cells   []audit.Cell `json:"cells"`
 }
 
 func auditJSON(t *testing.T, wantCode int, args ...string) auditOut {
