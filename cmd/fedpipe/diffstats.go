@@ -75,7 +75,7 @@ func pairedDiff(a, b *diffSide, store *artifacts.Store) ([]diffPaired, error) {
 		for _, m := range diffMetrics {
 			var va, vb []float64
 			for _, p := range ps {
-				x, y := p.a.metric(m), p.b.metric(m)
+				x, y := p.a.Metric(m), p.b.Metric(m)
 				if x != nil && y != nil && !math.IsNaN(*x) && !math.IsNaN(*y) {
 					va, vb = append(va, *x), append(vb, *y)
 				}

@@ -12,14 +12,6 @@ import (
 	"github.com/fedpipe/fedpipe/verify"
 )
 
-// runIntervals are one run's 95 % test-set intervals (percent): the pooled accuracy's
-// (Wilson over the pooled test samples) and the client mean's (bootstrap over the clients,
-// verify.BootstrapSeed). Neither says anything about another training seed.
-type runIntervals struct {
-	Pooled     *stats.Interval `json:"final_pooled_test_set_ci95_pct,omitempty"`
-	ClientMean *stats.Interval `json:"final_client_mean_bootstrap_ci95_pct,omitempty"`
-}
-
 // intervalsOf computes a run's test-set intervals from its summary and clients table
 // (nil: not read).
 func intervalsOf(s results.Summary, clients []results.Client) runIntervals {
