@@ -1,14 +1,9 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -35,6 +30,9 @@ func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
 }
 
 func fmtPct(v *float64) string { return listing.Pct(v) }
+
+// lsIntervalHeader names the test-set interval columns ls --csv and export add.
+var lsIntervalHeader = listing.IntervalHeader
 
 // lsCmd lists every run of the manifests: one row per run.
 func lsCmd(c *call) error {
@@ -94,67 +92,21 @@ func lsCmd(c *call) error {
 	case f.json:
 		return writeJSON(stdout, map[string]any{"runs": rows})
 	case *evals && *asCSV:
-		return writeEvalsCSV(stdout, rows)
+		return csvErr(listing.WriteEvalsCSV(stdout, rows))
 	case *evals:
-		writeEvalsTable(stdout, rows)
+		listing.WriteEvalsTable(stdout, rows)
 		return nil
 	case *asCSV:
-		return writeLsCSV(stdout, rows)
+		return csvErr(listing.WriteCSV(stdout, rows))
 	}
-	writeLsTable(stdout, rows, *withProv)
+	listing.WriteTable(stdout, rows, *withProv)
 	return nil
 }
 
-func writeLsCSV(w io.Writer, rows []lsRow) error {
-	paths, multi := listing.SweptPaths(rows), listing.MultiManifest(rows)
-	cw := csv.NewWriter(w)
-	_ = cw.Write(append(append(listing.Header(paths, multi), listing.ProvHeader...), lsIntervalHeader...))
-	for _, r := range rows {
-		_ = cw.Write(append(append(listing.Cells(r, paths, multi), listing.ProvCells(r)...), lsIntervalCells(r)...))
-	}
-	cw.Flush()
-	if cw.Error() != nil {
+// csvErr is how ls ends when writing its CSV failed (a closed pipe): exit 1, no message.
+func csvErr(err error) error {
+	if err != nil {
 		return exitErr(exitFailure)
 	}
 	return nil
-}
-
-func writeLsTable(w io.Writer, rows []lsRow, prov bool) {
-	paths, multi := listing.SweptPaths(rows), listing.MultiManifest(rows)
-	h := listing.Header(paths, multi)
-	for i, p := range paths {
-		h[i+3+boolInt(multi)] = manifest.ShortPath(p)
-	}
-	n := len(h)
-	h[n-4], h[n-3], h[n-2], h[n-1] = "final %", "pooled %", "best %", "best pooled %"
-	if prov {
-		h = append(h, "commit", "backend", "threads", "train s", "peak RSS", "date")
-	}
-	h = append(h, lsIntervalShortHeader...)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(h, "\t"))
-	counts := map[string]int{}
-	for _, r := range rows {
-		c := listing.Cells(r, paths, multi)
-		for i := n - 4; i < n; i++ {
-			if c[i] == "" {
-				c[i] = "-"
-			}
-		}
-		if prov {
-			c = append(c, listing.ProvShort(r.Provenance)...)
-		}
-		c = append(c, lsIntervalShort(r)...)
-		fmt.Fprintln(tw, strings.Join(c, "\t"))
-		counts[r.State]++
-	}
-	_ = tw.Flush()
-	fmt.Fprintf(w, "%d runs: %d cached, %d stale, %d missing\n", len(rows), counts[lsCached], counts[lsStale], counts[lsMissing])
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

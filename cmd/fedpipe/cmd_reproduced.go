@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -71,23 +69,11 @@ func reproducedCmd(c *call) error {
 	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	// Read-only: a reviewer's read-only checkout verifies, and nothing here writes to it.
-	// No notices: whatever the remote would log as a miss (a damaged object) fails the
-	// command instead, with the same words (pipeline.FetchKept).
-	r, err := remote.Open(ctx, "file://"+dir, remote.Options{ReadOnly: true})
+	k, err := reproduced.Open(ctx, dir)
 	if err != nil {
 		return fail(err)
 	}
-	tmp, err := os.MkdirTemp("", "fedpipe-reproduced-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(tmp)
-	store, err := artifacts.Open(filepath.Join(tmp, "store"), artifacts.Options{})
-	if err != nil {
-		return fail(err)
-	}
-	defer store.Close()
+	defer k.Close()
 	loader := &data.Loader{DataDir: f.data}
 	opt := reproduced.Options{Set: f.set, Loader: loader, Limits: manifestLimits,
 		Load: func(path string, set []string) (*pipeline.Graph, string, error) {
@@ -96,15 +82,9 @@ func reproducedCmd(c *call) error {
 		Build: func(path string, set []string, backend string) (*pipeline.Graph, error) {
 			return buildGraph(path, set, loader, backend)
 		}}
-	var ms []verify.KeptManifest
-	var graphs []*pipeline.Graph
-	for _, path := range paths {
-		km, gs, err := reproduced.Check(ctx, path, opt, dir, r, store)
-		if err != nil {
-			return fail(err)
-		}
-		ms = append(ms, km)
-		graphs = append(graphs, gs...)
+	ms, graphs, err := k.CheckAll(ctx, paths, opt)
+	if err != nil {
+		return fail(err)
 	}
 	counts := verify.Count(ms)
 	regenerate := "make reproduced-page"
@@ -113,24 +93,11 @@ func reproducedCmd(c *call) error {
 		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
 			"differs": counts.Differs, "known_deviations": counts.Known, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line()})
 	} else {
-		for _, m := range ms {
-			if m.Skipped != "" {
-				fmt.Fprintf(stdout, "%s: not checked (%s)\n", m.File, m.Skipped)
-				continue
-			}
-			fmt.Fprintf(stdout, "\n%s\n", m.File)
-			fmt.Fprintf(stdout, "  %s\n", strings.Join(reproduced.Header, " | "))
-			for _, c := range m.Cells {
-				row := c.Row()
-				row[6] = verify.KeptVerdict(c, false)
-				fmt.Fprintf(stdout, "  %s\n", strings.Join(row, " | "))
-			}
-		}
-		fmt.Fprintln(stdout)
+		reproduced.WriteText(stdout, ms)
 	}
 	var code error // how the command ends once the summary line is printed
 	if *audit > 0 {
-		code = auditKept(ctx, graphs, store, f, *audit, *sample, *auditSeed, stdout, stderr)
+		code = auditKept(ctx, graphs, k.Store, f, *audit, *sample, *auditSeed, stdout, stderr)
 	}
 	if *page != "" {
 		if err := os.WriteFile(*page, []byte(text), 0o644); err != nil {
@@ -164,19 +131,9 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 	if err != nil {
 		return failure("fedpipe reproduced --audit", &manifest.InputError{File: "--backend", Msg: err.Error()})
 	}
-	var nodes []*pipeline.Node
-	seen := map[pipeline.Key]bool{}
-	for _, g := range graphs {
-		kept, err := audit.KeptTrainNodes(g, store)
-		if err != nil {
-			return failure("fedpipe reproduced --audit", err)
-		}
-		for _, n := range kept {
-			if !seen[n.Key] {
-				seen[n.Key] = true
-				nodes = append(nodes, n)
-			}
-		}
+	nodes, err := audit.KeptTrainNodesOf(graphs, store)
+	if err != nil {
+		return failure("fedpipe reproduced --audit", err)
 	}
 	loader := &data.Loader{DataDir: f.data}
 	progress := func(i, of int, n *pipeline.Node) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -209,12 +210,7 @@ func fmtSummary(s stats.Summary) string {
 }
 
 // fmtInterval is "[lo, hi]" with two decimals, or "—" when it cannot be computed.
-func fmtInterval(iv stats.Interval) string {
-	if !iv.Valid() {
-		return "—"
-	}
-	return fmt.Sprintf("[%.2f, %.2f]", iv.Lo, iv.Hi)
-}
+func fmtInterval(iv stats.Interval) string { return listing.FormatInterval(iv) }
 
 // fmtPaired lays a comparison out as diff's columns: unit, n, mean Δ, interval, p, test.
 func fmtPaired(p stats.Paired) string {

@@ -180,3 +180,23 @@ func recomputePrefix(ctx context.Context, n *pipeline.Node, loader *data.Loader,
 	}
 	return st, nil
 }
+
+// KeptTrainNodesOf lists the train stages of graphs that have a result recorded in store
+// (KeptTrainNodes), each stage once however many graphs share it, in graph order.
+func KeptTrainNodesOf(graphs []*pipeline.Graph, store *artifacts.Store) ([]*pipeline.Node, error) {
+	var nodes []*pipeline.Node
+	seen := map[pipeline.Key]bool{}
+	for _, g := range graphs {
+		kept, err := KeptTrainNodes(g, store)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range kept {
+			if !seen[n.Key] {
+				seen[n.Key] = true
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	return nodes, nil
+}
