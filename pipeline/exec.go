@@ -371,15 +371,19 @@ func (sc *StageContext) Data() *manifest.DataDesc { return sc.Node.Data }
 // CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned with.
 func (sc *StageContext) CIFAR10CDigest() string { return sc.Node.CIFAR10CDigest() }
 
-// NumInputs is the number of the stage's input stages.
-func (sc *StageContext) NumInputs() int { return len(sc.Node.Inputs) }
+// NumInputs is the number of the stage's input stages of kind from.
+func (sc *StageContext) NumInputs(from string) int { return len(sc.Node.InputsOf(from)) }
 
-// Input returns output name of the stage's i-th input.
-func (sc *StageContext) Input(i int, name string) ([]byte, error) {
-	if i >= len(sc.Node.Inputs) {
-		return nil, fmt.Errorf("stage %s has no input %d", sc.Node.Name, i)
+// Input returns output name of the stage's input of kind from (InputAt's first).
+func (sc *StageContext) Input(from, name string) ([]byte, error) { return sc.InputAt(from, 0, name) }
+
+// InputAt returns output name of the stage's i-th input of kind from.
+func (sc *StageContext) InputAt(from string, i int, name string) ([]byte, error) {
+	ins := sc.Node.InputsOf(from)
+	if i >= len(ins) {
+		return nil, fmt.Errorf("stage %s has no %s input %d", sc.Node.Name, from, i)
 	}
-	in := sc.Node.Inputs[i]
+	in := ins[i]
 	a, ok := sc.actions[in]
 	if !ok {
 		return nil, fmt.Errorf("input %s of %s has not run", in.Name, sc.Node.Name)
@@ -398,9 +402,9 @@ func (sc *StageContext) Input(i int, name string) ([]byte, error) {
 	return b, nil
 }
 
-// InputNames lists the output names of the i-th input, sorted.
-func (sc *StageContext) InputNames(i int) []string {
-	a := sc.actions[sc.Node.Inputs[i]]
+// InputNames lists the output names of the stage's input of kind from, sorted.
+func (sc *StageContext) InputNames(from string) []string {
+	a := sc.actions[sc.Node.Input(from)]
 	names := make([]string, 0, len(a.Outputs))
 	for n := range a.Outputs {
 		names = append(names, n)

@@ -19,6 +19,9 @@ type Node struct {
 	// Params is everything besides Inputs that the stage's outputs depend on; its
 	// canonical JSON is part of the key.
 	Params any
+	// Inputs are the stages whose outputs this one reads, in the order the key hashes
+	// them (InputKinds). An input is named by its stage kind: ask for it with Input or
+	// InputsOf, never by its position.
 	Inputs []*Node
 	// Backend identifies the numeric backend for stages that compute with it ("" if none).
 	Backend string
@@ -35,6 +38,51 @@ type Node struct {
 
 	Key  Key
 	desc []byte
+}
+
+// InputKinds names, for each stage kind with inputs, its inputs by their stage kinds in
+// the order its key hashes them: that order is part of every key and never changes. A
+// report's inputs are every evaluate stage (one per run, in run order) and then every
+// shift stage.
+var InputKinds = map[string][]string{
+	manifest.KindTrain:    {manifest.KindPartition},
+	manifest.KindEvaluate: {manifest.KindTrain, manifest.KindPartition},
+	manifest.KindShift:    {manifest.KindTrain, manifest.KindPartition},
+	manifest.KindReport:   {manifest.KindEvaluate, manifest.KindShift},
+}
+
+// inputs lays out a stage's inputs, given by kind, in the order InputKinds says its key
+// hashes them.
+func inputs(kind string, byKind map[string][]*Node) []*Node {
+	var out []*Node
+	for _, k := range InputKinds[kind] {
+		out = append(out, byKind[k]...)
+	}
+	return out
+}
+
+// Input returns n's input stage of kind (a train stage's partition; an evaluate or
+// shift stage's train stage or partition), nil when it has none; the first of them for a
+// report's evaluations (InputsOf lists them all).
+func (n *Node) Input(kind string) *Node {
+	for _, in := range n.Inputs {
+		if in.Kind == kind {
+			return in
+		}
+	}
+	return nil
+}
+
+// InputsOf lists n's input stages of kind, in key order (a report's evaluations, one per
+// run, a stage shared by two runs' labels once per run).
+func (n *Node) InputsOf(kind string) []*Node {
+	var out []*Node
+	for _, in := range n.Inputs {
+		if in.Kind == kind {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // Graph is a DAG of stages in dependency order: every node comes after its inputs.
@@ -128,7 +176,8 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		if err := checkInit(m, opt, r, d, checked); err != nil {
 			return nil, err
 		}
-		train, err := add(&Node{Kind: manifest.KindTrain, Name: "train " + r.Label(), Run: r, Data: d, Inputs: []*Node{part},
+		train, err := add(&Node{Kind: manifest.KindTrain, Name: "train " + r.Label(), Run: r, Data: d,
+			Inputs:  inputs(manifest.KindTrain, map[string][]*Node{manifest.KindPartition: {part}}),
 			Backend: opt.Backend,
 			Params: trainParams{Model: modelKey(r.Model, d, initDigest), Train: trainKey(r.Train), Method: r.Method,
 				Revision: methodRevision(r.Method), BNRevision: methodBNRevision(r), OptionRevisions: methodOptionRevisions(r), Params: r.Params, Options: r.Options, Seed: r.Seed}})
@@ -136,8 +185,9 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			return nil, err
 		}
 		eval, err := add(&Node{Kind: manifest.KindEvaluate, Name: "evaluate " + r.Label(), Run: r, Data: d,
-			Inputs: []*Node{train, part}, Backend: opt.Backend,
-			Params: evaluateParams{Personal: personal(r)}})
+			Inputs:  inputs(manifest.KindEvaluate, map[string][]*Node{manifest.KindTrain: {train}, manifest.KindPartition: {part}}),
+			Backend: opt.Backend,
+			Params:  evaluateParams{Personal: personal(r)}})
 		if err != nil {
 			return nil, err
 		}
@@ -167,8 +217,9 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 				c10c[dk] = digest
 			}
 			sh, err := add(&Node{Kind: manifest.KindShift, Name: "shift " + r.Label(), Run: r, Data: d,
-				Inputs: []*Node{train, part}, Backend: opt.Backend,
-				Params: shiftParams{Personal: personal(r), Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
+				Inputs:  inputs(manifest.KindShift, map[string][]*Node{manifest.KindTrain: {train}, manifest.KindPartition: {part}}),
+				Backend: opt.Backend,
+				Params:  shiftParams{Personal: personal(r), Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
 			if err != nil {
 				return nil, err
 			}
@@ -179,7 +230,8 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 	for i, r := range reportRuns {
 		labels[i] = r.Label()
 	}
-	if _, err := add(&Node{Kind: manifest.KindReport, Name: "report", Inputs: append(evals, shifts...), Runs: reportRuns,
+	if _, err := add(&Node{Kind: manifest.KindReport, Name: "report", Runs: reportRuns,
+		Inputs: inputs(manifest.KindReport, map[string][]*Node{manifest.KindEvaluate: evals, manifest.KindShift: shifts}),
 		Params: reportParams{Manifest: m.Name, Runs: labels, Description: m.EffectiveDescription()}}); err != nil {
 		return nil, err
 	}

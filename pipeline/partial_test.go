@@ -27,7 +27,7 @@ func fakeStages(ran map[string]int) map[string]StageFunc {
 		},
 		manifest.KindEvaluate: func(_ context.Context, sc *StageContext) (Outputs, error) {
 			ran[sc.Node.Kind]++
-			m, err := sc.Input(0, "model/global")
+			m, err := sc.Input(manifest.KindTrain, "model/global")
 			if err != nil {
 				return nil, err
 			}

@@ -87,8 +87,8 @@ func shardOwners(plan []PlanEntry, shards int) map[*Node]int {
 		case n.Kind == manifest.KindTrain:
 			owner[n] = t % shards
 			t++
-		case leased(n) && len(n.Inputs) > 0:
-			if o, ok := owner[n.Inputs[0]]; ok {
+		case leased(n) && n.Input(manifest.KindTrain) != nil:
+			if o, ok := owner[n.Input(manifest.KindTrain)]; ok {
 				owner[n] = o
 			}
 		}

@@ -53,7 +53,7 @@ func TestShardOwnersFollowTrainStages(t *testing.T) {
 			perShard[o]++
 			trains++
 		case manifest.KindEvaluate:
-			if to, tok := owner[n.Inputs[0]]; !ok || !tok || o != to {
+			if to, tok := owner[n.Input(manifest.KindTrain)]; !ok || !tok || o != to {
 				t.Errorf("%s: shard %d, its train stage's %d", n.Name, o, to)
 			}
 		default:

@@ -28,10 +28,16 @@ type Context interface {
 	// CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned
 	// with ("" otherwise).
 	CIFAR10CDigest() string
-	// NumInputs is the number of input stages.
-	NumInputs() int
-	// Input returns output name of the stage's i-th input.
-	Input(i int, name string) ([]byte, error)
+	// NumInputs is the number of input stages of kind from (a manifest.Kind*): a
+	// stage's inputs are named by their kinds, never by position.
+	NumInputs(from string) int
+	// Input returns output name (a results.Out* constant) of the stage's input of kind
+	// from: a train stage's partition, an evaluate or shift stage's train stage or
+	// partition.
+	Input(from, name string) ([]byte, error)
+	// InputAt returns output name of the stage's i-th input of kind from (the report's
+	// evaluations, one per run, and shifts).
+	InputAt(from string, i int, name string) ([]byte, error)
 	// Progress reports progress within the stage (e.g. rounds done of rounds total).
 	Progress(done, total int, note string)
 	// Logf prints a message about the stage without disturbing the progress display.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -16,7 +17,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	}
 	defer fin.model.Close()
 	ds, a, model, models := fin.ds, fin.assign, fin.model, fin.models
-	mb, err := sc.Input(0, "metrics")
+	mb, err := sc.Input(manifest.KindTrain, results.OutTrainMetrics)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 		summary.WithFT(&s, clientRows(finalFT), best)
 	}
 	meta := map[string]string{"run": sc.Run().Label(), "config": sc.Run().Config(), "method": sc.Run().Method, "seed": strconv.FormatInt(sc.Run().Seed, 10)}
-	if cb, err := sc.Input(0, "cost"); err == nil {
+	if cb, err := sc.Input(manifest.KindTrain, results.OutTrainCost); err == nil {
 		costs, _, err := results.Decode[results.Cost](cb)
 		if err != nil {
 			return nil, err
@@ -67,7 +68,7 @@ func (env *Env) evaluate(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Outputs{"clients": clients, "summary": summaryTable}, nil
+	return Outputs{results.OutEvaluateClients: clients, results.OutEvaluateSummary: summaryTable}, nil
 }
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

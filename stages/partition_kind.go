@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/partition"
 )
 
@@ -19,5 +20,5 @@ func (env *Env) partition(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Outputs{"assignment": b}, nil
+	return Outputs{results.OutPartitionAssignment: b}, nil
 }

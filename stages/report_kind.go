@@ -12,7 +12,7 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 	entries := make([]summary.Entry, len(sc.Runs()))
 	var costs []summary.CostEntry
 	for i, r := range sc.Runs() {
-		b, err := sc.Input(i, "summary")
+		b, err := sc.InputAt(manifest.KindEvaluate, i, results.OutEvaluateSummary)
 		if err != nil {
 			return nil, err
 		}
@@ -33,8 +33,8 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 		display[e.Config] = e.Display
 	}
 	var shifts []summary.ShiftEntry
-	for i := len(sc.Runs()); i < sc.NumInputs(); i++ {
-		b, err := sc.Input(i, "summary")
+	for i := range sc.NumInputs(manifest.KindShift) {
+		b, err := sc.InputAt(manifest.KindShift, i, results.OutShiftSummary)
 		if err != nil {
 			return nil, err
 		}
@@ -50,5 +50,5 @@ func (env *Env) report(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Outputs{"report.md": []byte(md), "runs": runs}, nil
+	return Outputs{results.OutReportMarkdown: []byte(md), results.OutReportRuns: runs}, nil
 }

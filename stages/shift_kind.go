@@ -105,7 +105,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Outputs{"clients": cb, "summary": sb}, nil
+	return Outputs{results.OutShiftClients: cb, results.OutShiftSummary: sb}, nil
 }
 
 // cifar10cRule says in the shift summary's metadata how CIFAR-10-C rows were made.

@@ -6,6 +6,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/partition"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -47,8 +48,9 @@ func (env *Env) dataset(sc Context) (*data.Dataset, error) {
 	return ds, nil
 }
 
-func (env *Env) assignment(sc Context, input int) (*partition.Assignment, error) {
-	b, err := sc.Input(input, "assignment")
+// assignment reads the stage's partition input.
+func (env *Env) assignment(sc Context) (*partition.Assignment, error) {
+	b, err := sc.Input(manifest.KindPartition, results.OutPartitionAssignment)
 	if err != nil {
 		return nil, err
 	}
@@ -68,14 +70,14 @@ type final struct {
 	global tensor.List
 }
 
-// loadFinal reads a post-training stage's inputs (0: train, 1: partition). The caller
+// loadFinal reads a post-training stage's inputs (its train stage and partition). The caller
 // closes the model.
 func (env *Env) loadFinal(sc Context) (*final, error) {
 	ds, err := env.dataset(sc)
 	if err != nil {
 		return nil, err
 	}
-	a, err := env.assignment(sc, 1)
+	a, err := env.assignment(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +87,7 @@ func (env *Env) loadFinal(sc Context) (*final, error) {
 	}
 	var global tensor.List
 	if train.NeedsGlobal(sc.Run()) {
-		b, err := sc.Input(0, "model/global")
+		b, err := sc.Input(manifest.KindTrain, results.OutTrainEvalGlobal)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +106,7 @@ func (env *Env) loadFinal(sc Context) (*final, error) {
 	return &final{ds: ds, assign: a, method: method, model: model, models: models, global: global}, nil
 }
 
-// finalModels reads the model each client is evaluated with from the train stage (input 0).
+// finalModels reads the model each client is evaluated with from the stage's train input.
 func finalModels(sc Context, clients int) ([]tensor.List, error) {
 	personal := train.PersonalModels(sc.Run())
 	models := make([]tensor.List, clients)
@@ -113,11 +115,11 @@ func finalModels(sc Context, clients int) ([]tensor.List, error) {
 			models[c] = models[0]
 			continue
 		}
-		name := "global"
+		name := results.OutTrainGlobal
 		if personal {
-			name = train.ClientBlobName("model", c)
+			name = results.ClientOutput(results.ClientModel, c)
 		}
-		b, err := sc.Input(0, name)
+		b, err := sc.Input(manifest.KindTrain, name)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := env.assignment(sc, 0)
+	a, err := env.assignment(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 		var putErr error
 		train.EachEvalModel(method, st, a.Clients(), func(c int, m tensor.List) {
 			if putErr == nil {
-				putErr = sc.PutOutput(train.ClientBlobName("model", c), tensor.Encode(m))
+				putErr = sc.PutOutput(results.ClientOutput(results.ClientModel, c), tensor.Encode(m))
 			}
 		})
 		if putErr != nil {
@@ -66,13 +66,13 @@ func (env *Env) train(ctx context.Context, sc Context) (Outputs, error) {
 	}
 	out := map[string][]byte{}
 	if g, ok := train.EvalGlobal(method, st); ok {
-		out["model/global"] = tensor.Encode(g)
+		out[results.OutTrainEvalGlobal] = tensor.Encode(g)
 	}
-	if out["cost"], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {
+	if out[results.OutTrainCost], err = results.Encode(train.Costs(st.Comm, st.Work, a.Clients()), nil); err != nil {
 		return nil, err
 	}
 	if st.Masks != nil {
-		if out["mask_iou"], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
+		if out[results.OutTrainMaskIoU], err = results.Encode(train.PairwiseIoU(st.Masks), nil); err != nil {
 			return nil, err
 		}
 	}

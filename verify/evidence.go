@@ -74,11 +74,9 @@ func testSetOf(store *artifacts.Store, a artifacts.Action, b []byte, e manifest.
 		return testSetInfo{}
 	}
 	var clients []float64
-	if d, ok := a.Outputs["clients"]; ok && e.Metric == "final_client_mean" {
-		if cb, err := store.Get(d); err == nil {
-			if rows, _, err := results.Decode[results.Client](cb); err == nil {
-				clients = ClientAccuracies(rows)
-			}
+	if e.Metric == "final_client_mean" {
+		if rows, _, err := results.ReadFrom[results.Client](store, a, results.OutEvaluateClients); err == nil {
+			clients = ClientAccuracies(rows)
 		}
 	}
 	iv, how, ok := TestSetInterval(s, clients, e.Metric)

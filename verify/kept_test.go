@@ -72,10 +72,10 @@ expect:
 	if cells[0].Verdict != Missing {
 		t.Errorf("all seeds required: fedavg %s, want %s", cells[0].Verdict, Missing)
 	}
-	// The stale kept result of local's seed 1 is held under its old key (here: its train
+	// The stale kept result of local's seed 1 is held under its old key (here: its partition
 	// stage's, which Verify never reads for an evaluation figure).
-	oldKey := artifacts.Digest(localSeed1.Inputs[len(localSeed1.Inputs)-1].Key)
-	keepSummary(t, store, localSeed1.Inputs[len(localSeed1.Inputs)-1], 0.42)
+	oldKey := artifacts.Digest(localSeed1.Input(manifest.KindPartition).Key)
+	keepSummary(t, store, localSeed1.Input(manifest.KindPartition), 0.42)
 	stale := func(n *pipeline.Node) (string, artifacts.Digest, bool) {
 		if n == localSeed1 {
 			return "train: code 6 → 7", oldKey, true

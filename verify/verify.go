@@ -175,9 +175,9 @@ func provenanceOf(store *artifacts.Store, n *pipeline.Node, a artifacts.Action, 
 }
 
 func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, method string, opt Options) (map[string]*measured, []string, error) {
-	kind := manifest.KindEvaluate
+	kind, output := manifest.KindEvaluate, results.OutEvaluateSummary
 	if e.Shift != "" {
-		kind = manifest.KindShift
+		kind, output = manifest.KindShift, results.OutShiftSummary
 	}
 	out := map[string]*measured{}
 	var order []string
@@ -214,7 +214,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 				if ok {
 					c.stale = append(c.stale, why)
 					if oa, held, err := store.GetAction(old); err == nil && held {
-						if b, err := store.Get(oa.Outputs["summary"]); err == nil {
+						if b, err := results.Blob(store, oa, output); err == nil {
 							if v, ok, err := valueOf(b, e); err == nil && ok {
 								c.staleValues = append(c.staleValues, v)
 							}
@@ -225,7 +225,7 @@ func measure(g *pipeline.Graph, store *artifacts.Store, e manifest.Expectation, 
 			continue
 		}
 		c.nodes = append(c.nodes, n.Key.String())
-		b, err := store.Get(a.Outputs["summary"])
+		b, err := results.Blob(store, a, output)
 		if err != nil {
 			c.missing = true
 			continue

@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/verify/audit"
 )
 
 type auditOut struct {
-	Kept    int         `json:"kept"`
-	Audited int         `json:"audited"`
-	Passed  int         `json:"passed"`
-	Cells   []auditCell `json:"cells"`
+	Kept    int          `json:"kept"`
+	Audited int          `json:"audited"`
+	Passed  int          `json:"passed"`
+	Cells   []audit.Cell `json:"cells"`
 }
 
 func auditJSON(t *testing.T, wantCode int, args ...string) auditOut {
@@ -53,15 +55,15 @@ func editAction(t *testing.T, dir, key string, edit func([]byte) []byte) {
 		t.Fatalf("no action %s (%v)", key, err)
 	}
 	var old []byte
-	if d, ok := a.Outputs[train.FingerprintsOutput]; ok {
+	if d, ok := a.Outputs[results.OutTrainFingerprints]; ok {
 		if old, err = s.Get(d); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b := edit(old)
-	delete(a.Outputs, train.FingerprintsOutput)
+	delete(a.Outputs, results.OutTrainFingerprints)
 	if b != nil {
-		if a.Outputs[train.FingerprintsOutput], err = s.Put(b); err != nil {
+		if a.Outputs[results.OutTrainFingerprints], err = s.Put(b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +87,7 @@ func TestAudit(t *testing.T) {
 	fpDigest := map[string]string{}
 	for _, s := range res.Stages {
 		if s.Kind == "train" {
-			trainKey[s.Name], fpDigest[s.Name] = s.Key, s.Outputs[train.FingerprintsOutput]
+			trainKey[s.Name], fpDigest[s.Name] = s.Key, s.Outputs[results.OutTrainFingerprints]
 		}
 	}
 	const local, fedavg = "train local seed=0", "train fedavg seed=0"

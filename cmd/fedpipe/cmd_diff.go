@@ -44,18 +44,6 @@ type diffRun struct {
 
 var diffMetrics = []string{"final_client_mean_pct", "final_pooled_pct", "best_pooled_pct"}
 
-func (r lsRow) metric(name string) *float64 {
-	switch name {
-	case "final_client_mean_pct":
-		return r.FinalMean
-	case "final_pooled_pct":
-		return r.FinalPooled
-	case "best_client_mean_pct":
-		return r.BestMean
-	}
-	return r.BestPooled
-}
-
 // diffCmd compares parameters and metrics of two manifests, two grid cells (MANIFEST#CELL,
 // CELL a run label without its seed), or a manifest's last recorded run and now.
 func diffCmd(c *call) error {
@@ -247,10 +235,10 @@ func compareSides(a, b *diffSide) ([]diffParam, []diffRun) {
 		d := diffRun{Run: k, A: map[string]*float64{}, B: map[string]*float64{}, StateA: "absent", StateB: "absent"}
 		for _, m := range diffMetrics {
 			if okA {
-				d.A[m] = ra.metric(m)
+				d.A[m] = ra.Metric(m)
 			}
 			if okB {
-				d.B[m] = rb.metric(m)
+				d.B[m] = rb.Metric(m)
 			}
 		}
 		if okA {

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results/export"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
@@ -71,156 +69,26 @@ func exportCmd(c *call) error {
 	return nil
 }
 
-// exportTables writes every cached table of g's stages under out as
-// <folder>/<output>.<format>, the stage's folder named by stageFolders
-// (train_fedavg_lr-0.1_seed-0), and the report stage's report.md as out/report.md.
-// Stages not run yet are listed on skippedLog and counted.
+// exportTables writes every cached table of g's stages under out (export.Tables), each
+// stage in its folder (stageFolders), with its run's identity (withIdentity) and test-set
+// intervals (withIntervals).
 func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats []string, skippedLog io.Writer) (files, skipped int, err error) {
-	folders := stageFolders(g)
-	for _, n := range g.Nodes {
-		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
-		if err != nil {
-			return files, skipped, err
-		}
-		if !ok {
-			fmt.Fprintf(skippedLog, "not run yet, skipped: %s\n", n.Name)
-			skipped++
-			continue
-		}
-		// A stage shared by identical method labels is exported under each label.
-		var dirs []string
-		for _, name := range append([]string{n.Name}, aliasNames(n)...) {
-			dirs = append(dirs, filepath.Join(out, folders[name]))
-		}
-		for name, d := range a.Outputs {
-			if tensorOutput(name) {
-				continue // models and masks stay in the store; no need to read them
-			}
-			b, err := store.Get(d)
-			if err != nil {
-				return files, skipped, err
-			}
-			if name == "report.md" {
-				if err := writeFile(filepath.Join(out, "report.md"), b); err != nil {
-					return files, skipped, err
-				}
-				files++
-				continue
-			}
-			if !bytes.HasPrefix(b, []byte("ARROW1")) {
-				continue // other tensors
-			}
-			t, err := table.Decode(b)
-			if err != nil {
-				return files, skipped, fmt.Errorf("%s output %s: %w", n.Name, name, err)
-			}
-			for i, dir := range dirs {
-				// Each label's copy carries its own run identity.
-				tt, bb := t, b
-				if i > 0 {
-					if tt, err = table.Decode(b); err != nil {
-						return files, skipped, err
-					}
-				}
-				view := *n
-				if i > 0 {
-					view.Run = n.Also[i-1]
-				}
-				if pipeline.WithIdentity(tt, g, &view) {
-					bb = nil // re-encoded with the identity columns
-				}
-				if added, err := withIntervals(tt, n, name, store); err != nil {
-					return files, skipped, err
-				} else if added {
-					bb = nil // re-encoded with the test-set intervals
-				}
-				k, err := writeTable(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")), tt, bb, formats)
-				files += k
-				if err != nil {
-					return files, skipped, err
-				}
-			}
-		}
-	}
-	return files, skipped, nil
+	return export.Tables(g, store, out, formats, skippedLog, export.Layout{Folders: stageFolders(g), Aliases: aliasNames,
+		Decorate: func(t *table.Table, n, view *pipeline.Node, name string) (bool, error) {
+			identity := pipeline.WithIdentity(t, g, view)
+			intervals, err := withIntervals(t, n, name, store)
+			return identity || intervals, err
+		}})
 }
 
-// tensorOutput reports whether a stage output is, by its name, a tensor list or mask
-// bundle (the train stage's models, personal states, masks and auxiliary tensors).
-func tensorOutput(name string) bool {
-	if name == "global" {
-		return true
-	}
-	for _, p := range []string{"model/", "personal/", "mask/", "aux/"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// writeTable writes t as base.<format> for each format (arrow, parquet, csv) and returns
-// how many files it wrote. arrow, when not nil, is t's Arrow encoding, written as is.
+// writeTable, writeFile and removeStaleTemps are export's, for export and report.
 func writeTable(base string, t *table.Table, arrow []byte, formats []string) (int, error) {
-	files := 0
-	for _, fm := range formats {
-		var enc []byte
-		var err error
-		switch fm {
-		case "arrow":
-			if enc = arrow; enc == nil {
-				enc, err = table.Encode(t)
-			}
-		case "parquet":
-			enc, err = table.EncodeParquet(t)
-		case "csv":
-			enc, err = table.EncodeCSV(t)
-		default:
-			err = fmt.Errorf("unknown table format %q", fm)
-		}
-		if err != nil {
-			return files, err
-		}
-		if err := writeFile(base+"."+fm, enc); err != nil {
-			return files, err
-		}
-		files++
-	}
-	return files, nil
+	return export.WriteTable(base, t, arrow, formats)
 }
 
-// tmpSuffix ends the name of the temporary file writeFile renames over its target.
-const tmpSuffix = ".tmp"
+func writeFile(path string, b []byte) error { return export.WriteFile(path, b) }
 
-// writeFile writes b to path atomically (temp file, then rename), creating directories. A
-// write that fails (a full disk) removes its temporary file; one a killed process left is
-// removed by the next report or export into the folder (removeStaleTemps).
-func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + tmpSuffix
-	err := os.WriteFile(tmp, b, 0o644)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
-
-// removeStaleTemps removes, under the output folder dir (a report's or an export's,
-// written by this process alone), the temporary files a killed report or export left
-// (NAME.tmp, see writeFile). A folder that does not exist yet has none.
-func removeStaleTemps(dir string) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && strings.HasSuffix(d.Name(), tmpSuffix) {
-			os.Remove(p)
-		}
-		return nil
-	})
-}
+func removeStaleTemps(dir string) { export.RemoveStaleTemps(dir) }
 
 // aliasNames names a shared stage as each other label it serves ("train y seed=0").
 func aliasNames(n *pipeline.Node) []string {

@@ -1,55 +1,38 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// Run states in `fedpipe ls`.
-const (
-	lsCached  = "cached"  // the run's evaluation is in the store
-	lsStale   = "stale"   // it ran before, but something it depends on changed since
-	lsMissing = "missing" // it never ran
+// The rows of `fedpipe ls` and their parts, as package listing reads them (the names the
+// other commands and the tests use).
+type (
+	lsRow        = listing.Row
+	lsEval       = listing.Eval
+	runIntervals = listing.Intervals
 )
 
-// lsRow is one run in `fedpipe ls`: its identity, swept parameters, state and metrics
-// (accuracies in percent; nil when not computed).
-type lsRow struct {
-	Manifest string `json:"manifest"`
-	Label    string `json:"label"`
-	Method   string `json:"method"`
-	Seed     int64  `json:"seed"`
-	// Params are the run's grid choices by field path.
-	Params map[string]string `json:"params"`
-	State  string            `json:"state"`
-	// Reason says why a stale run would rerun.
-	Reason string `json:"reason,omitempty"`
-	// Key is the key of the run's evaluate stage.
-	Key string `json:"key"`
-	// FinalMean and FinalPooled are the final test accuracy (mean over clients, pooled over
-	// test samples); BestMean and BestPooled the best at the evaluation rounds.
-	FinalMean   *float64 `json:"final_client_mean_pct"`
-	FinalPooled *float64 `json:"final_pooled_pct"`
-	BestMean    *float64 `json:"best_client_mean_pct"`
-	BestPooled  *float64 `json:"best_pooled_pct"`
-	// Provenance is where and how the run's train stage was computed (nil: not cached, or
-	// recorded before fedpipe kept provenance).
-	Provenance *pipeline.Provenance `json:"provenance,omitempty"`
-	// Evals are the run's evaluation rounds (ls --evals; cached runs only).
-	Evals []lsEval `json:"evals,omitempty"`
-	// Intervals are the run's 95 % test-set intervals (cached runs only).
-	Intervals runIntervals `json:"test_set_intervals"`
+// Run states in `fedpipe ls` (listing's).
+const (
+	lsCached  = listing.Cached
+	lsStale   = listing.Stale
+	lsMissing = listing.Missing
+)
+
+// listRuns reads the state and metrics of every run of g (listing.List).
+func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
+	return listing.List(g, store, cachedIntervals)
 }
+
+func fmtPct(v *float64) string { return listing.Pct(v) }
+
+// lsIntervalHeader names the test-set interval columns ls --csv and export add.
+var lsIntervalHeader = listing.IntervalHeader
 
 // lsCmd lists every run of the manifests: one row per run.
 func lsCmd(c *call) error { return lsRuns(c, false) }
@@ -103,7 +86,7 @@ func lsRuns(c *call, showFlag bool) error {
 			return fail(err)
 		}
 		if *evals {
-			if err := withEvals(r, g, store); err != nil {
+			if err := listing.WithEvals(r, g, store); err != nil {
 				return fail(err)
 			}
 		}
@@ -113,243 +96,21 @@ func lsRuns(c *call, showFlag bool) error {
 	case f.json:
 		return writeJSON(stdout, map[string]any{"runs": rows})
 	case *evals && *asCSV:
-		return writeEvalsCSV(stdout, rows)
+		return csvErr(listing.WriteEvalsCSV(stdout, rows))
 	case *evals:
-		writeEvalsTable(stdout, rows)
+		listing.WriteEvalsTable(stdout, rows)
 		return nil
 	case *asCSV:
-		return writeLsCSV(stdout, rows)
+		return csvErr(listing.WriteCSV(stdout, rows))
 	}
-	writeLsTable(stdout, rows, *withProv)
+	listing.WriteTable(stdout, rows, *withProv)
 	return nil
 }
 
-// listRuns reads the state and metrics of every run of g.
-func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
-	plan, err := pipeline.Plan(g, store, &pipeline.LogCapture{})
+// csvErr is how ls ends when writing its CSV failed (a closed pipe): exit 1, no message.
+func csvErr(err error) error {
 	if err != nil {
-		return nil, err
-	}
-	var rows []lsRow
-	for _, p := range plan {
-		n := p.Node
-		if n.Kind != manifest.KindEvaluate || n.Run == nil {
-			continue
-		}
-		r := n.Run
-		row := lsRow{Manifest: g.Manifest.File, Label: r.Label(), Method: r.MethodName, Seed: r.Seed,
-			Params: map[string]string{}, Key: n.Key.String(), State: lsCached}
-		for _, a := range r.Vary {
-			row.Params[a.Path] = a.Value
-		}
-		if p.State != pipeline.StateCached {
-			row.State, row.Reason = lsStale, p.Reason
-			if p.Reason == "never ran" {
-				row.State, row.Reason = lsMissing, ""
-			}
-			rows = append(rows, row)
-			continue
-		}
-		if t := pipeline.TrainOf(n); t != nil {
-			if pv, ok, err := pipeline.StageProvenance(store, t); err != nil {
-				return nil, err
-			} else if ok {
-				row.Provenance = &pv
-			}
-		}
-		if s, ok, err := cachedSummary(store, n); err != nil {
-			return nil, err
-		} else if ok {
-			pct := func(v float64) *float64 { v *= 100; return &v }
-			row.FinalMean, row.FinalPooled = pct(s.Mean), pct(s.Pooled)
-			row.BestMean, row.BestPooled = pct(s.Best.Mean), pct(s.Best.Pooled)
-			if row.Intervals, err = cachedIntervals(store, row.Key, s); err != nil {
-				return nil, err
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
-
-// cachedSummary reads an evaluate stage's cached summary.
-func cachedSummary(store *artifacts.Store, n *pipeline.Node) (results.Summary, bool, error) {
-	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
-	if err != nil || !ok {
-		return results.Summary{}, false, err
-	}
-	d, ok := a.Outputs["summary"]
-	if !ok {
-		return results.Summary{}, false, nil
-	}
-	b, err := store.Get(d)
-	if err != nil {
-		return results.Summary{}, false, nil
-	}
-	rows, _, err := results.Decode[results.Summary](b)
-	if err != nil || len(rows) != 1 {
-		return results.Summary{}, false, fmt.Errorf("%s: summary: %v (%d rows)", n.Name, err, len(rows))
-	}
-	return rows[0], true, nil
-}
-
-// sweptPaths lists the grid paths of the rows in order of first appearance.
-func sweptPaths(rows []lsRow) []string {
-	var paths []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		for _, p := range sortedParamPaths(r) {
-			if !seen[p] {
-				seen[p] = true
-				paths = append(paths, p)
-			}
-		}
-	}
-	return paths
-}
-
-func sortedParamPaths(r lsRow) []string {
-	// Params came from Run.Vary, whose order the label keeps: recover it from the label.
-	var out []string
-	for p := range r.Params {
-		out = append(out, p)
-	}
-	idx := func(p string) int {
-		return strings.Index(r.Label, " "+manifest.ShortPath(p)+"=")
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && idx(out[j]) < idx(out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
-func fmtPct(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', 2, 64)
-}
-
-// lsHeader and lsCells lay rows out for the table and CSV: identity, swept parameters,
-// state, metrics.
-func lsHeader(paths []string, multi bool) []string {
-	h := []string{"label", "method", "seed"}
-	if multi {
-		h = append([]string{"manifest"}, h...)
-	}
-	h = append(h, paths...)
-	return append(h, "state", "final_client_mean_pct", "final_pooled_pct", "best_client_mean_pct", "best_pooled_pct")
-}
-
-// lsProvHeader and lsProvCells are the provenance columns the CSV (always) and the table
-// (with --provenance) add after the metrics.
-var lsProvHeader = []string{"fedpipe_version", "commit", "backend", "cpu", "threads", "train_wall_seconds", "peak_rss_bytes", "date"}
-
-func lsProvCells(r lsRow) []string {
-	p := r.Provenance
-	if p == nil {
-		return make([]string, len(lsProvHeader))
-	}
-	num := func(v int64) string {
-		if v == 0 {
-			return ""
-		}
-		return strconv.FormatInt(v, 10)
-	}
-	return []string{p.Version, p.Commit, p.Backend, p.CPU, num(int64(p.Threads)), strconv.FormatFloat(p.Seconds, 'f', 3, 64), num(p.PeakRSS), p.Date}
-}
-
-func lsCells(r lsRow, paths []string, multi bool) []string {
-	c := []string{r.Label, r.Method, strconv.FormatInt(r.Seed, 10)}
-	if multi {
-		c = append([]string{r.Manifest}, c...)
-	}
-	for _, p := range paths {
-		c = append(c, r.Params[p])
-	}
-	return append(c, r.State, fmtPct(r.FinalMean), fmtPct(r.FinalPooled), fmtPct(r.BestMean), fmtPct(r.BestPooled))
-}
-
-func multiManifest(rows []lsRow) bool {
-	for _, r := range rows {
-		if r.Manifest != rows[0].Manifest {
-			return true
-		}
-	}
-	return false
-}
-
-func writeLsCSV(w io.Writer, rows []lsRow) error {
-	paths, multi := sweptPaths(rows), multiManifest(rows)
-	cw := csv.NewWriter(w)
-	_ = cw.Write(append(append(lsHeader(paths, multi), lsProvHeader...), lsIntervalHeader...))
-	for _, r := range rows {
-		_ = cw.Write(append(append(lsCells(r, paths, multi), lsProvCells(r)...), lsIntervalCells(r)...))
-	}
-	cw.Flush()
-	if cw.Error() != nil {
 		return exitErr(exitFailure)
 	}
 	return nil
-}
-
-func writeLsTable(w io.Writer, rows []lsRow, prov bool) {
-	paths, multi := sweptPaths(rows), multiManifest(rows)
-	h := lsHeader(paths, multi)
-	for i, p := range paths {
-		h[i+3+boolInt(multi)] = manifest.ShortPath(p)
-	}
-	n := len(h)
-	h[n-4], h[n-3], h[n-2], h[n-1] = "final %", "pooled %", "best %", "best pooled %"
-	if prov {
-		h = append(h, "commit", "backend", "threads", "train s", "peak RSS", "date")
-	}
-	h = append(h, lsIntervalShortHeader...)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(h, "\t"))
-	counts := map[string]int{}
-	for _, r := range rows {
-		c := lsCells(r, paths, multi)
-		for i := n - 4; i < n; i++ {
-			if c[i] == "" {
-				c[i] = "-"
-			}
-		}
-		if prov {
-			c = append(c, lsProvShort(r.Provenance)...)
-		}
-		c = append(c, lsIntervalShort(r)...)
-		fmt.Fprintln(tw, strings.Join(c, "\t"))
-		counts[r.State]++
-	}
-	_ = tw.Flush()
-	fmt.Fprintf(w, "%d runs: %d cached, %d stale, %d missing\n", len(rows), counts[lsCached], counts[lsStale], counts[lsMissing])
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// lsProvShort is the provenance as the table shows it: the commit's first 12 characters,
-// the wall time in seconds and the peak RSS in MiB; "-" where not recorded.
-func lsProvShort(p *pipeline.Provenance) []string {
-	if p == nil {
-		return []string{"-", "-", "-", "-", "-", "-"}
-	}
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
-	}
-	rss := "-"
-	if m := p.PeakRSSMiB(); m != "" {
-		rss = m + " MiB"
-	}
-	return []string{dash(p.ShortCommit()), dash(p.Backend), dash(p.ThreadsText()), fmt.Sprintf("%.1f", p.Seconds), rss, dash(p.Date)}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/verify/reproduced"
 )
 
 // reproducedOut is what `fedpipe reproduced --json` prints.
@@ -165,7 +167,7 @@ func TestReproducedCountsCellsNeedingInitApart(t *testing.T) {
 func TestReproducedAloneChecksEveryTable(t *testing.T) {
 	kept := filepath.Join("..", "..", "reproduced")
 	var tables []string
-	for _, p := range tablePatterns {
+	for _, p := range reproduced.TablePatterns {
 		m, _ := filepath.Glob(filepath.Join("..", "..", "manifests", p))
 		tables = append(tables, m...)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
+	fpresults "github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/train"
@@ -77,7 +78,7 @@ func runCmd(c *call) error {
 	}
 	reportMD := ""
 	if last := results[len(results)-1]; last.Kind == manifest.KindReport {
-		if d, err := artifacts.ParseDigest(last.Outputs["report.md"]); err == nil {
+		if d, err := artifacts.ParseDigest(last.Outputs[fpresults.OutReportMarkdown]); err == nil {
 			if b, err := store.Get(d); err == nil {
 				reportMD = string(b)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -74,7 +76,7 @@ func pairedDiff(a, b *diffSide, store *artifacts.Store) ([]diffPaired, error) {
 		for _, m := range diffMetrics {
 			var va, vb []float64
 			for _, p := range ps {
-				x, y := p.a.metric(m), p.b.metric(m)
+				x, y := p.a.Metric(m), p.b.Metric(m)
 				if x != nil && y != nil && !math.IsNaN(*x) && !math.IsNaN(*y) {
 					va, vb = append(va, *x), append(vb, *y)
 				}
@@ -143,19 +145,13 @@ func runClients(store *artifacts.Store, key string) ([]results.Client, bool, err
 	if err != nil {
 		return nil, false, nil
 	}
-	a, ok, err := store.GetAction(d)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	blob, ok := a.Outputs["clients"]
-	if !ok {
-		return nil, false, nil
-	}
-	b, err := store.Get(blob)
-	if err != nil {
+	rows, _, err := results.Read[results.Client](store, d, results.OutEvaluateClients)
+	if results.Missing(err) {
 		return nil, false, nil // a missing or corrupt blob is a miss, as everywhere in fedpipe
 	}
-	rows, _, err := results.Decode[results.Client](b)
+	if err != nil && !errors.Is(err, results.ErrDecode) {
+		return nil, false, err
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("evaluate %s: clients: %w", key[:12], err)
 	}
@@ -214,12 +210,7 @@ func fmtSummary(s stats.Summary) string {
 }
 
 // fmtInterval is "[lo, hi]" with two decimals, or "—" when it cannot be computed.
-func fmtInterval(iv stats.Interval) string {
-	if !iv.Valid() {
-		return "—"
-	}
-	return fmt.Sprintf("[%.2f, %.2f]", iv.Lo, iv.Hi)
-}
+func fmtInterval(iv stats.Interval) string { return listing.FormatInterval(iv) }
 
 // fmtPaired lays a comparison out as diff's columns: unit, n, mean Δ, interval, p, test.
 func fmtPaired(p stats.Paired) string {

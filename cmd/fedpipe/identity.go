@@ -10,6 +10,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/safetensors"
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
@@ -29,7 +30,7 @@ func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, 
 		}
 		dir := filepath.Join(out, folders[n.Name])
 		for name, d := range a.Outputs {
-			if !tensorOutput(name) {
+			if !results.TensorOutput(name) {
 				continue
 			}
 			b, err := store.Get(d)

@@ -12,14 +12,6 @@ import (
 	"github.com/fedpipe/fedpipe/verify"
 )
 
-// runIntervals are one run's 95 % test-set intervals (percent): the pooled accuracy's
-// (Wilson over the pooled test samples) and the client mean's (bootstrap over the clients,
-// verify.BootstrapSeed). Neither says anything about another training seed.
-type runIntervals struct {
-	Pooled     *stats.Interval `json:"final_pooled_test_set_ci95_pct,omitempty"`
-	ClientMean *stats.Interval `json:"final_client_mean_bootstrap_ci95_pct,omitempty"`
-}
-
 // intervalsOf computes a run's test-set intervals from its summary and clients table
 // (nil: not read).
 func intervalsOf(s results.Summary, clients []results.Client) runIntervals {
@@ -43,38 +35,10 @@ func cachedIntervals(store *artifacts.Store, key string, s results.Summary) (run
 	return intervalsOf(s, clients), nil
 }
 
-// lsIntervalHeader and lsIntervalCells are the test-set interval columns ls --csv adds
-// after the provenance columns.
-var lsIntervalHeader = []string{"final_pooled_test_set_ci95_lo_pct", "final_pooled_test_set_ci95_hi_pct",
-	"final_client_mean_bootstrap_ci95_lo_pct", "final_client_mean_bootstrap_ci95_hi_pct"}
-
-func lsIntervalCells(r lsRow) []string {
-	ends := func(iv *stats.Interval) []string {
-		if iv == nil {
-			return []string{"", ""}
-		}
-		return []string{fmtPct(&iv.Lo), fmtPct(&iv.Hi)}
-	}
-	return append(ends(r.Intervals.Pooled), ends(r.Intervals.ClientMean)...)
-}
-
-// lsIntervalShort is the table's pair of interval columns: "[lo, hi]" or "-".
-var lsIntervalShortHeader = []string{"final 95% (bootstrap over clients)", "pooled 95% (test set)"}
-
-func lsIntervalShort(r lsRow) []string {
-	f := func(iv *stats.Interval) string {
-		if iv == nil {
-			return "-"
-		}
-		return fmtInterval(*iv)
-	}
-	return []string{f(r.Intervals.ClientMean), f(r.Intervals.Pooled)}
-}
-
 // withIntervals adds an evaluate stage's summary table (export) the run's test-set
 // intervals as columns, in percent; it reports whether it added any.
 func withIntervals(t *table.Table, n *pipeline.Node, output string, store *artifacts.Store) (bool, error) {
-	if n.Kind != manifest.KindEvaluate || output != "summary" || t.NumRows() != 1 || t.Col(lsIntervalHeader[0]) != nil {
+	if n.Kind != manifest.KindEvaluate || output != results.OutEvaluateSummary || t.NumRows() != 1 || t.Col(lsIntervalHeader[0]) != nil {
 		return false, nil
 	}
 	rows, err := results.FromTable[results.Summary](t)

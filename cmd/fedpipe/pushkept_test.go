@@ -9,7 +9,9 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/model"
+	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/verify/audit"
 )
 
 // keptBody is tinyManifest with one seed and published cells for both methods.
@@ -118,9 +120,9 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	}
 	// On a machine without the backend: not audited bit for bit, saying why; the
 	// cross-backend check stands in.
-	backendHere = func(id string) (string, string) { return "", "made on fpcpu, which this machine lacks" }
+	audit.BackendHere = func(id string) (string, string) { return "", "made on fpcpu, which this machine lacks" }
 	code, out, errOut = fedpipe(t, "reproduced", m, "--kept", kept, "--audit", "2")
-	backendHere = model.BackendHere
+	audit.BackendHere = model.BackendHere
 	if code != 0 || !strings.Contains(out, "not audited bit for bit: made on fpcpu, which this machine lacks") ||
 		!strings.Contains(out, "0 reproduce their fingerprints") || !strings.Contains(out, "cross-backend check: pass") {
 		t.Errorf("audit of a backend this machine lacks: exit %d\n%s%s", code, out, errOut)
@@ -157,7 +159,7 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("fpcpu's train result in its store: %v %v", ok, err)
 	}
-	b, err := s.Get(a.Outputs[train.SketchOutput])
+	b, err := s.Get(a.Outputs[results.OutTrainSketch])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +177,8 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	genuine := a.Outputs[train.SketchOutput]
-	a.Outputs[train.SketchOutput] = d
+	genuine := a.Outputs[results.OutTrainSketch]
+	a.Outputs[results.OutTrainSketch] = d
 	if err := s.PutAction(key, a); err != nil {
 		t.Fatal(err)
 	}
@@ -193,16 +195,16 @@ func TestKeptResultOfAnotherBackend(t *testing.T) {
 	if s, err = artifacts.Open(store("fpcpu"), artifacts.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	delete(a.Outputs, train.SketchOutput)
+	delete(a.Outputs, results.OutTrainSketch)
 	if err := s.PutAction(key, a); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	old := filepath.Join(dir, "old")
 	push("fpcpu", old)
-	backendHere = func(id string) (string, string) { return "", "made on fpcpu, which this machine lacks" }
+	audit.BackendHere = func(id string) (string, string) { return "", "made on fpcpu, which this machine lacks" }
 	code, out, errOut = fedpipe(t, "reproduced", m, "--kept", old, "--audit", "2")
-	backendHere = model.BackendHere
+	audit.BackendHere = model.BackendHere
 	if code != exitMismatch || !strings.Contains(out, "| unchecked |") || !strings.Contains(out, "cross-backend check: no sketch kept") {
 		t.Errorf("audit of a result without a sketch on a backend not here: exit %d, want %d\n%s%s", code, exitMismatch, out, errOut)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results"
 )
 
 // remoteFlags are the flags of the commands that can use a remote.
@@ -82,10 +83,10 @@ func (r *remoteFlags) open(ctx context.Context, logf func(string, ...any)) (*rem
 
 // resultOutput reports whether push --results-only keeps a stage output: every output
 // that export reads (tables, summaries, the report), none that it skips as a tensor
-// (models, personal states, masks, auxiliary tensors; tensorOutput). verify and ls read
+// (models, personal states, masks, auxiliary tensors; results.TensorOutput). verify and ls read
 // the evaluations' summaries, and report the summaries, metrics, cost, selection and
 // mask tables, all of which export reads too.
-func resultOutput(name string) bool { return !tensorOutput(name) }
+func resultOutput(name string) bool { return !results.TensorOutput(name) }
 
 // remoteExit maps an error opening a remote to an exit code.
 func remoteExit(err error) int {

@@ -52,27 +52,23 @@ type collected struct {
 	manifests []string
 }
 
-// outputs returns the cached outputs of node n, or nil when it has not run.
-func outputs(store *artifacts.Store, n *pipeline.Node) (map[string]artifacts.Digest, error) {
-	a, ok, err := store.GetAction(artifacts.Digest(n.Key))
-	if err != nil || !ok {
-		return nil, err
+// cached returns the cached result of node n; ok is false when it has not run.
+func cached(store *artifacts.Store, n *pipeline.Node) (a artifacts.Action, ok bool, err error) {
+	a, err = results.Action(store, artifacts.Digest(n.Key))
+	if results.Missing(err) {
+		return a, false, nil
 	}
-	return a.Outputs, nil
+	return a, err == nil, err
 }
 
 // readRows decodes output name of a cached action as rows of T; ok is false when the
 // output is absent or unreadable (a corrupt blob is a miss, as everywhere in fedpipe).
-func readRows[T any](store *artifacts.Store, outs map[string]artifacts.Digest, name string) (rows []T, meta map[string]string, ok bool, err error) {
-	d, ok := outs[name]
-	if !ok {
+func readRows[T any](store *artifacts.Store, a artifacts.Action, name string) (rows []T, meta map[string]string, ok bool, err error) {
+	rows, meta, err = results.ReadFrom[T](store, a, name)
+	if results.Missing(err) {
 		return nil, nil, false, nil
 	}
-	b, err := store.Get(d)
 	if err != nil {
-		return nil, nil, false, nil
-	}
-	if rows, meta, err = results.Decode[T](b); err != nil {
 		return nil, nil, false, fmt.Errorf("output %s: %w", name, err)
 	}
 	return rows, meta, true, nil
@@ -171,19 +167,19 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 		if n.Run == nil || (n.Kind != manifest.KindEvaluate && n.Kind != manifest.KindTrain && n.Kind != manifest.KindShift) {
 			continue
 		}
-		outs, err := outputs(store, n)
+		outs, done, err := cached(store, n)
 		if err != nil {
 			return err
 		}
 		// A stage shared by identical method labels serves each of their runs.
 		for _, r := range n.RunsOf() {
 			x := get(r)
-			if outs == nil {
+			if !done {
 				continue
 			}
 			switch n.Kind {
 			case manifest.KindEvaluate:
-				rows, meta, ok, err := readRows[results.Summary](store, outs, "summary")
+				rows, meta, ok, err := readRows[results.Summary](store, outs, results.OutEvaluateSummary)
 				if err != nil || !ok {
 					return wrap(n, err)
 				}
@@ -191,7 +187,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
 				}
 				x.summary = &rows[0]
-				if x.clients, _, _, err = readRows[results.Client](store, outs, "clients"); err != nil {
+				if x.clients, _, _, err = readRows[results.Client](store, outs, results.OutEvaluateClients); err != nil {
 					return wrap(n, err)
 				}
 				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method, manifest.CostReference(x.r.Method)); ok {
@@ -204,17 +200,17 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 				} else if ok {
 					x.prov = &p
 				}
-				if x.metrics, _, _, err = readRows[results.Metric](store, outs, "metrics"); err != nil {
+				if x.metrics, _, _, err = readRows[results.Metric](store, outs, results.OutTrainMetrics); err != nil {
 					return wrap(n, err)
 				}
-				if x.sel, _, _, err = readRows[results.Selection](store, outs, "selection"); err != nil {
+				if x.sel, _, _, err = readRows[results.Selection](store, outs, results.OutTrainSelection); err != nil {
 					return wrap(n, err)
 				}
-				if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, "mask_iou"); err != nil {
+				if x.iou, _, _, err = readRows[results.MaskIoU](store, outs, results.OutTrainMaskIoU); err != nil {
 					return wrap(n, err)
 				}
 			case manifest.KindShift:
-				rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, "summary")
+				rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, results.OutShiftSummary)
 				if err != nil {
 					return wrap(n, err)
 				}

@@ -64,10 +64,6 @@ func (st *State) slots() []Slot {
 	return out
 }
 
-// ClientBlobName names client c's blob of a kind ("personal/00003", "model/00003"): the
-// one naming of per-client blobs, for checkpoints and the train stage's outputs.
-func ClientBlobName(prefix string, c int) string { return fmt.Sprintf("%s/%05d", prefix, c) }
-
 // EncodeState turns a training state into named blobs: a checkpoint, and the bulk of a
 // train stage's outputs. Per-client tensors a method has not set are left out.
 func EncodeState(st *State) (map[string][]byte, error) {
@@ -101,12 +97,12 @@ func MoveState(st *State, put func(name string, b []byte) error) error {
 
 // writeState is WriteState, with release: MoveState.
 func writeState(st *State, put func(name string, b []byte) error, release bool) error {
-	if err := put("global", tensor.Encode(st.Global)); err != nil {
+	if err := put(results.OutTrainGlobal, tensor.Encode(st.Global)); err != nil {
 		return err
 	}
 	for c, p := range st.Personal {
 		if p != nil {
-			if err := put(ClientBlobName("personal", c), tensor.Encode(p)); err != nil {
+			if err := put(results.ClientOutput(results.ClientPersonal, c), tensor.Encode(p)); err != nil {
 				return err
 			}
 			if release {
@@ -120,7 +116,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 			for _, t := range m {
 				b.Masks = append(b.Masks, tensor.MaskOf(t))
 			}
-			if err := put(ClientBlobName("mask", c), tensor.EncodeBundle(b)); err != nil {
+			if err := put(results.ClientOutput(results.ClientMask, c), tensor.EncodeBundle(b)); err != nil {
 				return err
 			}
 			if release {
@@ -131,7 +127,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 	for _, s := range st.slots() {
 		for i := 0; i < s.Len; i++ {
 			if l := s.Get(i); l != nil {
-				if err := put(ClientBlobName("aux/"+s.Name, i), tensor.Encode(l)); err != nil {
+				if err := put(results.ClientOutput(results.ClientAux+"/"+s.Name, i), tensor.Encode(l)); err != nil {
 					return err
 				}
 				if release && s.Drop != nil {
@@ -141,7 +137,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 		}
 	}
 	if len(st.Fingerprints) > 0 {
-		if err := put(FingerprintsOutput, EncodeFingerprints(st.Fingerprints)); err != nil {
+		if err := put(results.OutTrainFingerprints, EncodeFingerprints(st.Fingerprints)); err != nil {
 			return err
 		}
 	}
@@ -150,7 +146,7 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 		if err != nil {
 			return err
 		}
-		if err := put(SketchOutput, b); err != nil {
+		if err := put(results.OutTrainSketch, b); err != nil {
 			return err
 		}
 	}
@@ -161,22 +157,22 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 		return put(name, b)
 	}
 	b, err := results.Encode(st.Metrics, map[string]string{"round": strconv.Itoa(st.Round)})
-	if err := table("metrics", b, err); err != nil {
+	if err := table(results.OutTrainMetrics, b, err); err != nil {
 		return err
 	}
 	// Only methods that select (masks) have a selection table; others wrote an empty one.
 	if st.Masks != nil || len(st.Selection) > 0 {
 		b, err := results.Encode(st.Selection, nil)
-		if err := table("selection", b, err); err != nil {
+		if err := table(results.OutTrainSelection, b, err); err != nil {
 			return err
 		}
 	}
 	b, err = results.Encode(st.Comm, nil)
-	if err := table("comm", b, err); err != nil {
+	if err := table(results.OutTrainComm, b, err); err != nil {
 		return err
 	}
 	b, err = results.Encode(st.Work, nil)
-	return table("work", b, err)
+	return table(results.OutTrainWork, b, err)
 }
 
 // DecodeState reverses EncodeState (and EncodeCheckpoint) for a run of method m (as
@@ -184,14 +180,14 @@ func writeState(st *State, put func(name string, b []byte) error, release bool) 
 func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error) {
 	st := &State{}
 	var err error
-	if st.Global, err = tensor.Decode(blobs["global"]); err != nil {
+	if st.Global, err = tensor.Decode(blobs[results.OutTrainGlobal]); err != nil {
 		return nil, err
 	}
 	// The method's own Init says which per-client slots exist; fill them from the blobs.
 	m.Init(st, clients)
 	for c := range st.Personal {
 		st.Personal[c] = nil
-		if b, ok := blobs[ClientBlobName("personal", c)]; ok {
+		if b, ok := blobs[results.ClientOutput(results.ClientPersonal, c)]; ok {
 			if st.Personal[c], err = tensor.Decode(b); err != nil {
 				return nil, err
 			}
@@ -199,7 +195,7 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	}
 	for c := range st.Masks {
 		st.Masks[c] = nil
-		if b, ok := blobs[ClientBlobName("mask", c)]; ok {
+		if b, ok := blobs[results.ClientOutput(results.ClientMask, c)]; ok {
 			bundle, err := tensor.DecodeBundle(b)
 			if err != nil {
 				return nil, err
@@ -211,21 +207,21 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 	}
 	for _, s := range st.slots() {
 		for i := 0; i < s.Len; i++ {
-			if b, ok := blobs[ClientBlobName("aux/"+s.Name, i)]; ok {
+			if b, ok := blobs[results.ClientOutput(results.ClientAux+"/"+s.Name, i)]; ok {
 				l, err := tensor.Decode(b)
 				if err != nil {
 					return nil, err
 				}
 				if err := s.Set(i, l); err != nil {
-					return nil, fmt.Errorf("checkpoint blob %s: %w", ClientBlobName("aux/"+s.Name, i), err)
+					return nil, fmt.Errorf("checkpoint blob %s: %w", results.ClientOutput(results.ClientAux+"/"+s.Name, i), err)
 				}
 			}
 		}
 	}
-	if st.Fingerprints, err = DecodeFingerprints(blobs[FingerprintsOutput]); err != nil {
+	if st.Fingerprints, err = DecodeFingerprints(blobs[results.OutTrainFingerprints]); err != nil {
 		return nil, err
 	}
-	if b, ok := blobs[SketchOutput]; ok {
+	if b, ok := blobs[results.OutTrainSketch]; ok {
 		if st.Sketch, err = DecodeSketch(b); err != nil {
 			return nil, err
 		}
@@ -245,21 +241,21 @@ func DecodeState(blobs map[string][]byte, clients int, m Method) (*State, error)
 func decodeTables(blobs map[string][]byte, st *State) error {
 	var meta map[string]string
 	var err error
-	if st.Metrics, meta, err = results.Decode[results.Metric](blobs["metrics"]); err != nil {
+	if st.Metrics, meta, err = results.Decode[results.Metric](blobs[results.OutTrainMetrics]); err != nil {
 		return err
 	}
 	if st.Round, err = strconv.Atoi(meta["round"]); err != nil {
 		return fmt.Errorf("checkpoint has no round")
 	}
-	if b, ok := blobs["selection"]; ok {
+	if b, ok := blobs[results.OutTrainSelection]; ok {
 		if st.Selection, _, err = results.Decode[results.Selection](b); err != nil {
 			return err
 		}
 	}
-	if st.Comm, _, err = results.Decode[results.Comm](blobs["comm"]); err != nil {
+	if st.Comm, _, err = results.Decode[results.Comm](blobs[results.OutTrainComm]); err != nil {
 		return err
 	}
-	if b, ok := blobs["work"]; ok {
+	if b, ok := blobs[results.OutTrainWork]; ok {
 		if st.Work, _, err = results.Decode[results.Work](b); err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ const checkpointChunkRounds = 10
 const checkpointRoundBlob = "round"
 
 // tableNames are the per-round tables of a state, in the order a chunk holds them.
-var tableNames = []string{"metrics", "selection", "comm", "work"}
+var tableNames = []string{results.OutTrainMetrics, results.OutTrainSelection, results.OutTrainComm, results.OutTrainWork}
 
 // chunkName names the blob of chunk k.
 func chunkName(k int) string { return fmt.Sprintf("rows/%06d", k) }
@@ -149,13 +149,13 @@ func readChunks(blobs map[string][]byte, st *State) error {
 				continue
 			}
 			switch name {
-			case "metrics":
+			case results.OutTrainMetrics:
 				err = appendRows(&st.Metrics, tb)
-			case "selection":
+			case results.OutTrainSelection:
 				err = appendRows(&st.Selection, tb)
-			case "comm":
+			case results.OutTrainComm:
 				err = appendRows(&st.Comm, tb)
-			case "work":
+			case results.OutTrainWork:
 				err = appendRows(&st.Work, tb)
 			}
 			if err != nil {

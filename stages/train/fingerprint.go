@@ -15,10 +15,6 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
 
-// FingerprintsOutput names the train stage's output (and checkpoint blob) holding the
-// per-round fingerprints: one line "round<TAB>hex" per round, in round order.
-const FingerprintsOutput = "fingerprints"
-
 // A Fingerprint is the SHA-256 digest of a run's state after one round (StateDigest).
 type Fingerprint struct {
 	Round  int

@@ -47,7 +47,7 @@ type BernoulliSampler interface {
 }
 
 // GlobalEvaluator is implemented by methods whose global model is not st.Global as is
-// (DM-PFL's θ_g = w_g ⊙ m_g); the train stage stores it as "model/global".
+// (DM-PFL's θ_g = w_g ⊙ m_g); the train stage stores it as results.OutTrainEvalGlobal.
 type GlobalEvaluator interface {
 	EvalGlobal(st *State) tensor.List
 }

@@ -9,12 +9,11 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 )
 
-// SketchOutput names the train stage's output (and checkpoint blob) holding the sketch of
-// the state after round SketchRound (Sketch, JSON). It lets a result made on one backend be
-// checked on another: the bits differ between backends, a fingerprint says only "equal or
-// not", but a sketch can be compared within a tolerance. Outputs are not part of any key:
-// a result made before sketches were kept simply has none.
-const SketchOutput = "sketch"
+// The train stage's output (and checkpoint blob) results.OutTrainSketch holds the sketch
+// of the state after round SketchRound (Sketch, JSON). It lets a result made on one backend
+// be checked on another: the bits differ between backends, a fingerprint says only "equal
+// or not", but a sketch can be compared within a tolerance. Outputs are not part of any
+// key: a result made before sketches were kept simply has none.
 
 // SketchRound is the round after which the train stage sketches its state.
 const SketchRound = 1

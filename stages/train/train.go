@@ -44,11 +44,12 @@ type State struct {
 	// training FLOPs they cost (see Local.Work).
 	Work []Work
 	// Fingerprints holds the digest of the state after each round (StateDigest), stored
-	// as the train stage's "fingerprints" output so that an audit can recompute them.
+	// as the train stage's results.OutTrainFingerprints output so that an audit can
+	// recompute them.
 	Fingerprints []Fingerprint
 	// Sketch is the sketch of the state after round SketchRound (SketchState), stored as
-	// the train stage's "sketch" output for the cross-backend check; nil before that round,
-	// and in a run continued from a result that predates sketches.
+	// the train stage's results.OutTrainSketch output for the cross-backend check; nil
+	// before that round, and in a run continued from a result that predates sketches.
 	Sketch *Sketch
 }
 
