@@ -301,6 +301,11 @@ func (e *Executor) runLeased(ctx context.Context, g *Graph, n *Node, reason stri
 	}()
 	if prev := lease.TookOver(); prev != "" {
 		reason = "took over from " + prev + ", whose lease expired; " + reason
+		// The worker whose lease expired may have died mid-write, leaving a temporary
+		// file in a directory remote: if it ran on this host, it goes now.
+		if k, _ := e.Remote.RemoveDeadTemps(); k > 0 {
+			e.Progress.Logf("removed %d temporary files that writers killed mid-write left in %s", k, e.Remote)
+		}
 	}
 	res, err := e.runStage(withFence(withLease(sctx, lease.TookOver()), lease), g, n, reason, actions, index, total)
 	lost := false

@@ -85,7 +85,7 @@ func TestDMPFLPlusEvaluatesAlikeInBothStages(t *testing.T) {
 		"  - name: dmpfl_plus\n    params: {readjust_every: 2, alpha_s: 0.1}\n  - name: feddst\n    params: {readjust_every: 2}\n", 1)
 	m := writeManifest(t, dir, body+"shift: {degrees: [0, 1], label_alpha: [1]}\n")
 	res := runJSON(t, "run", m, "--store", store)
-	for _, want := range []string{"Cost per client", "label shift", "| dmpfl_plus |", "| feddst |"} {
+	for _, want := range []string{"Cost per client", "label shift", "| DM-PFL+ |", "| FedDST |"} {
 		if !strings.Contains(res.Report, want) {
 			t.Errorf("report lacks %q:\n%s", want, res.Report)
 		}
