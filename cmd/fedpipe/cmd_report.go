@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/report/latex"
 	"github.com/fedpipe/fedpipe/report/site"
+	"github.com/fedpipe/fedpipe/results/export"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stats"
 )
@@ -71,14 +72,14 @@ func reportCmd(c *call) error {
 	}
 	// Until the last file is written the folder holds incompleteMarker, so that a report
 	// killed midway is not taken for a whole one.
-	removeStaleTemps(*out)
-	if err := writeFile(filepath.Join(*out, incompleteMarker), []byte(incompleteText)); err != nil {
+	export.RemoveStaleTemps(*out)
+	if err := export.WriteFile(filepath.Join(*out, incompleteMarker), []byte(incompleteText)); err != nil {
 		return fail(err)
 	}
 	files := 0
 	write := func(path string, b []byte) error {
 		files++
-		return writeFile(filepath.Join(*out, path), b)
+		return export.WriteFile(filepath.Join(*out, path), b)
 	}
 	if err := write("index.html", []byte(s.HTML)); err != nil {
 		return fail(err)
@@ -98,7 +99,7 @@ func reportCmd(c *call) error {
 				return fail(err)
 			}
 		}
-		k, err := writeTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)
+		k, err := export.WriteTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)
 		files += k
 		if err != nil {
 			return fail(err)
@@ -119,7 +120,7 @@ func reportCmd(c *call) error {
 				return fail(err)
 			}
 		}
-		k, err := writeTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
+		k, err := export.WriteTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
 		files += k
 		if err != nil {
 			return fail(err)
@@ -127,18 +128,18 @@ func reportCmd(c *call) error {
 	}
 	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
 	// as `fedpipe export` writes them.
-	// With several manifests, one folder each, named like a stage's (folderNames).
+	// With several manifests, one folder each, named like a stage's (export.FolderNames).
 	var manifests []string
 	for _, g := range graphs {
 		manifests = append(manifests, g.Manifest.Name)
 	}
-	mfolders := folderNames(manifests)
+	mfolders := export.FolderNames(manifests)
 	for _, g := range graphs {
 		dir := filepath.Join(*out, "data")
 		if len(graphs) > 1 {
 			dir = filepath.Join(dir, mfolders[g.Manifest.Name])
 		}
-		k, _, err := exportTables(g, store, dir, formats, io.Discard)
+		k, _, err := export.ManifestTables(g, store, dir, formats, io.Discard)
 		files += k
 		if err != nil {
 			return fail(err)
