@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify/audit"
@@ -44,7 +45,7 @@ func runAudit(g *pipeline.Graph, store *artifacts.Store, loader *data.Loader, ba
 		writeJSON(stdout, map[string]any{"manifest": g.Manifest.File, "audit_rounds": o.rounds, "kept": r.Kept,
 			"audited": len(r.Cells), "passed": passed, "cells": r.Cells})
 	} else {
-		fmt.Fprint(stdout, audit.Markdown(r.Cells, checkTolerance))
+		fmt.Fprint(stdout, audit.Markdown(r.Cells, model.CheckTolerance))
 		fmt.Fprintf(stdout, "\n%d of %d kept train results audited over their first %d rounds: %d passed, %d failed, %d without fingerprints, %d corrupt\n",
 			len(r.Cells), r.Kept, o.rounds, passed, r.Counts[audit.Fail], r.Counts[audit.NoPrint], r.Counts[audit.Corrupt])
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedpipe/fedpipe/gomlx"
+	"github.com/fedpipe/fedpipe/launch"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
@@ -66,7 +67,7 @@ func backendCmd(c *call) error {
 		return code
 	case *asEnv:
 		for _, kv := range d.Env {
-			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], launch.ShellQuote(kv[1]))
 		}
 		return nil
 	}
@@ -76,11 +77,3 @@ func backendCmd(c *call) error {
 	}
 	return code
 }
-
-// checkTolerance is the relative difference backend --check and audit accept between two
-// backends (model.CheckTolerance).
-const checkTolerance = model.CheckTolerance
-
-// reexecForXLA restarts this program for an xla backend whose plugin needs the NVIDIA
-// library folders on the loader's path (gomlx.ReexecForXLA).
-func reexecForXLA(args []string) { gomlx.ReexecForXLA(args) }

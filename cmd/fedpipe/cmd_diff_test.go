@@ -6,12 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/results/compare"
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 type diffOut struct {
 	A, B   string
-	Params []diffParam
-	Runs   []diffRun
+	Params []compare.Param
+	Runs   []compare.Run
 }
 
 func diffJSON(t *testing.T, args ...string) diffOut {
@@ -38,7 +41,7 @@ func TestDiff(t *testing.T) {
 	runJSON(t, "run", b, "--store", store)
 
 	d := diffJSON(t, a, b, "--store", store)
-	if len(d.Params) != 1 || d.Params[0] != (diffParam{Path: "train.lr", A: "0.05", B: "0.5"}) {
+	if len(d.Params) != 1 || d.Params[0] != (compare.Param{Path: "train.lr", A: "0.05", B: "0.5"}) {
 		t.Errorf("params: %+v", d.Params)
 	}
 	if len(d.Runs) != 2 || d.Runs[0].Run != "fedavg seed=0" || d.Runs[0].A["final_pooled_pct"] == nil || d.Runs[0].B["final_pooled_pct"] == nil ||
@@ -54,7 +57,7 @@ func TestDiff(t *testing.T) {
 	grid := []string{"-S", "grid.train.lr=[0.05,0.5]"}
 	runJSON(t, append([]string{"run", a, "--store", store}, grid...)...)
 	d = diffJSON(t, append([]string{a + "#fedavg lr=0.05", a + "#fedavg lr=0.5", "--store", store}, grid...)...)
-	if len(d.Params) != 1 || d.Params[0].Path != "train.lr" || len(d.Runs) != 1 || d.Runs[0].Run != "seed=0" || d.Runs[0].StateB != lsCached {
+	if len(d.Params) != 1 || d.Params[0].Path != "train.lr" || len(d.Runs) != 1 || d.Runs[0].Run != "seed=0" || d.Runs[0].StateB != listing.Cached {
 		t.Errorf("cells: %+v", d)
 	}
 	if code, _, errs := fedpipe(t, "diff", a+"#fedavg lr=9", a, "--store", store); code != exitInvalid || !strings.Contains(errs, `no grid cell "fedavg lr=9"`) {
@@ -66,13 +69,13 @@ func TestDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = diffJSON(t, b, "--store", store)
-	if len(d.Params) != 1 || d.Params[0] != (diffParam{Path: "train.lr", A: "0.5", B: "0.3"}) || d.Runs[0].StateB != lsStale {
+	if len(d.Params) != 1 || d.Params[0] != (compare.Param{Path: "train.lr", A: "0.5", B: "0.3"}) || d.Runs[0].StateB != listing.Stale {
 		t.Errorf("last run vs now: %+v", d)
 	}
 	// After running it, the run before is what it is compared with.
 	runJSON(t, "run", b, "--store", store)
 	d = diffJSON(t, b, "--store", store)
-	if len(d.Params) != 1 || d.Params[0] != (diffParam{Path: "train.lr", A: "0.5", B: "0.3"}) || d.Runs[0].StateB != lsCached {
+	if len(d.Params) != 1 || d.Params[0] != (compare.Param{Path: "train.lr", A: "0.5", B: "0.3"}) || d.Runs[0].StateB != listing.Cached {
 		t.Errorf("previous run vs now: %+v", d)
 	}
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 
-	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results/export"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -53,8 +50,8 @@ func exportCmd(c *call) error {
 		return fail(err)
 	}
 	defer store.Close()
-	removeStaleTemps(*out)
-	files, skipped, err := exportTables(g, store, *out, *formats, stderr)
+	export.RemoveStaleTemps(*out)
+	files, skipped, err := export.ManifestTables(g, store, *out, *formats, stderr)
 	if err != nil {
 		return fail(err)
 	}
@@ -69,38 +66,8 @@ func exportCmd(c *call) error {
 	return nil
 }
 
-// exportTables writes every cached table of g's stages under out (export.Tables), each
-// stage in its folder (stageFolders), with its run's identity (withIdentity) and test-set
-// intervals (withIntervals).
-func exportTables(g *pipeline.Graph, store *artifacts.Store, out string, formats []string, skippedLog io.Writer) (files, skipped int, err error) {
-	return export.Tables(g, store, out, formats, skippedLog, export.Layout{Folders: stageFolders(g), Aliases: aliasNames,
-		Decorate: func(t *table.Table, n, view *pipeline.Node, name string) (bool, error) {
-			identity := pipeline.WithIdentity(t, g, view)
-			intervals, err := withIntervals(t, n, name, store)
-			return identity || intervals, err
-		}})
-}
-
-// writeTable, writeFile and removeStaleTemps are export's, for export and report.
-func writeTable(base string, t *table.Table, arrow []byte, formats []string) (int, error) {
-	return export.WriteTable(base, t, arrow, formats)
-}
-
-func writeFile(path string, b []byte) error { return export.WriteFile(path, b) }
-
-func removeStaleTemps(dir string) { export.RemoveStaleTemps(dir) }
-
-// aliasNames names a shared stage as each other label it serves ("train y seed=0").
-func aliasNames(n *pipeline.Node) []string {
-	var out []string
-	for _, r := range n.Also {
-		out = append(out, n.Kind+" "+r.Label())
-	}
-	return out
-}
-
 // defaultExportDir is where export writes without --out: exports/NAME in the working
-// directory, NAME the manifest's name as a folder name (folderNames; docs/outputs.md).
+// directory, NAME the manifest's name as a folder name (export.FolderNames; docs/outputs.md).
 func defaultExportDir(name string) string {
-	return filepath.Join("exports", folderNames([]string{name})[name])
+	return filepath.Join("exports", export.FolderNames([]string{name})[name])
 }

@@ -14,12 +14,6 @@ import (
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// shellQuote quotes a string for a POSIX shell (launch.ShellQuote).
-var shellQuote = launch.ShellQuote
-
-// shellJoin quotes each argument for a POSIX shell and joins them (launch.ShellJoin).
-var shellJoin = launch.ShellJoin
-
 // registerLaunch declares the flags k8s and slurm share.
 func registerLaunch(fs *pflag.FlagSet, f *launch.Config) {
 	fs.StringVar(&f.Remote, "remote", "", "the shared store s3://BUCKET/PREFIX, or (slurm) file:///DIR on a filesystem every node mounts (default $"+remote.EnvRemote+")")

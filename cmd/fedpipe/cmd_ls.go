@@ -3,36 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
-
-// The rows of `fedpipe ls` and their parts, as package listing reads them (the names the
-// other commands and the tests use).
-type (
-	lsRow        = listing.Row
-	lsEval       = listing.Eval
-	runIntervals = listing.Intervals
-)
-
-// Run states in `fedpipe ls` (listing's).
-const (
-	lsCached  = listing.Cached
-	lsStale   = listing.Stale
-	lsMissing = listing.Missing
-)
-
-// listRuns reads the state and metrics of every run of g (listing.List).
-func listRuns(g *pipeline.Graph, store *artifacts.Store) ([]lsRow, error) {
-	return listing.List(g, store, cachedIntervals)
-}
-
-func fmtPct(v *float64) string { return listing.Pct(v) }
-
-// lsIntervalHeader names the test-set interval columns ls --csv and export add.
-var lsIntervalHeader = listing.IntervalHeader
 
 // lsCmd lists every run of the manifests: one row per run.
 func lsCmd(c *call) error { return lsRuns(c, false) }
@@ -79,9 +53,9 @@ func lsRuns(c *call, showFlag bool) error {
 		return fail(err)
 	}
 	defer store.Close()
-	var rows []lsRow
+	var rows []listing.Row
 	for _, g := range graphs {
-		r, err := listRuns(g, store)
+		r, err := listing.List(g, store, listing.CachedIntervals)
 		if err != nil {
 			return fail(err)
 		}

@@ -2,24 +2,16 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/report/chart"
-	"github.com/fedpipe/fedpipe/report/latex"
+	"github.com/fedpipe/fedpipe/report/folder"
 	"github.com/fedpipe/fedpipe/report/site"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stats"
 )
-
-// incompleteMarker is the file a report's folder holds while fedpipe report writes it,
-// saying so in incompleteText.
-const incompleteMarker = "INCOMPLETE"
-
-const incompleteText = "fedpipe report is writing this folder, or was stopped before it finished: its files may be\nmissing or from an earlier report. Run the same fedpipe report command again.\n"
 
 // reportCmd writes a manifest's cached results as an HTML page, a markdown file, each
 // figure as SVG, PNG and/or PDF (--format) and the figures' and tables' numbers as Parquet
@@ -69,82 +61,8 @@ func reportCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	// Until the last file is written the folder holds incompleteMarker, so that a report
-	// killed midway is not taken for a whole one.
-	removeStaleTemps(*out)
-	if err := writeFile(filepath.Join(*out, incompleteMarker), []byte(incompleteText)); err != nil {
-		return fail(err)
-	}
-	files := 0
-	write := func(path string, b []byte) error {
-		files++
-		return writeFile(filepath.Join(*out, path), b)
-	}
-	if err := write("index.html", []byte(s.HTML)); err != nil {
-		return fail(err)
-	}
-	if err := write("report.md", []byte(s.Markdown)); err != nil {
-		return fail(err)
-	}
-	formats := []string{"parquet", "csv"}
-	for _, fig := range s.Figures {
-		// Each file is written (like every file here) whole or not at all.
-		for _, fm := range s.Formats {
-			b, err := fig.Render(fm)
-			if err == nil {
-				err = write(filepath.Join("figures", fig.Name+"."+fm), b)
-			}
-			if err != nil {
-				return fail(err)
-			}
-		}
-		k, err := writeTable(filepath.Join(*out, "tables", fig.Name), fig.Data, nil, formats)
-		files += k
-		if err != nil {
-			return fail(err)
-		}
-	}
-	if *wantLatex && slices.Contains(s.Formats, "pdf") && len(s.Figures) > 0 {
-		if err := write(filepath.Join("figures", "figures.tex"), []byte(latex.Figures(s.Figures))); err != nil {
-			return fail(err)
-		}
-	}
-	for _, t := range s.Tables {
-		if *wantLatex && t.Name == "results" {
-			tex, err := latex.Results(t.Table, s.Title)
-			if err == nil {
-				err = write(filepath.Join("tables", "results.tex"), []byte(tex))
-			}
-			if err != nil {
-				return fail(err)
-			}
-		}
-		k, err := writeTable(filepath.Join(*out, "tables", t.Name), t.Table, nil, formats)
-		files += k
-		if err != nil {
-			return fail(err)
-		}
-	}
-	// The stages' own tables (per-round metrics, selections, mask IoU, shift summaries...),
-	// as `fedpipe export` writes them.
-	// With several manifests, one folder each, named like a stage's (folderNames).
-	var manifests []string
-	for _, g := range graphs {
-		manifests = append(manifests, g.Manifest.Name)
-	}
-	mfolders := folderNames(manifests)
-	for _, g := range graphs {
-		dir := filepath.Join(*out, "data")
-		if len(graphs) > 1 {
-			dir = filepath.Join(dir, mfolders[g.Manifest.Name])
-		}
-		k, _, err := exportTables(g, store, dir, formats, io.Discard)
-		files += k
-		if err != nil {
-			return fail(err)
-		}
-	}
-	if err := os.Remove(filepath.Join(*out, incompleteMarker)); err != nil {
+	files, err := folder.Write(*out, s, graphs, store, *wantLatex)
+	if err != nil {
 		return fail(err)
 	}
 	if !f.json {

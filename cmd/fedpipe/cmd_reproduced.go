@@ -140,18 +140,18 @@ func auditKept(ctx context.Context, graphs []*pipeline.Graph, store *artifacts.S
 		fmt.Fprintf(stderr, "audit %d/%d: %s (%d rounds)\n", i+1, of, n.Name, min(rounds, n.Run.Train.Rounds))
 	}
 	r, err := audit.Run(nodes, sample, seed, progress, func(n *pipeline.Node) (audit.Cell, error) {
-		return audit.Kept(ctx, n, store, loader, backend, rounds, checkTolerance)
+		return audit.Kept(ctx, n, store, loader, backend, rounds, model.CheckTolerance)
 	})
 	if err != nil {
 		return failure("fedpipe reproduced --audit", err)
 	}
 	if !f.json {
-		fmt.Fprint(stdout, audit.Markdown(r.Cells, checkTolerance))
+		fmt.Fprint(stdout, audit.Markdown(r.Cells, model.CheckTolerance))
 		fmt.Fprintf(stdout, "audit: %d of %d kept train results (seed %d) recomputed over their first %d rounds: %d reproduce their fingerprints",
 			len(r.Cells), r.Kept, seed, rounds, r.Bitwise)
 		if r.Crossed > 0 {
 			fmt.Fprintf(stdout, "; %d of %d made on other backends pass the cross-backend check (round %d on %s within %g)",
-				r.CrossPassed, r.Crossed, train.SketchRound, model.CPUBackend, checkTolerance)
+				r.CrossPassed, r.Crossed, train.SketchRound, model.CPUBackend, model.CheckTolerance)
 		}
 		fmt.Fprintln(stdout)
 	}

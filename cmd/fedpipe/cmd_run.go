@@ -11,6 +11,8 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
+	"github.com/fedpipe/fedpipe/launch"
+	"github.com/fedpipe/fedpipe/live/progress"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -69,7 +71,7 @@ func runCmd(c *call) error {
 	results, err := ex.Execute(ctx, g, plan)
 	if err != nil {
 		if ctx.Err() != nil {
-			return failf(exitInterrupted, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s", shellJoin(c.args))
+			return failf(exitInterrupted, "\nfedpipe: interrupted; finished stages and train checkpoints are saved. Resume with:\n  fedpipe run %s", launch.ShellJoin(c.args))
 		}
 		return fail(err)
 	}
@@ -188,7 +190,7 @@ func openPlan(c *call, f *commonFlags, path string, how planMode) (p *stagePlan,
 		return p, failf(exitInvalid, "fedpipe run: %v", err)
 	}
 
-	p.progress = newProgress(stderr, f.quiet || f.json)
+	p.progress = progress.New(stderr, f.quiet || f.json)
 	logs := &pipeline.LogCapture{}
 	ctx, stop := interruptContext(stderr)
 	p.ctx, p.closers = ctx, append(p.closers, stop)

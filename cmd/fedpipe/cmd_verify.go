@@ -89,26 +89,15 @@ func verifyCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	counts := map[string]int{}
-	known := 0
-	for _, c := range cells {
-		counts[c.Verdict]++
-		if c.Known != "" {
-			known++
-		}
-	}
+	tally := verify.TallyOf(cells)
 	if f.json {
-		writeJSON(stdout, map[string]any{"manifest": path, "cells": cells, "passed": counts[verify.Pass],
-			"failed": counts[verify.Fail], "missing": counts[verify.Missing]})
+		writeJSON(stdout, map[string]any{"manifest": path, "cells": cells, "passed": tally.Passed,
+			"failed": tally.Failed, "missing": tally.Missing})
 	} else {
 		fmt.Fprint(stdout, verify.Markdown(cells))
-		failed := fmt.Sprint(counts[verify.Fail])
-		if known > 0 {
-			failed += fmt.Sprintf(" (%d with a known deviation)", known)
-		}
-		fmt.Fprintf(stdout, "\n%d passed, %s failed, %d not computed\n", counts[verify.Pass], failed, counts[verify.Missing])
+		fmt.Fprintf(stdout, "\n%s\n", tally)
 	}
-	if counts[verify.Fail]-known+counts[verify.Missing] > 0 {
+	if tally.Unexplained() > 0 {
 		return exitErr(exitMismatch)
 	}
 	return nil

@@ -112,9 +112,6 @@ func findStore(flag, manifestArg string, stderr io.Writer) (string, error) {
 	return c.Dir, nil
 }
 
-// fileKind names what a non-directory path is (storedir.FileKind).
-var fileKind = storedir.FileKind
-
 // flagGroup is a set of the flag groups commands share. A command's entry in commandTable
 // names the groups its flag set declares (call.declare), as cmd/go adds its build flags to
 // the commands that take them; a command's own flags are declared in its run function.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 // ls --evals: one row per evaluation round of each cached run. The rounds are the
@@ -24,7 +26,7 @@ func TestLsEvals(t *testing.T) {
 		t.Fatalf("ls --evals --json: exit %d\n%s", code, errs)
 	}
 	var got struct {
-		Runs []lsRow `json:"runs"`
+		Runs []listing.Row `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Runs) != 2 {
 		t.Fatalf("%v\n%s", err, out)

@@ -6,7 +6,9 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/pipeline/memlimit"
 	"github.com/fedpipe/fedpipe/stages"
 )
 
@@ -15,8 +17,8 @@ var _ stages.Context = (*pipeline.StageContext)(nil)
 
 func main() {
 	setGCPercent()
-	setMemoryLimit()
-	reexecForXLA(os.Args[1:])
+	memlimit.Apply()
+	gomlx.ReexecForXLA(os.Args[1:])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

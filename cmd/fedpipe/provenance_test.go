@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 // wantCommit sets the commit ldflag for the test and returns the commit results must
@@ -87,7 +88,7 @@ func TestProvenanceEverywhere(t *testing.T) {
 
 	code, out, errs = fedpipe(t, "ls", m, "--store", store, "--json")
 	var ls struct {
-		Runs []lsRow `json:"runs"`
+		Runs []listing.Row `json:"runs"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil || len(ls.Runs) != 2 {
 		t.Fatalf("ls --json: exit %d\n%s%s", code, out, errs)

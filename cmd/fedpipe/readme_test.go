@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
+	"github.com/fedpipe/fedpipe/launch"
 )
 
 // readmeBlock returns the first ```sh block after the heading in README.md.
@@ -80,7 +81,7 @@ func TestReadmeRunsAsPasted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapper := "#!/bin/sh\nFEDPIPE_TEST_MAIN=1 exec " + shellQuote(self) + " \"$@\"\n"
+	wrapper := "#!/bin/sh\nFEDPIPE_TEST_MAIN=1 exec " + launch.ShellQuote(self) + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "bin", "fedpipe"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}

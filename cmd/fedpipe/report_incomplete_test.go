@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/report/folder"
 )
 
 // A report's folder says it is incomplete until its last file is written: a report that
@@ -29,15 +31,15 @@ func TestReportMarksItsFolderIncompleteUntilDone(t *testing.T) {
 	if code, _, errOut := fedpipe(t, "report", m, "--store", store, "--out", broken); code == 0 {
 		t.Fatalf("a report whose tables folder cannot be made succeeded: %s", errOut)
 	}
-	if _, err := os.Stat(filepath.Join(broken, incompleteMarker)); err != nil {
-		t.Errorf("the failed report left no %s: %v", incompleteMarker, err)
+	if _, err := os.Stat(filepath.Join(broken, folder.IncompleteMarker)); err != nil {
+		t.Errorf("the failed report left no %s: %v", folder.IncompleteMarker, err)
 	}
 	whole := filepath.Join(dir, "whole")
 	if code, _, errOut := fedpipe(t, "report", m, "--store", store, "--out", whole); code != 0 {
 		t.Fatalf("report: %s", errOut)
 	}
-	if _, err := os.Stat(filepath.Join(whole, incompleteMarker)); !os.IsNotExist(err) {
-		t.Errorf("a whole report kept %s (%v)", incompleteMarker, err)
+	if _, err := os.Stat(filepath.Join(whole, folder.IncompleteMarker)); !os.IsNotExist(err) {
+		t.Errorf("a whole report kept %s (%v)", folder.IncompleteMarker, err)
 	}
 	if _, err := os.Stat(filepath.Join(whole, "index.html")); err != nil {
 		t.Error(err)

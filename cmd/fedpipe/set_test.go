@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 // --set overrides any manifest field before decoding: the run equals one of a manifest
@@ -79,7 +80,7 @@ func TestLsAndVersion(t *testing.T) {
 	m := writeManifest(t, dir, tinyManifest)
 	runJSON(t, "run", m, "--store", store)
 	code, stdout, errs := fedpipe(t, "ls", m, "--store", store, "--json", "-S", "grid.train.rounds=[2,4]")
-	var out struct{ Runs []lsRow }
+	var out struct{ Runs []listing.Row }
 	if err := json.Unmarshal([]byte(stdout), &out); code != exitOK || err != nil {
 		t.Fatalf("ls --json: exit %d (%v)\n%s%s", code, err, stdout, errs)
 	}
@@ -89,12 +90,12 @@ func TestLsAndVersion(t *testing.T) {
 		if r.Params["train.rounds"] == "" {
 			t.Errorf("%s: no swept parameter column: %v", r.Label, r.Params)
 		}
-		if (r.State == lsCached) != (r.FinalMean != nil && r.BestPooled != nil) {
+		if (r.State == listing.Cached) != (r.FinalMean != nil && r.BestPooled != nil) {
 			t.Errorf("%s: state %s with metrics %v %v", r.Label, r.State, r.FinalMean, r.BestPooled)
 		}
 	}
 	// rounds=4 is the manifest's own value: cached; rounds=2 never ran.
-	if len(out.Runs) != 4 || states["fedavg rounds=4 seed=0"] != lsCached || states["local rounds=2 seed=0"] != lsMissing {
+	if len(out.Runs) != 4 || states["fedavg rounds=4 seed=0"] != listing.Cached || states["local rounds=2 seed=0"] != listing.Missing {
 		t.Errorf("ls states: %v", states)
 	}
 	// Changing lr makes the runs stale.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/results/listing"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -41,7 +42,7 @@ func TestTestSetIntervalsInLsAndExport(t *testing.T) {
 	}
 
 	_, out, _ := fedpipe(t, "ls", m, "--store", store, "--json")
-	var ls struct{ Runs []lsRow }
+	var ls struct{ Runs []listing.Row }
 	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls.Runs) != 2 {
 		t.Fatalf("ls --json: %v\n%s", err, out)
 	}
@@ -50,7 +51,7 @@ func TestTestSetIntervalsInLsAndExport(t *testing.T) {
 	}
 	_, out, _ = fedpipe(t, "ls", m, "--store", store, "--csv")
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if err != nil || len(rows) != 3 || !strings.HasSuffix(strings.Join(rows[0], ","), strings.Join(lsIntervalHeader, ",")) ||
+	if err != nil || len(rows) != 3 || !strings.HasSuffix(strings.Join(rows[0], ","), strings.Join(listing.IntervalHeader, ",")) ||
 		rows[1][len(rows[1])-4] != strconv.FormatFloat(lo, 'f', 2, 64) {
 		t.Errorf("ls --csv: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package export
 
 import (
 	"crypto/sha256"
@@ -18,13 +18,13 @@ import (
 // path component may have on common filesystems.
 const maxFolderName = 120
 
-// folderName makes a stage name (or a manifest name) a readable folder name: "=" becomes
+// FolderName makes a stage name (or a manifest name) a readable folder name: "=" becomes
 // "-" and " " becomes "_" ("train fedavg lr=0.1 seed=0" → "train_fedavg_lr-0.1_seed-0");
 // ASCII letters, digits, ".", "_", "+" and "-" stay. Any other character ("/", ":", "~",
 // a tab, non-ASCII) becomes "_" as well, and then exact is false, as it is for a name that
 // is empty, starts with "." or is cut to maxFolderName bytes: such a name needs a hash
-// suffix (folderNames) to stay apart from others.
-func folderName(s string) (name string, exact bool) {
+// suffix (FolderNames) to stay apart from others.
+func FolderName(s string) (name string, exact bool) {
 	var b strings.Builder
 	exact = s != "" && s[0] != '.'
 	for _, r := range s {
@@ -51,19 +51,19 @@ func folderName(s string) (name string, exact bool) {
 	return name, exact
 }
 
-// folderNames gives each of names a folder name that is unique among them, also where
-// the filesystem ignores case: folderName's, with "~" and 8 hex digits of the SHA-256 of
+// FolderNames gives each of names a folder name that is unique among them, also where
+// the filesystem ignores case: FolderName's, with "~" and 8 hex digits of the SHA-256 of
 // the name appended where that is not exact or where names would share one folder
 // ("a b" and "a_b"). A name's folder depends only on the name and those it would
 // collide with, so an export of the same manifest always has the same layout.
-func folderNames(names []string) map[string]string {
+func FolderNames(names []string) map[string]string {
 	out := map[string]string{}
 	byFolder := map[string][]string{}
 	for _, s := range names {
 		if _, done := out[s]; done {
 			continue
 		}
-		f, exact := folderName(s)
+		f, exact := FolderName(s)
 		if !exact {
 			f = withHash(f, s)
 		}
@@ -90,13 +90,22 @@ func withHash(folder, name string) string {
 	return folder + "~" + hex.EncodeToString(h[:4])
 }
 
-// stageFolders maps the name of every stage of g, and every other label a shared stage
-// serves (aliasNames), to the folder export writes it into.
-func stageFolders(g *pipeline.Graph) map[string]string {
+// StageFolders maps the name of every stage of g, and every other label a shared stage
+// serves (AliasNames), to the folder export writes it into.
+func StageFolders(g *pipeline.Graph) map[string]string {
 	var names []string
 	for _, n := range g.Nodes {
 		names = append(names, n.Name)
-		names = append(names, aliasNames(n)...)
+		names = append(names, AliasNames(n)...)
 	}
-	return folderNames(names)
+	return FolderNames(names)
+}
+
+// AliasNames names a shared stage as each other label it serves ("train y seed=0").
+func AliasNames(n *pipeline.Node) []string {
+	var out []string
+	for _, r := range n.Also {
+		out = append(out, n.Kind+" "+r.Label())
+	}
+	return out
 }

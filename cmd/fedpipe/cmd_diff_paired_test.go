@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/results/compare"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -50,13 +51,13 @@ func TestDiffPairedComparison(t *testing.T) {
 	runJSON(t, "run", m, "--store", store)
 	code, out, errs := fedpipe(t, "diff", "--json", m+"#fedavg", m+"#local", "--store", store)
 	var d struct {
-		Runs   []diffRun
+		Runs   []compare.Run
 		Paired []diffPairedJSON
 	}
 	if err := json.Unmarshal([]byte(out), &d); code != exitOK || err != nil {
 		t.Fatalf("exit %d (%v)\n%s%s", code, err, out, errs)
 	}
-	if len(d.Paired) != 1 || d.Paired[0].Config != "" || len(d.Paired[0].Seeds) != 3 || len(d.Paired[0].Metrics) != len(diffMetrics) {
+	if len(d.Paired) != 1 || d.Paired[0].Config != "" || len(d.Paired[0].Seeds) != 3 || len(d.Paired[0].Metrics) != len(compare.Metrics) {
 		t.Fatalf("paired: %+v", d.Paired)
 	}
 	var a, b []float64
