@@ -139,8 +139,14 @@ func DisplayName(name string) string {
 // ("fedavg lr=0.1" → "FedAvg lr=0.1"), as tables and legends print it; a label of the
 // manifest's own choosing ("fedavg-ft") stays as written.
 func DisplayLabel(label, method string) string {
+	return LabelAs(label, method, DisplayName(method))
+}
+
+// LabelAs is DisplayLabel with the method's name given as display (a reader that already
+// holds it): label with display in place of method's id when label starts with that id.
+func LabelAs(label, method, display string) string {
 	if label == method || strings.HasPrefix(label, method+" ") {
-		return DisplayName(method) + strings.TrimPrefix(label, method)
+		return display + strings.TrimPrefix(label, method)
 	}
 	return label
 }

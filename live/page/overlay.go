@@ -64,7 +64,7 @@ func Curves(runs []watch.Run) []*Curve {
 		id := r.Manifest + "\x00" + r.Cell
 		c := at[id]
 		if c == nil {
-			name := r.Display + strings.TrimPrefix(r.Cell, r.Method)
+			name := manifest.LabelAs(r.Cell, r.Method, r.Display)
 			if len(manifests) > 1 {
 				name += " (" + strings.TrimSuffix(filepath.Base(r.Manifest), filepath.Ext(r.Manifest)) + ")"
 			}

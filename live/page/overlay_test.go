@@ -125,3 +125,17 @@ func TestTicks(t *testing.T) {
 		t.Errorf("roundTicks(40) = %v", got)
 	}
 }
+
+// A curve is named as every table names its cell (manifest.DisplayLabel's rule): the
+// method's display name in place of its id, grid values kept, and a cell label of the
+// manifest's own choosing as written.
+func TestCurveNamesFollowTheTables(t *testing.T) {
+	a := run("fedavg", "FedAvg", 0, live.Finished, 1, 0, 1)
+	a.Cell = "fedavg lr=0.1"
+	b := run("fedavg", "FedAvg", 0, live.Finished, 1, 0, 1)
+	b.Cell = "fedavg-ft"
+	cs := Curves([]watch.Run{a, b})
+	if len(cs) != 2 || cs[0].Name != "FedAvg lr=0.1" || cs[1].Name != "fedavg-ft" {
+		t.Errorf("curve names: %q, %q; want FedAvg lr=0.1, fedavg-ft", cs[0].Name, cs[1].Name)
+	}
+}
