@@ -20,7 +20,7 @@ TABLE_MANIFESTS = $(sort $(wildcard manifests/fedobp-*.yaml manifests/fedselect-
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build build-xla run smoke test test-faults vet fmt-check data versitygw bench bench-round fuzz clean reproduce reproduced reproduced-page
+.PHONY: all build build-xla run smoke test test-faults vet fmt-check tidy-check data versitygw bench bench-round fuzz clean reproduce reproduced reproduced-page
 
 all: build
 
@@ -62,13 +62,18 @@ versitygw:
 		echo "note: versitygw did not install; the remote tests will skip (fail under CI=true)"; fi
 
 ## test: formatting, vet, and every test (FMNIST tests run when the data is installed).
-test: data versitygw fmt-check vet build
+test: data versitygw fmt-check tidy-check vet build
 	$(GO) test -count=1 -timeout 25m ./...
 
 ## test-faults: the slow fault-injection tests (a disk filled by another process mid-run,
 ## on a tmpfs: needs root to mount it, skips otherwise), about 2 minutes on two cores.
 test-faults:
 	FEDPIPE_FAULT_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestDiskFillingMidRun' ./cmd/fedpipe
+
+## tidy-check: go.mod and go.sum are what `go mod tidy` would write (every directly imported
+## module listed as direct); prints the difference and fails otherwise.
+tidy-check:
+	$(GO) mod tidy -diff
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
