@@ -91,7 +91,8 @@ func reproducedCmd(c *call) error {
 	text := verify.KeptPage(ms, regenerate)
 	if f.json {
 		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
-			"differs": counts.Differs, "known_deviations": counts.Known, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line()})
+			"differs": counts.Differs, "known_deviations": counts.Known, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
+			"claims": verify.TallyClaims(verify.ClaimsOf(ms)).Line(), "papers": verify.PaperLines(ms)})
 	} else {
 		reproduced.WriteText(stdout, ms)
 	}
@@ -115,6 +116,7 @@ func reproducedCmd(c *call) error {
 	}
 	if !f.json {
 		fmt.Fprintln(stdout, counts.Line())
+		reproduced.WriteHeadline(stdout, ms)
 	}
 	if counts.Differs > 0 {
 		return exitErr(exitMismatch)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -82,6 +86,12 @@ func verifyCmd(c *call) error {
 	}
 	store, err := f.reader(path, stderr) // never creates one, never waits for a run
 	if err != nil {
+		var none *storedir.NoStoreError
+		if errors.As(err, &none) {
+			if hint := keptHint(path, g.Manifest.Name, verify.Tally{Missing: len(g.Manifest.Expect)}); hint != "" {
+				err = fmt.Errorf("%w\n%s", err, strings.Replace(hint, "none of these cells is in this store", "there is no store here", 1))
+			}
+		}
 		return fail(err)
 	}
 	defer store.Close()
@@ -90,15 +100,60 @@ func verifyCmd(c *call) error {
 		return fail(err)
 	}
 	tally := verify.TallyOf(cells)
+	claims, err := verify.Claims([]*pipeline.Graph{g}, store)
+	if err != nil {
+		return fail(err)
+	}
+	hint := keptHint(path, g.Manifest.Name, tally)
 	if f.json {
 		writeJSON(stdout, map[string]any{"manifest": path, "cells": cells, "passed": tally.Passed,
-			"failed": tally.Failed, "missing": tally.Missing})
+			"failed": tally.Failed, "missing": tally.Missing, "claims": claims, "claims_summary": verify.TallyClaims(claims).Line(),
+			"kept_hint": hint})
 	} else {
 		fmt.Fprint(stdout, verify.Markdown(cells))
 		fmt.Fprintf(stdout, "\n%s\n", tally)
+		if len(claims) > 0 {
+			fmt.Fprintln(stdout)
+			for _, v := range claims {
+				fmt.Fprintf(stdout, "claim %s\n", v.Line())
+			}
+			fmt.Fprintln(stdout, verify.TallyClaims(claims).Line())
+		}
+		if hint != "" {
+			fmt.Fprintln(stdout, hint)
+		}
 	}
 	if tally.Unexplained() > 0 {
 		return exitErr(exitMismatch)
 	}
 	return nil
+}
+
+// keptHint is the line verify adds when the store holds no result of the manifest's cells
+// but the kept-results directory beside its folder (../reproduced, as `fedpipe reproduced`
+// finds it) keeps some: the command that reads them. "" otherwise.
+func keptHint(path, name string, t verify.Tally) string {
+	if t.Passed+t.Failed > 0 || t.Missing == 0 {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(abs)), defaultKept)
+	n, err := pipeline.KeptEntries(dir, name)
+	if err != nil || n == 0 {
+		return ""
+	}
+	kept := dir
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			kept = rel
+		}
+	}
+	cmd := "fedpipe reproduced " + path
+	if kept != defaultKept {
+		cmd += " --kept " + kept
+	}
+	return fmt.Sprintf("none of these cells is in this store, but %s/ keeps paper-scale results of this manifest (%d stage results): `%s` reads them", kept, n, cmd)
 }
