@@ -45,6 +45,10 @@ type Claim struct {
 	Source string `yaml:"source"`
 	// Text is the paper's statement, paraphrased, where the source is its text.
 	Text string `yaml:"text"`
+	// Shift and Level compare the shift stage's figures at that shift and level, as an
+	// expectation's do (final_client_mean or final_pooled only); empty: unshifted.
+	Shift string  `yaml:"shift"`
+	Level float64 `yaml:"level" check:"ge0"`
 }
 
 // Pairs are the comparisons a claim rests on: (higher, lower) labels, the first claimed
@@ -105,6 +109,9 @@ func (c Claim) Describe() string {
 	case ClaimWithin:
 		s = fmt.Sprintf("%s is no worse than %s by more than %.2f", c.Method, strings.Join(c.Than, ", "), c.Margin)
 	}
+	if c.Shift != "" {
+		return s + fmt.Sprintf(" (%s, shift %s %v)", c.Metric, c.Shift, c.Level)
+	}
 	return s + " (" + c.Metric + ")"
 }
 
@@ -135,6 +142,9 @@ func (m *Manifest) validateClaims(seen map[string]int) error {
 		}
 		if c.Source == "" {
 			return m.ErrAt(f, "source missing: the table, and whether the claim is its bold, underline or text")
+		}
+		if err := m.checkShiftExpectation(f, Expectation{Metric: c.Metric, Shift: c.Shift, Level: c.Level}); err != nil {
+			return err
 		}
 		if c.Kind == ClaimOrder {
 			if len(c.Order) < 2 || c.Method != "" || len(c.Than) > 0 {

@@ -91,6 +91,7 @@ func Unchecked(m *manifest.Manifest, why string) []ClaimVerdict {
 type runFigures struct {
 	value   float64
 	clients []float64 // final per-client accuracies, percent (nil: not read)
+	counts  []stats.Count
 }
 
 // claimData holds, per cell key, per method label, per seed, the figures of a metric.
@@ -102,10 +103,15 @@ type claimData struct {
 
 // collect reads the metric of every run of every graph from store; a run already read
 // from an earlier graph (the reference backend's) is kept.
-func collect(graphs []*pipeline.Graph, store *artifacts.Store, metric string, d *claimData) error {
+func collect(graphs []*pipeline.Graph, store *artifacts.Store, c manifest.Claim, d *claimData) error {
+	e := manifest.Expectation{Metric: c.Metric, Shift: c.Shift, Level: c.Level}
+	kind, output := manifest.KindEvaluate, results.OutEvaluateSummary
+	if c.Shift != "" {
+		kind, output = manifest.KindShift, results.OutShiftSummary
+	}
 	for _, g := range graphs {
 		for _, n := range g.Nodes {
-			if n.Kind != manifest.KindEvaluate {
+			if n.Kind != kind {
 				continue
 			}
 			a, ok, err := store.GetAction(artifacts.Digest(n.Key))
@@ -128,31 +134,55 @@ func collect(graphs []*pipeline.Graph, store *artifacts.Store, metric string, d 
 				if _, have := d.runs[k][r.MethodName][r.Seed]; have {
 					continue
 				}
-				b, err := results.Blob(store, a, results.OutEvaluateSummary)
+				b, err := results.Blob(store, a, output)
 				if err != nil {
 					continue // no current result to read: as if not computed
 				}
-				s, _, err := results.DecodeOne[results.Summary](b)
+				v, ok, err := valueOf(b, e)
 				if err != nil {
 					return err
 				}
-				v := Value(s, metric)
-				if math.IsNaN(v) {
+				if !ok {
 					continue
 				}
 				f := runFigures{value: v}
-				if !strings.HasSuffix(metric, "_ft") {
-					if rows, _, err := results.ReadFrom[results.Client](store, a, results.OutEvaluateClients); err == nil {
-						for _, x := range ClientAccuracies(rows) {
-							f.clients = append(f.clients, 100*x)
-						}
-					}
-				}
+				f.clients, f.counts = clientFigures(store, a, c)
 				d.runs[k][r.MethodName][r.Seed] = f
 			}
 		}
 	}
 	return nil
+}
+
+// clientFigures are the per-client final accuracies (percent) of the run whose evaluate
+// or shift action is a, for claim c: nil for figures after fine-tuning (no per-client
+// table holds them) or where the table cannot be read.
+func clientFigures(store *artifacts.Store, a artifacts.Action, c manifest.Claim) ([]float64, []stats.Count) {
+	var rows []results.Client
+	switch {
+	case strings.HasSuffix(c.Metric, "_ft"):
+		return nil, nil
+	case c.Shift != "":
+		all, _, err := results.ReadFrom[results.ShiftClient](store, a, results.OutShiftClients)
+		if err != nil {
+			return nil, nil
+		}
+		for _, r := range all {
+			if r.Shift == c.Shift && math.Abs(r.Level-c.Level) < 1e-9 {
+				rows = append(rows, r.Client)
+			}
+		}
+	default:
+		var err error
+		if rows, _, err = results.ReadFrom[results.Client](store, a, results.OutEvaluateClients); err != nil {
+			return nil, nil
+		}
+	}
+	acc, counts := make([]float64, len(rows)), make([]stats.Count, len(rows))
+	for i, r := range rows {
+		acc[i], counts[i] = 100*r.Accuracy, stats.CountOf(r.Accuracy, r.Samples)
+	}
+	return acc, counts
 }
 
 // Claims gives every claim of graphs[0]'s manifest a verdict per cell from the results in
@@ -170,13 +200,14 @@ func Claims(graphs []*pipeline.Graph, store *artifacts.Store) ([]ClaimVerdict, e
 	byMetric := map[string]*claimData{}
 	var out []ClaimVerdict
 	for _, c := range m.Claims {
-		d, ok := byMetric[c.Metric]
+		what := fmt.Sprintf("%s %s %v", c.Metric, c.Shift, c.Level)
+		d, ok := byMetric[what]
 		if !ok {
 			d = &claimData{configs: map[string]string{}, runs: map[string]map[string]map[int64]runFigures{}}
-			if err := collect(graphs, store, c.Metric, d); err != nil {
+			if err := collect(graphs, store, c, d); err != nil {
 				return nil, err
 			}
-			byMetric[c.Metric] = d
+			byMetric[what] = d
 		}
 		for _, k := range d.order {
 			out = append(out, judge(c, labels, d.configs[k], d.runs[k], len(m.Seeds)))
@@ -234,6 +265,13 @@ func judge(c manifest.Claim, labels []string, config string, runs map[string]map
 			v.Deciding = i
 		}
 	}
+	if v.Verdict == Undecided && v.Deciding < 0 { // every comparison made holds; some are missing
+		for i, p := range v.Pairs {
+			if p.Verdict == Holds && (v.Deciding < 0 || p.Diff-p.Threshold < v.Pairs[v.Deciding].Diff-v.Pairs[v.Deciding].Threshold) {
+				v.Deciding = i
+			}
+		}
+	}
 	return v
 }
 
@@ -279,7 +317,12 @@ func comparePair(higher, lower string, threshold float64, runs map[string]map[in
 			pt.Verdict, pt.Note = Undecided, fmt.Sprintf("one seed (%d), and no per-client figures of both to pair", s)
 			return pt
 		}
-		test = shiftedCompare(stats.Clients, lc, hc, threshold)
+		if threshold == 0 && len(h[s].counts) == len(hc) && len(l[s].counts) == len(lc) {
+			// As `fedpipe diff` pairs clients: from their counts, so that ties are exact.
+			test = stats.CompareCounts(l[s].counts, h[s].counts)
+		} else {
+			test = shiftedCompare(stats.Clients, lc, hc, threshold)
+		}
 		pt.Over = fmt.Sprintf("the %d clients' final accuracies of seed %d, %s", len(hc), s, OneRun)
 	}
 	pt.Test = &test

@@ -24,6 +24,9 @@ func (v ClaimVerdict) Line() string {
 		case Reversed:
 			fmt.Fprintf(&b, ". Reversed by %s: ", p.Lower)
 		case Undecided:
+			if p.Verdict == Holds {
+				b.WriteString(". Holds against every method computed")
+			}
 			fmt.Fprintf(&b, ". Closest, %s: ", p.Lower)
 		case Holds:
 			fmt.Fprintf(&b, ". Closest, %s: ", p.Lower)

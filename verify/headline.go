@@ -33,7 +33,7 @@ func PaperLines(ms []KeptManifest) []string {
 	type tally struct {
 		kept, cells int
 		seeds       map[string]bool
-		why         map[string]bool
+		why, data   map[string]bool
 	}
 	byPaper := map[string]*tally{}
 	var order []string
@@ -44,18 +44,25 @@ func PaperLines(ms []KeptManifest) []string {
 		}
 		t, ok := byPaper[p]
 		if !ok {
-			t = &tally{seeds: map[string]bool{}, why: map[string]bool{}}
+			t = &tally{seeds: map[string]bool{}, why: map[string]bool{}, data: map[string]bool{}}
 			byPaper[p] = t
 			order = append(order, p)
 		}
 		if m.Skipped != "" {
-			t.why[m.Skipped] = true
+			if d, ok := strings.CutPrefix(m.Skipped, "data not installed ("); ok {
+				t.data[strings.TrimSuffix(d, ")")] = true
+			} else {
+				t.why[m.Skipped] = true
+			}
+			if m.NeedsInit != "" {
+				t.why["pretrained weights for "+m.NeedsInit] = true
+			}
 			continue
 		}
 		for _, c := range m.Cells {
 			if c.Verdict == Needs {
 				what, _, _ := strings.Cut(c.Needs, " (")
-				t.why["its cells need "+what] = true
+				t.why["pretrained weights for "+what] = true
 				continue
 			}
 			t.cells++
@@ -73,8 +80,16 @@ func PaperLines(ms []KeptManifest) []string {
 			why = append(why, w)
 		}
 		sort.Strings(why)
+		if len(t.data) > 0 {
+			var data []string
+			for d := range t.data {
+				data = append(data, d)
+			}
+			sort.Strings(data)
+			why = append([]string{"data not installed: " + strings.Join(data, ", ")}, why...)
+		}
 		if t.cells == 0 {
-			lines = append(lines, fmt.Sprintf("%s: not computable here (%s)", p, strings.Join(why, "; ")))
+			lines = append(lines, fmt.Sprintf("%s: not computable here: %s", p, strings.Join(why, "; ")))
 			continue
 		}
 		s := fmt.Sprintf("%s: %d of %d published cells kept", p, t.kept, t.cells)

@@ -66,7 +66,10 @@ type KeptManifest struct {
 	// Skipped says why the manifest was not checked (its data is not installed, it has no
 	// expect entries); empty when it was.
 	Skipped string `json:"skipped,omitempty"`
-	Cells   []Cell `json:"cells,omitempty"`
+	// NeedsInit names, for a manifest not checked, the initial weights its cells would also
+	// need that are missing here (model.init); empty when none.
+	NeedsInit string `json:"needs_init,omitempty"`
+	Cells     []Cell `json:"cells,omitempty"`
 	// Provenance holds, per cell (same index), how its kept results were made: one line
 	// per seed measured.
 	Provenance [][]string `json:"provenance,omitempty"`

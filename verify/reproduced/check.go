@@ -53,6 +53,9 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 			km.Name = m.Name
 			km.Skipped = "data not installed (" + missing.Dataset + ")"
 			km.Claims = verify.Unchecked(m, km.Skipped)
+			if init := missingInit(m); init != "" {
+				km.NeedsInit, _, _ = strings.Cut(init, " (")
+			}
 			return km, nil, nil
 		}
 		if needs = missingInit(m); needs != "" {
