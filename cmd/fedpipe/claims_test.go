@@ -44,6 +44,13 @@ func TestVerifyAndReportGiveClaimsVerdicts(t *testing.T) {
 	if !strings.Contains(out, "claims: ") || !strings.Contains(out, "of 1 seeds each") {
 		t.Errorf("no claims summary line:\n%s", out)
 	}
+	// --only judges a claim only when it names no other method.
+	if code, out, _ := fedpipe(t, "verify", m, "--store", store, "--only", "local"); code != 0 || strings.Contains(out, "claim ") {
+		t.Errorf("--only local: exit %d, a claim naming fedavg judged:\n%s", code, out)
+	}
+	if code, out, _ := fedpipe(t, "verify", m, "--store", store, "--only", "local,fedavg"); code != 0 || strings.Count(out, "claim ") != 2 {
+		t.Errorf("--only local,fedavg: exit %d\n%s", code, out)
+	}
 	rep := filepath.Join(dir, "rep")
 	if code, _, errs := fedpipe(t, "report", m, "--store", store, "-o", rep); code != 0 {
 		t.Fatalf("report: exit %d %s", code, errs)

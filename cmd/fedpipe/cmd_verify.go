@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
@@ -100,6 +101,9 @@ func verifyCmd(c *call) error {
 		return fail(err)
 	}
 	tally := verify.TallyOf(cells)
+	if len(onlyRuns) > 0 {
+		g.Manifest.Claims = claimsWithin(g.Manifest, onlyRuns)
+	}
 	claims, err := verify.Claims([]*pipeline.Graph{g}, store)
 	if err != nil {
 		return fail(err)
@@ -156,4 +160,24 @@ func keptHint(path, name string, t verify.Tally) string {
 		cmd += " --kept " + kept
 	}
 	return fmt.Sprintf("none of these cells is in this store, but %s/ keeps paper-scale results of this manifest (%d stage results): `%s` reads them", kept, n, cmd)
+}
+
+// claimsWithin keeps the claims of m all of whose methods are among labels (verify --only):
+// a best-of-column claim judged on part of its column would read as holding on the part.
+func claimsWithin(m *manifest.Manifest, labels []string) []manifest.Claim {
+	var all []string
+	for _, ms := range m.Methods {
+		all = append(all, ms.Name)
+	}
+	var out []manifest.Claim
+	for _, c := range m.Claims {
+		ok := true
+		for _, p := range c.Pairs(all) {
+			ok = ok && slices.Contains(labels, p[0]) && slices.Contains(labels, p[1])
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
