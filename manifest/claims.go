@@ -27,28 +27,28 @@ const (
 // undecided, not computable yet). See docs/manifests.md.
 type Claim struct {
 	// Kind is best, above, order or within.
-	Kind string `yaml:"kind" check:"oneof=best|above|order|within"`
+	Kind string `yaml:"kind" check:"oneof=best|above|order|within" json:"kind,omitempty"`
 	// Method is the label of the method the claim is about (best, above, within).
-	Method string `yaml:"method"`
+	Method string `yaml:"method" json:"method,omitempty"`
 	// Than are the labels it is compared with (above, within: at least one; best: the
 	// column's other methods, default every other method of the manifest).
-	Than []string `yaml:"than"`
+	Than []string `yaml:"than" json:"than,omitempty"`
 	// Order are the labels of an ordering claim, highest first (at least two).
-	Order []string `yaml:"order"`
+	Order []string `yaml:"order" json:"order,omitempty"`
 	// Metric is the figure compared, as an expectation names it (accuracy metrics only).
-	Metric string `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|final_client_mean_ft|final_pooled_ft|best_client_mean_ft|best_pooled_ft"`
+	Metric string `yaml:"metric" check:"oneof=final_client_mean|final_pooled|best_client_mean|best_pooled|final_client_mean_ft|final_pooled_ft|best_client_mean_ft|best_pooled_ft" json:"metric,omitempty"`
 	// Margin is, in points, how far above (above) the paper says the method is, or how
 	// much worse it may be (within); 0 where the paper gives none.
-	Margin float64 `yaml:"margin" check:"ge0"`
+	Margin float64 `yaml:"margin" check:"ge0" json:"margin,omitempty"`
 	// Source is where the paper makes the claim: its table, and whether the claim is the
 	// table's bold, its underline, or a sentence of the text.
-	Source string `yaml:"source"`
+	Source string `yaml:"source" json:"source,omitempty"`
 	// Text is the paper's statement, paraphrased, where the source is its text.
-	Text string `yaml:"text"`
+	Text string `yaml:"text" json:"text,omitempty"`
 	// Shift and Level compare the shift stage's figures at that shift and level, as an
 	// expectation's do (final_client_mean or final_pooled only); empty: unshifted.
-	Shift string  `yaml:"shift"`
-	Level float64 `yaml:"level" check:"ge0"`
+	Shift string  `yaml:"shift" json:"shift,omitempty"`
+	Level float64 `yaml:"level" check:"ge0" json:"level,omitempty"`
 }
 
 // Pairs are the comparisons a claim rests on: (higher, lower) labels, the first claimed
