@@ -8,7 +8,7 @@ import (
 )
 
 // Flatten flattens a manifest's YAML into dotted paths: methods by label, lists of
-// scalars as flow lists; expectations are left out (they are not parameters).
+// scalars as flow lists; expectations and claims are left out (they are not parameters).
 func Flatten(b []byte) map[string]string {
 	out := map[string]string{}
 	var root yaml.Node
@@ -17,7 +17,7 @@ func Flatten(b []byte) map[string]string {
 	}
 	flattenNode(root.Content[0], "", out)
 	for k := range out {
-		if k == "expect" || strings.HasPrefix(k, "expect.") || k == "description" {
+		if k == "expect" || strings.HasPrefix(k, "expect.") || k == "claims" || strings.HasPrefix(k, "claims.") || k == "description" {
 			delete(out, k)
 		}
 	}

@@ -32,6 +32,9 @@ type Manifest struct {
 	// Expect records published numbers this manifest reproduces. They never change a
 	// stage's key; `fedpipe verify` compares them with the measured figures.
 	Expect []Expectation `yaml:"expect"`
+	// Claims record what the paper concludes from the table (which method is best, which
+	// above which). They never change a stage's key; verify gives each a verdict.
+	Claims []Claim `yaml:"claims"`
 
 	// File is the path the manifest was read from.
 	File string `yaml:"-"`
@@ -331,7 +334,7 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			return err
 		}
 	}
-	return nil
+	return m.validateClaims(seen)
 }
 
 // checkShiftExpectation checks an expectation's shift selector against the shift block.

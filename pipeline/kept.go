@@ -410,3 +410,10 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 	}
 	return nil
 }
+
+// KeptEntries counts the index entries dir records for manifest (0 when dir keeps none
+// of its results, or is not a kept-results directory).
+func KeptEntries(dir, manifest string) (int, error) {
+	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
+	return len(files), err
+}

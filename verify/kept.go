@@ -66,10 +66,16 @@ type KeptManifest struct {
 	// Skipped says why the manifest was not checked (its data is not installed, it has no
 	// expect entries); empty when it was.
 	Skipped string `json:"skipped,omitempty"`
-	Cells   []Cell `json:"cells,omitempty"`
+	// NeedsInit names, for a manifest not checked, the initial weights its cells would also
+	// need that are missing here (model.init); empty when none.
+	NeedsInit string `json:"needs_init,omitempty"`
+	Cells     []Cell `json:"cells,omitempty"`
 	// Provenance holds, per cell (same index), how its kept results were made: one line
 	// per seed measured.
 	Provenance [][]string `json:"provenance,omitempty"`
+	// Claims are the verdicts of the manifest's claims on the kept results (of a manifest
+	// not checked: not computable, ClaimVerdict.Why saying why).
+	Claims []ClaimVerdict `json:"claims,omitempty"`
 }
 
 // KeptCounts tallies the cells of checked manifests by kept-results verdict.
@@ -170,7 +176,12 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 		"A result made on any backend counts (fpfast, fpcpu, a GPU's `xla-cuda`): a verdict reads fpfast's result when it has a current one, "+
 		"else another backend's, and then names it (\"the xla-cuda result\"); how it was made names the backend id (docs/reproducing.md).\n\n", regenerate)
 	b.WriteString(keptEvidenceNote)
-	b.WriteString("**" + Count(ms).Line() + "**\n")
+	b.WriteString(claimsNote)
+	b.WriteString("**" + Count(ms).Line() + "**\n\n")
+	b.WriteString("**" + TallyClaims(ClaimsOf(ms)).Line() + "**\n\n")
+	for _, l := range PaperLines(ms) {
+		b.WriteString("- " + l + "\n")
+	}
 	var skipped []KeptManifest
 	for _, m := range ms {
 		if m.Skipped != "" {
@@ -178,7 +189,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s (`%s`)\n\n", m.Name, m.File)
-		b.WriteString("| method | cell | metric | published | measured | diff | verdict | how it was made |\n")
+		b.WriteString("| method | cell | metric | published | measured (mean of the kept seeds) | diff | verdict | how it was made |\n")
 		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
 		for i, c := range m.Cells {
 			row := c.Row()
@@ -190,11 +201,21 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row[0], row[1], row[2], row[3], row[4], row[5],
 				mdEscape(verdict), mdEscape(how))
 		}
+		if len(m.Claims) > 0 {
+			b.WriteString("\nClaims:\n\n")
+			for _, v := range m.Claims {
+				b.WriteString("- " + v.Line() + "\n")
+			}
+		}
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\n## Not checked here\n\n")
 		for _, m := range skipped {
-			fmt.Fprintf(&b, "- `%s`: %s\n", m.File, m.Skipped)
+			fmt.Fprintf(&b, "- `%s`: %s", m.File, m.Skipped)
+			if n := len(m.Claims); n > 0 {
+				fmt.Fprintf(&b, " (%d claims not computable)", n)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
@@ -23,7 +28,7 @@ func verifyCmd(c *call) error {
 	auditSample := fs.Int("audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit-sample: the sample's seed")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run). Then each of its claims (what the paper concludes from the table) with a\nverdict: holds, reversed, undecided or not computable yet, with the effect, its interval and the test; claims\nnever change the exit code. Where the store holds none of the cells but ../reproduced keeps some, one\nline names the command that reads them (fedpipe reproduced MANIFEST).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -82,6 +87,12 @@ func verifyCmd(c *call) error {
 	}
 	store, err := f.reader(path, stderr) // never creates one, never waits for a run
 	if err != nil {
+		var none *storedir.NoStoreError
+		if errors.As(err, &none) {
+			if hint := keptHint(path, g.Manifest.Name, verify.Tally{Missing: len(g.Manifest.Expect)}); hint != "" {
+				err = fmt.Errorf("%w\n%s", err, strings.Replace(hint, "none of these cells is in this store", "there is no store here", 1))
+			}
+		}
 		return fail(err)
 	}
 	defer store.Close()
@@ -90,15 +101,83 @@ func verifyCmd(c *call) error {
 		return fail(err)
 	}
 	tally := verify.TallyOf(cells)
+	if len(onlyRuns) > 0 {
+		g.Manifest.Claims = claimsWithin(g.Manifest, onlyRuns)
+	}
+	claims, err := verify.Claims([]*pipeline.Graph{g}, store)
+	if err != nil {
+		return fail(err)
+	}
+	hint := keptHint(path, g.Manifest.Name, tally)
 	if f.json {
 		writeJSON(stdout, map[string]any{"manifest": path, "cells": cells, "passed": tally.Passed,
-			"failed": tally.Failed, "missing": tally.Missing})
+			"failed": tally.Failed, "missing": tally.Missing, "claims": claims, "claims_summary": verify.TallyClaims(claims).Line(),
+			"kept_hint": hint})
 	} else {
 		fmt.Fprint(stdout, verify.Markdown(cells))
 		fmt.Fprintf(stdout, "\n%s\n", tally)
+		if len(claims) > 0 {
+			fmt.Fprintln(stdout)
+			for _, v := range claims {
+				fmt.Fprintf(stdout, "claim %s\n", v.Line())
+			}
+			fmt.Fprintln(stdout, verify.TallyClaims(claims).Line())
+		}
+		if hint != "" {
+			fmt.Fprintln(stdout, hint)
+		}
 	}
 	if tally.Unexplained() > 0 {
 		return exitErr(exitMismatch)
 	}
 	return nil
+}
+
+// keptHint is the line verify adds when the store holds no result of the manifest's cells
+// but the kept-results directory beside its folder (../reproduced, as `fedpipe reproduced`
+// finds it) keeps some: the command that reads them. "" otherwise.
+func keptHint(path, name string, t verify.Tally) string {
+	if t.Passed+t.Failed > 0 || t.Missing == 0 {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(abs)), defaultKept)
+	n, err := pipeline.KeptEntries(dir, name)
+	if err != nil || n == 0 {
+		return ""
+	}
+	kept := dir
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			kept = rel
+		}
+	}
+	cmd := "fedpipe reproduced " + path
+	if kept != defaultKept {
+		cmd += " --kept " + kept
+	}
+	return fmt.Sprintf("none of these cells is in this store, but %s/ keeps paper-scale results of this manifest (%d stage results): `%s` reads them", kept, n, cmd)
+}
+
+// claimsWithin keeps the claims of m all of whose methods are among labels (verify --only):
+// a best-of-column claim judged on part of its column would read as holding on the part.
+func claimsWithin(m *manifest.Manifest, labels []string) []manifest.Claim {
+	var all []string
+	for _, ms := range m.Methods {
+		all = append(all, ms.Name)
+	}
+	var out []manifest.Claim
+	for _, c := range m.Claims {
+		ok := true
+		for _, p := range c.Pairs(all) {
+			ok = ok && slices.Contains(labels, p[0]) && slices.Contains(labels, p[1])
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }

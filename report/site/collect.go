@@ -48,6 +48,8 @@ type collected struct {
 	rows, cols []string
 	// checks are every manifest's verify cells, configurations labelled as run.config.
 	checks []verify.Cell
+	// claims are every manifest's claim verdicts, configurations labelled as checks'.
+	claims []verify.ClaimVerdict
 	// manifests are the manifests' names, in order.
 	manifests []string
 }
@@ -142,6 +144,16 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			checks[v.Config] = append(checks[v.Config], v)
 			v.Config = joinLabel(label, v.Config)
 			c.checks = append(c.checks, v)
+		}
+	}
+	if len(g.Manifest.Claims) > 0 {
+		vs, err := verify.Claims([]*pipeline.Graph{g}, store)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			v.Config = joinLabel(label, v.Config)
+			c.claims = append(c.claims, v)
 		}
 	}
 	get := func(r *manifest.Run) *run {

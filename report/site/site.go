@@ -126,6 +126,9 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± population std over seeds), the difference and the verdict.",
 			grids: []grid{verifyGrid(c.checks)}})
 	}
+	if len(c.claims) > 0 {
+		sections = append(sections, section{title: "Claims", intro: claimsIntro, grids: []grid{claimsGrid(c.claims)}})
+	}
 	var entries []summary.Entry
 	for _, x := range c.runs {
 		if x.summary != nil {

@@ -52,6 +52,10 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 		if _, err := loader.Describe(m.Dataset); errors.As(err, &missing) {
 			km.Name = m.Name
 			km.Skipped = "data not installed (" + missing.Dataset + ")"
+			km.Claims = verify.Unchecked(m, km.Skipped)
+			if init := missingInit(m); init != "" {
+				km.NeedsInit, _, _ = strings.Cut(init, " (")
+			}
 			return km, nil, nil
 		}
 		if needs = missingInit(m); needs != "" {
@@ -72,6 +76,7 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 			cells[i].Verdict, cells[i].Needs = verify.Needs, needs
 		}
 		km.Cells, km.Provenance = cells, make([][]string, len(cells))
+		km.Claims = verify.Unchecked(g.Manifest, "its cells need "+needs)
 		return km, nil, nil
 	}
 	km.Name = g.Manifest.Name
@@ -110,6 +115,9 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 		readings, graphs = append(readings, rb), append(graphs, gb)
 	}
 	km.Cells, km.Provenance = verify.ChooseKept(readings)
+	if km.Claims, err = verify.Claims(graphs, store); err != nil {
+		return km, nil, err
+	}
 	return km, graphs, nil
 }
 
@@ -174,8 +182,15 @@ func provenanceLine(p *pipeline.Provenance) string {
 	if p.Backend != "" {
 		parts = append(parts, p.Backend)
 	}
-	if p.Seconds > 0 {
-		parts = append(parts, (time.Duration(p.Seconds) * time.Second).Round(time.Minute).String())
+	if total, all := totalSeconds(p); total > 0 {
+		t := (time.Duration(total) * time.Second).Round(time.Minute).String()
+		switch {
+		case len(p.Segments) > 1 && all:
+			t += " in all"
+		case len(p.Segments) > 1:
+			t = "at least " + t + " in all (a part's time is not recorded)"
+		}
+		parts = append(parts, t)
 	}
 	if m := p.PeakRSSMiB(); m != "" {
 		parts = append(parts, "peak RSS "+m+" MiB")
@@ -200,8 +215,24 @@ func provenanceLine(p *pipeline.Provenance) string {
 	return line
 }
 
+// totalSeconds is the wall time a train stage took: the sum over its parts when it was
+// trained in parts (all: every part recorded its time), else its one process's.
+func totalSeconds(p *pipeline.Provenance) (total float64, all bool) {
+	if len(p.Segments) == 0 {
+		return p.Seconds, true
+	}
+	all = true
+	for _, s := range p.Segments {
+		if s.Seconds <= 0 {
+			all = false
+		}
+		total += s.Seconds
+	}
+	return total, all
+}
+
 // Header names the columns of reproduced's text table (verify.Cell.Row's).
-var Header = []string{"method", "cell", "metric", "expected", "measured (mean ± std over seeds)", "diff", "verdict"}
+var Header = []string{"method", "cell", "metric", "expected", "measured (mean of the kept seeds ± std over them)", "diff", "verdict"}
 
 // TablePatterns are the manifests of the papers' tables, as the Makefile's TABLE_MANIFESTS
 // names them: reproduced with no MANIFEST checks these.

@@ -62,3 +62,24 @@ func TestMissingInit(t *testing.T) {
 		t.Errorf("missing file: %q", got)
 	}
 }
+
+// A stage trained in parts shows the total wall time over its parts, not the last part's
+// (the kept lgfedavg cell: 23 minutes, then 1h12m: "1h35m0s in all"); a part without a
+// recorded time makes it a lower bound.
+func TestProvenanceLineTotalsTheParts(t *testing.T) {
+	part := func(from, to int, secs float64) pipeline.Segment {
+		return pipeline.Segment{From: from, To: to, Provenance: pipeline.Provenance{CPU: "AMD EPYC", Seconds: secs}}
+	}
+	p := &pipeline.Provenance{CPU: "AMD EPYC", Seconds: 72 * 60, Segments: []pipeline.Segment{part(1, 100, 23*60), part(101, 400, 72*60)}}
+	if line := provenanceLine(p); !strings.Contains(line, "AMD EPYC, ") || !strings.Contains(line, ", 1h35m0s in all") {
+		t.Errorf("two parts: %s", line)
+	}
+	p.Segments[0].Seconds = 0
+	if line := provenanceLine(p); !strings.Contains(line, "at least 1h12m0s in all (a part's time is not recorded)") {
+		t.Errorf("a part without its time: %s", line)
+	}
+	one := &pipeline.Provenance{CPU: "AMD EPYC", Seconds: 3600}
+	if line := provenanceLine(one); !strings.Contains(line, ", 1h0m0s") || strings.Contains(line, "in all") {
+		t.Errorf("one process: %s", line)
+	}
+}

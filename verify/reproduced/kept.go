@@ -83,6 +83,18 @@ func WriteText(w io.Writer, ms []verify.KeptManifest) {
 			row[6] = verify.KeptVerdict(c, false)
 			fmt.Fprintf(w, "  %s\n", strings.Join(row, " | "))
 		}
+		for _, v := range m.Claims {
+			fmt.Fprintf(w, "  claim %s\n", v.Line())
+		}
 	}
 	fmt.Fprintln(w)
+}
+
+// WriteHeadline writes what the summary line rests on: the claims' count and one line per
+// paper (its kept cells of those computable here, or why none can be).
+func WriteHeadline(w io.Writer, ms []verify.KeptManifest) {
+	fmt.Fprintln(w, verify.TallyClaims(verify.ClaimsOf(ms)).Line())
+	for _, l := range verify.PaperLines(ms) {
+		fmt.Fprintln(w, l)
+	}
 }

@@ -28,7 +28,7 @@ func TestOpenAndClose(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
 	WriteText(&b, []verify.KeptManifest{{File: "m/a.yaml", Skipped: NoExpect}, {File: "m/b.yaml"}})
-	want := "m/a.yaml: not checked (no expect entries)\n\nm/b.yaml\n  method | cell | metric | expected | measured (mean ± std over seeds) | diff | verdict\n\n"
+	want := "m/a.yaml: not checked (no expect entries)\n\nm/b.yaml\n  method | cell | metric | expected | measured (mean of the kept seeds ± std over them) | diff | verdict\n\n"
 	if b.String() != want {
 		t.Errorf("WriteText:\n%q\nwant\n%q", b.String(), want)
 	}
