@@ -110,6 +110,9 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 		readings, graphs = append(readings, rb), append(graphs, gb)
 	}
 	km.Cells, km.Provenance = verify.ChooseKept(readings)
+	if km.Curves, err = curves(graphs, store); err != nil {
+		return km, nil, err
+	}
 	return km, graphs, nil
 }
 

@@ -83,6 +83,7 @@ func WriteText(w io.Writer, ms []verify.KeptManifest) {
 			row[6] = verify.KeptVerdict(c, false)
 			fmt.Fprintf(w, "  %s\n", strings.Join(row, " | "))
 		}
+		verify.WriteCurvesText(w, m.Curves)
 	}
 	fmt.Fprintln(w)
 }
