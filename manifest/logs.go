@@ -78,7 +78,11 @@ func (m *Manifest) validateLogs() error {
 				return m.errAtField(g+".round", "round %d is past train.rounds (%d)", e.Round, m.Train.Rounds)
 			}
 			if e.Line == 0 {
-				return m.errAtField(g+".line", "line missing: the line of the log the figures are on")
+				err := m.errAtField(g+".line", "line missing: the line of the log the figures are on")
+				if p, ok := m.Pos[g]; ok { // at the entry that lacks it, not the section
+					err.(*InputError).Line, err.(*InputError).Column = p.Line, p.Column
+				}
+				return err
 			}
 			if e.Before > 100 {
 				return m.errAtField(g+".before", "%g is not a percentage", e.Before)

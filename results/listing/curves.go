@@ -103,18 +103,18 @@ func hasLogged(rows []Row) bool {
 	return false
 }
 
-// loggedCells are the logged columns of an evaluation row (LoggedHeader): the logged
-// figure before fine-tuning, kept − logged, then the same after fine-tuning; "" where the
-// log has none.
-func loggedCells(e Eval, num func(float64) string) []string {
+// loggedCells are the logged columns of an evaluation row: the logged pooled figure
+// before fine-tuning, kept − logged, then the same after fine-tuning (figures written by
+// num, differences by diff); "" where the log has none.
+func loggedCells(e Eval, num, diff func(float64) string) []string {
 	c := []string{"", "", "", ""}
 	if e.Logged != nil {
-		c[0], c[1] = num(*e.Logged), signed(e.Pooled-*e.Logged)
+		c[0], c[1] = num(*e.Logged), diff(e.Pooled-*e.Logged)
 	}
 	if e.LoggedFT != nil {
 		c[2] = num(*e.LoggedFT)
 		if e.PooledFT != nil {
-			c[3] = signed(*e.PooledFT - *e.LoggedFT)
+			c[3] = diff(*e.PooledFT - *e.LoggedFT)
 		}
 	}
 	return c

@@ -78,7 +78,7 @@ func WriteEvalsCSV(w io.Writer, rows []Row) error {
 		for _, e := range r.Evals {
 			c := EvalCells(r, e, multi, full)
 			if logged {
-				c = append(c, loggedCells(e, full)...)
+				c = append(c, loggedCells(e, full, full)...)
 			}
 			_ = cw.Write(c)
 		}
@@ -110,7 +110,7 @@ func WriteEvalsTable(w io.Writer, rows []Row) {
 		for _, e := range r.Evals {
 			c := EvalCells(r, e, multi, two)
 			if logged {
-				c = append(c, loggedCells(e, two)...)
+				c = append(c, loggedCells(e, two, signed)...)
 			}
 			for i, v := range c {
 				if v == "" {
