@@ -55,6 +55,9 @@ type CurveCheck struct {
 	// without one.
 	Deviation string `json:"deviation,omitempty"`
 	Flagged   bool   `json:"flagged"`
+	// OnLog is set when Deviation is the log entry's own (manifest.LoggedRun.Deviation),
+	// which the page shows even for a curve within the threshold.
+	OnLog bool `json:"deviation_on_log,omitempty"`
 }
 
 // CompareCurve sets the kept curve kept (the mean over seeds kept seeds, in round order)
@@ -155,6 +158,8 @@ func (c CurveCheck) Summary() string {
 		s += fmt.Sprintf("; differs from the authors' log by more than %.1f with no deviation recorded", CurveThreshold)
 	case c.Over:
 		s += "; differs from the authors' log (deviation recorded)."
+	case c.OnLog && c.Deviation != "":
+		s += fmt.Sprintf("; within %.1f of the authors' log (a deviation is recorded).", CurveThreshold)
 	default:
 		s += fmt.Sprintf("; within %.1f of the authors' log", CurveThreshold)
 	}
@@ -235,7 +240,7 @@ func curvesMarkdown(b *strings.Builder, curves []CurveCheck) {
 		"needs a recorded deviation):\n", CurveThreshold)
 	for _, c := range kept {
 		fmt.Fprintf(b, "\n**%s**, %s, beside %s: %s", c.Method, c.keptLabel(), mdEscape(c.Source), mdEscape(c.Summary()))
-		if c.Over && c.Deviation != "" {
+		if (c.Over || c.OnLog) && c.Deviation != "" {
 			fmt.Fprintf(b, " Deviation: %s", mdEscape(c.Deviation))
 		}
 		b.WriteString("\n\n| " + strings.Join(CurveHeader, " | ") + " |\n")

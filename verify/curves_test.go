@@ -110,6 +110,14 @@ func TestOffLogCurvesCount(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+	within := CompareCurve(testLog(), 400, []CurvePoint{{Round: 300, Before: 92.9}}, 1, "noted on the log")
+	if p := KeptPage([]KeptManifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); strings.Contains(p, "noted on the log") {
+		t.Error("the page shows an expectation's deviation beside a curve within the threshold")
+	}
+	within.OnLog = true
+	if p := KeptPage([]KeptManifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); !strings.Contains(p, "Deviation: noted on the log") {
+		t.Error("the page hides the log entry's own deviation of a curve within the threshold")
+	}
 	if k := Count(ms[1:]); k.OffLog != 0 || strings.Contains(k.Line(), "kept curves") {
 		t.Errorf("a curve with a deviation is counted off its log: %+v", k)
 	}

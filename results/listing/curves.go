@@ -3,6 +3,7 @@ package listing
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -72,6 +73,17 @@ func labelled(n *pipeline.Node, label string) bool {
 		}
 	}
 	return false
+}
+
+// methodLabel is the method label of the run of stage n that row label lists: n's own,
+// or that of a run sharing the stage (Node.Also) whose label the row's begins with.
+func methodLabel(n *pipeline.Node, label string) string {
+	for _, r := range n.Also {
+		if strings.HasPrefix(label, r.MethodName+" ") {
+			return r.MethodName
+		}
+	}
+	return n.Run.MethodName
 }
 
 // withLogged sets, on the evaluations of the run labelled label, the figures g's manifest

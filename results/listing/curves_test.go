@@ -28,7 +28,7 @@ func TestEvalsBesideLog(t *testing.T) {
 	var b bytes.Buffer
 	WriteEvalsTable(&b, rows)
 	out := b.String()
-	for _, want := range []string{"logged %", "91.37", "-0.52", "91.98", "-0.13", "+0.50"} {
+	for _, want := range []string{"logged pooled %", "91.37", "-0.52", "91.98", "-0.13", "+0.50"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("evaluations table lacks %q:\n%s", want, out)
 		}
@@ -41,5 +41,16 @@ func TestEvalsBesideLog(t *testing.T) {
 	if !strings.HasSuffix(lines[0], ",logged_pooled_pct,diff_pct,logged_pooled_ft_pct,diff_ft_pct") ||
 		!strings.HasPrefix(lines[1], "fedobp seed=0,100,90.85,91.85,0,,91.37,-0.5") || !strings.HasSuffix(lines[4], ",,,,") {
 		t.Errorf("evaluations CSV:\n%s", b.String())
+	}
+}
+
+// TestMethodLabel: a row of a stage shared by two labels reads the log of its own label.
+func TestMethodLabel(t *testing.T) {
+	n := &pipeline.Node{Run: &manifest.Run{MethodName: "fedobp"}, Also: []*manifest.Run{{MethodName: "fedobp-globalnorm"}}}
+	if got := methodLabel(n, "fedobp-globalnorm seed=0"); got != "fedobp-globalnorm" {
+		t.Errorf("shared label: %q", got)
+	}
+	if got := methodLabel(n, "fedobp seed=0"); got != "fedobp" {
+		t.Errorf("own label: %q", got)
 	}
 }

@@ -255,7 +255,7 @@ func WithEvals(rows []Row, g *pipeline.Graph, store *artifacts.Store) error {
 			return err
 		}
 		r.Evals = EvalsOf(ms)
-		withLogged(r.Evals, g, r.Label)
+		withLogged(r.Evals, g, methodLabel(n, r.Label))
 	}
 	return nil
 }

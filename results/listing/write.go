@@ -97,7 +97,7 @@ func WriteEvalsTable(w io.Writer, rows []Row) {
 	}
 	logged := hasLogged(rows)
 	if logged { // the authors' log beside the pooled figures, and kept − logged
-		h = append(h, "logged %", "diff", "logged after FT", "diff")
+		h = append(h, "logged pooled %", "diff", "logged after FT", "diff")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(h, "\t"))

@@ -29,7 +29,9 @@ func curves(graphs []*pipeline.Graph, store *artifacts.Store) ([]verify.CurveChe
 				break
 			}
 		}
-		out = append(out, verify.CompareCurve(l, m.Train.Rounds, pts, seeds, m.DeviationOf(l.Method)))
+		c := verify.CompareCurve(l, m.Train.Rounds, pts, seeds, m.DeviationOf(l.Method))
+		c.OnLog = l.Deviation != ""
+		out = append(out, c)
 	}
 	return out, nil
 }
