@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,45 @@ func TestDeviationOf(t *testing.T) {
 	m.Logs[0].Deviation = "the log's own"
 	if d := m.DeviationOf("fedavg"); d != "the log's own" {
 		t.Errorf("DeviationOf(fedavg) = %q, want the log entry's own first", d)
+	}
+}
+
+// TestKeptFedOBPCellsHaveTheirLogs: every kept cell of FedOBP Tables 6 and 8 on FMNIST and
+// MNIST (reproduced/cells) has its method's authors' log in its manifest, so the page
+// shows each kept curve beside the logged one, and every logged figure lies within the
+// rounds the manifest evaluates.
+func TestKeptFedOBPCellsHaveTheirLogs(t *testing.T) {
+	dirs, err := filepath.Glob("../reproduced/cells/fedobp-table[68]-*mnist*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		if strings.Contains(name, "medmnist") {
+			continue
+		}
+		m, err := LoadManifest(filepath.Join("../manifests", name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		trains, _ := filepath.Glob(filepath.Join(d, "train%20*.json"))
+		for _, f := range trains {
+			label, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(f), "train%20"), "%20")
+			n++
+			l := m.LogOf(label)
+			if l == nil {
+				t.Errorf("%s: kept %s has no log", name, label)
+				continue
+			}
+			for _, e := range l.Evals {
+				if e.Round%m.Train.EvalEvery != 0 {
+					t.Errorf("%s: %s logged at round %d, which the manifest does not evaluate (every %d)", name, label, e.Round, m.Train.EvalEvery)
+				}
+			}
+		}
+	}
+	if n < 28 {
+		t.Errorf("%d kept FedOBP Table 6 and 8 FMNIST/MNIST cells found, want at least the 28 kept when this test was written", n)
 	}
 }
