@@ -29,6 +29,9 @@ type Manifest struct {
 	Grid        yaml.Node     `yaml:"grid"`
 	// Shift adds an evaluate-under-shift stage to every run.
 	Shift ShiftSpec `yaml:"shift"`
+	// Logs are the authors' published run logs of the manifest's methods (logs.go): data
+	// shown beside the kept curves, never part of a key.
+	Logs []LoggedRun `yaml:"logs"`
 	// Expect records published numbers this manifest reproduces. They never change a
 	// stage's key; `fedpipe verify` compares them with the measured figures.
 	Expect []Expectation `yaml:"expect"`
@@ -334,7 +337,10 @@ func (m *Manifest) validate(root *yaml.Node) error {
 			return err
 		}
 	}
-	return m.validateClaims(seen)
+	if err := m.validateClaims(seen); err != nil {
+		return err
+	}
+	return m.validateLogs()
 }
 
 // checkShiftExpectation checks an expectation's shift selector against the shift block.

@@ -76,6 +76,9 @@ type KeptManifest struct {
 	// Claims are the verdicts of the manifest's claims on the kept results (of a manifest
 	// not checked: not computable, ClaimVerdict.Why saying why).
 	Claims []ClaimVerdict `json:"claims,omitempty"`
+	// Curves are the kept curves beside the authors' logs the manifest records
+	// (manifest.LoggedRun), one per log.
+	Curves []CurveCheck `json:"curves,omitempty"`
 }
 
 // KeptCounts tallies the cells of checked manifests by kept-results verdict.
@@ -84,6 +87,9 @@ type KeptCounts struct {
 	Cells, Reproduced, Differs, Stale, Missing int
 	// Known counts the cells that differ with a recorded deviation (not in Differs).
 	Known int
+	// OffLog counts the kept curves that differ from their authors' logs with no
+	// deviation recorded (CurveCheck.Flagged); they fail the check as a differing cell does.
+	OffLog int
 	// Needs counts the cells that need an input missing here (not in Cells), by what they
 	// need ("model.init").
 	Needs map[string]int
@@ -97,6 +103,11 @@ type KeptCounts struct {
 func Count(ms []KeptManifest) KeptCounts {
 	var k KeptCounts
 	for _, m := range ms {
+		for _, c := range m.Curves {
+			if c.Flagged {
+				k.OffLog++
+			}
+		}
 		for _, c := range m.Cells {
 			if c.Verdict == Needs {
 				if k.Needs == nil {
@@ -142,6 +153,9 @@ func (k KeptCounts) Line() string {
 		s += fmt.Sprintf(", %d differ", k.Differs)
 	}
 	s += ")"
+	if k.OffLog > 0 {
+		s += fmt.Sprintf("; %d kept curves differ from the authors' logs with no deviation recorded", k.OffLog)
+	}
 	if k.SpreadDecided > 0 {
 		s += fmt.Sprintf("; %d of the %d reproduced with a published spread also within it", k.WithinSpread, k.SpreadDecided)
 	}
@@ -207,6 +221,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 				b.WriteString("- " + v.Line() + "\n")
 			}
 		}
+		curvesMarkdown(&b, m.Curves)
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\n## Not checked here\n\n")

@@ -19,7 +19,7 @@ func lsRuns(c *call, showFlag bool) error {
 	var f commonFlags
 	f.register(fs, c.groups)
 	asCSV := fs.Bool("csv", false, "print CSV instead of a table")
-	evals := fs.Bool("evals", false, "one row per evaluation round of each cached run instead: test accuracy pooled and averaged over clients, before and after fine-tuning (FL-bench's logged 'before -> after'); with --json, each run's \"evals\"")
+	evals := fs.Bool("evals", false, "one row per evaluation round of each cached run instead: test accuracy pooled and averaged over clients, before and after fine-tuning (FL-bench's logged 'before -> after'), and where the manifest records the authors' log of the method (logs:) the logged pooled figures and kept − logged; with --json, each run's \"evals\"")
 	withProv := fs.Bool("provenance", false, "add the train stage's provenance to the table (commit, backend, threads, wall time, peak RSS, date); --csv and --json always carry it")
 	if showFlag {
 		fs.Bool("manifest", false, "print the effective manifest recorded with the results instead")

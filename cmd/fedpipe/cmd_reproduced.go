@@ -38,7 +38,7 @@ func reproducedCmd(c *call) error {
 	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
 	bind := fs.Bool("bind", false, "first bind every index entry of --kept that binds no outputs (recorded before kept results were bound to their cells) to the outputs its ac/ entry names now; only for a directory known to be genuine (as committed)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced [MANIFEST...] [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here;\nthen the claims' verdicts counted, and a line per paper (its kept cells, or why none can be computed here).\nA reversed claim changes no exit code.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nWith no MANIFEST, the table manifests (fedobp-*, fedselect-*, dmpfl-*, table1) in the manifests/ folder\nbeside --kept, as `make reproduced` checks them. Exits 3 when a cell differs (one whose difference is a recorded known deviation is\ncounted apart and does not) or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced [MANIFEST...] [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here;\nthen the claims' verdicts counted, and a line per paper (its kept cells, or why none can be computed here).\nA reversed claim changes no exit code.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nWith no MANIFEST, the table manifests (fedobp-*, fedselect-*, dmpfl-*, table1) in the manifests/ folder\nbeside --kept, as `make reproduced` checks them. Kept curves are shown beside the authors' logs the manifests record (logs:).\nExits 3 when a cell differs (one whose difference is a recorded known deviation is\ncounted apart and does not), or a kept curve differs from its authors' log by more than 0.5 with no deviation recorded, or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -91,7 +91,7 @@ func reproducedCmd(c *call) error {
 	text := verify.KeptPage(ms, regenerate)
 	if f.json {
 		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
-			"differs": counts.Differs, "known_deviations": counts.Known, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
+			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
 			"claims": verify.TallyClaims(verify.ClaimsOf(ms)).Line(), "papers": verify.PaperLines(ms)})
 	} else {
 		reproduced.WriteText(stdout, ms)
@@ -118,7 +118,7 @@ func reproducedCmd(c *call) error {
 		fmt.Fprintln(stdout, counts.Line())
 		reproduced.WriteHeadline(stdout, ms)
 	}
-	if counts.Differs > 0 {
+	if counts.Differs > 0 || counts.OffLog > 0 {
 		return exitErr(exitMismatch)
 	}
 	return code

@@ -224,6 +224,11 @@ type Eval struct {
 	Mean     float64  `json:"client_mean_pct"`
 	PooledFT *float64 `json:"pooled_ft_pct"`
 	MeanFT   *float64 `json:"client_mean_ft_pct"`
+	// Logged and LoggedFT are the pooled accuracy the authors' log of the run's method
+	// records at the round, before and after fine-tuning (manifest.LoggedRun); nil where
+	// the manifest records no log of it.
+	Logged   *float64 `json:"logged_pooled_pct,omitempty"`
+	LoggedFT *float64 `json:"logged_pooled_ft_pct,omitempty"`
 }
 
 // WithEvals fills the Evals of the cached rows of g (List' rows) from their train
@@ -250,6 +255,7 @@ func WithEvals(rows []Row, g *pipeline.Graph, store *artifacts.Store) error {
 			return err
 		}
 		r.Evals = EvalsOf(ms)
+		withLogged(r.Evals, g, methodLabel(n, r.Label))
 	}
 	return nil
 }

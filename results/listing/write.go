@@ -67,12 +67,20 @@ func WriteEvalsCSV(w io.Writer, rows []Row) error {
 	if multi {
 		h = append([]string{"manifest"}, h...)
 	}
+	logged := hasLogged(rows)
+	if logged {
+		h = append(h, "logged_pooled_pct", "diff_pct", "logged_pooled_ft_pct", "diff_ft_pct")
+	}
 	cw := csv.NewWriter(w)
 	_ = cw.Write(h)
 	full := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
 		for _, e := range r.Evals {
-			_ = cw.Write(EvalCells(r, e, multi, full))
+			c := EvalCells(r, e, multi, full)
+			if logged {
+				c = append(c, loggedCells(e, full, full)...)
+			}
+			_ = cw.Write(c)
 		}
 	}
 	cw.Flush()
@@ -87,6 +95,10 @@ func WriteEvalsTable(w io.Writer, rows []Row) {
 	if multi {
 		h = append([]string{"manifest"}, h...)
 	}
+	logged := hasLogged(rows)
+	if logged { // the authors' log beside the pooled figures, and kept − logged
+		h = append(h, "logged pooled %", "diff", "logged after FT", "diff")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(h, "\t"))
 	evals, runs := 0, 0
@@ -97,6 +109,9 @@ func WriteEvalsTable(w io.Writer, rows []Row) {
 		}
 		for _, e := range r.Evals {
 			c := EvalCells(r, e, multi, two)
+			if logged {
+				c = append(c, loggedCells(e, two, signed)...)
+			}
 			for i, v := range c {
 				if v == "" {
 					c[i] = "-"

@@ -118,6 +118,9 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 	if km.Claims, err = verify.Claims(graphs, store); err != nil {
 		return km, nil, err
 	}
+	if km.Curves, err = curves(graphs, store); err != nil {
+		return km, nil, err
+	}
 	return km, graphs, nil
 }
 

@@ -83,6 +83,7 @@ func WriteText(w io.Writer, ms []verify.KeptManifest) {
 			row[6] = verify.KeptVerdict(c, false)
 			fmt.Fprintf(w, "  %s\n", strings.Join(row, " | "))
 		}
+		verify.WriteCurvesText(w, m.Curves)
 		for _, v := range m.Claims {
 			fmt.Fprintf(w, "  claim %s\n", v.Line())
 		}
