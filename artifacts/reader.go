@@ -35,6 +35,7 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	if ReadOnly(dir) {
 		return openReadOnly(dir, logf)
 	}
+	opt.NoCompactions = true // a reader merges no table: a damaged block never meets a compaction
 	o := opt
 	o.LockTimeout = -1
 	s, err := Open(dir, o)
@@ -55,7 +56,7 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 			releaseSnapshot(snap, snapLock)
 			return Open(dir, opt)
 		}
-		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf, NoCompactions: true})
 		if err == nil {
 			logf("store %s is in use by %s: reading a snapshot of it", dir, holder(filepath.Join(dir, lockName)))
 			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
@@ -85,7 +86,7 @@ func openReadOnly(dir string, logf func(string, ...any)) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("artifacts: copy of read-only store %s: %w", dir, err)
 		}
-		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf, NoCompactions: true})
 		if err == nil {
 			logf("store %s is read-only here: reading a copy of it in %s", dir, snap)
 			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir

@@ -198,7 +198,8 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	defer old.Close()
 	for _, b := range bad {
 		fix := fmt.Sprintf("table %s: %s; dropped", b.name, b.why)
-		n, note, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		n, note, lost, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		r.Lost = append(r.Lost, lost...)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			fix += ", with every entry in it"
@@ -322,7 +323,7 @@ var badgerFile = regexp.MustCompile(`\d{6}\.(vlog|mem)`)
 // in its error until it opens (or no named file is left to drop).
 func openDamaged(dir string, r *SalvageReport, logf func(string, ...any)) (*Store, error) {
 	for {
-		s, err := Open(dir, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(dir, Options{LockTimeout: -1, Logf: logf, NoCompactions: true})
 		if err == nil {
 			return s, nil
 		}

@@ -92,6 +92,12 @@ type Options struct {
 	// DefaultCloseTimeout. Badger retries a failed flush forever (a store whose directory
 	// was removed under it, a lost disk); the bound lets the process end anyway.
 	CloseTimeout time.Duration
+
+	// NoCompactions opens the store with Badger's compactors off: the memtables are still
+	// written to level 0, but no table is ever merged. Read-only commands, fsck and salvage
+	// open stores this way, so a block damaged after the open's checks never reaches a
+	// compaction, which runs on Badger's own goroutines where a panic ends the process.
+	NoCompactions bool
 }
 
 // DefaultCloseTimeout is Close's bound when Options.CloseTimeout is zero: well inside the
@@ -163,6 +169,9 @@ func Open(dir string, opt Options) (*Store, error) {
 	// holder's store (maint.go): no reclaim runs before we start one.
 	_ = os.Remove(filepath.Join(dir, reclaimMarker))
 	bopt := badgerOptions(dir, logf)
+	if opt.NoCompactions {
+		bopt = withoutCompactions(bopt)
+	}
 	if bad := checkTables(dir, bopt); len(bad) > 0 {
 		unlock(lock)
 		lock.Close()
@@ -316,6 +325,12 @@ func badgerOptions(dir string, logf func(string, ...any)) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumGoroutines(2)
+}
+
+// withoutCompactions turns Badger's compactors off in bopt. Level 0 then only grows, so
+// writes must not stall on its table count (no compactor would ever lower it).
+func withoutCompactions(bopt badger.Options) badger.Options {
+	return bopt.WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
 }
 
 // acquire opens dir's lock file and takes its lock, waiting as Open describes.
