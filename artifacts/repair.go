@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -183,6 +184,16 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 			}
 		}
 	}
+	// A newest value log damaged before intact entries is kept whole: Badger would cut it.
+	if d, err := checkNewestValueLog(work); err != nil {
+		return r, fmt.Errorf("artifacts: salvage: %w", err)
+	} else if d != nil {
+		name, err := shieldValueLog(work)
+		if err != nil {
+			return r, fmt.Errorf("artifacts: salvage: %w", err)
+		}
+		r.Fixes = append(r.Fixes, fmt.Sprintf("value log %s: damaged entry at byte %d, intact entries from byte %d on; kept whole (new writes go to %s) and read past the damage", d.name, d.bad, d.next, name))
+	}
 	// Tables Badger cannot open (truncated, missing, a damaged index or footer) leave the
 	// manifest; what their intact blocks hold is written back below.
 	bad := checkTables(work, badgerOptions(work, logf))
@@ -195,6 +206,10 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	if err != nil {
 		return r, err
 	}
+	// Badger keeps a value log's read lock after a read of an entry whose header is
+	// damaged fails ("Invalid read"), and its close then waits for that lock for ever: the
+	// working copy, deleted below, is given only a short close.
+	old.closeTimeout = 2 * time.Second
 	defer old.Close()
 	for _, b := range bad {
 		fix := fmt.Sprintf("table %s: %s; dropped", b.name, b.why)

@@ -177,6 +177,17 @@ func Open(dir string, opt Options) (*Store, error) {
 		lock.Close()
 		return nil, tablesDamagedError(dir, bad)
 	}
+	// Badger cuts its newest value log at the first entry that fails its CRC: only a torn
+	// tail may go, never intact entries after damage.
+	damage, err := checkNewestValueLog(dir)
+	if err == nil && damage != nil {
+		err = valueLogDamagedError(dir, damage)
+	}
+	if err != nil {
+		unlock(lock)
+		lock.Close()
+		return nil, err
+	}
 	db, err := openBadger(dir, bopt)
 	if err != nil {
 		unlock(lock)
