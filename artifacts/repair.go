@@ -155,6 +155,10 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	if _, err := os.Stat(dst); err == nil {
 		return r, fmt.Errorf("artifacts: salvage: %s exists; name a new directory", dst)
 	}
+	if st, err := os.Stat(filepath.Join(src, badger.ManifestFilename)); err == nil && !st.Mode().IsRegular() {
+		return r, fmt.Errorf("%w: salvage: the MANIFEST of %s is not a regular file (%v): without it no table can be placed; restore it from a backup",
+			ErrDamaged, src, st.Mode().Type())
+	}
 	lock, err := acquire(src, -1, logf)
 	if err != nil {
 		return r, err

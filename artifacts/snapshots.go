@@ -148,3 +148,58 @@ func releaseSnapshot(snap string, lock *os.File) {
 		lock.Close()
 	}
 }
+
+// symlinkedValueLogs returns the names of dir's value-log files that the snapshot folder
+// of a live reader (its reader lock held) links to, beside the store and in the temporary
+// directory. A folder this process cannot read (another user's) is not seen.
+func symlinkedValueLogs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, place := range []struct{ dir, prefix string }{
+		{filepath.Dir(abs), snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
+		entries, err := os.ReadDir(place.dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), place.prefix) {
+				continue
+			}
+			snap := filepath.Join(place.dir, e.Name())
+			var linked []string
+			logs, _ := filepath.Glob(filepath.Join(snap, "*.vlog"))
+			for _, l := range logs {
+				if to, err := os.Readlink(l); err == nil && filepath.Dir(to) == abs {
+					linked = append(linked, filepath.Base(to))
+				}
+			}
+			if len(linked) > 0 && snapshotLive(snap) {
+				names = append(names, linked...)
+			}
+		}
+	}
+	return names
+}
+
+// snapshotLive reports whether a reader holds the snapshot folder snap's reader lock.
+func snapshotLive(snap string) bool {
+	if !canLock {
+		return true
+	}
+	f, err := os.Open(filepath.Join(snap, readerLockName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	held, err := tryLock(f)
+	if err != nil {
+		return true
+	}
+	if !held {
+		unlock(f)
+	}
+	return held
+}

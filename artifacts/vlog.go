@@ -163,3 +163,62 @@ func shieldValueLog(dir string) (string, error) {
 	}
 	return name, nil
 }
+
+// Badger's transaction bits in a memtable log entry's meta byte (value.go in Badger).
+const (
+	bitTxn    = 1 << 6
+	bitFinTxn = 1 << 7
+)
+
+// walEnd returns where the replayable part of a memtable's log (data, a whole .mem file)
+// ends, as Badger's replay decides: after the last entry outside a transaction or the last
+// entry that ends one, among the entries that decode and pass their CRC. A writer's
+// memtable log is preallocated (twice the memtable size) and filled as it goes; Badger
+// in read-only mode refuses one with anything after that end ("truncate needed").
+func walEnd(data []byte) int64 {
+	if len(data) < vlogHeaderSize {
+		return 0
+	}
+	off, end, inTxn := int64(vlogHeaderSize), int64(vlogHeaderSize), false
+	for off < int64(len(data)) {
+		n, ok := valueLogEntryAt(data, off, false)
+		if !ok {
+			break
+		}
+		meta := data[off]
+		off += n
+		switch {
+		case meta&bitTxn != 0:
+			inTxn = true
+		case meta&bitFinTxn != 0:
+			inTxn, end = false, off
+		case !inTxn:
+			end = off
+		default:
+			return end // an entry outside the transaction inside it: Badger stops here
+		}
+	}
+	return end
+}
+
+// copyWAL copies the memtable log src to dst up to its replayable end (walEnd).
+func copyWAL(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return writeNew(dst, data[:walEnd(data)])
+}
+
+// writeNew writes data into a new file dst.
+func writeNew(dst string, data []byte) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(data); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
