@@ -24,10 +24,17 @@ const (
 // a folder whose reader lock can be taken belongs to no live reader, whatever its age.
 const readerLockName = "fedpipe-reader.lock"
 
-// unlockedSnapshotAge is how old a non-empty snapshot folder without a reader lock must be
-// to count as dead: only an older fedpipe, which locked a snapshot only once it was copied,
-// leaves one (a reader of it killed while copying); copies take seconds.
-const unlockedSnapshotAge = time.Hour
+// unlockedSnapshotAge is how long nothing in a non-empty snapshot folder without a reader
+// lock must have changed for it to count as dead. Such a folder is what a cleanup that was
+// interrupted after removing the lock leaves (releaseSnapshot now renames the folder
+// first: removingSuffix), or an older fedpipe's reader, which locked a snapshot only once
+// it was copied, killed while copying: a live one of those writes its copies, and its
+// folder's newest file is seconds old.
+const unlockedSnapshotAge = time.Minute
+
+// removingSuffix ends the name of a snapshot folder its reader is removing (releaseSnapshot):
+// whatever of it is left belongs to no reader.
+const removingSuffix = ".removing"
 
 // removeDeadSnapshots deletes the snapshot folders of readers that died (killed before
 // their Close) beside the store in dir and in the temporary directory, and returns how
@@ -65,6 +72,9 @@ func removeDeadSnapshots(dir string, logf func(string, ...any)) int {
 // reader's that died, or one about to create its lock file, which then fails and starts
 // again: either way it goes.
 func removeIfDead(snap string) bool {
+	if strings.HasSuffix(snap, removingSuffix) {
+		return os.RemoveAll(snap) == nil
+	}
 	if !canLock {
 		return false
 	}
@@ -93,8 +103,8 @@ func removeIfDead(snap string) bool {
 func legacyDead(snap string) bool {
 	f, err := os.OpenFile(filepath.Join(snap, lockName), os.O_RDWR, 0)
 	if err != nil {
-		st, serr := os.Stat(snap)
-		return os.IsNotExist(err) && serr == nil && time.Since(st.ModTime()) > unlockedSnapshotAge
+		newest, ok := newestChange(snap)
+		return os.IsNotExist(err) && ok && time.Since(newest) > unlockedSnapshotAge
 	}
 	defer f.Close()
 	held, err := tryLock(f)
@@ -103,6 +113,22 @@ func legacyDead(snap string) bool {
 	}
 	unlock(f)
 	return true
+}
+
+// newestChange returns the latest modification time of the folder dir and the files in it.
+func newestChange(dir string) (time.Time, bool) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return time.Time{}, false
+	}
+	newest := st.ModTime()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.ModTime().After(newest) {
+			newest = fi.ModTime()
+		}
+	}
+	return newest, true
 }
 
 // newSnapshotDir makes an empty snapshot folder in parent, named prefix+random, and
@@ -142,6 +168,11 @@ func newSnapshotDir(parent, prefix string) (string, *os.File, error) {
 
 // releaseSnapshot removes the snapshot folder snap, then releases its reader lock.
 func releaseSnapshot(snap string, lock *os.File) {
+	// Renamed first, under the lock: a removal cut short (the lock file gone, the rest not)
+	// leaves a folder that the next reader or run knows to be dead by its name.
+	if os.Rename(snap, snap+removingSuffix) == nil {
+		snap += removingSuffix
+	}
 	os.RemoveAll(snap)
 	if lock != nil {
 		unlock(lock)
