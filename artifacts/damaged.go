@@ -9,12 +9,14 @@ import (
 	badger "github.com/dgraph-io/badger/v4"
 )
 
-// ErrDamaged matches (errors.Is) the error of a read that Badger could not do because the
-// store's tables are damaged: Badger does not check its tables' block checksums as it
-// reads them, and a flipped bit in a table's entry headers makes it index out of its
-// block and panic. A read then fails with this error instead of crashing the process;
-// `fedpipe fsck --salvage` copies every entry that can still be read into a fresh store.
-var ErrDamaged = errors.New("artifacts: the store's tables are damaged")
+// ErrDamaged matches (errors.Is) the error of an open or a read that the store's damage
+// stops: a table that is truncated, missing, or with an index, footer or block failing its
+// checksum (Badger checks no block as it reads, and a flipped bit in a block makes it index
+// out of the block and panic), a newest value log with a bad entry before intact ones, a
+// MANIFEST that is not a file. A read then fails with this error instead of crashing the
+// process; `fedpipe fsck --salvage` copies every entry that can still be read into a fresh
+// store.
+var ErrDamaged = errors.New("artifacts: the store is damaged")
 
 // view runs fn in a read-only transaction, turning a panic of Badger reading damaged
 // tables into an error wrapping ErrDamaged.

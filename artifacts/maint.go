@@ -311,17 +311,21 @@ func (s *Store) reclaim() (unreclaimed string, err error) {
 	return "", nil
 }
 
-// linkedValueLogs counts the store's value-log files that have another name (a snapshot's
-// hard link).
+// linkedValueLogs counts the store's value-log files that a live reader's snapshot shares:
+// those with another name (the hard links of an older fedpipe's snapshots), and those a
+// snapshot whose reader still holds its lock links by name (reader.go).
 func (s *Store) linkedValueLogs() int {
 	logs, _ := filepath.Glob(filepath.Join(s.dir, "*.vlog"))
-	n := 0
+	shared := map[string]bool{}
 	for _, p := range logs {
 		if linkCount(p) > 1 {
-			n++
+			shared[filepath.Base(p)] = true
 		}
 	}
-	return n
+	for _, name := range symlinkedValueLogs(s.dir) {
+		shared[name] = true
+	}
+	return len(shared)
 }
 
 // DiskBytes is what the regular files in the store's directory take on disk: the blocks

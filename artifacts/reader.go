@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +36,7 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 	if ReadOnly(dir) {
 		return openReadOnly(dir, logf)
 	}
+	opt.NoCompactions = true // a reader merges no table: a damaged block never meets a compaction
 	o := opt
 	o.LockTimeout = -1
 	s, err := Open(dir, o)
@@ -55,7 +57,7 @@ func OpenReader(dir string, opt Options) (*Store, error) {
 			releaseSnapshot(snap, snapLock)
 			return Open(dir, opt)
 		}
-		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf, NoCompactions: true, readOnlyBadger: true})
 		if err == nil {
 			logf("store %s is in use by %s: reading a snapshot of it", dir, holder(filepath.Join(dir, lockName)))
 			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
@@ -85,7 +87,7 @@ func openReadOnly(dir string, logf func(string, ...any)) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("artifacts: copy of read-only store %s: %w", dir, err)
 		}
-		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(snap, Options{LockTimeout: -1, Logf: logf, NoCompactions: true, readOnlyBadger: true})
 		if err == nil {
 			logf("store %s is read-only here: reading a copy of it in %s", dir, snap)
 			s.snapshot, s.snapLock, s.dir = snap, snapLock, dir
@@ -109,10 +111,18 @@ func reclaiming(dir string) bool {
 // snapshot copies dir's Badger files into a new directory beside it (or in the system's
 // temporary directory) and returns that directory with its reader lock (snapshots.go),
 // taken before anything is copied.
+//
+// The snapshot is opened with Badger in read-only mode (readOnlyBadger), which writes
+// none of its files: its value logs are symbolic links to the store's own, never copied,
+// and its memtable logs are copied only up to their replayable end. Only the manifest,
+// the tables (keys and pointers: small) and that much of the memtables are copied.
 func snapshot(dir string) (string, *os.File, error) {
 	snap, lock, err := newSnapshotDir(filepath.Dir(filepath.Clean(dir)), snapshotPrefix)
 	if err != nil {
 		if snap, lock, err = newSnapshotDir(os.TempDir(), tmpSnapshotPrefix); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				err = fmt.Errorf("%w: a snapshot in %s: %w", ErrNoSpace, os.TempDir(), err)
+			}
 			return "", nil, err
 		}
 	}
@@ -140,24 +150,23 @@ func snapshot(dir string) (string, *os.File, error) {
 	// Badger writes the value log before the memtable that points into it: memtables
 	// first, then value logs, so every pointer copied has its value.
 	var steps []func() error
-	for _, n := range mems {
-		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		releaseSnapshot(snap, lock)
+		return "", nil, err
 	}
-	// Badger deletes a file by truncating it to zero length first, and a snapshot's Badger
-	// may delete what it opened: tables after a compaction, a value log holding only its
-	// header. A hard link shares the holder's file, so those are copied; the value logs the
-	// snapshot only reads are linked (the newest, which it appends to, is copied).
-	for i, n := range vlogs {
-		newest := i == len(vlogs)-1
-		steps = append(steps, func() error {
-			src := filepath.Join(dir, n)
-			if st, err := os.Stat(src); newest || err != nil || st.Size() < smallValueLog {
-				return copyFile(src, filepath.Join(snap, n))
-			}
-			return linkOrCopy(src, filepath.Join(snap, n))
-		})
+	for _, n := range mems {
+		steps = append(steps, func() error { return copyWAL(filepath.Join(dir, n), filepath.Join(snap, n)) })
+	}
+	// The snapshot's Badger only reads: the value logs are linked by name, whatever their
+	// size, across filesystems too.
+	for _, n := range vlogs {
+		steps = append(steps, func() error { return os.Symlink(filepath.Join(abs, n), filepath.Join(snap, n)) })
 	}
 	for _, n := range others {
+		if n == "DISCARD" {
+			continue // the value-log GC's statistics: a read-only Badger reads none
+		}
 		steps = append(steps, func() error { return copyFile(filepath.Join(dir, n), filepath.Join(snap, n)) })
 	}
 	for _, n := range ssts {
@@ -169,6 +178,10 @@ func snapshot(dir string) (string, *os.File, error) {
 		}
 		if err := step(); err != nil && !errors.Is(err, os.ErrNotExist) {
 			releaseSnapshot(snap, lock)
+			if errors.Is(err, syscall.ENOSPC) {
+				// A full temporary directory is not damage: no salvage can help.
+				err = fmt.Errorf("%w: the snapshot in %s: %w", ErrNoSpace, filepath.Dir(snap), err)
+			}
 			return "", nil, err
 		}
 	}
@@ -177,18 +190,6 @@ func snapshot(dir string) (string, *os.File, error) {
 
 // snapshotStep, when set (by tests only), runs before each file a snapshot copies.
 var snapshotStep func()
-
-// smallValueLog is the size under which a value-log file is copied into a snapshot rather
-// than linked: one holding only its header (20 bytes) may be deleted by the snapshot's
-// Badger on open.
-const smallValueLog = 1 << 20
-
-func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
-	return copyFile(src, dst)
-}
 
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)

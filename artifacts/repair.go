@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -154,6 +155,10 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	if _, err := os.Stat(dst); err == nil {
 		return r, fmt.Errorf("artifacts: salvage: %s exists; name a new directory", dst)
 	}
+	if st, err := os.Stat(filepath.Join(src, badger.ManifestFilename)); err == nil && !st.Mode().IsRegular() {
+		return r, fmt.Errorf("%w: salvage: the MANIFEST of %s is not a regular file (%v): without it no table can be placed; restore it from a backup",
+			ErrDamaged, src, st.Mode().Type())
+	}
 	lock, err := acquire(src, -1, logf)
 	if err != nil {
 		return r, err
@@ -183,6 +188,16 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 			}
 		}
 	}
+	// A newest value log damaged before intact entries is kept whole: Badger would cut it.
+	if d, err := checkNewestValueLog(work); err != nil {
+		return r, fmt.Errorf("artifacts: salvage: %w", err)
+	} else if d != nil {
+		name, err := shieldValueLog(work)
+		if err != nil {
+			return r, fmt.Errorf("artifacts: salvage: %w", err)
+		}
+		r.Fixes = append(r.Fixes, fmt.Sprintf("value log %s: damaged entry at byte %d, intact entries from byte %d on; kept whole (new writes go to %s) and read past the damage", d.name, d.bad, d.next, name))
+	}
 	// Tables Badger cannot open (truncated, missing, a damaged index or footer) leave the
 	// manifest; what their intact blocks hold is written back below.
 	bad := checkTables(work, badgerOptions(work, logf))
@@ -195,10 +210,15 @@ func Salvage(src, dst string, logf func(string, ...any)) (SalvageReport, error) 
 	if err != nil {
 		return r, err
 	}
+	// Badger keeps a value log's read lock after a read of an entry whose header is
+	// damaged fails ("Invalid read"), and its close then waits for that lock for ever: the
+	// working copy, deleted below, is given only a short close.
+	old.closeTimeout = 2 * time.Second
 	defer old.Close()
 	for _, b := range bad {
 		fix := fmt.Sprintf("table %s: %s; dropped", b.name, b.why)
-		n, note, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		n, note, lost, err := old.recoverTable(work, filepath.Join(work, b.name+".damaged"))
+		r.Lost = append(r.Lost, lost...)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			fix += ", with every entry in it"
@@ -322,7 +342,7 @@ var badgerFile = regexp.MustCompile(`\d{6}\.(vlog|mem)`)
 // in its error until it opens (or no named file is left to drop).
 func openDamaged(dir string, r *SalvageReport, logf func(string, ...any)) (*Store, error) {
 	for {
-		s, err := Open(dir, Options{LockTimeout: -1, Logf: logf})
+		s, err := Open(dir, Options{LockTimeout: -1, Logf: logf, NoCompactions: true})
 		if err == nil {
 			return s, nil
 		}

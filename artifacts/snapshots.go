@@ -24,10 +24,17 @@ const (
 // a folder whose reader lock can be taken belongs to no live reader, whatever its age.
 const readerLockName = "fedpipe-reader.lock"
 
-// unlockedSnapshotAge is how old a non-empty snapshot folder without a reader lock must be
-// to count as dead: only an older fedpipe, which locked a snapshot only once it was copied,
-// leaves one (a reader of it killed while copying); copies take seconds.
-const unlockedSnapshotAge = time.Hour
+// unlockedSnapshotAge is how long nothing in a non-empty snapshot folder without a reader
+// lock must have changed for it to count as dead. Such a folder is what a cleanup that was
+// interrupted after removing the lock leaves (releaseSnapshot now renames the folder
+// first: removingSuffix), or an older fedpipe's reader, which locked a snapshot only once
+// it was copied, killed while copying: a live one of those writes its copies, and its
+// folder's newest file is seconds old.
+const unlockedSnapshotAge = time.Minute
+
+// removingSuffix ends the name of a snapshot folder its reader is removing (releaseSnapshot):
+// whatever of it is left belongs to no reader.
+const removingSuffix = ".removing"
 
 // removeDeadSnapshots deletes the snapshot folders of readers that died (killed before
 // their Close) beside the store in dir and in the temporary directory, and returns how
@@ -65,6 +72,9 @@ func removeDeadSnapshots(dir string, logf func(string, ...any)) int {
 // reader's that died, or one about to create its lock file, which then fails and starts
 // again: either way it goes.
 func removeIfDead(snap string) bool {
+	if strings.HasSuffix(snap, removingSuffix) {
+		return os.RemoveAll(snap) == nil
+	}
 	if !canLock {
 		return false
 	}
@@ -93,8 +103,8 @@ func removeIfDead(snap string) bool {
 func legacyDead(snap string) bool {
 	f, err := os.OpenFile(filepath.Join(snap, lockName), os.O_RDWR, 0)
 	if err != nil {
-		st, serr := os.Stat(snap)
-		return os.IsNotExist(err) && serr == nil && time.Since(st.ModTime()) > unlockedSnapshotAge
+		newest, ok := newestChange(snap)
+		return os.IsNotExist(err) && ok && time.Since(newest) > unlockedSnapshotAge
 	}
 	defer f.Close()
 	held, err := tryLock(f)
@@ -103,6 +113,22 @@ func legacyDead(snap string) bool {
 	}
 	unlock(f)
 	return true
+}
+
+// newestChange returns the latest modification time of the folder dir and the files in it.
+func newestChange(dir string) (time.Time, bool) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return time.Time{}, false
+	}
+	newest := st.ModTime()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.ModTime().After(newest) {
+			newest = fi.ModTime()
+		}
+	}
+	return newest, true
 }
 
 // newSnapshotDir makes an empty snapshot folder in parent, named prefix+random, and
@@ -142,9 +168,69 @@ func newSnapshotDir(parent, prefix string) (string, *os.File, error) {
 
 // releaseSnapshot removes the snapshot folder snap, then releases its reader lock.
 func releaseSnapshot(snap string, lock *os.File) {
+	// Renamed first, under the lock: a removal cut short (the lock file gone, the rest not)
+	// leaves a folder that the next reader or run knows to be dead by its name.
+	if os.Rename(snap, snap+removingSuffix) == nil {
+		snap += removingSuffix
+	}
 	os.RemoveAll(snap)
 	if lock != nil {
 		unlock(lock)
 		lock.Close()
 	}
+}
+
+// symlinkedValueLogs returns the names of dir's value-log files that the snapshot folder
+// of a live reader (its reader lock held) links to, beside the store and in the temporary
+// directory. A folder this process cannot read (another user's) is not seen.
+func symlinkedValueLogs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, place := range []struct{ dir, prefix string }{
+		{filepath.Dir(abs), snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
+		entries, err := os.ReadDir(place.dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), place.prefix) {
+				continue
+			}
+			snap := filepath.Join(place.dir, e.Name())
+			var linked []string
+			logs, _ := filepath.Glob(filepath.Join(snap, "*.vlog"))
+			for _, l := range logs {
+				if to, err := os.Readlink(l); err == nil && filepath.Dir(to) == abs {
+					linked = append(linked, filepath.Base(to))
+				}
+			}
+			if len(linked) > 0 && snapshotLive(snap) {
+				names = append(names, linked...)
+			}
+		}
+	}
+	return names
+}
+
+// snapshotLive reports whether a reader holds the snapshot folder snap's reader lock.
+func snapshotLive(snap string) bool {
+	if !canLock {
+		return true
+	}
+	f, err := os.Open(filepath.Join(snap, readerLockName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	held, err := tryLock(f)
+	if err != nil {
+		return true
+	}
+	if !held {
+		unlock(f)
+	}
+	return held
 }

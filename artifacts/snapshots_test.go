@@ -73,8 +73,10 @@ func TestDeadReadersSnapshotsAreRemoved(t *testing.T) {
 	legacyYoung := mk("legacy-young", "000001.vlog")
 	legacyOld := mk("legacy-old", "000001.vlog")
 	old := time.Now().Add(-2 * unlockedSnapshotAge)
-	if err := os.Chtimes(legacyOld, old, old); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{filepath.Join(legacyOld, "000001.vlog"), legacyOld} { // nothing in it changed since
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var logs []string
 	logf := func(format string, a ...any) { logs = append(logs, format) }
@@ -258,5 +260,49 @@ func TestKilledReadersLeaveNoSnapshots(t *testing.T) {
 	}
 	if left := snapshots(); len(left) > 0 {
 		t.Errorf("%d snapshot folders of killed readers survive the next reader: %v", len(left), left)
+	}
+}
+
+// A snapshot folder whose reader lock an interrupted cleanup already removed (issue 69: a
+// 50 MB one survived status and fsck for an hour) is removed by the next reader or holder
+// once nothing in it has changed for a minute; one still being written (an older
+// fedpipe's reader copying) is left; a folder its reader was removing (renamed first,
+// removingSuffix) goes at once.
+func TestLocklessSnapshotFolderIsRemoved(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	mk := func(name string, age time.Duration) string {
+		d := filepath.Join(parent, snapshotPrefix+name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"000001.sst", "MANIFEST", "000001.vlog"} {
+			p := filepath.Join(d, f)
+			if err := os.WriteFile(p, make([]byte, 1<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-age)
+			os.Chtimes(p, old, old)
+		}
+		old := time.Now().Add(-age)
+		os.Chtimes(d, old, old)
+		return d
+	}
+	stale := mk("stale", 2*time.Minute)
+	fresh := mk("fresh", 0)
+	removing := mk("cut"+removingSuffix, 0)
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the lockless folder untouched for 2 minutes is still there: %v", err)
+	}
+	if _, err := os.Stat(removing); !os.IsNotExist(err) {
+		t.Errorf("the folder its reader was removing is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("the folder being written was removed: %v", err)
 	}
 }

@@ -92,6 +92,16 @@ type Options struct {
 	// DefaultCloseTimeout. Badger retries a failed flush forever (a store whose directory
 	// was removed under it, a lost disk); the bound lets the process end anyway.
 	CloseTimeout time.Duration
+
+	// NoCompactions opens the store with Badger's compactors off: the memtables are still
+	// written to level 0, but no table is ever merged. Read-only commands, fsck and salvage
+	// open stores this way, so a block damaged after the open's checks never reaches a
+	// compaction, which runs on Badger's own goroutines where a panic ends the process.
+	NoCompactions bool
+
+	// readOnlyBadger opens Badger in read-only mode: a reader's snapshot (reader.go), whose
+	// value logs are links to the store's own files.
+	readOnlyBadger bool
 }
 
 // DefaultCloseTimeout is Close's bound when Options.CloseTimeout is zero: well inside the
@@ -112,6 +122,8 @@ type Store struct {
 	snapLock *os.File
 	// mapped counts the bytes moved since the mapped pages were last released (mapped.go).
 	mapped mappedBytes
+	// readOnly is set for a snapshot opened with Badger read-only: writes fail.
+	readOnly bool
 	// closeTimeout is Options.CloseTimeout, defaulted.
 	closeTimeout time.Duration
 }
@@ -151,6 +163,11 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("artifacts: create store directory: %w", err)
 	}
+	// Badger would block opening a named pipe for reading, or fail on a directory.
+	if st, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: store %s: its MANIFEST is not a regular file (%v); `fedpipe fsck --salvage` cannot rebuild a store without its manifest: restore it from a backup",
+			ErrDamaged, dir, st.Mode().Type())
+	}
 	lock, err := acquire(dir, opt.LockTimeout, logf)
 	if err != nil {
 		return nil, err
@@ -163,10 +180,30 @@ func Open(dir string, opt Options) (*Store, error) {
 	// holder's store (maint.go): no reclaim runs before we start one.
 	_ = os.Remove(filepath.Join(dir, reclaimMarker))
 	bopt := badgerOptions(dir, logf)
+	if opt.NoCompactions {
+		bopt = withoutCompactions(bopt)
+	}
+	if opt.readOnlyBadger {
+		bopt = bopt.WithReadOnly(true)
+	}
 	if bad := checkTables(dir, bopt); len(bad) > 0 {
 		unlock(lock)
 		lock.Close()
 		return nil, tablesDamagedError(dir, bad)
+	}
+	// Badger cuts its newest value log at the first entry that fails its CRC: only a torn
+	// tail may go, never intact entries after damage.
+	var damage *valueLogDamage
+	if !opt.readOnlyBadger { // read-only, Badger truncates nothing
+		damage, err = checkNewestValueLog(dir)
+	}
+	if err == nil && damage != nil {
+		err = valueLogDamagedError(dir, damage)
+	}
+	if err != nil {
+		unlock(lock)
+		lock.Close()
+		return nil, err
 	}
 	db, err := openBadger(dir, bopt)
 	if err != nil {
@@ -174,7 +211,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s := &Store{dir: dir, db: db, lock: lock, logf: logf, closeTimeout: opt.CloseTimeout}
+	s := &Store{dir: dir, db: db, lock: lock, logf: logf, closeTimeout: opt.CloseTimeout, readOnly: opt.readOnlyBadger}
 	if err := s.checkFormat(); err != nil {
 		s.Close()
 		return nil, err
@@ -256,6 +293,10 @@ const MinFreeBytes = 80 << 20
 // minOpenBytes is the free space Open needs: Badger maps fresh memtable files on open.
 const minOpenBytes = 32 << 20
 
+// ErrReadOnly is returned (wrapped) by a write to a store OpenReader opened through a
+// snapshot: a read-only command writes nothing.
+var ErrReadOnly = errors.New("artifacts: the store is open for reading only")
+
 // ErrNoSpace is returned (wrapped) when the store's filesystem is too full to write safely.
 var ErrNoSpace = errors.New("artifacts: not enough free disk space")
 
@@ -318,6 +359,12 @@ func badgerOptions(dir string, logf func(string, ...any)) badger.Options {
 		WithNumGoroutines(2)
 }
 
+// withoutCompactions turns Badger's compactors off in bopt. Level 0 then only grows, so
+// writes must not stall on its table count (no compactor would ever lower it).
+func withoutCompactions(bopt badger.Options) badger.Options {
+	return bopt.WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
+}
+
 // acquire opens dir's lock file and takes its lock, waiting as Open describes.
 func acquire(dir string, timeout time.Duration, logf func(string, ...any)) (*os.File, error) {
 	if timeout == 0 {
@@ -368,7 +415,11 @@ func holder(path string) string { return readHolder(path).describe() }
 // checkFormat records the store format in a new store and refuses a store
 // written in a different format.
 func (s *Store) checkFormat() error {
-	return s.update(func(txn *badger.Txn) error {
+	run := s.update
+	if s.readOnly {
+		run = s.view // a snapshot of a store: the format is there, or it is refused
+	}
+	return run(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(keyFormat))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return txn.Set([]byte(keyFormat), []byte(formatValue))
@@ -443,6 +494,9 @@ func (s *Store) closeDB() error {
 // update runs fn in a read-write transaction, retrying when Badger reports a
 // conflict with a concurrent transaction.
 func (s *Store) update(fn func(txn *badger.Txn) error) (err error) {
+	if s.readOnly {
+		return fmt.Errorf("%w: store %s is read through a snapshot", ErrReadOnly, s.dir)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = s.damagedError(p)

@@ -7,10 +7,13 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/fb"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/badger/v4/table"
@@ -92,12 +95,13 @@ func checkTable(path string, compression options.CompressionType) (why string) {
 	defer mf.Close(-1)
 	defer func() {
 		if p := recover(); p != nil {
-			why = fmt.Sprintf("undecodable (%d bytes: truncated, or its footer or index damaged)", st.Size())
+			why = fmt.Sprintf("undecodable (%d bytes: truncated, or its footer, index or a block's trailer damaged)", st.Size())
 		}
 	}()
 	// The table is neither closed nor released through its reference count: releasing the
 	// last reference deletes the file.
-	if _, err := table.OpenTable(mf, table.Options{ChkMode: options.NoVerification, Compression: compression, BlockSize: 4 << 10}); err != nil {
+	t, err := table.OpenTable(mf, table.Options{ChkMode: options.NoVerification, Compression: compression, BlockSize: 4 << 10})
+	if err != nil {
 		if strings.Contains(err.Error(), "checksum mismatch") {
 			return "damaged: its index fails its checksum"
 		}
@@ -107,8 +111,37 @@ func checkTable(path string, compression options.CompressionType) (why string) {
 		}
 		return "damaged: its index or footer cannot be read (" + msg + ")"
 	}
+	// Badger checks no block's checksum as it reads or compacts it, and a damaged block
+	// (its entries, their offsets, its header) makes it index out of the block and panic,
+	// in a compaction on a goroutine of its own: every block is checked here, before Badger
+	// opens the store.
+	if block, off, ok := verifyBlocks(t); !ok {
+		if block < 0 {
+			return "damaged: a block fails its checksum"
+		}
+		return fmt.Sprintf("damaged: its block %d (at byte %d) fails its checksum", block, off)
+	}
 	return ""
 }
+
+// verifyBlocks checks the checksum of every block of t (Badger's VerifyChecksum), and
+// returns the first block that fails it, with its offset in the file. A block whose bounds
+// or trailer cannot even be read panics inside Badger: the caller recovers it.
+func verifyBlocks(t *table.Table) (block int, offset uint64, ok bool) {
+	err := t.VerifyChecksum()
+	if err == nil {
+		return 0, 0, true
+	}
+	block, offset = -1, 0
+	if m := failedBlock.FindStringSubmatch(err.Error()); m != nil {
+		block, _ = strconv.Atoi(m[1])
+		offset, _ = strconv.ParseUint(m[2], 10, 64)
+	}
+	return block, offset, false
+}
+
+// failedBlock finds the block and its offset in Badger's VerifyChecksum error.
+var failedBlock = regexp.MustCompile(`block: (\d+), offset:(\d+)`)
 
 // tablesDamagedError is the error of Open for a store with damaged tables.
 func tablesDamagedError(dir string, bad []damagedTable) error {
@@ -178,6 +211,32 @@ type tableEntry struct {
 // trusted only when the checksum over the block matches. It reports how many blocks it
 // read.
 func readIntactBlocks(data []byte) (entries []tableEntry, blocks int) {
+	entries, blocks, _ = readBlocks(data)
+	return entries, blocks
+}
+
+// readBlocks is readIntactBlocks, which also returns the blocks it could not read when
+// the table's index says where they lie (nil otherwise).
+func readBlocks(data []byte) (entries []tableEntry, blocks int, damaged [][2]int) {
+	if bounds, ok := indexedBlocks(data); ok {
+		// The index checks out: it says exactly where each block lies, so a block whose
+		// trailer is damaged costs only itself.
+		for _, b := range bounds {
+			if got, ok := readBlock(data[b[0]:b[1]]); ok {
+				entries = append(entries, got...)
+				blocks++
+			} else {
+				damaged = append(damaged, b)
+			}
+		}
+		return entries, blocks, damaged
+	}
+	entries, blocks = scanIntactBlocks(data)
+	return entries, blocks, nil
+}
+
+// scanIntactBlocks finds the intact blocks of data by their trailers (readIntactBlocks).
+func scanIntactBlocks(data []byte) (entries []tableEntry, blocks int) {
 	starts := []int{0}
 	for e := 12; e <= len(data); e++ {
 		cl := int(binary.BigEndian.Uint32(data[e-4 : e]))
@@ -191,6 +250,8 @@ func readIntactBlocks(data []byte) (entries []tableEntry, blocks int) {
 		n := int(binary.BigEndian.Uint32(data[e-8-cl : e-4-cl]))
 		offStart := e - 8 - cl - 4*n
 		if n < 1 || n > 1<<20 || offStart < 0 {
+			// A damaged entry count: this block is lost, but the next one starts here.
+			starts = append(starts, e)
 			continue
 		}
 		// The block starts at the end of an earlier block (or at 0): try the nearest few.
@@ -208,6 +269,68 @@ func readIntactBlocks(data []byte) (entries []tableEntry, blocks int) {
 		starts = append(starts, e)
 	}
 	return entries, blocks
+}
+
+// indexedBlocks returns the bounds of every block of the table in data as its index lists
+// them, when the footer and the index's checksum check out and every bound lies within
+// the blocks.
+func indexedBlocks(data []byte) (bounds [][2]int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			bounds, ok = nil, false
+		}
+	}()
+	if len(data) < 8 {
+		return nil, false
+	}
+	cl := int(binary.BigEndian.Uint32(data[len(data)-4:]))
+	if cl < 1 || cl > 64 || len(data)-8-cl < 0 {
+		return nil, false
+	}
+	var cs pb.Checksum
+	if proto.Unmarshal(data[len(data)-4-cl:len(data)-4], &cs) != nil {
+		return nil, false
+	}
+	il := int(binary.BigEndian.Uint32(data[len(data)-8-cl:]))
+	start := len(data) - 8 - cl - il
+	if il < 1 || start < 0 || y.VerifyChecksum(data[start:start+il], &cs) != nil {
+		return nil, false
+	}
+	idx := fb.GetRootAsTableIndex(data[start:start+il], 0)
+	var bo fb.BlockOffset
+	for i := range idx.OffsetsLength() {
+		if !idx.Offsets(&bo, i) {
+			return nil, false
+		}
+		from, to := int(bo.Offset()), int(bo.Offset())+int(bo.Len())
+		if to > start || from > to {
+			return nil, false
+		}
+		bounds = append(bounds, [2]int{from, to})
+	}
+	return bounds, true
+}
+
+// readBlock decodes the entries of one block (its bytes exactly) if its checksum verifies.
+func readBlock(b []byte) ([]tableEntry, bool) {
+	if len(b) < 12 {
+		return nil, false
+	}
+	e := len(b)
+	cl := int(binary.BigEndian.Uint32(b[e-4:]))
+	if cl < 1 || cl > 32 || e-8-cl < 0 {
+		return nil, false
+	}
+	var cs pb.Checksum
+	if proto.Unmarshal(b[e-4-cl:e-4], &cs) != nil || y.VerifyChecksum(b[:e-4-cl], &cs) != nil {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint32(b[e-8-cl:]))
+	offStart := e - 8 - cl - 4*n
+	if n < 1 || offStart < 0 {
+		return nil, false
+	}
+	return decodeBlock(b[:offStart], b[offStart:e-8-cl], n)
 }
 
 // decodeBlock decodes the entries of a block whose checksum verified: entry bytes and n
@@ -299,13 +422,13 @@ func readValuePointer(dir string, key, ptr []byte) ([]byte, error) {
 // s every entry of fedpipe's that s lacks (the newest version the table holds of each,
 // values that live in the value log of dir read from there and checked). Nothing is
 // trusted on that account: Salvage copies on only what verifies. It returns how many
-// entries it restored and a description of what it read.
-func (s *Store) recoverTable(dir, path string) (restored int, note string, err error) {
+// entries it restored, a description of what it read, and the damaged blocks it lost.
+func (s *Store) recoverTable(dir, path string) (restored int, note string, lost []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
-	entries, blocks := readIntactBlocks(data)
+	entries, blocks, damaged := readBlocks(data)
 	newest := map[string]tableEntry{}
 	for _, e := range entries {
 		if len(e.key) < 2 || e.key[1] != '/' {
@@ -346,17 +469,21 @@ func (s *Store) recoverTable(dir, path string) (restored int, note string, err e
 			continue
 		}
 		if err != nil {
-			return restored, "", err
+			return restored, "", nil, err
 		}
 		if wrote {
 			restored++
 		}
 	}
 	note = fmt.Sprintf("%d intact blocks, %d entries read", blocks, len(newest))
+	for _, b := range damaged {
+		lost = append(lost, fmt.Sprintf("table %s: the block at bytes %d–%d fails its checksum: the entries in it are lost (what they held is recomputed when needed)",
+			filepath.Base(strings.TrimSuffix(path, ".damaged")), b[0], b[1]))
+	}
 	if unreadable > 0 {
 		note += fmt.Sprintf(", %d values unreadable (in the value log, or behind other damage)", unreadable)
 	}
-	return restored, note, nil
+	return restored, note, lost, nil
 }
 
 // keysInIntactBlocks lists the fedpipe keys (with their namespace) of every block of the

@@ -90,8 +90,11 @@ func CheckPath(dir, how string) error {
 	case !st.IsDir():
 		return &PathError{Dir: dir, How: how, Invalid: true, Err: fmt.Errorf("is a %s, not a store directory", FileKind(st.Mode()))}
 	}
-	if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if mst, err := os.Stat(filepath.Join(dir, Marker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &PathError{Dir: dir, How: how, Err: err}
+	} else if err == nil && !mst.Mode().IsRegular() {
+		// A store whose manifest is a named pipe or a directory is damaged, not absent.
+		return &PathError{Dir: dir, How: how, Err: fmt.Errorf("%w: its %s is a %s, not Badger's manifest file", artifacts.ErrDamaged, Marker, FileKind(mst.Mode()))}
 	}
 	if f, err := os.Open(dir); err != nil {
 		return &PathError{Dir: dir, How: how, Err: err}
@@ -116,6 +119,8 @@ func FileKind(m fs.FileMode) string {
 		return "device"
 	case m&fs.ModeSocket != 0:
 		return "socket"
+	case m.IsDir():
+		return "directory"
 	}
 	return "special file"
 }

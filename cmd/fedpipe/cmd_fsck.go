@@ -35,7 +35,9 @@ func fsckCmd(c *call) error {
 	if !*repair && artifacts.ReadOnly(dir) {
 		open = artifacts.OpenReader // a read-only store: checked through a copy, its lock untouched
 	}
-	s, err := open(dir, sf.options(storeNotices("fedpipe fsck", stderr)))
+	o := sf.options(storeNotices("fedpipe fsck", stderr))
+	o.NoCompactions = true // fsck merges no table: a damaged block never meets a compaction
+	s, err := open(dir, o)
 	if err != nil {
 		return failf(exitCodeOf(err), "fedpipe fsck: %v%s", err, salvageHint(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -13,7 +14,7 @@ import (
 
 // salvageHint is appended to a failure to open a store that Badger itself refused.
 func salvageHint(err error) string {
-	if errors.Is(err, artifacts.ErrLocked) || errors.Is(err, artifacts.ErrNoSpace) {
+	if errors.Is(err, artifacts.ErrLocked) || errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) {
 		return ""
 	}
 	return "\n(fedpipe fsck --salvage copies every intact result into a fresh store)"
