@@ -162,10 +162,11 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 
-// Is lets errors.Is see context cancellation through a scrubbed error without exposing
-// the original message through Unwrap.
+// Is lets errors.Is see context cancellation, a missing or a corrupt object through a
+// scrubbed error without exposing the original message through Unwrap.
 func (e *scrubbed) Is(target error) bool {
-	return (target == context.Canceled || target == context.DeadlineExceeded) && errors.Is(e.err, target)
+	return (target == context.Canceled || target == context.DeadlineExceeded || target == artifacts.ErrNotFound || target == ErrCorrupt) &&
+		errors.Is(e.err, target)
 }
 
 // object returns the object name of a path under the prefix.
@@ -252,7 +253,9 @@ func (r *Remote) GetBlob(ctx context.Context, d artifacts.Digest) ([]byte, error
 
 // getBlob is GetBlob for a blob whose entry records its size (size < 0: unknown). The
 // object — the blob's bytes or a smaller frame of them — may not hold more than size
-// bytes: a larger one is refused as corrupt before anything is read.
+// bytes: a larger one is refused as corrupt before anything is read; a frame is decoded
+// only up to size bytes, hashed as it streams (decodeObject), so one that decodes to more
+// is refused as corrupt at once.
 func (r *Remote) getBlob(ctx context.Context, d artifacts.Digest, size int64) ([]byte, error) {
 	limit := int64(maxBlobDecoded)
 	if size >= 0 && size < limit {
@@ -269,9 +272,8 @@ func (r *Remote) getBlob(ctx context.Context, d artifacts.Digest, size int64) ([
 	if !found {
 		return nil, fmt.Errorf("%w: blob %s is not in the remote %s (no %s)", artifacts.ErrNotFound, d, r, r.where(name))
 	}
-	obj := data
-	if data, found = DecodeBlob(obj, d); !found {
-		return nil, r.markBad(d, fmt.Sprintf("%s: its %d bytes neither hash to its name nor decompress to bytes that do", r.where(name), len(obj)))
+	if data, err = decodeObject(data, d, size); err != nil {
+		return nil, r.markBad(d, fmt.Sprintf("%s: %v", r.where(name), err))
 	}
 	r.mu.Lock()
 	r.present[d] = true
@@ -287,7 +289,24 @@ func (r *Remote) markBad(d artifacts.Digest, why string) error {
 	delete(r.present, d)
 	r.mu.Unlock()
 	r.log("remote %s: blob %s is corrupt (%s); treating it as missing", r, d, why)
-	return r.scrub(fmt.Errorf("%w: blob %s in the remote %s is corrupt (%s)", artifacts.ErrNotFound, d, r, why))
+	return r.scrub(&corruptError{fmt.Sprintf("%v: blob %s in the remote %s is corrupt (%s)", artifacts.ErrNotFound, d, r, why)})
+}
+
+// ErrCorrupt matches (errors.Is) the error of a result the remote holds but cannot serve
+// intact: an unreadable entry, an output object missing, damaged, oversize or decoding to
+// more than its entry records. Such errors also match artifacts.ErrNotFound (a run treats
+// them as a miss and recomputes); a pull reports them as damage (exit 4), apart from
+// results the remote never held.
+var ErrCorrupt = errors.New("damaged in the remote")
+
+// corruptError is an error matching both artifacts.ErrNotFound and ErrCorrupt.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string { return e.msg }
+
+// Is matches artifacts.ErrNotFound and ErrCorrupt.
+func (e *corruptError) Is(target error) bool {
+	return target == artifacts.ErrNotFound || target == ErrCorrupt
 }
 
 // pushBlobs uploads each blob of ds that the remote lacks, reading it from store.
@@ -508,12 +527,21 @@ func negativeSize(sizes map[string]int64) bool {
 // and err wraps artifacts.ErrNotFound, saying why. Other errors are failures to reach the
 // remote or the local store.
 func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest) (a artifacts.Action, ok bool, t Transfer, err error) {
+	return r.FetchActionChecked(ctx, store, key, nil)
+}
+
+// FetchActionChecked is FetchAction with a check of the result before its entry is
+// written into store: check (nil: none) is called once every output blob is stored and
+// verified, and an error from it ends the fetch with that error and no entry written, so
+// a result that is not the one asked for (pipeline's identity check) never becomes a hit.
+func (r *Remote) FetchActionChecked(ctx context.Context, store *artifacts.Store, key artifacts.Digest,
+	check func(artifacts.Action) error) (a artifacts.Action, ok bool, t Transfer, err error) {
 	rec, ok, err := r.readAction(ctx, key)
 	if err != nil || !ok {
 		return artifacts.Action{}, false, t, err
 	}
 	if rec.Outputs == nil {
-		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable (%s)", artifacts.ErrNotFound, key.Short(), rec.unreadable)
+		return artifacts.Action{}, false, t, &corruptError{fmt.Sprintf("%v: the remote's entry for %s is unreadable (%s)", artifacts.ErrNotFound, key.Short(), rec.unreadable)}
 	}
 	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs), rec.outputSizes())
 	if errors.Is(err, artifacts.ErrNotFound) {
@@ -524,6 +552,11 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 		return artifacts.Action{}, false, t, err
 	}
 	a = artifacts.Action{Outputs: rec.Outputs, Meta: rec.Meta}
+	if check != nil {
+		if err := check(a); err != nil {
+			return artifacts.Action{}, false, t, err
+		}
+	}
 	if err := store.PutAction(key, a); err != nil {
 		return artifacts.Action{}, false, t, err
 	}
