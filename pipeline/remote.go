@@ -194,7 +194,8 @@ type SyncReport struct {
 	Partial int
 	// Damaged names the results (stage: why) that the source holds but cannot serve intact
 	// (Pull: an unreadable entry, an output missing, corrupt, or decoding past its recorded
-	// size); none of them was copied. Missing counts only results the source has no entry of.
+	// size in the remote; Push: an output missing or corrupt in the local store); none of
+	// them was copied. Missing counts only results the source has no entry of.
 	Damaged []string
 	// Checkpoints copied (with --checkpoints).
 	Checkpoints int
@@ -220,6 +221,12 @@ func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 			return rep, err
 		}
 		if !ok {
+			if _, recorded, err := store.ActionMeta(key); err != nil {
+				return rep, err
+			} else if recorded { // an entry whose outputs are missing or corrupt
+				rep.Damaged = append(rep.Damaged, fmt.Sprintf("%s (result %s): its entry is in the local store, but an output is missing or corrupt there (`fedpipe fsck` says which; rerunning the stage recomputes it)", n.Name, key.Short()))
+				continue
+			}
 			rep.Missing++
 			if checkpoints {
 				if err := pushLocalCheckpoint(ctx, n, store, r, &rep); err != nil {

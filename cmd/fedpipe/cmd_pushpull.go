@@ -123,7 +123,15 @@ func pushCmd(c *call) error {
 	// (pipeline.RecordKept): another backend's kept result of the same cell stays.
 	rep, err := pipeline.Push(ctx, graphs, store, rem, opt)
 	if err == nil {
+		damaged := map[string]bool{}
+		for _, d := range rep.Damaged {
+			name, _, _ := strings.Cut(d, " (result ")
+			damaged[name] = true
+		}
 		err = eachKept(o.remote.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
+			if damaged[n.Name] {
+				return nil // not pushed: its index entry stays as it was
+			}
 			return pipeline.RecordKept(dir, g, n)
 		})
 	}
@@ -178,8 +186,12 @@ func (o *syncOptions) report(ctx context.Context, c *call, rep pipeline.SyncRepo
 		if len(rep.Damaged) == 0 {
 			return nil
 		}
-		return failf(exitEnvironment, "fedpipe %s: %d results are damaged in the remote %s (nothing of them was copied):\n  %s",
-			c.name, len(rep.Damaged), rem, strings.Join(rep.Damaged, "\n  "))
+		source := fmt.Sprintf("the remote %s", rem)
+		if c.name == "push" {
+			source = fmt.Sprintf("the local store %s", dir)
+		}
+		return failf(exitEnvironment, "fedpipe %s: %d results are damaged in %s (nothing of them was copied; the others were):\n  %s",
+			c.name, len(rep.Damaged), source, strings.Join(rep.Damaged, "\n  "))
 	}
 	if o.json {
 		if err := writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
@@ -197,8 +209,10 @@ func (o *syncOptions) report(ctx context.Context, c *call, rep pipeline.SyncRepo
 		fmt.Fprintf(stdout, " and %d checkpoints", rep.Checkpoints)
 	}
 	fmt.Fprintf(stdout, "; %d already in %s, %d %s", rep.Present, where, rep.Missing, absent)
-	if len(rep.Damaged) > 0 {
-		fmt.Fprintf(stdout, ", %d not in the remote intact (corrupt there)", len(rep.Damaged))
+	if len(rep.Damaged) > 0 && c.name == "push" {
+		fmt.Fprintf(stdout, ", %d damaged there", len(rep.Damaged))
+	} else if len(rep.Damaged) > 0 {
+		fmt.Fprintf(stdout, ", %d not in the remote intact (or corrupt there)", len(rep.Damaged))
 	}
 	fmt.Fprintf(stdout, " (%s, remote %s, store %s)\n", fmtSeconds(time.Since(start)), rem, dir)
 	return damaged()
