@@ -127,6 +127,11 @@ func keptOutputs(dir, key string) (keptRecord, error) {
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Outputs == nil {
 		return keptRecord{}, fmt.Errorf("%s: not a result entry", path)
 	}
+	for _, d := range rec.Outputs {
+		if _, err := artifacts.ParseDigest(d); err != nil { // a flipped byte: unreadable, not another cell's
+			return keptRecord{}, fmt.Errorf("%s: not a result entry", path)
+		}
+	}
 	return rec, nil
 }
 

@@ -106,9 +106,9 @@ func decodeObject(obj []byte, d artifacts.Digest, size int64) ([]byte, error) {
 	case n > limit:
 		return nil, fmt.Errorf("its zstd frame decompresses to more than %d bytes (stopped there)", limit)
 	case err != nil && !errors.Is(err, io.EOF):
-		return nil, fmt.Errorf("its zstd frame does not decode: %v", err)
+		return nil, fmt.Errorf("its %d bytes neither hash to its name nor decompress to bytes that do (the frame does not decode: %v)", len(obj), err)
 	case size >= 0 && n != size:
-		return nil, fmt.Errorf("its zstd frame decompresses to %d bytes, but its entry records %d", n, size)
+		return nil, fmt.Errorf("its %d bytes neither hash to its name nor decompress to bytes that do (the frame decompresses to %d bytes, but its entry records %d)", len(obj), n, size)
 	}
 	var got artifacts.Digest
 	copy(got[:], hash.Sum(nil))
