@@ -388,6 +388,11 @@ type actionRecord struct {
 	// stored under — copied from another stage's entry, or its outputs pointed at another
 	// stage's blobs — is refused (readAction), naming the stage it names.
 	Binding string `json:"binding,omitempty"`
+	// SizedBinding ties the entry's outputs and their sizes to its key (sizedBinding;
+	// absent in entries written before it was recorded, which an older fedpipe writes and
+	// ignores): an entry whose sizes were deleted or edited after it was written is refused
+	// (readAction), as one whose binding is another key's.
+	SizedBinding string `json:"sized_binding,omitempty"`
 	// Lease is the lease under which a worker wrote the entry (fence.go); absent for a
 	// stage written without one.
 	Lease *leaseStamp `json:"lease,omitempty"`
@@ -446,7 +451,8 @@ func (r *Remote) pushAction(ctx context.Context, store *artifacts.Store, key art
 			return t, fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err)
 		}
 	}
-	ar := actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs)}
+	ar := actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs),
+		SizedBinding: sizedBinding(key, a.Outputs, sizes)}
 	if l != nil {
 		st := l.stamp()
 		ar.Lease = &st
@@ -493,6 +499,11 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 	if rec.Binding != "" && rec.Binding != artifacts.Binding(key, rec.Outputs) {
 		r.log("remote %s: result %s: %s is not bound to its key; treating it as a miss", r, key, where)
 		return actionRecord{}, false, fmt.Errorf("%w: %s is not the entry of result %s: %s", ErrUnbound, where, key.Short(), unboundWhy(rec))
+	}
+	if rec.SizedBinding != "" && rec.SizedBinding != sizedBinding(key, rec.Outputs, rec.Sizes) {
+		r.log("remote %s: result %s: %s records other sizes than it was written with; treating it as a miss", r, key, where)
+		return actionRecord{}, false, fmt.Errorf("%w: %s records other sizes for its outputs than it was written with (%s: a size deleted or edited)",
+			ErrUnbound, where, fmtSizes(rec.Sizes))
 	}
 	return rec, true, nil
 }

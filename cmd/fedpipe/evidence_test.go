@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,6 +95,7 @@ func TestDecompressionBombStopsAtRecordedSize(t *testing.T) {
 	const recorded = 1 << 20
 	d := filepath.Base(blob)
 	setSize := func(v map[string]any) {
+		delete(v, "sized_binding") // as an entry written before sizes were bound, or by a forger
 		sizes, _ := v["sizes"].(map[string]any)
 		if sizes == nil {
 			sizes = map[string]any{} // an index entry recorded before sizes were bound
@@ -127,8 +132,9 @@ func TestDecompressionBombStopsAtRecordedSize(t *testing.T) {
 
 // TestKeptSizesAreBound: a kept entry's sizes are part of its binding. Deleted (with a 3
 // GiB sparse file at the blob), inflated in the ac/ entry alone, inflated in both entries
-// to 3 GiB, or inflated by one byte in both: each is refused with exit 4 at once, before
-// the blob is read.
+// to 3 GiB, or inflated by one byte in both (refused by the entry's sized binding, or,
+// without one, by the blob's frame declaring its true size): each is refused with exit 4
+// at once, before the blob is decoded.
 func TestKeptSizesAreBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("computes a cell")
@@ -188,6 +194,16 @@ func TestKeptSizesAreBound(t *testing.T) {
 					}
 				})
 			}
+		}, "other sizes for its outputs than it was written with"},
+		{"size one byte larger in both, the sized binding removed", func(k string) {
+			for _, p := range []string{filepath.Join(k, "ac", filepath.Base(entry)), filepath.Join(k, strings.TrimPrefix(index, kept))} {
+				editJSON(t, p, func(v map[string]any) {
+					delete(v, "sized_binding") // as an entry written before it was recorded
+					if s, ok := v["sizes"].(map[string]any); ok {
+						s[nameOf(v)] = s[nameOf(v)].(float64) + 1
+					}
+				})
+			}
 		}, "its entry records"},
 	} {
 		k := filepath.Join(t.TempDir(), "kept")
@@ -204,7 +220,7 @@ func TestKeptSizesAreBound(t *testing.T) {
 }
 
 // TestConsistentForgeryNamesBothCells: FedAvg's kept evaluation pointed at Local's blobs in
-// both its ac/ entry (outputs, sizes, binding recomputed) and its index entry — every
+// both its ac/ entry (outputs, sizes, both bindings recomputed) and its index entry — every
 // record consistent with every other — still fails `reproduced` and `pull` with exit 4
 // naming both cells: Local's summary says whose it is (on 6a4df14, reproduced read Local's
 // number as FedAvg's).
@@ -240,6 +256,18 @@ func TestConsistentForgeryNamesBothCells(t *testing.T) {
 		}
 		k, _ := artifacts.ParseDigest(key)
 		v["binding"] = artifacts.Binding(k, outs)
+		// The sized binding too, as remote.sizedBinding computes it: nothing is left stale.
+		h := sha256.New()
+		fmt.Fprintf(h, "fedpipe-binding/2\n%s\n", k)
+		names := make([]string, 0, len(outs))
+		for name := range outs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			fmt.Fprintf(h, "%s\x00%s\x00%d\n", name, outs[name], int64(local["sizes"].(map[string]any)[name].(float64)))
+		}
+		v["sized_binding"] = hex.EncodeToString(h.Sum(nil))
 	})
 	code, out, errOut := reproducedWithin(t, m, "--kept", kept)
 	if code != exitEnvironment || !strings.Contains(errOut, fa) || !strings.Contains(errOut, lo) {
