@@ -280,6 +280,11 @@ func TestConsistentForgeryNamesBothCells(t *testing.T) {
 	if code, _, _ := fedpipe(t, "verify", m, "--store", filepath.Join(dir, "pulled")); code == 0 {
 		t.Error("the refused result was written into the store anyway: verify passes")
 	}
+	// A run's (a worker's) fetch from the remote checks the same.
+	code, _, errOut = fedpipe(t, "run", m, "--remote", kept, "--store", filepath.Join(dir, "fetched"), "--only", "fedavg", "-q")
+	if code != exitEnvironment || !strings.Contains(errOut, fa) || !strings.Contains(errOut, lo) {
+		t.Errorf("run fetching the forgery: exit %d, want 4 naming both cells\n%s", code, errOut)
+	}
 }
 
 // TestPullInterruptedExits130: SIGTERM to a pull waiting on a remote that does not answer
