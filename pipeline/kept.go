@@ -48,7 +48,16 @@ type keptEntry struct {
 	// (FetchKept), so an entry swapped for another cell's, or pointed at its blobs, is
 	// refused. Absent in entries recorded before it was (BindKept adds it).
 	Outputs map[string]string `json:"outputs,omitempty"`
+	// Sizes are the sizes in bytes of those outputs, as the ac/ entry records them: part of
+	// the binding, so a size deleted from or inflated in the ac/ entry is refused before a
+	// byte of the blob is read, and every blob is decoded only up to its size. Absent in
+	// entries recorded before it was (BindKept adds it).
+	Sizes map[string]int64 `json:"sizes,omitempty"`
 }
+
+// maxKeptBlob bounds the size a kept result may record for one output: kept results are
+// results only (tables and summaries, the largest a few MB), so a larger size is an edit.
+const maxKeptBlob = 256 << 20
 
 // keptPath is the index file of stage name of manifest in dir, made on backend family
 // ("" for a stage on no backend).
@@ -65,12 +74,15 @@ func keptPath(dir, manifest, family, name string) string {
 // keeps its own entry, and one of the same family made by other code or settings is
 // replaced, as recomputing a stale cell does.
 func RecordKept(dir string, g *Graph, n *Node) error {
-	outputs, err := keptOutputs(dir, n.Key.String())
+	rec, err := keptOutputs(dir, n.Key.String())
 	if err != nil {
 		return err
 	}
+	if why := rec.sizesWhy(); why != "" {
+		return fmt.Errorf("%s: %s", filepath.Join(dir, "ac", n.Key.String()), why)
+	}
 	return writeKept(keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), keptEntry{Manifest: g.Manifest.Name, Stage: n.Name,
-		Key: n.Key.String(), Description: json.RawMessage(n.desc), Outputs: outputs})
+		Key: n.Key.String(), Description: json.RawMessage(n.desc), Outputs: rec.Outputs, Sizes: rec.Sizes})
 }
 
 // writeKept writes one index file (as the directory remote writes its objects).
@@ -82,20 +94,58 @@ func writeKept(path string, e keptEntry) error {
 	return remote.WriteFileAtomic(path, append(b, '\n'))
 }
 
-// keptOutputs reads the outputs that dir's ac/ entry of key names.
-func keptOutputs(dir, key string) (map[string]string, error) {
+// keptRecord is what a reader of the kept index reads of an ac/ entry: its outputs and
+// their sizes.
+type keptRecord struct {
+	Outputs map[string]string `json:"outputs"`
+	Sizes   map[string]int64  `json:"sizes"`
+}
+
+// sizesWhy says what is wrong with the recorded sizes of rec ("" when every output has
+// one, within maxKeptBlob).
+func (rec keptRecord) sizesWhy() string {
+	for _, name := range sortedKeys(rec.Outputs) {
+		n, ok := rec.Sizes[name]
+		switch {
+		case !ok:
+			return fmt.Sprintf("it records no size for output %s", name)
+		case n < 0 || n > maxKeptBlob:
+			return fmt.Sprintf("it records %d bytes for output %s, more than a kept result's blob may hold (%d)", n, name, maxKeptBlob)
+		}
+	}
+	return ""
+}
+
+// keptOutputs reads the outputs, and their sizes, that dir's ac/ entry of key names.
+func keptOutputs(dir, key string) (keptRecord, error) {
 	path := filepath.Join(dir, "ac", key)
 	b, err := remote.ReadRegular(path, maxKeptEntry)
 	if err != nil {
-		return nil, err
+		return keptRecord{}, err
 	}
-	var rec struct {
-		Outputs map[string]string `json:"outputs"`
-	}
+	var rec keptRecord
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Outputs == nil {
-		return nil, fmt.Errorf("%s: not a result entry", path)
+		return keptRecord{}, fmt.Errorf("%s: not a result entry", path)
 	}
-	return rec.Outputs, nil
+	for _, d := range rec.Outputs {
+		if _, err := artifacts.ParseDigest(d); err != nil { // a flipped byte: unreadable, not another cell's
+			return keptRecord{}, fmt.Errorf("%s: not a result entry", path)
+		}
+	}
+	return rec, nil
+}
+
+// sameSizes reports whether two size maps are the same.
+func sameSizes(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, n := range a {
+		if m, ok := b[name]; !ok || m != n {
+			return false
+		}
+	}
+	return true
 }
 
 // sameOutputs reports whether two output maps (name → digest) are the same.
@@ -134,10 +184,14 @@ func keptOwner(dir string, outputs map[string]string) string {
 	return "no kept cell (outputs edited)"
 }
 
-// BindKept records, in every index entry of the kept-results directory dir that has none
-// (recorded before entries were bound to their results), the outputs its ac/ entry names
-// now, and returns how many it bound. Run it on a directory whose entries are known to be
-// genuine (as committed): it binds what it finds.
+// BindKept records, in every index entry of the kept-results directory dir that lacks them
+// (recorded before entries were bound to their results, or before sizes were part of the
+// binding), the outputs its ac/ entry names now and their sizes, and returns how many it
+// bound. An entry that binds outputs already gets only the sizes, and only when its ac/
+// entry names those same outputs (a binding is never moved to other blobs). Nothing is
+// recomputed; run it on a directory whose entries are known to be genuine (as committed):
+// it binds what it finds. Entries bound already are left as they are, so it can be rerun
+// after new cells are kept.
 func BindKept(dir string) (int, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", "*"))
 	if err != nil {
@@ -149,11 +203,22 @@ func BindKept(dir string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if e.Outputs != nil {
+		if e.Outputs != nil && e.Sizes != nil {
 			continue
 		}
-		if e.Outputs, err = keptOutputs(dir, e.Key); err != nil {
+		rec, err := keptOutputs(dir, e.Key)
+		if err != nil {
 			return n, err
+		}
+		if e.Outputs != nil && !sameOutputs(e.Outputs, rec.Outputs) {
+			return n, fmt.Errorf("%s binds other outputs than its ac/ entry names (those of %s): not binding sizes to it", path, keptOwner(dir, rec.Outputs))
+		}
+		if why := rec.sizesWhy(); why != "" {
+			return n, fmt.Errorf("%s: %s", filepath.Join(dir, "ac", e.Key), why)
+		}
+		e.Outputs, e.Sizes = rec.Outputs, map[string]int64{}
+		for name := range rec.Outputs {
+			e.Sizes[name] = rec.Sizes[name]
 		}
 		if err := writeKept(path, e); err != nil {
 			return n, err
@@ -375,6 +440,9 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 		if indexed && e.Outputs == nil {
 			return damaged(fmt.Sprintf("its index entry %s binds no outputs (recorded before kept results were bound to their cells: `fedpipe reproduced --bind` binds them)", path))
 		}
+		if indexed && e.Sizes == nil {
+			return damaged(fmt.Sprintf("its index entry %s binds no sizes (recorded before sizes were part of the binding: `fedpipe reproduced --bind` binds them)", path))
+		}
 		keys := []artifacts.Digest{artifacts.Digest(n.Key)}
 		if indexed && e.Key != n.Key.String() {
 			old, err := artifacts.ParseDigest(e.Key)
@@ -389,15 +457,25 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 			} else if ok {
 				continue
 			}
-			// The entry the index binds, checked before anything is copied into store.
-			if indexed && key.String() == e.Key {
-				if outs, err := keptOutputs(dir, e.Key); err == nil && !sameOutputs(outs, e.Outputs) {
+			// The entry the index binds, outputs and sizes, checked before anything is read.
+			acPath := filepath.Join(dir, "ac", key.String())
+			if rec, err := keptOutputs(dir, key.String()); err == nil {
+				if indexed && key.String() == e.Key && !sameOutputs(rec.Outputs, e.Outputs) {
 					return damaged(fmt.Sprintf("%s is not the result its index entry %s binds: it names the outputs of %s",
-						filepath.Join(dir, "ac", key.String()), path, keptOwner(dir, outs)))
+						acPath, path, keptOwner(dir, rec.Outputs)))
+				}
+				if why := rec.sizesWhy(); why != "" {
+					return damaged(fmt.Sprintf("%s: %s (a kept result's sizes bound what its blobs may decode to)", acPath, why))
+				}
+				if indexed && key.String() == e.Key && !sameSizes(rec.Sizes, e.Sizes) {
+					return damaged(fmt.Sprintf("%s records other sizes (%s) than its index entry %s binds (%s): a size deleted or edited",
+						acPath, fmtSizes(rec.Sizes), path, fmtSizes(e.Sizes)))
 				}
 			}
-			_, ok, _, err := r.FetchAction(ctx, store, key)
+			_, ok, _, err := r.FetchActionChecked(ctx, store, key, func(a artifacts.Action) error { return CheckIdentity(store, n, a) })
 			switch {
+			case errors.Is(err, ErrWrongCell):
+				return damaged(fmt.Sprintf("%s (%s, index entry %s)", err, acPath, path))
 			case errors.Is(err, artifacts.ErrNotFound), errors.Is(err, remote.ErrUnbound):
 				return damaged(err.Error())
 			case err != nil:
@@ -416,4 +494,21 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 func KeptEntries(dir, manifest string) (int, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
 	return len(files), err
+}
+
+// fmtSizes formats recorded sizes for messages ("metrics 40970, work 128938").
+func fmtSizes(sizes map[string]int64) string {
+	names := make([]string, 0, len(sizes))
+	for name := range sizes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d", name, sizes[name])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

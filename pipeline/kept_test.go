@@ -181,7 +181,7 @@ func TestKeptOneResultPerBackend(t *testing.T) {
 // whose digest is derived from n's key.
 func recordKept(dir string, g *Graph, n *Node) error {
 	d := artifacts.Sum([]byte("summary of " + n.Key.String()))
-	entry := fmt.Sprintf(`{"v":1,"outputs":{"summary":"%s"}}`, d)
+	entry := fmt.Sprintf(`{"v":1,"outputs":{"summary":"%s"},"sizes":{"summary":%d}}`, d, len("summary of "+n.Key.String()))
 	if err := os.MkdirAll(filepath.Join(dir, "ac"), 0o755); err != nil {
 		return err
 	}
@@ -189,4 +189,53 @@ func recordKept(dir string, g *Graph, n *Node) error {
 		return err
 	}
 	return RecordKept(dir, g, n)
+}
+
+// BindKept gives index entries recorded before sizes were bound the sizes their ac/
+// entries record, leaves bound entries alone (so it can be rerun after new cells are
+// kept), and never binds sizes to an entry whose ac/ entry names other outputs than the
+// index binds.
+func TestBindKeptAddsSizesOnlyToTheBoundOutputs(t *testing.T) {
+	dir := t.TempDir()
+	g := keptGraph(t, fastID)
+	for _, n := range g.Nodes {
+		if err := recordKept(dir, g, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eval := keptNodeOf(g, manifest.KindEvaluate)
+	path := keptPath(dir, g.Manifest.Name, NodeFamily(eval), eval.Name)
+	unsize := func() {
+		e, err := readKeptFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.Sizes
+		e.Sizes = nil
+		if err := writeKept(path, e); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != 1 {
+			t.Fatalf("RecordKept bound sizes %v, want the summary's", want)
+		}
+	}
+	unsize()
+	if n, err := BindKept(dir); err != nil || n != 1 {
+		t.Fatalf("BindKept: %d bound, %v; want 1", n, err)
+	}
+	if e, _ := readKeptFile(path); len(e.Sizes) != 1 {
+		t.Errorf("sizes after BindKept: %v", e.Sizes)
+	}
+	if n, err := BindKept(dir); err != nil || n != 0 {
+		t.Errorf("BindKept again: %d bound, %v; want none", n, err)
+	}
+	unsize()
+	other := artifacts.Sum([]byte("another cell's summary"))
+	entry := fmt.Sprintf(`{"v":1,"outputs":{"summary":"%s"},"sizes":{"summary":5}}`, other)
+	if err := os.WriteFile(filepath.Join(dir, "ac", eval.Key.String()), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BindKept(dir); err == nil || !strings.Contains(err.Error(), "binds other outputs") {
+		t.Errorf("BindKept over an ac/ entry pointed elsewhere: %v, want refused", err)
+	}
 }

@@ -38,13 +38,16 @@ func MarkRemote(ctx context.Context, plan []PlanEntry, r *remote.Remote) error {
 }
 
 // fetch copies n's result from the remote into the local store when the remote has it
-// intact, and records it in actions. A corrupt or missing remote object is a miss (the
+// intact and it is the result of n's cell (CheckIdentity: one that names another cell is an
+// error, never a hit), and records it in actions. A corrupt or missing remote object is a miss (the
 // stage then runs), and *reason, if the stage runs, says so. ok is false without a remote.
 func (e *Executor) fetch(ctx context.Context, n *Node, actions map[*Node]artifacts.Action, why *string) (StageResult, bool, error) {
 	if e.Remote == nil {
 		return StageResult{}, false, nil
 	}
-	a, ok, t, err := e.Remote.FetchAction(ctx, e.Store, artifacts.Digest(n.Key))
+	a, ok, t, err := e.Remote.FetchActionChecked(ctx, e.Store, artifacts.Digest(n.Key), func(a artifacts.Action) error {
+		return CheckIdentity(e.Store, n, a)
+	})
 	var reason string
 	if errors.Is(err, artifacts.ErrNotFound) {
 		*why = "the remote's copy failed verification (" + err.Error() + ")"
@@ -189,6 +192,11 @@ type SyncReport struct {
 	// Partial counts the results among Results and Present that lack some outputs
 	// (kept by a results-only push).
 	Partial int
+	// Damaged names the results (stage: why) that the source holds but cannot serve intact
+	// (Pull: an unreadable entry, an output missing, corrupt, or decoding past its recorded
+	// size in the remote; Push: an output missing or corrupt in the local store); none of
+	// them was copied. Missing counts only results the source has no entry of.
+	Damaged []string
 	// Checkpoints copied (with --checkpoints).
 	Checkpoints int
 	// Blobs and Bytes sent or received.
@@ -204,12 +212,21 @@ func Push(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 	var rep SyncReport
 	checkpoints := opt.Checkpoints
 	for _, n := range uniqueNodes(graphs) {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
 		key := artifacts.Digest(n.Key)
 		a, ok, err := store.GetAction(key)
 		if err != nil {
 			return rep, err
 		}
 		if !ok {
+			if _, recorded, err := store.ActionMeta(key); err != nil {
+				return rep, err
+			} else if recorded { // an entry whose outputs are missing or corrupt
+				rep.Damaged = append(rep.Damaged, fmt.Sprintf("%s (result %s): its entry is in the local store, but an output is missing or corrupt there (`fedpipe fsck` says which; rerunning the stage recomputes it)", n.Name, key.Short()))
+				continue
+			}
 			rep.Missing++
 			if checkpoints {
 				if err := pushLocalCheckpoint(ctx, n, store, r, &rep); err != nil {
@@ -302,12 +319,19 @@ func Pull(ctx context.Context, graphs []*Graph, store *artifacts.Store, r *remot
 			}
 			continue
 		}
-		a, ok, t, err := r.FetchAction(ctx, store, key)
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		a, ok, t, err := r.FetchActionChecked(ctx, store, key, func(a artifacts.Action) error { return CheckIdentity(store, n, a) })
 		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 			return rep, err
 		}
 		rep.Blobs += t.Objects
 		rep.Bytes += t.Bytes
+		if errors.Is(err, remote.ErrCorrupt) {
+			rep.Damaged = append(rep.Damaged, fmt.Sprintf("%s: %v", n.Name, err))
+			continue
+		}
 		if ok {
 			rep.Results++
 			if remote.Partial(a) {

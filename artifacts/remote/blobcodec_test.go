@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 )
@@ -79,5 +81,52 @@ func TestBlobsStoredCompressedWhenItPays(t *testing.T) {
 		if _, err := fresh.GetBlob(ctx, d); !errors.Is(err, artifacts.ErrNotFound) {
 			t.Errorf("flipped byte in the object of %s: %v, want a corrupt (not found) blob", d.Short(), err)
 		}
+	}
+}
+
+// rleBomb returns a zstd frame of n zero bytes (n a multiple of 128 KiB) without a content
+// size: RLE blocks of 128 KiB, 4 bytes each.
+func rleBomb(n int64) []byte {
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38}
+	for i, k := int64(0), n/(128<<10); i < k; i++ {
+		h := uint32(128<<10)<<3 | 1<<1
+		if i == k-1 {
+			h |= 1
+		}
+		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
+	}
+	return b
+}
+
+// Decoding stops at the size the entry records: a frame of 4 GiB of zeros under a recorded
+// MiB is refused after a MiB (milliseconds), a frame whose header declares another size
+// before decoding, a raw object of another size at once; a genuine frame under its exact
+// size reads back, and under a size one byte off is refused.
+func TestDecodeStopsAtRecordedSize(t *testing.T) {
+	bomb := rleBomb(4 << 30)
+	start := time.Now()
+	_, err := decodeObject(bomb, artifacts.Sum(nil), 1<<20)
+	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "more than the 1048576 bytes") || took > time.Second {
+		t.Errorf("4 GiB frame under 1 MiB: %v after %v, want refused at the MiB within a second", err, took)
+	}
+	t.Logf("a %d-byte frame of 4 GiB under a recorded MiB refused in %v", len(bomb), time.Since(start))
+	if err := codec(); err != nil {
+		t.Fatal(err)
+	}
+	table := bytes.Repeat([]byte("client,round,accuracy\n17,400,0.9583333\n"), 4000)
+	d, frame := artifacts.Sum(table), encodeBlob(table)
+	if got, err := decodeObject(frame, d, int64(len(table))); err != nil || !bytes.Equal(got, table) {
+		t.Fatalf("genuine frame under its size: %d bytes, %v", len(got), err)
+	}
+	for _, size := range []int64{int64(len(table)) + 1, int64(len(table)) - 1} {
+		if _, err := decodeObject(frame, d, size); err == nil || !strings.Contains(err.Error(), "declares") {
+			t.Errorf("frame of %d bytes under a recorded %d: %v, want refused by its header", len(table), size, err)
+		}
+	}
+	if _, err := decodeObject(table, d, int64(len(table))+1); err == nil {
+		t.Error("a raw object one byte short of its recorded size was accepted")
+	}
+	if got, err := decodeObject(table, d, -1); err != nil || !bytes.Equal(got, table) {
+		t.Errorf("raw object, no recorded size: %v", err)
 	}
 }

@@ -162,10 +162,11 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 
-// Is lets errors.Is see context cancellation through a scrubbed error without exposing
-// the original message through Unwrap.
+// Is lets errors.Is see context cancellation, a missing or a corrupt object through a
+// scrubbed error without exposing the original message through Unwrap.
 func (e *scrubbed) Is(target error) bool {
-	return (target == context.Canceled || target == context.DeadlineExceeded) && errors.Is(e.err, target)
+	return (target == context.Canceled || target == context.DeadlineExceeded || target == artifacts.ErrNotFound || target == ErrCorrupt) &&
+		errors.Is(e.err, target)
 }
 
 // object returns the object name of a path under the prefix.
@@ -252,7 +253,9 @@ func (r *Remote) GetBlob(ctx context.Context, d artifacts.Digest) ([]byte, error
 
 // getBlob is GetBlob for a blob whose entry records its size (size < 0: unknown). The
 // object — the blob's bytes or a smaller frame of them — may not hold more than size
-// bytes: a larger one is refused as corrupt before anything is read.
+// bytes: a larger one is refused as corrupt before anything is read; a frame is decoded
+// only up to size bytes, hashed as it streams (decodeObject), so one that decodes to more
+// is refused as corrupt at once.
 func (r *Remote) getBlob(ctx context.Context, d artifacts.Digest, size int64) ([]byte, error) {
 	limit := int64(maxBlobDecoded)
 	if size >= 0 && size < limit {
@@ -269,9 +272,8 @@ func (r *Remote) getBlob(ctx context.Context, d artifacts.Digest, size int64) ([
 	if !found {
 		return nil, fmt.Errorf("%w: blob %s is not in the remote %s (no %s)", artifacts.ErrNotFound, d, r, r.where(name))
 	}
-	obj := data
-	if data, found = DecodeBlob(obj, d); !found {
-		return nil, r.markBad(d, fmt.Sprintf("%s: its %d bytes neither hash to its name nor decompress to bytes that do", r.where(name), len(obj)))
+	if data, err = decodeObject(data, d, size); err != nil {
+		return nil, r.markBad(d, fmt.Sprintf("%s: %v", r.where(name), err))
 	}
 	r.mu.Lock()
 	r.present[d] = true
@@ -287,7 +289,24 @@ func (r *Remote) markBad(d artifacts.Digest, why string) error {
 	delete(r.present, d)
 	r.mu.Unlock()
 	r.log("remote %s: blob %s is corrupt (%s); treating it as missing", r, d, why)
-	return r.scrub(fmt.Errorf("%w: blob %s in the remote %s is corrupt (%s)", artifacts.ErrNotFound, d, r, why))
+	return r.scrub(&corruptError{fmt.Sprintf("%v: blob %s in the remote %s is corrupt (%s)", artifacts.ErrNotFound, d, r, why)})
+}
+
+// ErrCorrupt matches (errors.Is) the error of a result the remote holds but cannot serve
+// intact: an unreadable entry, an output object missing, damaged, oversize or decoding to
+// more than its entry records. Such errors also match artifacts.ErrNotFound (a run treats
+// them as a miss and recomputes); a pull reports them as damage (exit 4), apart from
+// results the remote never held.
+var ErrCorrupt = errors.New("damaged in the remote")
+
+// corruptError is an error matching both artifacts.ErrNotFound and ErrCorrupt.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string { return e.msg }
+
+// Is matches artifacts.ErrNotFound and ErrCorrupt.
+func (e *corruptError) Is(target error) bool {
+	return target == artifacts.ErrNotFound || target == ErrCorrupt
 }
 
 // pushBlobs uploads each blob of ds that the remote lacks, reading it from store.
@@ -369,6 +388,11 @@ type actionRecord struct {
 	// stored under — copied from another stage's entry, or its outputs pointed at another
 	// stage's blobs — is refused (readAction), naming the stage it names.
 	Binding string `json:"binding,omitempty"`
+	// SizedBinding ties the entry's outputs and their sizes to its key (sizedBinding;
+	// absent in entries written before it was recorded, which an older fedpipe writes and
+	// ignores): an entry whose sizes were deleted or edited after it was written is refused
+	// (readAction), as one whose binding is another key's.
+	SizedBinding string `json:"sized_binding,omitempty"`
 	// Lease is the lease under which a worker wrote the entry (fence.go); absent for a
 	// stage written without one.
 	Lease *leaseStamp `json:"lease,omitempty"`
@@ -427,7 +451,8 @@ func (r *Remote) pushAction(ctx context.Context, store *artifacts.Store, key art
 			return t, fmt.Errorf("remote %s: record result %s: %w", r, key.Short(), err)
 		}
 	}
-	ar := actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs)}
+	ar := actionRecord{V: v, Outputs: a.Outputs, Meta: a.Meta, Sizes: sizes, Binding: artifacts.Binding(key, a.Outputs),
+		SizedBinding: sizedBinding(key, a.Outputs, sizes)}
 	if l != nil {
 		st := l.stamp()
 		ar.Lease = &st
@@ -475,6 +500,11 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 		r.log("remote %s: result %s: %s is not bound to its key; treating it as a miss", r, key, where)
 		return actionRecord{}, false, fmt.Errorf("%w: %s is not the entry of result %s: %s", ErrUnbound, where, key.Short(), unboundWhy(rec))
 	}
+	if rec.SizedBinding != "" && rec.SizedBinding != sizedBinding(key, rec.Outputs, rec.Sizes) {
+		r.log("remote %s: result %s: %s records other sizes than it was written with; treating it as a miss", r, key, where)
+		return actionRecord{}, false, fmt.Errorf("%w: %s records other sizes for its outputs than it was written with (%s: a size deleted or edited)",
+			ErrUnbound, where, fmtSizes(rec.Sizes))
+	}
 	return rec, true, nil
 }
 
@@ -508,12 +538,21 @@ func negativeSize(sizes map[string]int64) bool {
 // and err wraps artifacts.ErrNotFound, saying why. Other errors are failures to reach the
 // remote or the local store.
 func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key artifacts.Digest) (a artifacts.Action, ok bool, t Transfer, err error) {
+	return r.FetchActionChecked(ctx, store, key, nil)
+}
+
+// FetchActionChecked is FetchAction with a check of the result before its entry is
+// written into store: check (nil: none) is called once every output blob is stored and
+// verified, and an error from it ends the fetch with that error and no entry written, so
+// a result that is not the one asked for (pipeline's identity check) never becomes a hit.
+func (r *Remote) FetchActionChecked(ctx context.Context, store *artifacts.Store, key artifacts.Digest,
+	check func(artifacts.Action) error) (a artifacts.Action, ok bool, t Transfer, err error) {
 	rec, ok, err := r.readAction(ctx, key)
 	if err != nil || !ok {
 		return artifacts.Action{}, false, t, err
 	}
 	if rec.Outputs == nil {
-		return artifacts.Action{}, false, t, fmt.Errorf("%w: the remote's entry for %s is unreadable (%s)", artifacts.ErrNotFound, key.Short(), rec.unreadable)
+		return artifacts.Action{}, false, t, &corruptError{fmt.Sprintf("%v: the remote's entry for %s is unreadable (%s)", artifacts.ErrNotFound, key.Short(), rec.unreadable)}
 	}
 	t, err = r.fetchBlobs(ctx, store, outputDigests(rec.Outputs), rec.outputSizes())
 	if errors.Is(err, artifacts.ErrNotFound) {
@@ -524,6 +563,11 @@ func (r *Remote) FetchAction(ctx context.Context, store *artifacts.Store, key ar
 		return artifacts.Action{}, false, t, err
 	}
 	a = artifacts.Action{Outputs: rec.Outputs, Meta: rec.Meta}
+	if check != nil {
+		if err := check(a); err != nil {
+			return artifacts.Action{}, false, t, err
+		}
+	}
 	if err := store.PutAction(key, a); err != nil {
 		return artifacts.Action{}, false, t, err
 	}
@@ -551,100 +595,6 @@ func (r *Remote) StatAction(ctx context.Context, key artifacts.Digest) (ok bool,
 		}
 	}
 	return true, Omitted(artifacts.Action{Meta: rec.Meta}), nil
-}
-
-// A Checkpoint is a running stage's resume point as pushed to the remote.
-type Checkpoint struct {
-	// Round is the last round the checkpoint includes.
-	Round int `json:"round"`
-	// Index is the blob the stage reads back (its own format); Blobs are the blobs Index
-	// refers to, uploaded before the pointer.
-	Index artifacts.Digest   `json:"index"`
-	Blobs []artifacts.Digest `json:"blobs"`
-	// Holder is the worker that pushed it.
-	Holder string `json:"holder,omitempty"`
-	// Sizes records the size of Index and of each of Blobs (absent in pointers pushed
-	// before sizes were recorded); a reader refuses a larger object without reading it.
-	Sizes map[artifacts.Digest]int64 `json:"sizes,omitempty"`
-	// Lease is the lease under which a worker pushed it (set by Lease.PushCheckpoint).
-	Lease *leaseStamp `json:"lease,omitempty"`
-}
-
-func checkpointObject(stage artifacts.Digest) string { return "ckpt/" + stage.String() }
-
-// PushCheckpoint uploads cp's blobs the remote lacks, its index, then the stage's
-// checkpoint pointer (replacing the previous one).
-func (r *Remote) PushCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, cp Checkpoint) (Transfer, error) {
-	return r.pushCheckpoint(ctx, store, stage, cp, nil)
-}
-
-// pushCheckpoint is PushCheckpoint written under lease l (nil: none).
-func (r *Remote) pushCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, cp Checkpoint, l *Lease) (Transfer, error) {
-	if cp.Holder == "" {
-		cp.Holder = r.holder
-	}
-	all := append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index)
-	t, err := r.pushBlobs(ctx, store, all)
-	if err != nil {
-		return t, err
-	}
-	if cp.Sizes, err = blobSizes(store, all); err != nil {
-		return t, fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err)
-	}
-	b, err := json.Marshal(cp)
-	if err != nil {
-		return t, err
-	}
-	if l != nil {
-		err = l.writeFenced(ctx, "checkpoint", r.object(checkpointObject(stage)), b)
-	} else {
-		err = r.put(ctx, r.object(checkpointObject(stage)), b, "application/json")
-	}
-	if errors.Is(err, ErrLeaseLost) {
-		return t, err
-	}
-	if err != nil {
-		return t, r.scrub(fmt.Errorf("remote %s: push checkpoint of %s: %w", r, stage.Short(), err))
-	}
-	return t, nil
-}
-
-// FetchCheckpoint copies the stage's remote checkpoint into store when it is later than
-// round after, and returns it. ok is false when there is none, it is not later, or any
-// of its blobs is missing or corrupt (logged).
-func (r *Remote) FetchCheckpoint(ctx context.Context, store *artifacts.Store, stage artifacts.Digest, after int) (cp Checkpoint, ok bool, t Transfer, err error) {
-	raw, found, err := r.get(ctx, r.object(checkpointObject(stage)))
-	if err != nil {
-		return cp, false, t, r.scrub(fmt.Errorf("remote %s: read checkpoint of %s: %w", r, stage.Short(), err))
-	}
-	if !found {
-		return cp, false, t, nil
-	}
-	if json.Unmarshal(raw, &cp) != nil || cp.Index.IsZero() {
-		r.log("remote %s: the checkpoint of %s is unreadable; ignoring it", r, stage.Short())
-		return Checkpoint{}, false, t, nil
-	}
-	if cp.Round <= after {
-		return cp, false, t, nil
-	}
-	t, err = r.fetchBlobs(ctx, store, append(append([]artifacts.Digest(nil), cp.Blobs...), cp.Index), cp.Sizes)
-	if errors.Is(err, artifacts.ErrNotFound) {
-		r.log("remote %s: the checkpoint of %s after round %d: %v; ignoring it", r, stage.Short(), cp.Round, err)
-		return Checkpoint{}, false, t, nil
-	}
-	if err != nil {
-		return Checkpoint{}, false, t, err
-	}
-	return cp, true, t, nil
-}
-
-// DeleteCheckpoint removes the stage's checkpoint pointer (its blobs stay: they are
-// content-addressed and may be shared). Deleting an absent pointer is not an error.
-func (r *Remote) DeleteCheckpoint(ctx context.Context, stage artifacts.Digest) error {
-	if err := r.objs.remove(ctx, r.object(checkpointObject(stage))); err != nil {
-		return r.scrub(fmt.Errorf("remote %s: delete checkpoint of %s: %w", r, stage.Short(), err))
-	}
-	return nil
 }
 
 // Ping returns nil when the remote answers a request (whether a probe object exists),

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -94,4 +96,40 @@ func sortedOutputNames(outputs map[string]artifacts.Digest) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// sizedBinding is the digest that ties an entry's outputs and their recorded sizes to its
+// key, hex: SHA-256 over a version line, the key and each output's name, digest and size
+// (-1 for none recorded) in name order. Binding (artifacts.Binding) covers the key and the
+// outputs; this covers the sizes too, so a reader refuses an entry whose sizes were
+// deleted or inflated after it was written, instead of reading up to the 8 GiB an entry
+// without sizes allows.
+func sizedBinding(key artifacts.Digest, outputs map[string]artifacts.Digest, sizes map[string]int64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "fedpipe-binding/2\n%s\n", key)
+	for _, name := range sortedOutputNames(outputs) {
+		n, ok := sizes[name]
+		if !ok {
+			n = -1
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%d\n", name, outputs[name], n)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fmtSizes formats recorded sizes for messages ("metrics 40970, work 128938"; "none").
+func fmtSizes(sizes map[string]int64) string {
+	names := make([]string, 0, len(sizes))
+	for name := range sizes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d", name, sizes[name])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

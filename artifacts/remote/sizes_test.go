@@ -147,3 +147,57 @@ func TestKeptEntriesBoundTheirBlobs(t *testing.T) {
 	}
 	t.Logf("refused in %v: %v", took, err)
 }
+
+// An entry's sizes are bound with its outputs: deleting them, or inflating one, after the
+// entry was written makes it unbound (ErrUnbound) at once, before a blob is read.
+func TestEntrySizesAreBound(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "remote")
+	r, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := artifacts.Open(filepath.Join(t.TempDir(), "store"), artifacts.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	d, err := store.Put(make([]byte, 4000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := artifacts.Action{Outputs: map[string]artifacts.Digest{"metrics": d}, Meta: map[string]string{"name": "train x seed=0"}}
+	key := artifacts.Sum([]byte("sized entry"))
+	if _, err := r.PushAction(ctx, store, key, a); err != nil {
+		t.Fatal(err)
+	}
+	entry := filepath.Join(dir, "ac", key.String())
+	orig, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"sizes deleted", func(m map[string]any) { delete(m, "sizes") }},
+		{"size inflated", func(m map[string]any) { m["sizes"] = map[string]any{"metrics": 3 << 30} }},
+	} {
+		var m map[string]any
+		json.Unmarshal(orig, &m)
+		c.edit(m)
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(entry, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dst, err := artifacts.Open(filepath.Join(t.TempDir(), "dst"), artifacts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, _, err := r.FetchAction(ctx, dst, key)
+		dst.Close()
+		if ok || !errors.Is(err, ErrUnbound) {
+			t.Errorf("%s: ok %v, %v; want refused as unbound", c.name, ok, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
@@ -41,8 +42,8 @@ func syncUsage(fs *pflag.FlagSet, cmd, what string) func() {
 }
 
 // start parses push's or pull's arguments, loads the manifests they name and connects to
-// the remote.
-func (o *syncOptions) start(c *call, fs *pflag.FlagSet) ([]*pipeline.Graph, *remote.Remote, error) {
+// the remote (ctx: cancelled by an interrupt).
+func (o *syncOptions) start(ctx context.Context, c *call, fs *pflag.FlagSet) ([]*pipeline.Graph, *remote.Remote, error) {
 	cmd := c.name
 	if err := parseFlags(fs, c.args, c.stdout); err != nil {
 		return nil, nil, err
@@ -65,8 +66,11 @@ func (o *syncOptions) start(c *call, fs *pflag.FlagSet) ([]*pipeline.Graph, *rem
 		}
 		graphs = append(graphs, g)
 	}
-	rem, err := o.remote.open(context.Background(), o.logf(c))
+	rem, err := o.remote.open(ctx, o.logf(c))
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, interrupted(cmd)
+		}
 		return nil, nil, failf(remoteExit(err), "fedpipe %s: %v", cmd, err)
 	}
 	return graphs, rem, nil
@@ -85,7 +89,9 @@ func pushCmd(c *call) error {
 	o.register(c, fs)
 	resultsOnly := fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
 	fs.Usage = syncUsage(fs, "push", "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries).")
-	graphs, rem, err := o.start(c, fs)
+	ctx, stop := interruptContext(c.stderr)
+	defer stop()
+	graphs, rem, err := o.start(ctx, c, fs)
 	if err != nil {
 		return err
 	}
@@ -115,13 +121,21 @@ func pushCmd(c *call) error {
 	}
 	// A push into a kept-results directory records each result as its backend's entry
 	// (pipeline.RecordKept): another backend's kept result of the same cell stays.
-	rep, err := pipeline.Push(context.Background(), graphs, store, rem, opt)
+	rep, err := pipeline.Push(ctx, graphs, store, rem, opt)
 	if err == nil {
+		damaged := map[string]bool{}
+		for _, d := range rep.Damaged {
+			name, _, _ := strings.Cut(d, " (result ")
+			damaged[name] = true
+		}
 		err = eachKept(o.remote.addr(), graphs, store, func(dir string, g *pipeline.Graph, n *pipeline.Node) error {
+			if damaged[n.Name] {
+				return nil // not pushed: its index entry stays as it was
+			}
 			return pipeline.RecordKept(dir, g, n)
 		})
 	}
-	return o.report(c, rep, err, start, rem, dir, "pushed", "the remote", "not in the local store")
+	return o.report(ctx, c, rep, err, start, rem, dir, "pushed", "the remote", "not in the local store")
 }
 
 // pullCmd is `fedpipe pull MANIFEST... --remote URL`: the remote's results the local store
@@ -130,8 +144,10 @@ func pullCmd(c *call) error {
 	fs := c.flags()
 	var o syncOptions
 	o.register(c, fs)
-	fs.Usage = syncUsage(fs, "pull", "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest).")
-	graphs, rem, err := o.start(c, fs)
+	fs.Usage = syncUsage(fs, "pull", "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest). Exits 4 when the remote holds a result it cannot serve\nintact (naming it), 130 when interrupted.")
+	ctx, stop := interruptContext(c.stderr)
+	defer stop()
+	graphs, rem, err := o.start(ctx, c, fs)
 	if err != nil {
 		return err
 	}
@@ -142,13 +158,22 @@ func pullCmd(c *call) error {
 	}
 	defer store.Close()
 	start := time.Now()
-	rep, err := pipeline.Pull(context.Background(), graphs, store, rem, o.checkpoints)
-	return o.report(c, rep, err, start, rem, dir, "pulled", "the local store", "not in the remote (or corrupt there)")
+	rep, err := pipeline.Pull(ctx, graphs, store, rem, o.checkpoints)
+	return o.report(ctx, c, rep, err, start, rem, dir, "pulled", "the local store", "never computed (no entry in the remote)")
+}
+
+// interrupted is the error of push or pull stopped by SIGINT or SIGTERM: exit 130, as run's.
+func interrupted(cmd string) error {
+	return failf(exitInterrupted, "\nfedpipe %s: interrupted; what was copied is complete (every result's entry is written after its blobs), the rest was not copied: run it again to finish", cmd)
 }
 
 // report ends push or pull: err's exit code, or what was copied (verb) to where, and what
-// was absent from the source.
-func (o *syncOptions) report(c *call, rep pipeline.SyncReport, err error, start time.Time, rem *remote.Remote, dir, verb, where, absent string) error {
+// was absent from the source; results found damaged in the remote are named, and end the
+// command with exit 4 once the rest is copied.
+func (o *syncOptions) report(ctx context.Context, c *call, rep pipeline.SyncReport, err error, start time.Time, rem *remote.Remote, dir, verb, where, absent string) error {
+	if ctx.Err() != nil {
+		return interrupted(c.name)
+	}
 	if err != nil {
 		code := exitFailure
 		if isEnvironment(err) { // a damaged or swapped entry, a full disk
@@ -157,10 +182,24 @@ func (o *syncOptions) report(c *call, rep pipeline.SyncReport, err error, start 
 		return failf(code, "fedpipe %s: %v", c.name, err)
 	}
 	stdout := c.stdout
+	damaged := func() error {
+		if len(rep.Damaged) == 0 {
+			return nil
+		}
+		source := fmt.Sprintf("the remote %s", rem)
+		if c.name == "push" {
+			source = fmt.Sprintf("the local store %s", dir)
+		}
+		return failf(exitEnvironment, "fedpipe %s: %d results are damaged in %s (nothing of them was copied; the others were):\n  %s",
+			c.name, len(rep.Damaged), source, strings.Join(rep.Damaged, "\n  "))
+	}
 	if o.json {
-		return writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
-			"present": rep.Present, "missing": rep.Missing, "partial": rep.Partial, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
-			"bytes": rep.Bytes, "seconds": time.Since(start).Seconds()})
+		if err := writeJSON(stdout, map[string]any{"remote": rem.String(), "store": dir, "results": rep.Results,
+			"present": rep.Present, "missing": rep.Missing, "damaged": rep.Damaged, "partial": rep.Partial, "checkpoints": rep.Checkpoints, "blobs": rep.Blobs,
+			"bytes": rep.Bytes, "seconds": time.Since(start).Seconds()}); err != nil {
+			return err
+		}
+		return damaged()
 	}
 	fmt.Fprintf(stdout, "%s %d results (%d blobs, %s)", verb, rep.Results, rep.Blobs, mib(rep.Bytes))
 	if rep.Partial > 0 {
@@ -169,9 +208,14 @@ func (o *syncOptions) report(c *call, rep pipeline.SyncReport, err error, start 
 	if o.checkpoints {
 		fmt.Fprintf(stdout, " and %d checkpoints", rep.Checkpoints)
 	}
-	fmt.Fprintf(stdout, "; %d already in %s, %d %s (%s, remote %s, store %s)\n", rep.Present, where, rep.Missing, absent,
-		fmtSeconds(time.Since(start)), rem, dir)
-	return nil
+	fmt.Fprintf(stdout, "; %d already in %s, %d %s", rep.Present, where, rep.Missing, absent)
+	if len(rep.Damaged) > 0 && c.name == "push" {
+		fmt.Fprintf(stdout, ", %d damaged there", len(rep.Damaged))
+	} else if len(rep.Damaged) > 0 {
+		fmt.Fprintf(stdout, ", %d not in the remote intact (or corrupt there)", len(rep.Damaged))
+	}
+	fmt.Fprintf(stdout, " (%s, remote %s, store %s)\n", fmtSeconds(time.Since(start)), rem, dir)
+	return damaged()
 }
 
 // eachKept calls fn, for a push into a directory remote (a kept-results directory dir), with

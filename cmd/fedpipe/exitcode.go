@@ -36,7 +36,8 @@ var environmentErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.
 // isEnvironment reports whether err is a failure exitEnvironment covers.
 func isEnvironment(err error) bool {
 	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, artifacts.ErrDamaged) || errors.Is(err, pipeline.ErrKeptDamaged) ||
-		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) {
+		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) ||
+		errors.Is(err, pipeline.ErrWrongCell) {
 		return true
 	}
 	if sp := (*storedir.PathError)(nil); errors.As(err, &sp) && !sp.Invalid {
