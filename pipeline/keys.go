@@ -132,7 +132,9 @@ func diffValue(path string, a, b any, out *[]string) {
 	}
 	as, aStr := a.(string)
 	bs, bStr := b.(string)
-	if aStr && bStr && len(as)+len(bs) > 80 { // a long text (the report's description): what changed, once
+	// A long text of words (the report's description, not an id such as the backend's): what
+	// changed, once, instead of both whole.
+	if aStr && bStr && len(as)+len(bs) > 120 && strings.ContainsAny(as+bs, " \n") {
 		*out = append(*out, path+" "+textChange(as, bs))
 		return
 	}

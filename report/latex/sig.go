@@ -15,6 +15,8 @@ type sig struct {
 	// untestable: the column's test could not find any difference with so few pairs (vs_best
 	// "untestable with these seeds"), so neither a dagger nor its absence says anything.
 	untestable bool
+	// worse: a test ran and found the cell significantly worse than the best (no mark).
+	worse bool
 	// oneSeed: the cell has one seed (set for sigCaption).
 	oneSeed bool
 	lo, hi  float64
@@ -27,6 +29,7 @@ func sigOf(t *table.Table, i int) sig {
 	if c := t.Col("vs_best"); c != nil {
 		s.notSig = c.String[i] == "not significantly different"
 		s.untestable = c.String[i] == "untestable with these seeds"
+		s.worse = c.String[i] == "significantly worse"
 	}
 	if lo, hi, over := t.Col("ci95_lo_pct"), t.Col("ci95_hi_pct"), t.Col("ci95_over"); lo != nil && hi != nil && over != nil {
 		s.lo, s.hi, s.over = lo.Float64[i], hi.Float64[i], over.String[i]
@@ -66,9 +69,9 @@ func (s sig) interval(n int64) bool {
 // test ran), and the one-seed interval. The test is named from the table's compare_over
 // metadata.
 func sigCaption(t *table.Table, used []sig) string {
-	var dagger, circle, interval bool
+	var dagger, circle, worse, interval bool
 	for _, s := range used {
-		dagger, circle = dagger || s.notSig, circle || s.untestable
+		dagger, circle, worse = dagger || s.notSig, circle || s.untestable, worse || s.worse
 		interval = interval || s.oneSeed && s.interval(1)
 	}
 	test := ""
@@ -78,13 +81,13 @@ func sigCaption(t *table.Table, used []sig) string {
 	case "clients":
 		test = "a Wilcoxon signed-rank test on per-client final accuracy, paired by client within each seed, seeds pooled"
 	default:
-		dagger, circle = false, false
+		dagger, circle, worse = false, false, false
 	}
 	var out string
 	if dagger {
 		out += " $^\\dagger$: not significantly different from the best at 5\\%, by " + test + " (two-sided, Holm-corrected within the column)."
 	}
-	if dagger || circle {
+	if worse {
 		out += " Neither bold nor marked: significantly worse than the best."
 	}
 	if circle {
