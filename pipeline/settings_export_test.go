@@ -3,14 +3,13 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -144,15 +143,6 @@ func TestExportsOfOverriddenRunsDifferInNamedSettings(t *testing.T) {
 	if c := rt.Col("train_rounds"); c == nil || c.Null(0) || !c.Null(1) {
 		t.Errorf("a row of no run: train_rounds = %+v, want null", c)
 	}
-	if os.Getenv("FEDPIPE_PRINT_SETTINGS") != "" { // the columns docs/outputs.md lists
-		for _, c := range metrics0(t, g).Columns {
-			k := c.Kind.String()
-			if c.Null(0) {
-				k += ", null"
-			}
-			fmt.Printf("%s (%s)\n", c.Name, k)
-		}
-	}
 }
 
 // metrics0 is a train metrics table of the fedavg run of g with its identity.
@@ -168,4 +158,38 @@ func metrics0(t *testing.T, g *Graph) *table.Table {
 	return nil
 }
 
-var _ = array.NewInt64Builder // arrow's array package backs ValueStr
+// docs/outputs.md lists the quick start's identity and settings columns as the exports have
+// them, those null there starred.
+func TestOutputsDocListsTheQuickstartSettings(t *testing.T) {
+	_, here, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "docs", "outputs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "The quick start's train and evaluate tables end with these columns")
+	if i < 0 {
+		t.Fatal("docs/outputs.md lacks the quick start's columns")
+	}
+	block := doc[i:]
+	block = block[strings.Index(block, "```\n")+4:]
+	block = block[:strings.Index(block, "```")]
+	var listed []string
+	for _, w := range strings.Fields(block) {
+		if strings.HasPrefix(w, "(") {
+			break // the closing note
+		}
+		listed = append(listed, w)
+	}
+	var want []string
+	for _, c := range metrics0(t, quickstartGraph(t)).Columns[1:] { // after the table's own "round"
+		name := c.Name
+		if c.Null(0) {
+			name += "*"
+		}
+		want = append(want, name)
+	}
+	if strings.Join(listed, " ") != strings.Join(want, " ") {
+		t.Errorf("docs/outputs.md lists\n%v\nthe exports have\n%v", listed, want)
+	}
+}
