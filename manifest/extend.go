@@ -1,5 +1,7 @@
 package manifest
 
+import "fmt"
+
 // Extension says how a run of a method may continue a cached shorter run of the same
 // settings when train.rounds is raised. Every method declares it (MethodDef.Extension);
 // the zero value, ExtensionUndeclared, is what a method that forgot gets, which
@@ -76,4 +78,10 @@ func ExtendableFrom(r *Run, rounds int) bool {
 		return ev > 0 && rounds%ev == 0
 	}
 	return false
+}
+
+// ContinuesPhrase is the one phrase run, status and serve's page use for a train stage that
+// continues a cached shorter run of rounds rounds (same everything but train.rounds).
+func ContinuesPhrase(rounds int) string {
+	return fmt.Sprintf("continues the cached %d-round run", rounds)
 }

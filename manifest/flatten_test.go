@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -26,5 +27,64 @@ expect: [{method: fedavg, value: 1}]
 	}
 	if len(Flatten([]byte("{{"))) != 0 {
 		t.Error("YAML that does not parse flattens to something")
+	}
+}
+
+// Every `for` tag of the specs Settings reads is one applies understands.
+func TestSettingsForTagsAreKnown(t *testing.T) {
+	for _, v := range []any{DatasetSpec{}, PartitionSpec{}, ModelSpec{}, TrainSpec{}, ShiftSpec{}} {
+		ty := reflect.TypeOf(v)
+		for i := 0; i < ty.NumField(); i++ {
+			if cond := ty.Field(i).Tag.Get("for"); !forTagKnown(cond) {
+				t.Errorf("%s.%s: unknown for tag %q", ty.Name(), ty.Field(i).Name, cond)
+			}
+		}
+	}
+	for _, bad := range []string{"scheme", "generated=x", "colour=red"} {
+		if forTagKnown(bad) {
+			t.Errorf("forTagKnown(%q) = true", bad)
+		}
+	}
+}
+
+// Settings lists every field of the run's specs, typed as in the manifest, marks the fields
+// of other schemes and architectures as not applying, and gives the effective partition seed.
+func TestSettingsTypedAndApplying(t *testing.T) {
+	m, err := ParseManifest("s.yaml", []byte(`name: s
+seeds: [3]
+dataset: {name: synthetic}
+partition: {scheme: natural}
+model: {arch: mlp, hidden: [64, 32]}
+train: {rounds: 7}
+methods: [{name: fedavg}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := m.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range Settings(&runs[0], m.Shift) {
+		got[s.Path] = s
+	}
+	for path, want := range map[string]any{"train.rounds": int64(7), "model.hidden": "[64, 32]", "train.lr": 0.01,
+		"partition.seed": int64(3), "train.eval_train_split": false, "train.augment": "[]", "method.algorithm": "fedavg",
+		"dataset.devices": int64(30)} {
+		if s, ok := got[path]; !ok || s.Value != want || !s.Applies {
+			t.Errorf("%s = %+v, want %#v applying", path, s, want)
+		}
+	}
+	for _, path := range []string{"partition.alpha", "partition.shards", "model.bn_stats", "train.crop_padding"} {
+		if s, ok := got[path]; !ok || s.Applies {
+			t.Errorf("%s = %+v, want it listed and not applying", path, s)
+		}
+	}
+	if _, ok := got["shift.degrees"]; ok {
+		t.Error("shift settings listed for a manifest without shifts")
+	}
+	if c := got["train.batch_size"].Column(); c != "train_batch_size" {
+		t.Errorf("column %q", c)
 	}
 }

@@ -37,13 +37,13 @@ type DatasetSpec struct {
 	// data before partitioning.
 	MaxSamples int `yaml:"max_samples" check:"ge0"`
 	// Alpha and Beta are Synthetic(α, β)'s heterogeneity parameters.
-	Alpha float64 `yaml:"alpha" check:"ge0"`
-	Beta  float64 `yaml:"beta" check:"ge0"`
+	Alpha float64 `yaml:"alpha" check:"ge0" for:"generated"`
+	Beta  float64 `yaml:"beta" check:"ge0" for:"generated"`
 	// Devices is how many devices Synthetic generates (each its own natural client).
-	Devices int `yaml:"devices" check:"gt0"`
+	Devices int `yaml:"devices" check:"gt0" for:"generated"`
 	// Features and Classes size Synthetic's inputs and labels (60 and 10 in FedProx).
-	Features int `yaml:"features" check:"gt0"`
-	Classes  int `yaml:"classes" check:"gt0"`
+	Features int `yaml:"features" check:"gt0" for:"generated"`
+	Classes  int `yaml:"classes" check:"gt0" for:"generated"`
 }
 
 // PartitionSpec says how samples are dealt to clients and split into train and test.
@@ -56,18 +56,18 @@ type PartitionSpec struct {
 	// Clients is the number of clients N.
 	Clients int `yaml:"clients" check:"gt0"`
 	// Alpha is the Dirichlet concentration (dirichlet).
-	Alpha float64 `yaml:"alpha" check:"gt0"`
+	Alpha float64 `yaml:"alpha" check:"gt0" for:"scheme=dirichlet"`
 	// MinSamples: dirichlet redraws until every client has at least this many samples.
-	MinSamples int `yaml:"min_samples" check:"ge0"`
+	MinSamples int `yaml:"min_samples" check:"ge0" for:"scheme=dirichlet|natural"`
 	// Shards is the number of label-sorted shards per client (shards).
-	Shards int `yaml:"shards" check:"gt0"`
+	Shards int `yaml:"shards" check:"gt0" for:"scheme=shards"`
 	// SamplesPerClient is each client's sample count (shards; 0 = deal out all data).
-	SamplesPerClient int `yaml:"samples_per_client" check:"ge0"`
+	SamplesPerClient int `yaml:"samples_per_client" check:"ge0" for:"scheme=shards"`
 	// ClassesPerClient is how many classes each client holds (pathological).
-	ClassesPerClient int `yaml:"classes_per_client" check:"gt0"`
+	ClassesPerClient int `yaml:"classes_per_client" check:"gt0" for:"scheme=pathological"`
 	// QuantitySkew, when > 0, is the fraction of clients that together hold half of the
 	// data, the rest holding the other half (pathological; DM-PFL uses 0.9).
-	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1"`
+	QuantitySkew float64 `yaml:"quantity_skew" check:"unit,lt1" for:"scheme=pathological"`
 	// TestFraction of each client's samples goes to its test split.
 	TestFraction float64 `yaml:"test_fraction" check:"unit,lt1"`
 	// TestRounding is how test_fraction·n becomes a count: "" or "nearest" rounds to the
@@ -78,7 +78,7 @@ type PartitionSpec struct {
 	// BalanceCap (dirichlet): "" or "true" zeroes, for each class, the share of clients
 	// that already hold N_total/N samples (FL-bench, after NIID-Bench); "false" draws the
 	// per-class proportions without it (DM-PFL A.1.3, which wants quantity skew).
-	BalanceCap string `yaml:"balance_cap" check:"oneof=|true|false"`
+	BalanceCap string `yaml:"balance_cap" check:"oneof=|true|false" for:"scheme=dirichlet"`
 	// Draw (dirichlet) is whose random draws deal the samples: "" or "fedpipe" draws from
 	// fedpipe's streams (stages/rng); "flbench" replays FL-bench's partition exactly:
 	// numpy's global generator seeded with the partition seed (np.random.seed, so seed must
@@ -86,39 +86,39 @@ type PartitionSpec struct {
 	// each client's samples, the first int(n·test_fraction) for test). It needs
 	// balance_cap: false and test_rounding: floor, which is what FL-bench does
 	// (stages/partition DirichletFLBench).
-	Draw string `yaml:"draw" check:"oneof=|fedpipe|flbench"`
+	Draw string `yaml:"draw" check:"oneof=|fedpipe|flbench" for:"scheme=dirichlet"`
 	// ShardMode (shards): random (default) cuts the label-sorted samples into equal shards
 	// and deals random shards, so a client may hold two shards of one class and a shard may
 	// straddle two classes; class_pure cuts each class into the same number of shards, uses
 	// every class equally often and gives each client distinct classes (FedSelect's s = 2);
 	// official is class_pure as FedSelect's official code draws it (the class list repeated
 	// and shuffled, so a client may draw one class twice).
-	ShardMode string `yaml:"shard_mode" check:"oneof=|random|class_pure|official"`
+	ShardMode string `yaml:"shard_mode" check:"oneof=|random|class_pure|official" for:"scheme=shards"`
 	// TestSource: split (default) holds out test_fraction of each client's samples;
 	// official (shards with shard_mode class_pure or official) deals only the official
 	// training split and draws each client's test set from the official test split, from
 	// the same classes as its shards (FedSelect's official code).
-	TestSource string `yaml:"test_source" check:"oneof=|split|official"`
+	TestSource string `yaml:"test_source" check:"oneof=|split|official" for:"scheme=shards"`
 	// TestPerClient (test_source official): test samples per client, split evenly over its
 	// shards; 0 gives each client one share of each of its classes' official test samples.
-	TestPerClient int `yaml:"test_per_client" check:"ge0"`
+	TestPerClient int `yaml:"test_per_client" check:"ge0" for:"scheme=shards"`
 	// Population (shards with shard_mode class_pure or official): users the data is
 	// partitioned among, of whom clients are drawn at random to form the federation
 	// (FedSelect's official code: 100 users, 10 drawn); 0 partitions among clients only.
-	Population int `yaml:"population" check:"ge0"`
+	Population int `yaml:"population" check:"ge0" for:"scheme=shards"`
 	// ShardTake (shards with shard_mode class_pure or official): first (default) takes
 	// each shard's first samples; official cuts the client's shards, joined in the order
 	// drawn, as FedSelect's official code does (utils/sampling.py; see partition.OfficialCut).
-	ShardTake string `yaml:"shard_take" check:"oneof=|first|official"`
+	ShardTake string `yaml:"shard_take" check:"oneof=|first|official" for:"scheme=shards"`
 	// ClassDraw (pathological): cyclic (default) gives client c the shuffled classes
 	// (c·s + k) mod C, so only C/s class sets occur; random draws each client's s distinct
 	// classes at random (McMahan-style shards, DM-PFL A.1.3).
-	ClassDraw string `yaml:"class_draw" check:"oneof=|cyclic|random"`
+	ClassDraw string `yaml:"class_draw" check:"oneof=|cyclic|random" for:"scheme=pathological"`
 	// QuantityDraw (pathological with quantity_skew): equal (default) gives every client of
 	// a group the same share of its group's half; uniform draws each client's share
 	// uniformly, then scales it so each group still holds half (DM-PFL A.1.3: quantities
 	// "sampled using a uniform distribution").
-	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform"`
+	QuantityDraw string `yaml:"quantity_draw" check:"oneof=|equal|uniform" for:"scheme=pathological"`
 	// Seed, when set, seeds the partition stage (the Dirichlet or shard draws, the
 	// train/test split, dataset.fraction and max_samples) instead of the run's seed, so
 	// every training seed of the manifest shares one partition and one cached partition
@@ -136,13 +136,13 @@ type ModelSpec struct {
 	// this list equal).
 	Arch string `yaml:"arch" check:"oneof=cnn4|fedavgcnn|resnet18|resnet18_imagenet|mlp|logreg"`
 	// Hidden lists the hidden layer widths of mlp.
-	Hidden []int `yaml:"hidden" check:"gt0"`
+	Hidden []int `yaml:"hidden" check:"gt0" for:"arch=mlp"`
 	// BNStats says what happens to BatchNorm running statistics in federated training:
 	// local (never averaged, as the official FedSelect code) or averaged with the weights.
-	BNStats string `yaml:"bn_stats" check:"oneof=local|averaged"`
+	BNStats string `yaml:"bn_stats" check:"oneof=local|averaged" for:"batchnorm"`
 	// BNParams says whether BatchNorm's scale and shift are shared (aggregated like any
 	// weight) or personal (kept by each client).
-	BNParams string `yaml:"bn_params" check:"oneof=shared|personal"`
+	BNParams string `yaml:"bn_params" check:"oneof=shared|personal" for:"batchnorm"`
 	// Init is a file of initial weights (e.g. ImageNet-pretrained ResNet-18); empty: a
 	// seeded random initialization. Its content digest, not its path, enters the keys.
 	Init string `yaml:"init"`
@@ -183,7 +183,7 @@ type TrainSpec struct {
 	// horizontal flip). Evaluation never augments.
 	Augment []string `yaml:"augment" check:"oneof=crop|flip"`
 	// CropPadding is the zero padding, in pixels, of the crop augmentation.
-	CropPadding int `yaml:"crop_padding" check:"ge0"`
+	CropPadding int `yaml:"crop_padding" check:"ge0" for:"augment=crop"`
 	// CheckpointEvery saves a resume point every so many rounds (0: never). It does not
 	// change results, so it is not part of the stage key.
 	CheckpointEvery int `yaml:"checkpoint_every" check:"ge0"`

@@ -271,7 +271,9 @@ func (e *Executor) runStageWith(ctx context.Context, g *Graph, n *Node, reason s
 	actions[n] = a
 	res.State, res.Reason, res.Seconds, res.ResumedFrom = StateRan, reason, secs.Seconds(), sc.resumedFrom
 	res.Outputs = digestStrings(a.Outputs)
-	res.Provenance = &prov
+	shown := prov
+	shown.Seconds = prov.TotalSeconds() // over every part, as ls and the report show it
+	res.Provenance = &shown
 	return res, nil
 }
 
@@ -295,6 +297,8 @@ type StageContext struct {
 	total    int
 	// resumedFrom is the checkpoint round the stage continued from, if any.
 	resumedFrom int
+	// extendedFrom is the rounds of the cached shorter run LoadExtension found (0: none).
+	extendedFrom int
 	// ctx and remote let checkpoints travel to and from the remote (nil: none).
 	ctx    context.Context
 	remote *remote.Remote
@@ -353,6 +357,10 @@ func (sc *StageContext) Resumed(round int) {
 	sc.resumedFrom = round
 	sc.segments = segmentsUpTo(sc.prior[round], round)
 	sc.live.Resumed(round)
+	if round == sc.extendedFrom {
+		sc.Logf("%s %s", sc.Node.Name, manifest.ContinuesPhrase(round))
+		return
+	}
 	sc.Logf("resuming %s from its checkpoint after round %d", sc.Node.Name, round)
 }
 
@@ -454,7 +462,7 @@ func resumeNote(store *artifacts.Store, n *Node) string {
 		return fmt.Sprintf("; resumes from its checkpoint after round %d", round)
 	}
 	if ext > 0 {
-		return fmt.Sprintf("; continues from the cached %d-round run", ext)
+		return fmt.Sprintf("; %s", manifest.ContinuesPhrase(ext))
 	}
 	return ""
 }

@@ -110,6 +110,7 @@ func (sc *StageContext) LoadExtension() (rounds int, blobs map[string][]byte, ok
 		if blobs != nil {
 			p, _ := ProvenanceOf(a)
 			sc.resumable(r, segmentsOf(p, r))
+			sc.extendedFrom = r
 			return r, blobs, true
 		}
 	}

@@ -1,8 +1,7 @@
 package pipeline
 
 import (
-	"maps"
-	"slices"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,15 +10,18 @@ import (
 )
 
 // WithIdentity appends to a stage's exported table the identity of the run it belongs to,
-// repeated on every row — manifest, stage, run (its label), method, seed and each swept
-// parameter (grid path with "." as "_", e.g. train_lr) — so that tables read together (a
-// DuckDB glob, pandas concat) keep which run each row came from without parsing folder
-// names. Columns the table already has are left alone. It reports whether it added any.
+// repeated on every row — manifest, stage, stage_key, run (its label), method, seed, run_key
+// (the run's train stage's key) and every effective setting of the run as
+// manifest.Settings derives them from the schema, typed as in the manifest and null where
+// a field does not apply to the run (see SettingsColumns) — so that tables read together (a
+// DuckDB glob, pandas concat) keep which run each row came from, and two runs that differ by
+// any override differ in a named column. Columns the table already has are left alone. It
+// reports whether it added any.
 //
 // A partition is shared by every run of its seed and data settings, so it carries its own
 // identity, not one run's: run is the stage's name ("partition alpha=0.1 seed=0"), seed the
-// partition's seed, the swept parameters only its dataset.* and partition.* ones, and no
-// method.
+// partition's seed, the settings only its dataset.* and partition.* ones, and no method
+// or run_key.
 func WithIdentity(t *table.Table, g *Graph, n *Node) bool {
 	rows := t.NumRows()
 	added := false
@@ -30,7 +32,6 @@ func WithIdentity(t *table.Table, g *Graph, n *Node) bool {
 		}
 	}
 	addString := func(name, v string) { add(table.StringCol(name, repeat(v, rows))) }
-	addFloat := func(name string, v float64) { add(table.Float64Col(name, repeat(v, rows))) }
 	addString("manifest", g.Manifest.Name)
 	addString("stage", n.Kind)
 	addString("stage_key", n.Key.String()[:12])
@@ -48,45 +49,92 @@ func WithIdentity(t *table.Table, g *Graph, n *Node) bool {
 		addString("method", r.MethodName)
 	}
 	add(table.Int64Col("seed", repeat(seed, rows)))
+	if !shared {
+		if k := runKey(g, r); k != "" {
+			addString("run_key", k)
+		}
+	}
+	var settings []manifest.Setting
+	for _, s := range manifest.Settings(r, g.Manifest.Shift) {
+		if !shared || PartitionSetting(s.Path) {
+			settings = append(settings, s)
+		}
+	}
+	rowSettings := repeat(settings, rows)
+	for _, c := range SettingsColumns(rowSettings) {
+		add(c)
+	}
+	// A swept path no setting covers (none at present) still names its value.
 	for _, a := range r.Vary {
 		if shared && !PartitionSetting(a.Path) {
 			continue // a setting of the runs, not of their shared partition
 		}
 		name := strings.ReplaceAll(a.Path, ".", "_")
 		if f, err := strconv.ParseFloat(a.Value, 64); err == nil {
-			addFloat(name, f)
+			add(table.Float64Col(name, repeat(f, rows)))
 			continue
 		}
 		addString(name, a.Value)
 	}
-	// The effective settings, flat, so that exports of runs that differ only by an override
-	// (-S train.rounds=40) stay apart when concatenated; the run's key names it exactly.
-	addString("dataset_name", r.Dataset.Name)
-	addString("partition_scheme", r.Partition.Scheme)
-	addFloat("partition_clients", float64(r.Partition.Clients))
-	addFloat("partition_alpha", r.Partition.Alpha)
-	if shared {
-		return added
-	}
-	if k := runKey(g, r); k != "" {
-		addString("run_key", k)
-	}
-	addString("model_arch", r.Model.Arch)
-	addFloat("train_rounds", float64(r.Train.Rounds))
-	addFloat("train_lr", r.Train.LR)
-	addFloat("train_local_epochs", float64(r.Train.LocalEpochs))
-	addFloat("train_batch_size", float64(r.Train.BatchSize))
-	addFloat("train_participation", r.Train.Participation)
-	addFloat("train_momentum", r.Train.Momentum)
-	addFloat("train_weight_decay", r.Train.WeightDecay)
-	addFloat("train_finetune_epochs", float64(r.Train.FinetuneEpochs))
-	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
-		addFloat("params_"+k, r.Params[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(r.Options)) {
-		addString("options_"+k, r.Options[k])
-	}
 	return added
+}
+
+// SettingsColumns is one column per setting path in rows (row i's settings, nil for a row
+// of no run), in the order the paths first appear, named Setting.Column and typed as the
+// setting's value (int64, float64, string, bool). A row that lacks the setting, or whose
+// setting does not apply (Setting.Applies false), is null there.
+func SettingsColumns(rows [][]manifest.Setting) []table.Column {
+	var paths []string
+	first := map[string]manifest.Setting{}
+	for _, ss := range rows {
+		for _, s := range ss {
+			if _, ok := first[s.Path]; !ok {
+				first[s.Path] = s
+				paths = append(paths, s.Path)
+			}
+		}
+	}
+	n := len(rows)
+	cols := make([]table.Column, 0, len(paths))
+	for _, p := range paths {
+		s0 := first[p]
+		c := table.Column{Name: s0.Column(), Valid: make([]bool, n)}
+		switch s0.Value.(type) {
+		case int64:
+			c.Kind, c.Int64 = table.KindInt64, make([]int64, n)
+		case float64:
+			c.Kind, c.Float64 = table.KindFloat64, make([]float64, n)
+		case bool:
+			c.Kind, c.Bool = table.KindBool, make([]bool, n)
+		default:
+			c.Kind, c.String = table.KindString, make([]string, n)
+		}
+		nulls := false
+		for i, ss := range rows {
+			for _, s := range ss {
+				if s.Path != p || !s.Applies {
+					continue
+				}
+				c.Valid[i] = true
+				switch v := s.Value.(type) {
+				case int64:
+					c.Int64[i] = v
+				case float64:
+					c.Float64[i] = v
+				case bool:
+					c.Bool[i] = v
+				default:
+					c.String[i] = fmt.Sprint(v)
+				}
+			}
+			nulls = nulls || !c.Valid[i]
+		}
+		if !nulls {
+			c.Valid = nil
+		}
+		cols = append(cols, c)
+	}
+	return cols
 }
 
 // repeat is n copies of v.
@@ -99,9 +147,9 @@ func repeat[T any](v T, n int) []T {
 }
 
 // withRunsGrid adds to a table with a row per run (the report's runs table: its "run"
-// column holds run labels) each run's swept parameters, as columns named as WithIdentity names
-// them (train_lr), its method's display name (display) and its key (run_key), row by row. It
-// reports whether it added any.
+// column holds run labels) its method's display name (display), its key (run_key) and its
+// effective settings (SettingsColumns: null in a row of no run), row by row, then any swept
+// path no setting covers. It reports whether it added any.
 func withRunsGrid(t *table.Table, g *Graph) bool {
 	label := t.Col("run")
 	if label == nil || t.Col("display") != nil {
@@ -124,13 +172,20 @@ func withRunsGrid(t *table.Table, g *Graph) bool {
 	}
 	rows := t.NumRows()
 	display, keys := make([]string, rows), make([]string, rows)
+	settings := make([][]manifest.Setting, rows)
 	for i, l := range label.String {
 		if r := runs[l]; r != nil {
 			display[i] = manifest.DisplayName(r.Method) + strings.TrimPrefix(r.Config(), r.Method)
 			keys[i] = runKey(g, r)
+			settings[i] = manifest.Settings(r, g.Manifest.Shift)
 		}
 	}
 	t.Columns = append(t.Columns, table.StringCol("display", display), table.StringCol("run_key", keys))
+	for _, c := range SettingsColumns(settings) {
+		if t.Col(c.Name) == nil {
+			t.Columns = append(t.Columns, c)
+		}
+	}
 	for _, path := range paths {
 		name := strings.ReplaceAll(path, ".", "_")
 		if t.Col(name) != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model/arch"
@@ -128,6 +130,14 @@ func diffValue(path string, a, b any, out *[]string) {
 	if string(aj) == string(bj) {
 		return
 	}
+	as, aStr := a.(string)
+	bs, bStr := b.(string)
+	// A long text of words (the report's description, not an id such as the backend's): what
+	// changed, once, instead of both whole.
+	if aStr && bStr && len(as)+len(bs) > 120 && strings.ContainsAny(as+bs, " \n") {
+		*out = append(*out, path+" "+textChange(as, bs))
+		return
+	}
 	switch path {
 	case "inputs":
 		*out = append(*out, "an input stage changed")
@@ -142,6 +152,32 @@ func diffValue(path string, a, b any, out *[]string) {
 		}
 		*out = append(*out, fmt.Sprintf("%s %s → %s", path, aj, bj))
 	}
+}
+
+// textChange says how long text a became b without quoting either whole: the part added or
+// removed at the end, else the first 60 characters of each from where they differ.
+func textChange(a, b string) string {
+	clip := func(s string) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if r := []rune(s); len(r) > 60 {
+			return string(r[:60]) + "…"
+		}
+		return s
+	}
+	switch {
+	case strings.HasPrefix(b, a):
+		return fmt.Sprintf("changed: adds %q", clip(b[len(a):]))
+	case strings.HasPrefix(a, b):
+		return fmt.Sprintf("changed: drops %q", clip(a[len(b):]))
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	for i > 0 && i < len(a) && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	return fmt.Sprintf("changed: %q → %q", clip(a[i:]), clip(b[i:]))
 }
 
 // Parameter sets hashed into keys. Only what changes a stage's outputs belongs here.

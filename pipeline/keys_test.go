@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -372,5 +373,22 @@ func TestArchRevisionKeyedForThatArchOnly(t *testing.T) {
 	want := fmt.Sprintf("model.arch_revision %d → %d", rev, rev+1)
 	if d := diffDescriptors(before, after); len(d) != 1 || d[0] != want {
 		t.Errorf("diff = %q, want [%q]", d, want)
+	}
+}
+
+// A long text that changed (the report's description under an override) is named with what
+// changed, not printed whole twice.
+func TestDiffDescriptorsNamesALongTextChangeOnce(t *testing.T) {
+	desc := "Synthetic(0.5, 0.5), 20 devices, each its own client; a one-hidden-layer MLP; FedAvg vs Local over 20 rounds."
+	with := desc + "\n\nWith overrides: `-S train.rounds=30` (the description above is the file's, before them)."
+	a, _ := json.Marshal(map[string]any{"params": map[string]any{"description": desc}})
+	b, _ := json.Marshal(map[string]any{"params": map[string]any{"description": with}})
+	d := diffDescriptors(a, b)
+	if len(d) != 1 || strings.Count(d[0], "one-hidden-layer") != 0 || !strings.Contains(d[0], "description changed: adds \"With overrides: `-S train.rounds=30`") {
+		t.Errorf("diff %q", d)
+	}
+	b, _ = json.Marshal(map[string]any{"params": map[string]any{"description": strings.Replace(desc, "20 rounds", "40 rounds", 1)}})
+	if d := diffDescriptors(a, b); len(d) != 1 || !strings.Contains(d[0], `changed: "20 rounds." → "40 rounds."`) {
+		t.Errorf("diff %q", d)
 	}
 }

@@ -39,7 +39,9 @@ type Provenance struct {
 	CPU string `json:"cpu,omitempty" arrow:"cpu"`
 	// Threads is GOMAXPROCS, the goroutines the CPU backends and the client pool use.
 	Threads int `json:"threads,omitempty" arrow:"threads"`
-	// Seconds is the stage's wall time.
+	// Seconds is the stage's wall time: for a stage that ran in several processes (Segments),
+	// the total over them wherever it is read or shown (ProvenanceOf, run --json), each
+	// part's in its segment; the action's "seconds" meta records the last process's alone.
 	Seconds float64 `json:"wall_seconds,omitempty" arrow:"wall_seconds"`
 	// PeakRSS is the process's peak resident memory in bytes when the stage ended: the
 	// peak of the whole process so far (every stage it ran before included), not of the
@@ -106,7 +108,35 @@ func ProvenanceOf(a artifacts.Action) (p Provenance, ok bool) {
 	p.Seconds, _ = strconv.ParseFloat(m[metaSeconds], 64)
 	p.PeakRSS, _ = strconv.ParseInt(m[metaPeakRSS], 10, 64)
 	p.Segments = decodeSegments(m[metaSegments])
+	p.Seconds = p.TotalSeconds()
 	return p, !reflect.ValueOf(p).IsZero()
+}
+
+// TotalSeconds is the wall time over every segment of a stage that ran in several
+// processes (a segment of rounds whose provenance was not recorded counts none), else
+// Seconds.
+func (p Provenance) TotalSeconds() float64 {
+	if len(p.Segments) == 0 {
+		return p.Seconds
+	}
+	total := 0.0
+	for _, s := range p.Segments {
+		total += s.Seconds
+	}
+	return total
+}
+
+// WallParts is the wall time of each segment, in seconds to one decimal, joined by " + "
+// ("41.0 + 31.5"); "" for a stage that ran in one process.
+func (p Provenance) WallParts() string {
+	if len(p.Segments) < 2 {
+		return ""
+	}
+	parts := make([]string, len(p.Segments))
+	for i, s := range p.Segments {
+		parts[i] = strconv.FormatFloat(s.Seconds, 'f', 1, 64)
+	}
+	return strings.Join(parts, " + ")
 }
 
 // StageProvenance reads the provenance recorded with node n's result in store; ok is false

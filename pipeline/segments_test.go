@@ -120,3 +120,21 @@ func TestSegmentsUpTo(t *testing.T) {
 		t.Errorf("segmentsOf a resumed result: %+v", got)
 	}
 }
+
+// A result that ran in two processes reads back with its wall time the total over both,
+// each part's beside it; the meta keeps the last process's own.
+func TestProvenanceOfTotalsTheParts(t *testing.T) {
+	p := Provenance{CPU: "c", Seconds: 31.5, Segments: []Segment{
+		{From: 1, To: 20, Provenance: Provenance{CPU: "c", Seconds: 41}},
+		{From: 21, To: 25, Provenance: Provenance{CPU: "c", Seconds: 31.5}}}}
+	m := map[string]string{}
+	p.putMeta(m)
+	got, ok := ProvenanceOf(artifacts.Action{Meta: m})
+	if !ok || got.Seconds != 72.5 || got.WallParts() != "41.0 + 31.5" || m[metaSeconds] != "31.500" {
+		t.Errorf("read back %+v (parts %q), meta seconds %q", got, got.WallParts(), m[metaSeconds])
+	}
+	one := Provenance{CPU: "c", Seconds: 9}
+	if one.TotalSeconds() != 9 || one.WallParts() != "" {
+		t.Errorf("one part: %v %q", one.TotalSeconds(), one.WallParts())
+	}
+}

@@ -48,16 +48,20 @@ func EncodeCSV(t *Table) ([]byte, error) {
 		for i := range t.Columns {
 			c := &t.Columns[i]
 			k, _ := c.kind()
-			switch k {
-			case KindInt64:
+			switch {
+			case c.Null(r):
+				row[i] = "" // read as null, as NaN is
+			case k == KindInt64:
 				row[i] = strconv.FormatInt(c.Int64[r], 10)
-			case KindFloat64:
+			case k == KindFloat64:
 				// NaN is a missing or undefined value (a cell not computed, the IoU of two
 				// empty masks): an empty field, which pandas, polars and DuckDB read as null.
 				row[i] = ""
 				if v := c.Float64[r]; !math.IsNaN(v) {
 					row[i] = strconv.FormatFloat(v, 'g', -1, 64)
 				}
+			case k == KindBool:
+				row[i] = strconv.FormatBool(c.Bool[r])
 			default:
 				row[i] = c.String[r]
 			}

@@ -27,6 +27,7 @@ const (
 	KindInt64               // Arrow int64
 	KindFloat64             // Arrow float64 (NaN and ±Inf allowed)
 	KindString              // Arrow utf8 (large_utf8 is also read)
+	KindBool                // Arrow bool
 )
 
 // String returns the kind's name ("int64", "float64", "string" or "unset").
@@ -38,22 +39,31 @@ func (k Kind) String() string {
 		return "float64"
 	case KindString:
 		return "string"
+	case KindBool:
+		return "bool"
 	}
 	return "unset"
 }
 
-// A Column is one named column. Exactly one of Int64, Float64 and String
-// holds its values, and it must be the one Kind names; the other two are nil.
-// A Column built literally may leave Kind as KindUnset, in which case exactly
-// one of the slices must be non-nil (so an empty column needs a non-nil empty
-// slice or an explicit Kind). Columns returned by Decode always have Kind set
-// and a non-nil slice. Values are never null.
+// A Column is one named column. Exactly one of Int64, Float64, String and
+// Bool holds its values, and it must be the one Kind names; the others are
+// nil. A Column built literally may leave Kind as KindUnset, in which case
+// exactly one of the slices must be non-nil (so an empty column needs a
+// non-nil empty slice or an explicit Kind). Columns returned by Decode always
+// have Kind set and a non-nil slice.
+//
+// Valid, when not nil, has one entry per value and false marks a null (a
+// setting that does not apply to a run, in an exported table): the value
+// beside it is the kind's zero and means nothing. Nil: no value is null, as
+// in every table the stages store.
 type Column struct {
 	Name    string
 	Kind    Kind
 	Int64   []int64
 	Float64 []float64
 	String  []string
+	Bool    []bool
+	Valid   []bool
 }
 
 // Int64Col returns an int64 column.
@@ -69,6 +79,16 @@ func Float64Col(name string, v []float64) Column {
 // StringCol returns a string column.
 func StringCol(name string, v []string) Column {
 	return Column{Name: name, Kind: KindString, String: nonNil(v)}
+}
+
+// BoolCol returns a bool column.
+func BoolCol(name string, v []bool) Column {
+	return Column{Name: name, Kind: KindBool, Bool: nonNil(v)}
+}
+
+// Null reports whether row i of c is null.
+func (c *Column) Null(i int) bool {
+	return c.Valid != nil && !c.Valid[i]
 }
 
 func nonNil[T any](v []T) []T {
@@ -90,11 +110,14 @@ func (c *Column) kind() (Kind, error) {
 	if c.String != nil {
 		set = append(set, KindString)
 	}
+	if c.Bool != nil {
+		set = append(set, KindBool)
+	}
 	switch {
-	case c.Kind > KindString:
+	case c.Kind > KindBool:
 		return 0, fmt.Errorf("column %q: unknown kind %d", c.Name, c.Kind)
 	case len(set) > 1:
-		return 0, fmt.Errorf("column %q: more than one of Int64, Float64, String is set", c.Name)
+		return 0, fmt.Errorf("column %q: more than one of Int64, Float64, String, Bool is set", c.Name)
 	case c.Kind == KindUnset && len(set) == 0:
 		return 0, fmt.Errorf("column %q: no values slice set and no Kind", c.Name)
 	case c.Kind == KindUnset:
@@ -107,7 +130,7 @@ func (c *Column) kind() (Kind, error) {
 
 // Len is the number of values in c.
 func (c *Column) Len() int {
-	return len(c.Int64) + len(c.Float64) + len(c.String) // at most one is non-empty
+	return len(c.Int64) + len(c.Float64) + len(c.String) + len(c.Bool) // at most one is non-empty
 }
 
 // A Table is an ordered list of equal-length columns plus string metadata
@@ -154,6 +177,9 @@ func (t *Table) Validate() error {
 		}
 		if c.Len() != t.NumRows() {
 			return fmt.Errorf("table: column %q has %d rows, column %q has %d", c.Name, c.Len(), t.Columns[0].Name, t.NumRows())
+		}
+		if c.Valid != nil && len(c.Valid) != c.Len() {
+			return fmt.Errorf("table: column %q has %d values and %d validity entries", c.Name, c.Len(), len(c.Valid))
 		}
 	}
 	return nil
@@ -205,13 +231,15 @@ func record(t *Table) (*arrow.Schema, arrow.RecordBatch, memory.Allocator, error
 		k, _ := c.kind()
 		switch k {
 		case KindInt64:
-			cols[i] = build(array.NewInt64Builder(mem), c.Int64)
+			cols[i] = build(array.NewInt64Builder(mem), c.Int64, c.Valid)
 		case KindFloat64:
-			cols[i] = build(array.NewFloat64Builder(mem), c.Float64)
+			cols[i] = build(array.NewFloat64Builder(mem), c.Float64, c.Valid)
 		case KindString:
-			cols[i] = build(array.NewStringBuilder(mem), c.String)
+			cols[i] = build(array.NewStringBuilder(mem), c.String, c.Valid)
+		case KindBool:
+			cols[i] = build(array.NewBooleanBuilder(mem), c.Bool, c.Valid)
 		}
-		fields[i] = arrow.Field{Name: c.Name, Type: cols[i].DataType()}
+		fields[i] = arrow.Field{Name: c.Name, Type: cols[i].DataType(), Nullable: c.Valid != nil}
 	}
 	keys := make([]string, 0, len(t.Meta))
 	for k := range t.Meta {
@@ -238,16 +266,17 @@ type builder[T any] interface {
 	Release()
 }
 
-// build returns an array of v (all valid) made by b, and releases b.
-func build[T any](b builder[T], v []T) arrow.Array {
+// build returns an array of v made by b (valid: nil, or false where a value is null), and
+// releases b.
+func build[T any](b builder[T], v []T, valid []bool) arrow.Array {
 	defer b.Release()
-	b.AppendValues(v, nil)
+	b.AppendValues(v, valid)
 	return b.NewArray()
 }
 
 // Decode parses an Arrow IPC file. It accepts files written by Encode and by
-// other Arrow writers as long as every column is int64, float64, utf8 or
-// large_utf8 without nulls; record batches are concatenated. It never panics
+// other Arrow writers as long as every column is int64, float64, utf8,
+// large_utf8 or bool; nulls set Valid; record batches are concatenated. It never panics
 // and returns an error for anything else, including garbage. Meta is nil if
 // the file has no schema metadata.
 func Decode(b []byte) (t *Table, err error) {
@@ -278,8 +307,10 @@ func Decode(b []byte) (t *Table, err error) {
 			c.Kind, c.Float64 = KindFloat64, []float64{}
 		case arrow.STRING, arrow.LARGE_STRING:
 			c.Kind, c.String = KindString, []string{}
+		case arrow.BOOL:
+			c.Kind, c.Bool = KindBool, []bool{}
 		default:
-			return nil, fmt.Errorf("table: column %q has Arrow type %v; only int64, float64 and utf8 are supported", f.Name, f.Type)
+			return nil, fmt.Errorf("table: column %q has Arrow type %v; only int64, float64, utf8 and bool are supported", f.Name, f.Type)
 		}
 		t.Columns[i] = c
 	}
@@ -300,8 +331,16 @@ func Decode(b []byte) (t *Table, err error) {
 		for i := range t.Columns {
 			c := &t.Columns[i]
 			a := rec.Column(i)
-			if a.NullN() != 0 {
-				return nil, fmt.Errorf("table: column %q has %d nulls; nulls are not supported", c.Name, a.NullN())
+			if a.NullN() != 0 && c.Valid == nil {
+				c.Valid = make([]bool, c.Len()) // earlier batches' values all valid
+				for j := range c.Valid {
+					c.Valid[j] = true
+				}
+			}
+			if c.Valid != nil {
+				for j := 0; j < a.Len(); j++ {
+					c.Valid = append(c.Valid, a.IsValid(j))
+				}
 			}
 			switch a := a.(type) {
 			case *array.Int64:
@@ -315,6 +354,10 @@ func Decode(b []byte) (t *Table, err error) {
 			case *array.LargeString:
 				for j := 0; j < a.Len(); j++ {
 					c.String = append(c.String, a.Value(j))
+				}
+			case *array.Boolean:
+				for j := 0; j < a.Len(); j++ {
+					c.Bool = append(c.Bool, a.Value(j))
 				}
 			default:
 				return nil, fmt.Errorf("table: column %q: unexpected array %T", c.Name, a)

@@ -23,6 +23,7 @@ const (
 	typeInt           = 2
 	typeFloatingPoint = 3
 	typeUtf8          = 5
+	typeBool          = 6
 	typeLargeUtf8     = 20
 
 	headerRecordBatch = 3
@@ -142,9 +143,9 @@ func verifyField(f fbTable) error {
 		if err := typ.scalar(0, 2); err != nil {
 			return err
 		}
-	case typeUtf8, typeLargeUtf8:
+	case typeUtf8, typeLargeUtf8, typeBool:
 	default:
-		return fmt.Errorf("column %q has unsupported Arrow type #%d; only int64, float64 and utf8 are supported", name, tt)
+		return fmt.Errorf("column %q has unsupported Arrow type #%d; only int64, float64, utf8 and bool are supported", name, tt)
 	}
 	if _, ok, err := f.table(4); err != nil || ok {
 		return fmt.Errorf("column %q is dictionary-encoded, which is not supported", name)

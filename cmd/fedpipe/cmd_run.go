@@ -86,11 +86,14 @@ func runCmd(c *call) error {
 			}
 		}
 	}
-	ran, skipped, fetched := 0, 0, 0
+	ran, resumed, skipped, fetched := 0, 0, 0, 0
 	for _, r := range results {
 		switch {
 		case r.State == pipeline.StateRan:
 			ran++
+			if r.ResumedFrom > 0 {
+				resumed++
+			}
 		case r.State == pipeline.StateSkipped:
 			skipped++
 		case r.Reason == pipeline.ReasonFetched:
@@ -109,7 +112,14 @@ func runCmd(c *call) error {
 	if rem != nil {
 		where += ", remote " + rem.String()
 	}
-	fmt.Fprintf(stdout, "%s\n%d of %d stages ran, %d cached", reportMD, ran, len(results), len(results)-ran-skipped-fetched)
+	if !f.quiet { // --quiet: the closing line alone, no tables
+		fmt.Fprintf(stdout, "%s\n", reportMD)
+	}
+	fmt.Fprintf(stdout, "%d of %d stages ran", ran, len(results))
+	if resumed > 0 {
+		fmt.Fprintf(stdout, " (%d resumed)", resumed)
+	}
+	fmt.Fprintf(stdout, ", %d cached", len(results)-ran-skipped-fetched)
 	if fetched > 0 {
 		fmt.Fprintf(stdout, ", %d fetched from the remote", fetched)
 	}

@@ -93,7 +93,7 @@ func usage() string {
 	b.WriteString(`
 Exit codes: 0 ok, 1 failure, 2 invalid input (manifest, flags, missing data), 3 verify
 mismatch, 4 environment (disk full, permission, damaged store), 130 interrupted.
-run, status, verify, report, export, ls, diff, show, push, pull and reproduced take
+run, status, serve, verify, report, export, ls, diff, show, push, pull and reproduced take
 --set KEY=VALUE (-S) to override any manifest field, e.g. -S train.lr=0.05 -S seeds=[0,1].
 Run 'fedpipe COMMAND --help' for a command's flags.
 `)

@@ -82,7 +82,7 @@ func TestExtendRunIsBitIdentical(t *testing.T) {
 			continue
 		}
 		seen++
-		cont := strings.Contains(line, "train.rounds 3 → 5; continues from the cached 3-round run")
+		cont := strings.Contains(line, "train.rounds 3 → 5; continues the cached 3-round run")
 		if cont == startsOver(line[i+1:]) {
 			t.Errorf("status line %q (declared %v)", line, decl[label(line[i+1:])])
 		}

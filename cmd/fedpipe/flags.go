@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
+	"github.com/fedpipe/fedpipe/manifest"
 )
 
 // parseFlags parses a command's flags. `--help` prints the command's usage (fs.Usage, which
@@ -27,7 +29,19 @@ func parseFlags(fs *pflag.FlagSet, args []string, stdout io.Writer) error {
 	if errors.Is(err, pflag.ErrHelp) {
 		return errDone
 	}
-	return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe %s: %v", fs.Name(), err),
+	msg := fmt.Sprintf("fedpipe %s: %v", fs.Name(), err)
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		if near := manifest.Nearest(name, names); near != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", near)
+		}
+	}
+	return &exitError{code: exitInvalid, msg: msg,
 		hint: fmt.Sprintf("Run 'fedpipe %s --help' for its flags.", fs.Name())}
 }
 
@@ -160,7 +174,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet, g flagGroup) {
 		registerLimits(fs)
 	}
 	if g&quietGroup != 0 {
-		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output")
+		fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress output, and no tables (run: the closing line alone)")
 	}
 	if g&planGroup != 0 {
 		fs.BoolVarP(&c.dryRun, "dry-run", "n", false, "print the plan (what would run, and why) and stop")

@@ -50,7 +50,7 @@ func TestServeOverlaysAnExtendedRun(t *testing.T) {
 	if n := strings.Count(body, `<tr class="cell" data-points="40" data-finished="true">`); n != 2 {
 		t.Errorf("%d curves of 40 points (2 seeds × rounds 1–20), want 2:\n%s", n, body)
 	}
-	if n := strings.Count(body, "10 earlier rounds from the run it extends"); n != 2 {
+	if n := strings.Count(body, "continues the cached 10-round run"); n != 2 {
 		t.Errorf("%d curves say they carry 10 rounds, want 2", n)
 	}
 	if n := strings.Count(body, "none (done)"); n != 4 {

@@ -107,10 +107,17 @@ func TestOverlayBandsAndSeedCounts(t *testing.T) {
 	}
 
 	legend := Legend(curves, charts)
-	for _, s := range []string{"FedAvg", "Local", "minimum to maximum", "2 of 3 seeds at rounds 1–2", `data-finished="false"`, "2 earlier rounds from the run it extends"} {
+	for _, s := range []string{"FedAvg", "Local", "minimum to maximum", "2 of 3 seeds at rounds 1–2", `data-finished="false"`, "continues the cached 2-round run", "Dashed: published numbers."} {
 		if !strings.Contains(legend, s) {
 			t.Errorf("the legend lacks %q:\n%s", s, legend)
 		}
+	}
+	// Without published numbers drawn, no word of dashed lines.
+	for i := range charts {
+		charts[i].Refs = nil
+	}
+	if legend := Legend(curves, charts); strings.Contains(legend, "Dashed") {
+		t.Errorf("the legend explains dashed lines none of its charts has:\n%s", legend)
 	}
 }
 

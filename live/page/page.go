@@ -147,12 +147,19 @@ func Legend(curves []*Curve, charts []Chart) string {
 		}
 		carriedText := "—"
 		if carried > 0 {
-			carriedText = fmt.Sprintf("%d earlier rounds from the run it extends", carried)
+			carriedText = manifest.ContinuesPhrase(carried)
 		}
 		fmt.Fprintf(&b, "<tr class=\"cell\" data-points=\"%d\" data-finished=\"%v\"><td><span class=\"swatch\" style=\"background:%s\"></span>%s%s</td><td>%d</td><td>%d</td><td>%s</td></tr>\n",
 			c.Points(), c.Finished(false), c.Color, html.EscapeString(c.Name), html.EscapeString(note), c.Seeds, c.Points(), carriedText)
 	}
-	b.WriteString("</table>\n<p class=\"note\">Each line is the mean over a method's seeds; its band spans their minimum to maximum; a hollow point has fewer seeds than the method (hover a point for its seeds). Dashed: published numbers.</p>\n")
+	b.WriteString("</table>\n<p class=\"note\">Each line is the mean over a method's seeds; its band spans their minimum to maximum; a hollow point has fewer seeds than the method (hover a point for its seeds).")
+	for _, ch := range charts {
+		if len(ch.Refs) > 0 { // the dashed lines drawn: the manifest's expectations
+			b.WriteString(" Dashed: published numbers.")
+			break
+		}
+	}
+	b.WriteString("</p>\n")
 	for _, ch := range charts {
 		for _, l := range ch.Lines {
 			if few := FewerSeeds(l); few != "" {

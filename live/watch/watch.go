@@ -175,15 +175,27 @@ func (w *Watch) Runs(ctx context.Context) ([]Run, error) {
 			r := Run{Manifest: g.Manifest.File, Label: label, Cell: strings.TrimSuffix(label, fmt.Sprintf(" seed=%d", n.Run.Seed)),
 				Seed: n.Run.Seed, Key: key, Journal: js[key], Method: n.Run.MethodName, Display: manifest.DisplayName(n.Run.MethodName),
 				Rounds: n.Run.Train.Rounds, Node: n}
+			r.Carried = Carry(r.Journal, w.earlier[key], js)
 			if err := w.judge(ctx, &r); err != nil {
 				return nil, err
 			}
-			r.Carried = Carry(r.Journal, w.earlier[key], js)
 			r.Holder = w.holder(r)
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// wallText is a finished run's wall time: own seconds, or for a run that continues a cached
+// shorter run (carried: the rounds it took from that run's journal) the total over both,
+// with the parts beside it ("1m12s: 41s for rounds 1–20, 31s for 21–25").
+func wallText(own float64, carried []live.Point) string {
+	d := func(s float64) string { return live.FormatDuration(time.Duration(s * float64(time.Second))) }
+	if len(carried) == 0 {
+		return d(own)
+	}
+	before := carried[len(carried)-1]
+	return fmt.Sprintf("%s: %s for rounds 1–%d, %s for the rest", d(before.Seconds+own), d(before.Seconds), before.Round, d(own))
 }
 
 // judge sets a run's state from its journal, the store's cache and, for a run still
@@ -201,7 +213,7 @@ func (w *Watch) judge(ctx context.Context, r *Run) error {
 	case j.State == live.Finished || j.State == live.Failed || j.State == live.Interrupted:
 		r.State = j.State
 		if last := j.Last(); last.Round > 0 {
-			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, live.FormatDuration(time.Duration(last.Seconds*float64(time.Second))))
+			r.Detail = fmt.Sprintf("round %d of %d in %s", last.Round, j.Rounds, wallText(last.Seconds, r.Carried))
 		}
 		if j.State == live.Failed {
 			r.Detail = strings.TrimPrefix(r.Detail+": "+j.Error, ": ")

@@ -6,16 +6,19 @@ package latex
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/report/site"
 )
 
 // Results renders the report's results table (method × cell, mean ± std over seeds) as
-// a booktabs LaTeX table: the best mean of each column in bold, cells not computed as "--".
-// The std is the population standard deviation over seeds (ddof = 0), as everywhere in
-// fedpipe's report; the caption says so.
-func Results(t *table.Table, title string) (string, error) {
+// a booktabs LaTeX table that goes into a paper as it is: the best mean of each column in
+// bold, cells not computed as "--", labelled tab:<name> (name: the manifest's, see Label),
+// a final newline. The caption says what the numbers are (the metric, the population std
+// over seeds, ddof = 0, as everywhere in fedpipe's report) and explains a mark only where a
+// cell carries it (sigCaption); the manifest's name stays in a comment above the table.
+func Results(t *table.Table, name string) (string, error) {
 	method, cell, seeds, mean, std := t.Col("method"), t.Col("cell"), t.Col("seeds"), t.Col("mean_pct"), t.Col("std_pct")
 	if method == nil || cell == nil || seeds == nil || mean == nil || std == nil {
 		return "", fmt.Errorf("latex: the results table lacks its columns")
@@ -51,10 +54,19 @@ func Results(t *table.Table, title string) (string, error) {
 	}
 	var b strings.Builder
 	metric := t.Meta["metric"]
-	fmt.Fprintf(&b, "%% fedpipe report: %s\n%% requires \\usepackage{booktabs}\n", title)
+	var used []sig
+	for _, v := range vals {
+		if v.n > 0 {
+			s := v.sig
+			s.oneSeed = v.n == 1
+			used = append(used, s)
+		}
+	}
+	fmt.Fprintf(&b, "%% fedpipe report: %s\n%% requires \\usepackage{booktabs}\n", strings.ReplaceAll(name, "\n", " "))
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
-	fmt.Fprintf(&b, "\\caption{%s: %s (\\%%), mean $\\pm$ population std over seeds (number of seeds); best per column in bold.%s}\n",
-		escape(title), escape(strings.ReplaceAll(metric, "_", " ")), sigCaption(t))
+	fmt.Fprintf(&b, "\\caption{%s (\\%%): mean $\\pm$ population standard deviation over seeds (number of seeds in parentheses); the best mean of each column in bold.%s}\n",
+		metricText(metric), sigCaption(t, used))
+	fmt.Fprintf(&b, "\\label{%s}\n", Label(name))
 	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("c", len(cols)))
 	head := []string{"Method"}
 	for _, c := range cols {
@@ -85,6 +97,33 @@ func Results(t *table.Table, title string) (string, error) {
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
 	return b.String(), nil
+}
+
+// Label is the results table's \\label: "tab:" and the manifest's name, each character
+// that is not a letter, a digit, "-", "." or ":" as "-" (tab:quickstart,
+// tab:fedobp-table1).
+func Label(name string) string {
+	return "tab:" + strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '.' || r == ':') {
+			return r
+		}
+		return '-'
+	}, name)
+}
+
+// metricText says in words what a metric's numbers are, capitalized for a caption's start.
+func metricText(metric string) string {
+	switch metric {
+	case "final_client_mean", "":
+		return "Final test accuracy, mean over clients"
+	case "final_pooled":
+		return "Final test accuracy, pooled over the clients' test samples"
+	case "best_client_mean":
+		return "Best test accuracy over the evaluation rounds, mean over clients"
+	case "best_pooled":
+		return "Best test accuracy over the evaluation rounds, pooled over the clients' test samples"
+	}
+	return "Test accuracy (" + escape(strings.ReplaceAll(metric, "_", " ")) + ")"
 }
 
 // escape escapes LaTeX's special characters in text.

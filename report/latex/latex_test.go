@@ -40,14 +40,15 @@ func TestResultsBoldsTheBestAndMarksWhatIsMissing(t *testing.T) {
 		"Method & $\\alpha$=0.1 & $\\alpha$=0.5 \\\\",
 		"fedavg & 80.12 $\\pm$ 1.50 (3) & -- \\\\",
 		"local & \\textbf{85.50} $\\pm$ 0.25 (3) & \\textbf{70.00} (1) \\\\",
-		"final client mean (\\%)",
+		"\\caption{Final test accuracy, mean over clients (\\%): mean",
+		"\\label{tab:Table-1}\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Results lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "dagger") {
-		t.Errorf("a table without significance columns has marks:\n%s", got)
+	if strings.Contains(got, "dagger") || strings.Contains(got, "circ") || strings.Contains(got, "cdot") {
+		t.Errorf("a table without significance columns or intervals explains marks:\n%s", got)
 	}
 }
 
@@ -80,5 +81,41 @@ func TestFiguresIncludeEachPDFWithItsCaption(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("Figures lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// The caption names no manifest and explains only the marks the cells carry; a cell no
+// test could judge gets its own mark, apart from a cell a test found worse; the table has
+// its label and ends with a newline.
+func TestResultsCaptionExplainsOnlyMarksUsed(t *testing.T) {
+	tab := results(true)
+	got, err := Results(tab, "quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caption := got[strings.Index(got, "\\caption{"):strings.Index(got, "\\label")]
+	for _, want := range []string{"$^\\dagger$: not significantly different", "[$\\cdot$]: one seed"} {
+		if !strings.Contains(caption, want) {
+			t.Errorf("caption lacks %q:\n%s", want, caption)
+		}
+	}
+	if strings.Contains(caption, "quickstart") || strings.Contains(caption, "circ") || strings.Contains(caption, "Neither") {
+		t.Errorf("caption names the manifest or explains an unused mark:\n%s", caption)
+	}
+	if !strings.HasSuffix(got, "\\end{table}\n") || !strings.Contains(got, "\\label{tab:quickstart}\n") {
+		t.Errorf("no label or no final newline:\n%q", got)
+	}
+	// Local's cells untestable, FedAvg's significantly worse: two different looks.
+	tab.Col("vs_best").String = []string{"significantly worse", "", "untestable with these seeds", "best"}
+	tab.Col("seeds").Int64 = []int64{3, 0, 3, 3}
+	got, _ = Results(tab, "q")
+	for _, want := range []string{"fedavg & 80.12 $\\pm$ 1.50 (3) & --", "\\textbf{85.50} $\\pm$ 0.25 (3)$^\\circ$",
+		"$^\\circ$: no test possible", "Neither bold nor marked: significantly worse"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "dagger") || strings.Contains(got, "cdot") {
+		t.Errorf("explains a dagger or interval no cell has:\n%s", got)
 	}
 }

@@ -28,7 +28,7 @@ func (c *collected) provenanceRows() []ProvenanceRow {
 }
 
 // provenanceGrid lays the rows out for the page: the commit cut to 12 characters, the
-// train stage's wall time in seconds and the process's peak RSS in MiB when it ended.
+// train stage's wall time in seconds (over all its parts, each part's beside it) and the process's peak RSS in MiB when it ended.
 func provenanceGrid(rows []ProvenanceRow) grid {
 	g := grid{head: []string{"run", "seed", "fedpipe", "commit", "backend", "CPU", "threads", "train wall (s)", "peak RSS (MiB)", "date (UTC)"}, text: 6}
 	or := func(s string) string {
@@ -38,8 +38,12 @@ func provenanceGrid(rows []ProvenanceRow) grid {
 		return s
 	}
 	for _, r := range rows {
+		wall := fmt.Sprintf("%.1f", r.Seconds) // the total over a run's parts, each beside it
+		if parts := r.WallParts(); parts != "" {
+			wall += " (" + parts + ")"
+		}
 		g.rows = append(g.rows, cells([]string{r.Config, strconv.FormatInt(r.Seed, 10), or(r.Version), or(r.ShortCommit()), or(r.Backend), or(r.CPU),
-			or(r.ThreadsText()), fmt.Sprintf("%.1f", r.Seconds), or(r.PeakRSSMiB()), or(r.Date)}))
+			or(r.ThreadsText()), wall, or(r.PeakRSSMiB()), or(r.Date)}))
 	}
 	return g
 }

@@ -178,7 +178,9 @@ func Header(paths []string, multi bool) []string {
 
 // ProvHeader and ProvCells are the provenance columns the CSV (always) and the table
 // (with --provenance) add after the metrics.
-var ProvHeader = []string{"fedpipe_version", "commit", "backend", "cpu", "threads", "train_wall_seconds", "peak_rss_bytes", "date"}
+// train_wall_seconds is the total over a run's parts (pipeline.Provenance.Seconds),
+// train_wall_parts each part's ("41.0 + 31.5"; empty for a run of one part).
+var ProvHeader = []string{"fedpipe_version", "commit", "backend", "cpu", "threads", "train_wall_seconds", "train_wall_parts", "peak_rss_bytes", "date"}
 
 func ProvCells(r Row) []string {
 	p := r.Provenance
@@ -191,7 +193,7 @@ func ProvCells(r Row) []string {
 		}
 		return strconv.FormatInt(v, 10)
 	}
-	return []string{p.Version, p.Commit, p.Backend, p.CPU, num(int64(p.Threads)), strconv.FormatFloat(p.Seconds, 'f', 3, 64), num(p.PeakRSS), p.Date}
+	return []string{p.Version, p.Commit, p.Backend, p.CPU, num(int64(p.Threads)), strconv.FormatFloat(p.Seconds, 'f', 3, 64), p.WallParts(), num(p.PeakRSS), p.Date}
 }
 
 func Cells(r Row, paths []string, multi bool) []string {
@@ -308,7 +310,8 @@ func EvalCells(r Row, e Eval, multi bool, num func(float64) string) []string {
 }
 
 // ProvShort is the provenance as the table shows it: the commit's first 12 characters,
-// the wall time in seconds and the peak RSS in MiB; "-" where not recorded.
+// the wall time in seconds (the total, with each part's beside it for a run of several)
+// and the peak RSS in MiB; "-" where not recorded.
 func ProvShort(p *pipeline.Provenance) []string {
 	if p == nil {
 		return []string{"-", "-", "-", "-", "-", "-"}
@@ -323,7 +326,11 @@ func ProvShort(p *pipeline.Provenance) []string {
 	if m := p.PeakRSSMiB(); m != "" {
 		rss = m + " MiB"
 	}
-	return []string{dash(p.ShortCommit()), dash(p.Backend), dash(p.ThreadsText()), fmt.Sprintf("%.1f", p.Seconds), rss, dash(p.Date)}
+	wall := fmt.Sprintf("%.1f", p.Seconds)
+	if parts := p.WallParts(); parts != "" {
+		wall += " (" + parts + ")"
+	}
+	return []string{dash(p.ShortCommit()), dash(p.Backend), dash(p.ThreadsText()), wall, rss, dash(p.Date)}
 }
 
 // Metric returns the row's metric name (final_client_mean_pct, final_pooled_pct,
