@@ -66,8 +66,48 @@ type MethodDef struct {
 	// float64 and converted as Go converts (int truncates, bool is "not 0"). Embedded
 	// structs contribute their fields in order.
 	Params func() any
+	// Cost declares the work a round of the method implies beside FedAvg's on the same
+	// setting (ImpliedCost), counted from what its algorithm must do: its extra forward and
+	// backward passes, its Fisher or statistics pass, its selection step. `fedpipe bench
+	// --methods` prints it beside the measured multiple, and the queue's plan projects a
+	// cell's time from the measured one. nil: undeclared. Never part of a key.
+	Cost func(CostOf) ImpliedCost
 
 	params []ParamDef
+}
+
+// CostOf is what a method's implied cost may depend on: the run's local epochs and its
+// word options (an impl or variant choice).
+type CostOf struct {
+	Epochs  int
+	Options map[string]string
+}
+
+// ImpliedCost is the work a method's round implies, as a multiple of FedAvg's round (plain
+// local training: one forward and one backward pass per sample and epoch; a forward pass
+// alone counts a third), and how it was counted.
+type ImpliedCost struct {
+	Multiple float64
+	Why      string
+}
+
+// CostIs declares one implied cost whatever the run's options.
+func CostIs(multiple float64, why string) func(CostOf) ImpliedCost {
+	return func(CostOf) ImpliedCost { return ImpliedCost{Multiple: multiple, Why: why} }
+}
+
+// PlainTraining is the implied cost of a method whose round is FedAvg's local training with
+// per-tensor work (masks, merges, averaging) that is small beside it.
+var PlainTraining = CostIs(1, "local training as FedAvg's; its own work is per-parameter, once a client")
+
+// MethodCost returns the implied cost of the registered method called name for a run of
+// epochs local epochs and options (ok false when it declares none).
+func MethodCost(name string, epochs int, options map[string]string) (ImpliedCost, bool) {
+	d, ok := LookupMethod(name)
+	if !ok || d.Cost == nil {
+		return ImpliedCost{}, false
+	}
+	return d.Cost(CostOf{Epochs: max(1, epochs), Options: options}), true
 }
 
 // ParamDef describes one method parameter, as read from its struct field's tags.

@@ -27,7 +27,7 @@ func benchCmd(c *call) error {
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch reference")
 	oracle := fs.Bool("oracle", false, "also measure the reference backend ("+model.OracleBackend+") and print the speed-up over it")
 	round := fs.Bool("round", false, "time one FL round of the FedOBP-FMNIST setting and one evaluation of 100 clients beside ../shared/bench/torch_round.py")
-	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round")
+	rounds := fs.Int("rounds", 2, "with --round: rounds timed after a warm-up round; with --methods: rounds a method (default 1; with several the first, which compiles, is left out)")
 	workers := fs.Int("clients-at-once", 0, "with --round: clients trained (and evaluated) side by side, each on one core (0: GOMAXPROCS; 1: one after another, each op on every core)")
 	ft := fs.Bool("ft", true, "with --round: also time the evaluation after 5 fine-tuning epochs per client (minutes)")
 	setting := fs.String("setting", bench.SettingFedOBP, "with --round: "+bench.SettingFedOBP+" (FedOBP Table 6: cnn4, 10 of 100 Dir(0.1)-like clients; PyTorch reference) or "+
@@ -36,6 +36,11 @@ func benchCmd(c *call) error {
 	lockstep := fs.Bool("lockstep", false, "with --round: train a round's clients in one compiled step (MultiSession), as runs on XLA do (default: on for xla backends)")
 	kernels := fs.StringSlice("kernel", nil, "GEMM kernel ISAs of the fpfast backend to time in this invocation, e.g. avx512,avx2 (default: the one in use; available here: "+
 		strings.Join(gemm.KernelISAs(), ",")+"); several are timed twice, in the order given and then reversed, and each figure is the mean of its two passes; they compute the same bits")
+	methods := fs.StringSlice("methods", nil, "time one paper-scale round of each method on its published setting (FedOBP Table 6 FMNIST Dir(0.1); DM-PFL Table 7 MNIST) beside FedAvg's, with the multiple its algorithm implies and where the round's CPU goes; e.g. --methods fedavg,apfl (labels or method names; all: every one)")
+	eval := fs.Bool("eval", false, "with --methods: also time one evaluation of every client (with the manifest's fine-tuning) after the rounds")
+	profileDir := fs.String("profile-dir", "", "with --methods: write a Go CPU profile of each method's rounds here (go tool pprof)")
+	costsFile := fs.String("costs", "", "with --methods: also write the figures as a tab-separated table to this file (scripts/method-costs.tsv: what `make reproduce` orders its queue by)")
+	dataDir := fs.String("data", "", "with --methods: directory holding datasets")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -49,6 +54,21 @@ func benchCmd(c *call) error {
 	isas, restore, err := bench.UseKernels(*kernels)
 	defer restore()
 	if err != nil {
+		return benchErr(err)
+	}
+	if fs.Changed("methods") {
+		sel := *methods
+		if len(sel) == 1 && sel[0] == "all" {
+			sel = nil
+		}
+		rn := *rounds
+		if !fs.Changed("rounds") {
+			rn = 1
+		}
+		costs, err := bench.Methods(backend, bench.MethodsOptions{Methods: sel, Rounds: rn, Eval: *eval, ProfileDir: *profileDir, Data: *dataDir}, stdout, stderr)
+		if err == nil && *costsFile != "" {
+			err = bench.WriteCosts(*costsFile, costs, *eval)
+		}
 		return benchErr(err)
 	}
 	if *round {

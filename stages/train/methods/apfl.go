@@ -18,7 +18,7 @@ type APFLParams struct {
 func init() {
 	// BNRevision 1: impl flbench runs its forward passes in train mode (apflFLBench).
 	// BNRevision 2: impl paper moves v's running statistics (apfl.Train).
-	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, BNRevision: 2,
+	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Cost: manifest.CostIs(2, "every batch: a step of the global model and the gradient of the mixture alpha v + (1 - alpha) w (two forward and backward passes)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, BNRevision: 2,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
 		func(p *APFLParams) train.Method {
 			if p.Impl == "flbench" {

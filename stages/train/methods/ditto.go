@@ -12,7 +12,7 @@ type DittoParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "ditto", Display: "Ditto", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "ditto", Display: "Ditto", Cost: manifest.CostIs(2, "the global model's local epochs and the personal model's as many again (two trainings)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "Ditto (Li et al. 2021): FedAvg for the global model, plus a personal model per client trained with lambda/2 |v - theta_g|^2; clients are evaluated with their personal models."},
 		func(p *DittoParams) train.Method { return ditto{lambda: p.Lambda} })
 }

@@ -20,7 +20,7 @@ type DMPFLParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "dmpfl", Display: "DM-PFL", Extension: manifest.ExtensionIs(manifest.ExtendNever), Personal: true,
+	train.Register(manifest.MethodDef{Name: "dmpfl", Display: "DM-PFL", Cost: manifest.CostIs(1, "masked local training (dense products on a CPU) and per-parameter mask updates"), Extension: manifest.ExtensionIs(manifest.ExtendNever), Personal: true,
 		Doc: "DM-PFL (Zhang et al., KDD 2023): dual masks - a sparse global model and sparse personal models sharing weights where the masks overlap; phase 1 trains the masks (prune/regrow), phase 2 refines the global then the personal weights; clients are evaluated with their personal models."},
 		func(p *DMPFLParams) train.Method { return newDMPFL(p) })
 }

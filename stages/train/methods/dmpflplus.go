@@ -12,7 +12,7 @@ type DMPFLPlusParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "dmpfl_plus", Display: "DM-PFL+", Extension: manifest.ExtensionIs(manifest.ExtendNever), Personal: true, NeedsGlobal: true,
+	train.Register(manifest.MethodDef{Name: "dmpfl_plus", Display: "DM-PFL+", Cost: manifest.CostIs(1, "DM-PFL's training; its adaptive inference costs at evaluation only"), Extension: manifest.ExtensionIs(manifest.ExtendNever), Personal: true, NeedsGlobal: true,
 		Doc: "DM-PFL+ (Alg. 4): DM-PFL trained the same way, evaluated per sample with the personal or the global model, whichever has the lower output entropy after discounting (1 - cosine similarity of the two outputs) times its base entropy on the client's unshifted data."},
 		func(p *DMPFLPlusParams) train.Method {
 			d := newDMPFL(&p.DMPFLParams)

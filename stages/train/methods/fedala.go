@@ -1,6 +1,7 @@
 package methods
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -26,7 +27,7 @@ func init() {
 	// Revision 1: impl flbench carries each client's momentum buffers across its trainings
 	// (alaFLBench.Train). BNRevision 1: impl flbench learns W with BatchNorm in evaluation
 	// mode (alaFLBench.serve).
-	train.Register(manifest.MethodDef{Name: "fedala", Display: "FedALA", Extension: flbenchEvaluates, Personal: true, Features: true, Revision: 1, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "fedala", Display: "FedALA", Cost: alaCost, Extension: flbenchEvaluates, Personal: true, Features: true, Revision: 1, BNRevision: 1,
 		Doc: "FedALA (Zhang et al., AAAI 2023): before local training each client mixes the global model into its own element-wise on the top layers, with weights W in [0, 1] learned on a random sample of its data; the lower layers take the global model; size-weighted FedAvg on the server."},
 		newFedALA)
 }
@@ -266,4 +267,13 @@ func gatherBatch(l *train.Local, idx []int, size int) ([]float32, []int32) {
 		by = append(by, l.TrainY()[i])
 	}
 	return bx, by
+}
+
+// alaCost is FedALA's implied cost after a client's first adaptation: FedAvg's local epochs
+// plus one ALA pass, a forward and backward pass over rand_percent (default 80) % of the
+// training samples. A client's first adaptation iterates to convergence (at most
+// max_init_epochs passes), once a run.
+func alaCost(c manifest.CostOf) manifest.ImpliedCost {
+	return manifest.ImpliedCost{Multiple: 1 + 0.8/float64(c.Epochs),
+		Why: fmt.Sprintf("FedAvg's %d epochs and one ALA pass over 80%% of the training samples (a client's first adaptation: until converged, once a run)", c.Epochs)}
 }

@@ -14,7 +14,7 @@ type FedAvgParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedavg", Display: "FedAvg", CostReference: true, Extension: manifest.ExtensionIs(manifest.ExtendAlways),
+	train.Register(manifest.MethodDef{Name: "fedavg", Display: "FedAvg", Cost: manifest.CostIs(1, "the reference: local epochs of one forward and one backward pass a sample, then a size-weighted average"), CostReference: true, Extension: manifest.ExtensionIs(manifest.ExtendAlways),
 		Doc: "FedAvg (McMahan et al.): the server averages the sampled clients' models weighted by training-set size; every client is evaluated with the global model."},
 		func(p *FedAvgParams) train.Method { return fedAvg{uniform: p.UniformWeights} })
 }

@@ -12,7 +12,7 @@ type FedBABUParams struct {
 
 // FedBABU is split with a frozen head during training, fine-tuned alone before evaluation.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedbabu", Display: "FedBABU", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedbabu", Display: "FedBABU", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedBABU (Oh et al.): the head keeps its random initialization during federated training (only the body trains and is averaged); each client fine-tunes the head alone before evaluation."},
 		func(p *FedBABUParams) train.Method {
 			return &split{personal: []string{"classifier."}, schedule: "babu", headEpochs: p.HeadEpochs}

@@ -20,7 +20,7 @@ type FedDPAParams struct {
 func init() {
 	// BNRevision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
 	// impl=flbench 1: evaluations score the models of FL-bench's test pass (EndRound).
-	train.Register(manifest.MethodDef{Name: "feddpa", Display: "FedDPA", Extension: flbenchEvaluates, Personal: true, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "feddpa", Display: "FedDPA", Cost: fisherCost, Extension: flbenchEvaluates, Personal: true, BNRevision: 1,
 		OptionRevisions: map[string]int{"impl=flbench": 1},
 		Doc:             "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
@@ -245,3 +245,10 @@ func (f *fedDPAFL) EvalModel(st *train.State, c int) tensor.List {
 // ConcurrentClients is false: a client's Fisher is taken at its worker's previous client's
 // model (see Chains).
 func (*fedDPAFL) ConcurrentClients() bool { return false }
+
+// fisherCost is FedDPA's implied cost: FedAvg's local epochs plus the empirical Fisher, one
+// forward and one backward pass of every training sample on its own, once a round.
+func fisherCost(c manifest.CostOf) manifest.ImpliedCost {
+	return manifest.ImpliedCost{Multiple: 1 + 1/float64(c.Epochs),
+		Why: fmt.Sprintf("FedAvg's %d epochs and the Fisher: a forward and backward pass of every training sample (one epoch's passes) before training", c.Epochs)}
+}

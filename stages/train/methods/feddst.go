@@ -17,7 +17,7 @@ type FedDSTParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "feddst", Display: "FedDST", Extension: manifest.ExtensionIs(manifest.ExtendNever),
+	train.Register(manifest.MethodDef{Name: "feddst", Display: "FedDST", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendNever),
 		Doc: "FedDST (Bibikar et al., AAAI 2022): sparse FedAvg with dynamic masks - clients prune by magnitude and regrow by gradient every readjust_every rounds (cosine-annealed rate), the server aggregates the masks by voting; every client is evaluated with the global sparse model."},
 		newFedDST)
 }

@@ -16,7 +16,7 @@ type FedPACParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedpac", Display: "FedPAC", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Features: true,
+	train.Register(manifest.MethodDef{Name: "fedpac", Display: "FedPAC", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Features: true,
 		Doc: "FedPAC (Xu et al., ICLR 2023): shared body trained with feature alignment to the global class centroids (lambda), personal heads trained first each round; the server combines heads per client with weights from a variance-bias quadratic program over the clients' feature statistics."},
 		newFedPAC)
 }

@@ -12,7 +12,7 @@ type FedPerParams struct {
 
 // FedPer is split with a personal head trained jointly with the shared body.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedper", Display: "FedPer", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedper", Display: "FedPer", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedPer (Arivazhagan et al.): personal head (classifier.*), shared body, trained jointly; the server averages the body by training-set size; impl flbench: FL-bench's averaging of every parameter."},
 		func(p *FedPerParams) train.Method {
 			return &split{personal: []string{"classifier."}, schedule: "joint", flbench: p.Impl == "flbench"}

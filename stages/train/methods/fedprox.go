@@ -12,7 +12,7 @@ type FedProxParams struct {
 
 // FedProx (Li et al.) is fedAvg with mu > 0.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedprox", Display: "FedProx", Extension: manifest.ExtensionIs(manifest.ExtendAlways),
+	train.Register(manifest.MethodDef{Name: "fedprox", Display: "FedProx", Cost: manifest.CostIs(1, "local training as FedAvg's; the proximal term is one per-parameter pass a step"), Extension: manifest.ExtensionIs(manifest.ExtendAlways),
 		Doc: "FedProx (Li et al.): FedAvg whose local loss adds mu/2 |theta - theta_g|^2 toward the round's global model."},
 		func(p *FedProxParams) train.Method { return fedAvg{mu: p.Mu} })
 }

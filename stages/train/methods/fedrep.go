@@ -14,7 +14,7 @@ type FedRepParams struct {
 
 // FedRep is split with the head trained alone first, then the body alone.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedrep", Display: "FedRep", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedrep", Display: "FedRep", Cost: manifest.CostIs(1, "head epochs then body epochs: at most FedAvg's passes (a head-only backward pass stops at the head)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs); impl flbench: FL-bench's schedule within train.local_epochs and head-only fine-tuning."},
 		func(p *FedRepParams) train.Method {
 			return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: p.HeadEpochs,

@@ -32,7 +32,7 @@ type FedSelectParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Extension: fedselectExtension, Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Cost: manifest.CostIs(2, "LocalAlt: every epoch one pass over the personal entries and one over the shared (two trainings); the selection is per-parameter"), Extension: fedselectExtension, Personal: true,
 		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
 		func(p *FedSelectParams) train.Method {
 			if p.Variant == "v1" {

@@ -23,7 +23,7 @@ type FLOCOParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "floco", Display: "FLOCO", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "floco", Display: "FLOCO", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FLOCO (Grinwald et al., NeurIPS 2024): the classifier is a solution simplex of M endpoints trained by sampling a point per batch; from round tau each client samples within a ball around its own point, placed by a projection of its update signature; shared body; evaluated at the client's point."},
 		newFLOCO)
 }

@@ -23,7 +23,7 @@ type FLUTEParams struct {
 
 func init() {
 	// BNRevision 1: impl flbench moves the body's BatchNorm running statistics (fluteFLBench).
-	train.Register(manifest.MethodDef{Name: "flute", Display: "FLUTE", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Features: true, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "flute", Display: "FLUTE", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Features: true, BNRevision: 1,
 		Doc: "FLUTE (Liu et al., ICML 2024): shared body, personal heads; the head trains first with neural-collapse regularizers (NC2: its Gram matrix toward a simplex ETF over the client's classes; NC3: toward the class-mean features), then the body with its features pulled toward the scaled head columns."},
 		newFLUTE)
 }

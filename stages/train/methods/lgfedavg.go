@@ -16,7 +16,7 @@ type LGFedAvgParams struct {
 func init() {
 	// BNRevision 1: impl flbench keeps a personal BatchNorm layer's running statistics
 	// personal (layerMask).
-	train.Register(manifest.MethodDef{Name: "lgfedavg", Display: "LG-FedAvg", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, BNRevision: 1,
+	train.Register(manifest.MethodDef{Name: "lgfedavg", Display: "LG-FedAvg", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, BNRevision: 1,
 		Doc: "LG-FedAvg (Liang et al.): personal body, global head (classifier.*), trained jointly; impl flbench: FL-bench's split, the first num_global_layers layers global and the rest personal."},
 		func(p *LGFedAvgParams) train.Method {
 			if p.Impl == "flbench" {

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "local", Display: "Local", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "local", Display: "Local", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "Local training: each client trains only on its own data and never communicates."},
 		func(*train.NoParams) train.Method { return local{} })
 }

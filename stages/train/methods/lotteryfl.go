@@ -18,7 +18,7 @@ type LotteryFLParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "lotteryfl", Display: "LotteryFL", Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "lotteryfl", Display: "LotteryFL", Cost: manifest.PlainTraining, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "LotteryFL (Li et al. 2020): each client magnitude-prunes its own subnetwork while its local accuracy clears a threshold, rewinding the survivors to the initial model; the server averages each entry over the clients whose masks keep it; clients are evaluated with their sparse models."},
 		newLotteryFL)
 }

@@ -18,7 +18,7 @@ func init() {
 	// Revision 1: impl paper trains every client in the run's last round (LastRoundAll).
 	// impl=paper revision 1: it draws each client with probability participation
 	// (BernoulliSampling); impl flbench's results are unchanged, so their keys are too.
-	train.Register(manifest.MethodDef{Name: "pfedfda", Display: "pFedFDA", Extension: pfedfdaExtension, Personal: true, Features: true, Revision: 1,
+	train.Register(manifest.MethodDef{Name: "pfedfda", Display: "pFedFDA", Cost: manifest.CostIs(1, "flbench: FedAvg's training (the Gaussian head is fitted at evaluation); paper: the features come from the training passes themselves, the LDA fit is per client"), Extension: pfedfdaExtension, Personal: true, Features: true, Revision: 1,
 		OptionRevisions: map[string]int{"impl=paper": 1},
 		Doc:             "pFedFDA (McLaughlin & Su, NeurIPS 2024): shared feature extractor; each client's head is the LDA classifier of class-conditional Gaussian estimates of its features (tied covariance), interpolated with the global estimates by weights fitted by cross-validation; the body trains under the LDA head of the global estimates."},
 		newPFedFDA)
