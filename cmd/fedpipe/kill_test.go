@@ -23,7 +23,11 @@ import (
 // runs main instead of the tests, so kill tests need no separate build.
 func TestMain(m *testing.M) {
 	if os.Getenv("FEDPIPE_TEST_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		code := run(os.Args[1:], os.Stdout, os.Stderr)
+		if path := os.Getenv("FEDPIPE_TEST_PEAK_RSS"); path != "" {
+			writePeakRSS(path)
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
