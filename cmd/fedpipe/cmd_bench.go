@@ -39,7 +39,7 @@ func benchCmd(c *call) error {
 	methods := fs.StringSlice("methods", nil, "time one paper-scale round of each method on its published setting (FedOBP Table 6 FMNIST Dir(0.1); DM-PFL Table 7 MNIST) beside FedAvg's, with the multiple its algorithm implies and where the round's CPU goes; e.g. --methods fedavg,apfl (labels or method names; all: every one)")
 	eval := fs.Bool("eval", false, "with --methods: also time one evaluation of every client (with the manifest's fine-tuning) after the rounds")
 	profileDir := fs.String("profile-dir", "", "with --methods: write a Go CPU profile of each method's rounds here (go tool pprof)")
-	costsFile := fs.String("costs", "", "with --methods: also write the figures as a tab-separated table to this file (scripts/method-costs.tsv: what `make reproduce` orders its queue by)")
+	costsFile := fs.String("costs", "", "with --methods: also write the figures as a tab-separated table to this file (scripts/method-costs.tsv, which make reproduce orders its queue by)")
 	dataDir := fs.String("data", "", "with --methods: directory holding datasets")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: fedpipe bench [flags]\n\nMeasures a model's (default cnn4) training (SGD with momentum) and inference (batch 256) samples/s on the GoMLX backend,\nthen runs the PyTorch reference on the same shapes and prints the ratios.\n\nFlags:\n%s", fs.FlagUsages())

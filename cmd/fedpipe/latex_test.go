@@ -29,7 +29,7 @@ func TestReportLatex(t *testing.T) {
 		!strings.Contains(string(csv), "fedavg,FedAvg,") {
 		t.Errorf("results.csv lacks the display column beside method (%v):\n%s", err, csv)
 	}
-	for _, want := range []string{"\\toprule", "\\midrule", "\\bottomrule", "Method & lr=0.05 & lr=0.5 \\\\", "$\\pm$", "\\textbf{", "(\\%)", "population std",
+	for _, want := range []string{"\\toprule", "\\midrule", "\\bottomrule", "Method & lr=0.05 & lr=0.5 \\\\", "$\\pm$", "\\textbf{", "(\\%)", "population standard deviation", "\\label{tab:tiny}\n",
 		"FedAvg & ", "& -- \\\\"} {
 		if !strings.Contains(tex, want) {
 			t.Errorf("results.tex lacks %q:\n%s", want, tex)

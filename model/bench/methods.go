@@ -255,6 +255,9 @@ func Methods(backend string, o MethodsOptions, stdout, stderr io.Writer) ([]Meth
 			fmt.Fprintf(stderr, "bench --methods: no run labelled or of method %q in %s\n", want, strings.Join(settings, ", "))
 		}
 	}
+	if len(all) == 0 {
+		return nil, invalidf("bench --methods: no run of %s in %s", strings.Join(o.Methods, ", "), strings.Join(settings, ", "))
+	}
 	fmt.Fprintf(stdout, "\nx FedAvg: CPU seconds a round over the setting's FedAvg's; implied: the multiple the method's algorithm implies (manifest.MethodDef.Cost); "+
 		"of implied: the first over the second (1.3 is the issue's bound). profile: a timed round's CPU samples by stage (GEMM kernels, the other graph ops, the method's own Go code, the train loop, the model's parameter copies, GC and allocation).\n")
 	fmt.Fprintf(stdout, "load after: %s (compare figures of one invocation only)\n", loadAvg())

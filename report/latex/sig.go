@@ -83,15 +83,25 @@ func sigCaption(t *table.Table, used []sig) string {
 	default:
 		dagger, circle, worse = false, false, false
 	}
+	by := " by " + test + " (two-sided, Holm-corrected within the column)"
 	var out string
 	if dagger {
-		out += " $^\\dagger$: not significantly different from the best at 5\\%, by " + test + " (two-sided, Holm-corrected within the column)."
+		out += " $^\\dagger$: not significantly different from the best at 5\\%," + by + "."
+		by = ""
 	}
 	if worse {
-		out += " Neither bold nor marked: significantly worse than the best."
+		if by != "" {
+			by = " at 5\\%," + by
+		}
+		out += " Neither bold nor marked: significantly worse than the best" + by + "."
+		by = ""
 	}
 	if circle {
-		out += " $^\\circ$: no test possible, too few seeds (or clients) paired for any difference to reach 5\\% after Holm's correction."
+		out += " $^\\circ$: no test possible: too few seeds (or clients) are paired for any difference to reach 5\\%"
+		if by != "" {
+			out += by[:len(by)-1] + ")"
+		}
+		out += "."
 	}
 	if interval {
 		out += " [$\\cdot$]: one seed, the run's 95\\% test-set interval (Wilson over pooled test samples, or bootstrap over clients)."
