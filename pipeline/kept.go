@@ -469,7 +469,7 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 				}
 				if indexed && key.String() == e.Key && !sameSizes(rec.Sizes, e.Sizes) {
 					return damaged(fmt.Sprintf("%s records other sizes (%s) than its index entry %s binds (%s): a size deleted or edited",
-						acPath, fmtSizes(rec.Sizes), path, fmtSizes(e.Sizes)))
+						acPath, remote.FormatSizes(rec.Sizes), path, remote.FormatSizes(e.Sizes)))
 				}
 			}
 			_, ok, _, err := r.FetchActionChecked(ctx, store, key, func(a artifacts.Action) error { return CheckIdentity(store, n, a) })
@@ -494,21 +494,4 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 func KeptEntries(dir, manifest string) (int, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
 	return len(files), err
-}
-
-// fmtSizes formats recorded sizes for messages ("metrics 40970, work 128938").
-func fmtSizes(sizes map[string]int64) string {
-	names := make([]string, 0, len(sizes))
-	for name := range sizes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, name := range names {
-		parts[i] = fmt.Sprintf("%s %d", name, sizes[name])
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -503,7 +503,7 @@ func (r *Remote) readAction(ctx context.Context, key artifacts.Digest) (actionRe
 	if rec.SizedBinding != "" && rec.SizedBinding != sizedBinding(key, rec.Outputs, rec.Sizes) {
 		r.log("remote %s: result %s: %s records other sizes than it was written with; treating it as a miss", r, key, where)
 		return actionRecord{}, false, fmt.Errorf("%w: %s records other sizes for its outputs than it was written with (%s: a size deleted or edited)",
-			ErrUnbound, where, fmtSizes(rec.Sizes))
+			ErrUnbound, where, FormatSizes(rec.Sizes))
 	}
 	return rec, true, nil
 }

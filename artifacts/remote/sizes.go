@@ -117,8 +117,9 @@ func sizedBinding(key artifacts.Digest, outputs map[string]artifacts.Digest, siz
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fmtSizes formats recorded sizes for messages ("metrics 40970, work 128938"; "none").
-func fmtSizes(sizes map[string]int64) string {
+// FormatSizes formats recorded sizes for messages, by output name ("metrics 40970, work
+// 128938"; "none" when there are none).
+func FormatSizes(sizes map[string]int64) string {
 	names := make([]string, 0, len(sizes))
 	for name := range sizes {
 		names = append(names, name)
