@@ -42,27 +42,35 @@ const removingSuffix = ".removing"
 // unlinks its hard links: the holder's value logs are untouched.
 func removeDeadSnapshots(dir string, logf func(string, ...any)) int {
 	removed := 0
+	for _, snap := range snapshotFolders(filepath.Clean(dir)) {
+		if snap == filepath.Clean(dir) {
+			continue
+		}
+		if removeIfDead(snap) {
+			removed++
+			logf("removed %s, the snapshot of a reader that ended without closing it", snap)
+		}
+	}
+	return removed
+}
+
+// snapshotFolders lists the readers' snapshot folders of the store in dir: those beside it
+// and those in the temporary directory.
+func snapshotFolders(dir string) []string {
+	var snaps []string
 	for _, place := range []struct{ dir, prefix string }{
-		{filepath.Dir(filepath.Clean(dir)), snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
+		{filepath.Dir(dir), snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
 		entries, err := os.ReadDir(place.dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), place.prefix) {
-				continue
-			}
-			snap := filepath.Join(place.dir, e.Name())
-			if snap == filepath.Clean(dir) {
-				continue
-			}
-			if removeIfDead(snap) {
-				removed++
-				logf("removed %s, the snapshot of a reader that ended without closing it", snap)
+			if e.IsDir() && strings.HasPrefix(e.Name(), place.prefix) {
+				snaps = append(snaps, filepath.Join(place.dir, e.Name()))
 			}
 		}
 	}
-	return removed
+	return snaps
 }
 
 // removeIfDead removes the snapshot folder snap unless a live reader holds it, and reports
@@ -189,27 +197,16 @@ func symlinkedValueLogs(dir string) []string {
 		return nil
 	}
 	var names []string
-	for _, place := range []struct{ dir, prefix string }{
-		{filepath.Dir(abs), snapshotPrefix}, {os.TempDir(), tmpSnapshotPrefix}} {
-		entries, err := os.ReadDir(place.dir)
-		if err != nil {
-			continue
+	for _, snap := range snapshotFolders(abs) {
+		var linked []string
+		logs, _ := filepath.Glob(filepath.Join(snap, "*.vlog"))
+		for _, l := range logs {
+			if to, err := os.Readlink(l); err == nil && filepath.Dir(to) == abs {
+				linked = append(linked, filepath.Base(to))
+			}
 		}
-		for _, e := range entries {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), place.prefix) {
-				continue
-			}
-			snap := filepath.Join(place.dir, e.Name())
-			var linked []string
-			logs, _ := filepath.Glob(filepath.Join(snap, "*.vlog"))
-			for _, l := range logs {
-				if to, err := os.Readlink(l); err == nil && filepath.Dir(to) == abs {
-					linked = append(linked, filepath.Base(to))
-				}
-			}
-			if len(linked) > 0 && snapshotLive(snap) {
-				names = append(names, linked...)
-			}
+		if len(linked) > 0 && snapshotLive(snap) {
+			names = append(names, linked...)
 		}
 	}
 	return names
