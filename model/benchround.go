@@ -115,7 +115,9 @@ func (r RoundResult) DrawnRoundSeconds() float64 {
 	if r.LockstepSteps == 0 {
 		return r.RoundSeconds
 	}
-	return r.RoundSeconds * r.DrawnLockstepSteps / float64(r.LockstepSteps)
+	// The ratio first: when every draw takes the timed round's steps it is exactly 1, and
+	// the drawn round is the timed one to the bit (x·s/s need not be x in floating point).
+	return r.RoundSeconds * (r.DrawnLockstepSteps / float64(r.LockstepSteps))
 }
 
 // clientSteps is the number of SGD steps of epochs passes over n samples in batches of
