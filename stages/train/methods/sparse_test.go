@@ -170,4 +170,3 @@ func TestTopKMasksRankAndBreakTies(t *testing.T) {
 		t.Errorf("vote mask k=2 %v, want %v", got[0].Data, want)
 	}
 }
-
