@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 )
 
 // nearestFile is "; did you mean F?" for the manifest beside path whose name is closest to
@@ -51,7 +53,7 @@ func readManifestFile(path string) ([]byte, error) {
 			return nil, &InputError{File: path, Msg: msg}
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, &InputError{File: path, Msg: fmt.Sprintf("not a regular file (%s): a manifest is a YAML file; use - to read standard input", fileKind(fi.Mode()))}
+			return nil, &InputError{File: path, Msg: fmt.Sprintf("not a regular file (%s): a manifest is a YAML file; use - to read standard input", osfile.Kind(fi.Mode()))}
 		}
 		f, err := os.Open(path)
 		if err != nil {
@@ -72,17 +74,3 @@ func readManifestFile(path string) ([]byte, error) {
 
 // maxManifestBytes bounds a manifest's size: the largest in manifests/ is a few KiB.
 const maxManifestBytes = 16 << 20
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
-}

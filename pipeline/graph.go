@@ -1,13 +1,10 @@
 package pipeline
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -168,7 +165,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		}
 		initDigest, ok := inits[r.Model.Init]
 		if !ok && r.Model.Init != "" {
-			if initDigest, err = fileSHA256(r.Model.Init); err != nil {
+			if initDigest, err = osfile.SHA256(r.Model.Init); err != nil {
 				return nil, m.ErrAt("model.init", "cannot read the initial weights: %v (give the path of a safetensors file, relative to the working directory)", err)
 			}
 			inits[r.Model.Init] = initDigest
@@ -316,24 +313,6 @@ func partitionLabel(r *manifest.Run) string {
 	}
 	parts = append(parts, fmt.Sprintf("seed=%d", r.PartitionSeed()))
 	return strings.Join(parts, " ")
-}
-
-// fileSHA256 returns the hex SHA-256 of a file's content.
-func fileSHA256(path string) (string, error) {
-	// Only a regular file: opening a FIFO would block for ever.
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // personal reports whether the run's method ends with a model per client

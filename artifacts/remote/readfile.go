@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 )
 
 // ErrUnreadableObject matches (errors.Is) the error ReadRegular returns for a file that is
@@ -44,7 +45,7 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &unreadableError{path, "is " + fileKind(st.Mode()) + ", not a regular file; fedpipe reads only regular files there"}
+		return nil, &unreadableError{path, "is " + osfile.Kind(st.Mode()) + ", not a regular file; fedpipe reads only regular files there"}
 	}
 	if st.Size() > limit {
 		return nil, &unreadableError{path, fmt.Sprintf("holds %d bytes, more than the %d its entry allows", st.Size(), limit)}
@@ -74,21 +75,5 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 		if err != nil {
 			return buf, err
 		}
-	}
-}
-
-// fileKind names a file type for a refusal: "a named pipe (FIFO)", "a device".
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	default:
-		return "a special file (" + m.Type().String() + ")"
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -88,13 +89,13 @@ func CheckPath(dir, how string) error {
 	case err != nil:
 		return &PathError{Dir: dir, How: how, Err: err}
 	case !st.IsDir():
-		return &PathError{Dir: dir, How: how, Invalid: true, Err: fmt.Errorf("is a %s, not a store directory", FileKind(st.Mode()))}
+		return &PathError{Dir: dir, How: how, Invalid: true, Err: fmt.Errorf("is %s, not a store directory", osfile.Kind(st.Mode()))}
 	}
 	if mst, err := os.Stat(filepath.Join(dir, Marker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &PathError{Dir: dir, How: how, Err: err}
 	} else if err == nil && !mst.Mode().IsRegular() {
 		// A store whose manifest is a named pipe or a directory is damaged, not absent.
-		return &PathError{Dir: dir, How: how, Err: fmt.Errorf("%w: its %s is a %s, not Badger's manifest file", artifacts.ErrDamaged, Marker, FileKind(mst.Mode()))}
+		return &PathError{Dir: dir, How: how, Err: fmt.Errorf("%w: its %s is %s, not Badger's manifest file", artifacts.ErrDamaged, Marker, osfile.Kind(mst.Mode()))}
 	}
 	if f, err := os.Open(dir); err != nil {
 		return &PathError{Dir: dir, How: how, Err: err}
@@ -106,23 +107,6 @@ func CheckPath(dir, how string) error {
 		}
 	}
 	return nil
-}
-
-// FileKind names what a non-directory path is.
-func FileKind(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "regular file"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
 }
 
 // Has says whether dir holds a store.

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fedpipe/fedpipe/artifacts/storedir"
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -83,7 +83,7 @@ func checkDatasetPath(m *manifest.Manifest) error {
 	case errors.Is(err, syscall.ELOOP):
 		return m.ErrAt("dataset.path", "%s: a loop of symbolic links; dataset.path names the directory holding the dataset's files", p)
 	case err == nil && !st.IsDir():
-		return m.ErrAt("dataset.path", "%s is a %s, not a directory; dataset.path names the directory holding the dataset's files", p, storedir.FileKind(st.Mode()))
+		return m.ErrAt("dataset.path", "%s is %s, not a directory; dataset.path names the directory holding the dataset's files", p, osfile.Kind(st.Mode()))
 	}
 	return nil
 }

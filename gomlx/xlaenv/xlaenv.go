@@ -18,10 +18,7 @@ package xlaenv
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 )
 
 // Environment variables read or written.
@@ -287,7 +286,7 @@ func (p *Plugin) Environ(getenv func(string) string) [][2]string {
 // Identity is the plugin's part of a backend identity: its name and, since results depend
 // on the plugin's compiler, its package version when known, and always a hash of its file.
 func (p *Plugin) Identity() (string, error) {
-	h, err := hashFile(p.Path)
+	h, err := osfile.SHA256(p.Path)
 	if err != nil {
 		return "", err
 	}
@@ -296,19 +295,6 @@ func (p *Plugin) Identity() (string, error) {
 		id = p.Name + "@" + strings.ReplaceAll(p.Package, " ", "-") + "-" + h[:16]
 	}
 	return id, nil
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hashing PJRT plugin %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // sitePackages lists the site-packages folders to search, without duplicates.

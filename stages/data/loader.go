@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/fedpipe/fedpipe/artifacts/osfile"
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
@@ -240,19 +241,10 @@ func unusable(p string) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", p, err)
 	}
-	switch t := st.Mode().Type(); {
-	case t.IsRegular():
+	if st.Mode().IsRegular() {
 		return nil
-	case t&fs.ModeNamedPipe != 0:
-		return &UnusableFileError{Path: p, What: "a named pipe (FIFO)"}
-	case t&fs.ModeDevice != 0:
-		return &UnusableFileError{Path: p, What: "a device"}
-	case t.IsDir():
-		return &UnusableFileError{Path: p, What: "a directory"}
-	case t&fs.ModeSocket != 0:
-		return &UnusableFileError{Path: p, What: "a socket"}
 	}
-	return &UnusableFileError{Path: p, What: "a special file"}
+	return &UnusableFileError{Path: p, What: osfile.Kind(st.Mode())}
 }
 
 func fixed(s string) func(manifest.DatasetSpec) string {

@@ -2,7 +2,6 @@ package methods
 
 import (
 	"math"
-	"sort"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -103,31 +102,24 @@ func (f *fedDST) Finish(st *train.State, uploads map[int]train.Upload, sizes map
 // voteMask keeps, per weight tensor, the counts[name] entries with the most votes, ties
 // to the larger |w|, then the lower position; other tensors are dense.
 func voteMask(votes, w tensor.List, counts map[string]int) tensor.List {
-	m := train.ZeroMask(w)
-	for i, t := range m {
-		k, ok := counts[t.Name]
-		if !ok {
-			fill(t.Data, 1)
-			continue
-		}
-		v := votes[votes.Find(t.Name)].Data
-		d := w[w.Find(t.Name)].Data
-		idx := make([]int, len(t.Data))
+	all := func(_ string, n int) []int {
+		idx := make([]int, n)
 		for j := range idx {
 			idx[j] = j
 		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			x, y := idx[a], idx[b]
+		return idx
+	}
+	before := func(name string) func(x, y int) bool {
+		v := votes[votes.Find(name)].Data
+		d := w[w.Find(name)].Data
+		return func(x, y int) bool {
 			if v[x] != v[y] {
 				return v[x] > v[y]
 			}
 			return abs32(d[x]) > abs32(d[y])
-		})
-		for _, j := range idx[:min(k, len(idx))] {
-			m[i].Data[j] = 1
 		}
 	}
-	return m
+	return rankedMask(w, counts, all, before)
 }
 
 // cosineAnneal is a/2·(1 + cos(π·t/T)).

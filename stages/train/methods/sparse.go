@@ -209,6 +209,27 @@ func PruneRegrow(params, grad, mask tensor.List, frac float64, regrowPruned bool
 // among the candidates (cand nil: all entries), fewer if there are fewer candidates;
 // other tensors are dense. Ties go to the lower position.
 func topMagnitudeMask(w tensor.List, counts map[string]int, cand tensor.List) tensor.List {
+	positions := func(name string, n int) []int {
+		var idx []int
+		for j := range n {
+			if cand == nil || cand[cand.Find(name)].Data[j] != 0 {
+				idx = append(idx, j)
+			}
+		}
+		return idx
+	}
+	before := func(name string) func(x, y int) bool {
+		d := w[w.Find(name)].Data
+		return func(x, y int) bool { return abs32(d[x]) > abs32(d[y]) }
+	}
+	return rankedMask(w, counts, positions, before)
+}
+
+// rankedMask is the per-tensor top-k mask that topMagnitudeMask and voteMask share: for
+// each weight tensor with a count k, it orders the positions that positions(name, size)
+// offers by before(name) (a stable sort, so ties go to the lower position) and keeps the
+// first k of them, fewer if fewer are offered; a tensor without a count is dense.
+func rankedMask(w tensor.List, counts map[string]int, positions func(name string, n int) []int, before func(name string) func(x, y int) bool) tensor.List {
 	m := train.ZeroMask(w)
 	for i, t := range m {
 		k, ok := counts[t.Name]
@@ -216,14 +237,9 @@ func topMagnitudeMask(w tensor.List, counts map[string]int, cand tensor.List) te
 			fill(t.Data, 1)
 			continue
 		}
-		d := w[w.Find(t.Name)].Data
-		var idx []int
-		for j := range d {
-			if cand == nil || cand[cand.Find(t.Name)].Data[j] != 0 {
-				idx = append(idx, j)
-			}
-		}
-		sort.SliceStable(idx, func(a, b int) bool { return abs32(d[idx[a]]) > abs32(d[idx[b]]) })
+		idx := positions(t.Name, len(t.Data))
+		less := before(t.Name)
+		sort.SliceStable(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
 		for _, j := range idx[:min(k, len(idx))] {
 			m[i].Data[j] = 1
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
@@ -128,5 +129,44 @@ func TestERKSkipsBatchNormAndBiases(t *testing.T) {
 	}
 	if got := counts["conv1.weight"] + counts["classifier.weight"]; got != 74 {
 		t.Errorf("ERK total %d, want round(0.5·148) = 74", got)
+	}
+}
+
+// The two top-k masks share rankedMask: magnitude with candidates, votes with |w| as the
+// tie-break, both breaking remaining ties toward the lower position; a tensor without a
+// count stays dense.
+func TestTopKMasksRankAndBreakTies(t *testing.T) {
+	w := tensor.List{
+		{Name: "a.weight", Shape: []int{2, 3}, Data: []float32{0.5, -2, 0.5, 1, -0.5, 3}},
+		{Name: "a.bias", Shape: []int{2}, Data: []float32{7, 8}},
+	}
+	counts := map[string]int{"a.weight": 3}
+	got := topMagnitudeMask(w, counts, nil)
+	if want := []float32{0, 1, 0, 1, 0, 1}; !slices.Equal(got[0].Data, want) {
+		t.Errorf("magnitude mask %v, want %v", got[0].Data, want)
+	}
+	if want := []float32{1, 1}; !slices.Equal(got[1].Data, want) {
+		t.Errorf("bias without a count: %v, want dense %v", got[1].Data, want)
+	}
+	// Candidates 0, 2, 4 all have |w| = 0.5: only two of the three fit, the lower positions.
+	cand := tensor.List{{Name: "a.weight", Shape: []int{2, 3}, Data: []float32{1, 0, 1, 0, 1, 0}}}
+	got = topMagnitudeMask(w, map[string]int{"a.weight": 2}, cand)
+	if want := []float32{1, 0, 1, 0, 0, 0}; !slices.Equal(got[0].Data, want) {
+		t.Errorf("candidate mask %v, want %v", got[0].Data, want)
+	}
+	// More asked than offered keeps every candidate.
+	got = topMagnitudeMask(w, map[string]int{"a.weight": 5}, cand)
+	if want := []float32{1, 0, 1, 0, 1, 0}; !slices.Equal(got[0].Data, want) {
+		t.Errorf("short candidate mask %v, want %v", got[0].Data, want)
+	}
+	// Votes first; equal votes go to the larger |w|, then the lower position.
+	votes := tensor.List{{Name: "a.weight", Shape: []int{2, 3}, Data: []float32{2, 1, 2, 1, 2, 0}}}
+	got = voteMask(votes, w, map[string]int{"a.weight": 4})
+	if want := []float32{1, 1, 1, 0, 1, 0}; !slices.Equal(got[0].Data, want) {
+		t.Errorf("vote mask %v, want %v", got[0].Data, want)
+	}
+	got = voteMask(votes, w, map[string]int{"a.weight": 2})
+	if want := []float32{1, 0, 1, 0, 0, 0}; !slices.Equal(got[0].Data, want) {
+		t.Errorf("vote mask k=2 %v, want %v", got[0].Data, want)
 	}
 }
