@@ -128,22 +128,6 @@ type Store struct {
 	closeTimeout time.Duration
 }
 
-// DefaultDir returns the store directory to use: flag if non-empty, else
-// $FEDPIPE_STORE if set and non-empty, else ".fedpipe" in the current working
-// directory (as an absolute path when the working directory is known).
-func DefaultDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if env := os.Getenv(EnvStore); env != "" {
-		return env
-	}
-	if wd, err := os.Getwd(); err == nil {
-		return filepath.Join(wd, ".fedpipe")
-	}
-	return ".fedpipe"
-}
-
 // Open opens the store in dir, creating the directory and an empty store if
 // needed.
 //

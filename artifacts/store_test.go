@@ -115,21 +115,6 @@ func TestDigest(t *testing.T) {
 	}
 }
 
-func TestDefaultDir(t *testing.T) {
-	t.Setenv(EnvStore, "")
-	wd, _ := os.Getwd()
-	if got := DefaultDir(""); got != filepath.Join(wd, ".fedpipe") {
-		t.Errorf("DefaultDir(\"\") = %q with no env", got)
-	}
-	t.Setenv(EnvStore, "/env/store")
-	if got := DefaultDir(""); got != "/env/store" {
-		t.Errorf("DefaultDir(\"\") = %q with env", got)
-	}
-	if got := DefaultDir("/flag"); got != "/flag" {
-		t.Errorf("DefaultDir(/flag) = %q", got)
-	}
-}
-
 func TestRoundTrip(t *testing.T) {
 	s, lb := openTest(t)
 	for _, tc := range []struct {

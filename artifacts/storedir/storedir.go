@@ -119,11 +119,8 @@ func Has(dir string) bool {
 // first was chosen explicitly (--store or $FEDPIPE_STORE: then it is the only one).
 // manifestArg is the first manifest argument ("" for none); a `#label` suffix is ignored.
 func Candidates(flag, manifestArg string) ([]Candidate, bool) {
-	if flag != "" {
-		return []Candidate{{flag, "--store"}}, true
-	}
-	if env := os.Getenv(artifacts.EnvStore); env != "" {
-		return []Candidate{{env, "$" + artifacts.EnvStore}}, true
+	if c, ok := Explicit(flag); ok {
+		return []Candidate{c}, true
 	}
 	var out []Candidate
 	seen := map[string]bool{}
@@ -191,7 +188,7 @@ func Find(flag, manifestArg string) (Candidate, error) {
 }
 
 // ForRun returns the store `run` writes to: the one Find would read, else a new
-// one where artifacts.DefaultDir says (--store, $FEDPIPE_STORE, the working directory).
+// one where Default says (--store, $FEDPIPE_STORE, the working directory).
 func ForRun(flag, manifestArg string) string {
 	cands, explicit := Candidates(flag, manifestArg)
 	if !explicit {
@@ -201,16 +198,39 @@ func ForRun(flag, manifestArg string) string {
 			}
 		}
 	}
-	return artifacts.DefaultDir(flag)
+	return Default(flag)
+}
+
+// Explicit returns the store directory chosen explicitly, and how: --store if flag is
+// non-empty, else $FEDPIPE_STORE if set and non-empty. It is the one place that order is
+// written; Candidates, Default and How all start from it.
+func Explicit(flag string) (Candidate, bool) {
+	if flag != "" {
+		return Candidate{flag, "--store"}, true
+	}
+	if env := os.Getenv(artifacts.EnvStore); env != "" {
+		return Candidate{env, "$" + artifacts.EnvStore}, true
+	}
+	return Candidate{}, false
+}
+
+// Default returns the store directory a command that writes uses when no store is found:
+// the explicit choice (Explicit), else ".fedpipe" in the working directory (an absolute
+// path when the working directory is known).
+func Default(flag string) string {
+	if c, ok := Explicit(flag); ok {
+		return c.Dir
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return filepath.Join(wd, ".fedpipe")
+	}
+	return ".fedpipe"
 }
 
 // How says how a command that writes chose its store directory, for messages.
 func How(flag string) string {
-	switch {
-	case flag != "":
-		return "--store"
-	case os.Getenv(artifacts.EnvStore) != "":
-		return "$" + artifacts.EnvStore
+	if c, ok := Explicit(flag); ok {
+		return c.How
 	}
 	return "found from the working directory"
 }

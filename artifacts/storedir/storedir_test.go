@@ -35,7 +35,7 @@ func TestFindLooksUpToTheRepositoryRoot(t *testing.T) {
 	if _, err := Find("", manifestArg); !errors.Is(err, manifest.ErrInvalid) {
 		t.Fatalf("no store anywhere: %v, want invalid input", err)
 	}
-	if got, want := ForRun("", manifestArg), artifacts.DefaultDir(""); got != want {
+	if got, want := ForRun("", manifestArg), Default(""); got != want {
 		t.Errorf("ForRun without a store = %s, want %s", got, want)
 	}
 	store := filepath.Join(root, ".fedpipe")
@@ -69,5 +69,35 @@ func TestCheckPathRefusesAFile(t *testing.T) {
 	}
 	if err := CheckPath(filepath.Join(t.TempDir(), "new"), "--store"); err != nil {
 		t.Errorf("a path that does not exist yet: %v", err)
+	}
+}
+
+// --store wins over $FEDPIPE_STORE, which wins over the working directory, and How names
+// the choice the same way Candidates does.
+func TestExplicitOrder(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	t.Setenv(artifacts.EnvStore, "")
+	if _, ok := Explicit(""); ok {
+		t.Error("Explicit chose a store with neither --store nor $FEDPIPE_STORE")
+	}
+	if got, want := Default(""), filepath.Join(wd, ".fedpipe"); got != want {
+		t.Errorf("Default(\"\") = %q, want %q", got, want)
+	}
+	if got := How(""); got != "found from the working directory" {
+		t.Errorf("How(\"\") = %q", got)
+	}
+	t.Setenv(artifacts.EnvStore, "/env/store")
+	if c, ok := Explicit(""); !ok || c != (Candidate{"/env/store", "$FEDPIPE_STORE"}) {
+		t.Errorf("Explicit with $FEDPIPE_STORE = %v, %v", c, ok)
+	}
+	if got := Default(""); got != "/env/store" {
+		t.Errorf("Default with $FEDPIPE_STORE = %q", got)
+	}
+	if c, ok := Explicit("/flag"); !ok || c != (Candidate{"/flag", "--store"}) || Default("/flag") != "/flag" || How("/flag") != "--store" {
+		t.Errorf("--store does not win: %v, %v, %q, %q", c, ok, Default("/flag"), How("/flag"))
+	}
+	if cands, explicit := Candidates("", ""); !explicit || len(cands) != 1 || cands[0].How != "$FEDPIPE_STORE" {
+		t.Errorf("Candidates with $FEDPIPE_STORE = %v, %v", cands, explicit)
 	}
 }
