@@ -7,6 +7,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -15,7 +16,7 @@ import (
 // verdict (those stay the tolerance rules of Verify).
 type Evidence struct {
 	// CI is the measured value's 95 % interval (percent): with several seeds the Student-t
-	// interval of the mean over seeds; with one, that run's test-set interval (TestSetInterval).
+	// interval of the mean over seeds; with one, that run's test-set interval (summary.TestSetInterval).
 	// nil when none can be computed (a cost metric, a shifted figure of one seed, a best-round
 	// client mean of one seed).
 	CI *stats.Interval `json:"measured_ci95,omitempty"`
@@ -76,10 +77,10 @@ func testSetOf(store *artifacts.Store, a artifacts.Action, b []byte, e manifest.
 	var clients []float64
 	if e.Metric == "final_client_mean" {
 		if rows, _, err := results.ReadFrom[results.Client](store, a, results.OutEvaluateClients); err == nil {
-			clients = ClientAccuracies(rows)
+			clients = summary.ClientAccuracies(rows)
 		}
 	}
-	iv, how, ok := TestSetInterval(s, clients, e.Metric)
+	iv, how, ok := summary.TestSetInterval(s, clients, e.Metric)
 	return testSetInfo{iv: iv, how: how, ok: ok}
 }
 

@@ -20,8 +20,9 @@ const IncompleteMarker = "INCOMPLETE"
 const incompleteText = "fedpipe report is writing this folder, or was stopped before it finished: its files may be\nmissing or from an earlier report. Run the same fedpipe report command again.\n"
 
 // Write writes s, built from graphs' results in store, into out, each file whole or not at
-// all; withLatex adds tables/results.tex and, with PDF figures, figures/figures.tex. It
-// returns how many files it wrote.
+// all; withLatex adds tables/results.tex, tables/<name>.tex for each report table that asks
+// for LaTeX (summary.Table.LaTeX) and, with PDF figures, figures/figures.tex. It returns
+// how many files it wrote.
 func Write(out string, s *site.Site, graphs []*pipeline.Graph, store *artifacts.Store, withLatex bool) (int, error) {
 	// Until the last file is written the folder holds IncompleteMarker, so that a report
 	// killed midway is not taken for a whole one.
@@ -61,6 +62,13 @@ func Write(out string, s *site.Site, graphs []*pipeline.Graph, store *artifacts.
 	if withLatex && slices.Contains(s.Formats, "pdf") && len(s.Figures) > 0 {
 		if err := write(filepath.Join("figures", "figures.tex"), []byte(latex.Figures(s.Figures))); err != nil {
 			return files, err
+		}
+	}
+	for _, t := range s.Built {
+		if withLatex && t.LaTeX && len(t.Grids) > 0 {
+			if err := write(filepath.Join("tables", t.Name+".tex"), []byte(latex.Grids(s.Title, t))); err != nil {
+				return files, err
+			}
 		}
 	}
 	for _, t := range s.Tables {

@@ -28,12 +28,13 @@ type run struct {
 	config string
 	// checks are the verify cells of this configuration.
 	checks  []verify.Cell
-	summary *results.Summary   // nil: not computed
-	cost    *summary.CostEntry // nil: not computed, or no cost recorded
+	summary *results.Summary // nil: not computed
+	// entry is what the report's tables (summary.Tables) read of the run: its labels, its
+	// summary and cost, its shift summary.
+	entry   summary.Entry
 	metrics []results.Metric
 	sel     []results.Selection
 	iou     []results.MaskIoU
-	shift   *summary.ShiftEntry // nil: not computed, or no shift stage
 	// prov is the provenance recorded with the run's train stage (nil: none).
 	prov *pipeline.Provenance
 	// clients are the evaluate stage's per-client final results, in client order (nil: not
@@ -161,6 +162,7 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 			return x
 		}
 		x := &run{r: r, config: joinLabel(label, r.Config()), checks: checks[r.Config()]}
+		x.entry = summary.EntryOf(r, x.config)
 		x.row, x.col = labels(r, top)
 		x.col = joinLabel(label, x.col)
 		if !seenRow[x.row] {
@@ -199,12 +201,9 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, fmt.Errorf("summary table has %d rows, want 1", len(rows)))
 				}
 				x.summary = &rows[0]
+				x.entry.SetSummary(rows[0], meta)
 				if x.clients, _, _, err = readRows[results.Client](store, outs, results.OutEvaluateClients); err != nil {
 					return wrap(n, err)
-				}
-				if ce, ok := summary.CostEntryFromSummary(meta, x.config, x.r.Method, manifest.CostReference(x.r.Method)); ok {
-					ce.Display = manifest.DisplayLabel(x.config, x.r.Method)
-					x.cost = &ce
 				}
 			case manifest.KindTrain:
 				if p, ok, err := pipeline.StageProvenance(store, n); err != nil {
@@ -222,12 +221,12 @@ func (c *collected) add(g *pipeline.Graph, label string, store *artifacts.Store,
 					return wrap(n, err)
 				}
 			case manifest.KindShift:
-				rows, meta, ok, err := readRows[results.ShiftSummary](store, outs, results.OutShiftSummary)
+				rows, _, ok, err := readRows[results.ShiftSummary](store, outs, results.OutShiftSummary)
 				if err != nil {
 					return wrap(n, err)
 				}
 				if ok {
-					x.shift = &summary.ShiftEntry{Config: meta["config"], Rows: rows}
+					x.entry.SetShift(rows)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package site
 import (
 	"fmt"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // The data tables keep the columns (names, kinds, order) that readers of tables/ use; their
@@ -28,7 +30,7 @@ func TestDataTableColumns(t *testing.T) {
 // cols returns a function naming the columns of r's type as "name:kind ...".
 func cols[T any](r T) func() string {
 	return func() string {
-		tb := dataTable([]T{r})
+		tb := summary.DataTable([]T{r}, nil)
 		s := ""
 		for i, c := range tb.Columns {
 			if i > 0 {

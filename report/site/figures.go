@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"github.com/fedpipe/fedpipe/manifest"
 	"html"
 	"math"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts/table"
+	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/results/summary"
 )
@@ -211,7 +211,7 @@ func (c *collected) accuracyRounds() []Figure {
 			caption += " Grid cell " + line.Title + "."
 		}
 		title, line.Title = titleIn(title, line.Title), "" // the caption carries it
-		return []Figure{{Name: figName("accuracy-rounds", lines[0].Title), Title: title, Caption: caption, Chart: line, Data: dataTable(data)}}
+		return []Figure{{Name: figName("accuracy-rounds", lines[0].Title), Title: title, Caption: caption, Chart: line, Data: summary.DataTable(data, nil)}}
 	}
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, d := range data {
@@ -229,7 +229,7 @@ func (c *collected) accuracyRounds() []Figure {
 		}
 	}
 	caption += " One panel per grid cell (" + strings.Join(cells, "; ") + "), on a shared y axis."
-	return []Figure{{Name: "accuracy-rounds", Title: title, Caption: caption, Chart: chart.Panels{Lines: lines}, Data: dataTable(data)}}
+	return []Figure{{Name: "accuracy-rounds", Title: title, Caption: caption, Chart: chart.Panels{Lines: lines}, Data: summary.DataTable(data, nil)}}
 }
 
 // firstSeed returns, per configuration (row, col), the run with the lowest seed that has
@@ -335,7 +335,7 @@ func (c *collected) maskIoU(notes *[]string) []Figure {
 		title := "Mask IoU between clients: " + label
 		figs = append(figs, Figure{Name: figName("mask-iou", x.row, x.col), Title: title, Caption: caption,
 			Chart: chart.Heatmap{Scale: "IoU (%)", Min: 0, Max: 100, Panels: shown},
-			Data:  dataTable(x.iou)})
+			Data:  summary.DataTable(x.iou, nil)})
 	}
 	return figs
 }
@@ -385,7 +385,7 @@ func (c *collected) selection(notes *[]string) []Figure {
 		title := "Personalized fraction per layer: " + label
 		figs = append(figs, Figure{Name: figName("selection", x.row, x.col), Title: title, Caption: caption,
 			Chart: chart.Line{XLabel: "round", YLabel: "personalized entries (%)", Series: series, Width: 6.5, Height: 3.8},
-			Data:  dataTable(data)})
+			Data:  summary.DataTable(data, nil)})
 	}
 	return figs
 }
@@ -452,7 +452,7 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		figs = append(figs, Figure{Name: figName("score-quantile", col), Title: title,
 			Caption: "FedOBP's accuracy (" + metricLabel(metric) + ", averaged over seeds) for each importance score across quantiles q (FedOBP Fig. 4)." + axisNote,
 			Chart:   chart.Line{XLabel: xl, YLabel: "accuracy (%)", Series: series, LogX: logX, XTick: tick},
-			Data:    dataTable(data)})
+			Data:    summary.DataTable(data, nil)})
 	}
 	return figs
 }
@@ -469,10 +469,10 @@ func (c *collected) shiftPoints() []*shiftPoint {
 	var out []*shiftPoint
 	at := map[string]*shiftPoint{}
 	for _, x := range c.runs {
-		if x.shift == nil {
+		if !x.entry.Shifted {
 			continue
 		}
-		for _, r := range x.shift.Rows {
+		for _, r := range x.entry.Shift {
 			k := fmt.Sprintf("%s\x00%s\x00%s\x00%v", x.row, x.col, r.Shift, r.Level)
 			p := at[k]
 			if p == nil {
@@ -527,7 +527,7 @@ func (c *collected) shifts() []Figure {
 			title = titleIn(title, col)
 			figs = append(figs, Figure{Name: figName("shift-"+fileName(kind), col), Title: title, Caption: caption,
 				Chart: chart.Line{XLabel: xl, YLabel: "accuracy, mean over clients (%)", Series: series},
-				Data:  dataTable(data)})
+				Data:  summary.DataTable(data, nil)})
 		}
 	}
 	return figs

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // ProvenanceRow is one run's line of the report's provenance table: the run and the
@@ -58,7 +59,7 @@ func (c *collected) addProvenance(s *Site, sections []section) []section {
 	if len(rows) == 0 {
 		return sections
 	}
-	s.Tables = append(s.Tables, NamedTable{"provenance", dataTable(rows)})
+	s.Tables = append(s.Tables, NamedTable{"provenance", summary.DataTable(rows, nil)})
 	s.Provenance = rows
 	return append(sections, section{title: "Provenance", intro: provenanceIntro, grids: []grid{provenanceGrid(rows)}, details: true, collapsed: true})
 }

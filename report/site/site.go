@@ -10,7 +10,6 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/table"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stats"
 	"github.com/fedpipe/fedpipe/verify"
@@ -23,8 +22,12 @@ type Site struct {
 	Markdown string
 	HTML     string
 	Figures  []Figure
-	// Tables are the numbers of the page's tables (results, runs), by file name.
+	// Tables are the numbers of the page's tables (results, pairwise, and those of
+	// summary.Tables that have them: runs), by file name.
 	Tables []NamedTable
+	// Built are the report's tables (summary.Tables) as laid out from the runs, in list
+	// order; the page shows those with grids, report --latex writes those that ask for it.
+	Built []summary.Built
 	// Runs and Computed count the manifest's runs and those with a cached evaluation.
 	Runs, Computed int
 	// Provenance is each cached run's provenance, as the page's provenance table shows it.
@@ -120,7 +123,7 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	s.Tables = append(s.Tables, NamedTable{"results", resTable})
 	if grids, rows := c.pairwise(metric, unit); len(grids) > 0 {
 		sections = append(sections, section{title: "Paired comparisons", intro: pairwiseIntro(metric, unit), grids: grids})
-		s.Tables = append(s.Tables, NamedTable{"pairwise", dataTable(rows)})
+		s.Tables = append(s.Tables, NamedTable{"pairwise", summary.DataTable(rows, nil)})
 	}
 	if len(c.checks) > 0 {
 		sections = append(sections, section{title: "Verification", intro: "Every `expect` entry of the manifest on every cell: expected vs measured (mean ± population std over seeds), the difference and the verdict.",
@@ -129,34 +132,23 @@ func BuildWith(opt Options, store *artifacts.Store, graphs ...*pipeline.Graph) (
 	if len(c.claims) > 0 {
 		sections = append(sections, section{title: "Claims", intro: claimsIntro, grids: []grid{claimsGrid(c.claims)}})
 	}
-	var entries []summary.Entry
-	for _, x := range c.runs {
-		if x.summary != nil {
-			entries = append(entries, summary.Entry{Run: x.r.Label(), Config: x.config, Display: manifest.DisplayLabel(x.config, x.r.Method), Method: x.r.Method, Seed: x.r.Seed, Summary: *x.summary})
+	entries := make([]summary.Entry, len(c.runs))
+	for i, x := range c.runs {
+		entries[i] = x.entry
+	}
+	s.Built = summary.Build(entries)
+	for _, t := range summary.PageOrdered(s.Built) {
+		if len(t.Grids) == 0 {
+			continue
 		}
-	}
-	if len(entries) > 0 {
-		sections = append(sections, section{details: true, title: "Runs", intro: "Every computed configuration, seeds folded (each figure a mean over seeds): final accuracy as the client mean ± std over clients, and pooled over all test samples ± std over seeds where there are several, and the best pooled accuracy at the evaluation rounds.",
-			grids: []grid{runsGrid(entries)}})
-		s.Tables = append(s.Tables, NamedTable{"runs", dataTable(summary.Runs(entries))})
-	}
-	shiftGrids, err := c.shiftGrids()
-	if err != nil {
-		return nil, err
-	}
-	if g := shiftGrids; len(g) > 0 {
-		sections = append(sections, section{details: true, title: "Accuracy under test-time shift", intro: "Mean ± std over clients, averaged over seeds (DM-PFL Table 1 and Fig. 4).", grids: g})
-	}
-	var costs []summary.CostEntry
-	for _, x := range c.runs {
-		if x.cost != nil {
-			costs = append(costs, *x.cost)
+		sec := section{details: true, title: t.Title, intro: t.Intro}
+		for _, g := range t.Grids {
+			sec.grids = append(sec.grids, fromReportGrid(g))
 		}
-	}
-	if g, ok := summary.CostGrid(costs); ok {
-		sections = append(sections, section{details: true, title: "Communication and computation",
-			intro: "Per client over the whole run, averaged over clients and seeds: megabytes received and sent, and training FLOPs (DM-PFL Table 4).",
-			grids: []grid{fromReportGrid(g)}})
+		sections = append(sections, sec)
+		if t.Data != nil {
+			s.Tables = append(s.Tables, NamedTable{t.Name, t.Data})
+		}
 	}
 	sections = c.addProvenance(s, sections) // last: the page puts it after the figures, folded
 	s.Figures = append(s.Figures, c.accuracyRounds()...)
@@ -288,7 +280,7 @@ func metricLabel(metric string) string {
 func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // value reads a metric in percent.
-func value(s summary.Summary, metric string) float64 { return verify.Value(s, metric) }
+func value(s summary.Summary, metric string) float64 { return summary.Value(s, metric) }
 
 type section struct {
 	title, intro string
@@ -384,7 +376,7 @@ func (c *collected) results(metric string, unit stats.Unit) (grid, *table.Table)
 		}
 		g.rows = append(g.rows, line)
 	}
-	t := dataTable(data)
+	t := summary.DataTable(data, nil)
 	t.Meta = map[string]string{"metric": metric, "std": "population (ddof = 0) over seeds", "compare_over": string(unit),
 		"significance": significanceNote(unit)}
 	return g, t
@@ -413,36 +405,12 @@ func verifyGrid(cells []verify.Cell) grid {
 	return g
 }
 
-func runsGrid(entries []summary.Entry) grid {
-	g := grid{head: []string{"configuration", "seeds", "clients", "final, client mean ± std over clients", "final, pooled (± std over seeds)", "best pooled @ round of each seed", "after fine-tuning: final / best pooled"}}
-	for _, r := range summary.Rows(entries) {
-		g.rows = append(g.rows, cells(r.Cells()))
-	}
-	return g
-}
-
-// shiftGrids lays accuracy under shift out as the report stage does (summary.ShiftGrids):
-// DM-PFL Table 1's columns of shift degrees, and a column per corruption severity.
-func (c *collected) shiftGrids() ([]grid, error) {
-	var entries []summary.ShiftEntry
-	for _, x := range c.runs {
-		if x.shift == nil {
-			continue
-		}
-		e := *x.shift
-		e.Config, e.Display = x.config, manifest.DisplayLabel(x.config, x.r.Method)
-		entries = append(entries, e)
-	}
-	var out []grid
-	for _, g := range summary.ShiftGrids(entries) {
-		out = append(out, fromReportGrid(g))
-	}
-	return out, nil
-}
-
-// fromReportGrid turns a report stage's Grid into the page's.
+// fromReportGrid turns a grid of a report table (summary.Tables) into the page's.
 func fromReportGrid(g summary.Grid) grid {
 	gg := grid{caption: g.Title, head: g.Head, text: g.Text}
+	if g.PageHead != nil {
+		gg.head = g.PageHead
+	}
 	for _, r := range g.Rows {
 		gg.rows = append(gg.rows, cells(r))
 	}
@@ -476,15 +444,4 @@ func (s *Site) markdown(sections []section) string {
 		}
 	}
 	return b.String()
-}
-
-// dataTable lays rows of a results row type out as a table for tables/ and data/. Their
-// schemas are fixed and checked by the results package's tests, so an error here is a
-// bug.
-func dataTable[T any](rows []T) *table.Table {
-	t, err := results.ToTable(rows, nil)
-	if err != nil {
-		panic(err)
-	}
-	return t
 }

@@ -5,41 +5,35 @@ import (
 	"strconv"
 )
 
-// CostEntry is one run's mean cost per client over the whole run (DM-PFL Table 4).
-type CostEntry struct {
-	Config, Method string
-	MBUp, MBDown   float64 // megabytes (10^6 bytes)
-	FLOPs          float64 // training FLOPs
+// Cost is one run's mean cost per client over the whole run (DM-PFL Table 4).
+type Cost struct {
+	MBUp, MBDown float64 // megabytes (10^6 bytes)
+	FLOPs        float64 // training FLOPs
 	// Reference: the run's method is the one the others' costs are stated as multiples of
 	// (its registration's manifest.MethodDef.CostReference: FedAvg).
 	Reference bool
-	// Display is Config as tables print it (see Entry.Display); empty means Config.
-	Display string
 }
 
-// CostEntryFromSummary reads a run's cost from its evaluate summary table's metadata
-// (mb_up, mb_down, flops; see results.Summary); false when the summary carries none.
-// reference says whether method is the cost reference (CostEntry.Reference).
-func CostEntryFromSummary(meta map[string]string, config, method string, reference bool) (CostEntry, bool) {
+// CostOf reads a run's cost from its evaluate summary table's metadata (mb_up, mb_down,
+// flops; see results.Summary); false when the summary carries none. reference says
+// whether the run's method is the cost reference (Cost.Reference).
+func CostOf(meta map[string]string, reference bool) (Cost, bool) {
 	if _, ok := meta["flops"]; !ok {
-		return CostEntry{}, false
+		return Cost{}, false
 	}
 	f := func(k string) float64 {
 		v, _ := strconv.ParseFloat(meta[k], 64)
 		return v
 	}
-	return CostEntry{Config: config, Method: method, MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops"), Reference: reference}, true
+	return Cost{MBUp: f("mb_up"), MBDown: f("mb_down"), FLOPs: f("flops"), Reference: reference}, true
 }
 
 // CostGrid lays communication and computation per client out beside FedAvg's (DM-PFL
 // Table 4): one row per configuration (seeds averaged) with MB up, MB down and training
 // FLOPs, each also as a multiple of the first reference configuration's (CostEntry.Reference:
-// FedAvg) when there is one.
-// False when there are no entries.
-func CostGrid(entries []CostEntry) (Grid, bool) {
-	if len(entries) == 0 {
-		return Grid{}, false
-	}
+// FedAvg) when there is one. It reads the entries with a cost (Entry.Cost); false when
+// there are none.
+func CostGrid(entries []Entry) (Grid, bool) {
 	type agg struct {
 		reference          bool
 		up, down, flops, n float64
@@ -48,9 +42,12 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 	display := map[string]string{} // config → its printed form
 	rows := map[string]*agg{}
 	for _, e := range entries {
+		if e.Cost == nil {
+			continue
+		}
 		a := rows[e.Config]
 		if a == nil {
-			a = &agg{reference: e.Reference}
+			a = &agg{reference: e.Cost.Reference}
 			rows[e.Config] = a
 			order = append(order, e.Config)
 			display[e.Config] = e.Config
@@ -58,10 +55,13 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 				display[e.Config] = e.Display
 			}
 		}
-		a.up += e.MBUp
-		a.down += e.MBDown
-		a.flops += e.FLOPs
+		a.up += e.Cost.MBUp
+		a.down += e.Cost.MBDown
+		a.flops += e.Cost.FLOPs
 		a.n++
+	}
+	if len(order) == 0 {
+		return Grid{}, false
 	}
 	var base *agg
 	for _, c := range order {
@@ -89,13 +89,4 @@ func CostGrid(entries []CostEntry) (Grid, bool) {
 			fmt.Sprintf("%.3f%s", down, ratio(down, bd)), fmt.Sprintf("%.3g%s", flops, ratio(flops, bf))})
 	}
 	return g, true
-}
-
-// CostMarkdown renders CostGrid ("" without entries).
-func CostMarkdown(entries []CostEntry) string {
-	g, ok := CostGrid(entries)
-	if !ok {
-		return ""
-	}
-	return g.Markdown()
 }

@@ -12,8 +12,13 @@
 // fine-tuning (the model the method holds) and after (Summary.FT; metric names end in
 // "_ft").
 //
-// Across runs (runs.go, cost.go): the runs' summaries laid out as a markdown table for the
-// terminal and for pasting into a paper and as a table of one row per run, seeds folded
-// together by configuration (Rows, Markdown, Runs), accuracy under test-time shifts
-// (ShiftGrids) and cost per client beside FedAvg's (CostGrid).
+// Across runs (runs.go, cost.go, shift.go): the runs' summaries as a table of one row per
+// configuration, seeds folded together (Rows), and of one row per run (Runs), accuracy under
+// test-time shifts (ShiftGrids) and cost per client beside FedAvg's (CostGrid).
+//
+// The report's tables (tables.go) are values in one list, Tables, each built from one Entry
+// per run (EntryOf, SetSummary, SetShift): the report stage, the page, its LaTeX and export
+// all loop over it, so that adding a table is one function and one list entry
+// (docs/layout.md). A metric's value and its test-set interval (metric.go) are read here
+// by verify, ls and the page alike.
 package summary

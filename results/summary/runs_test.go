@@ -15,7 +15,7 @@ func TestMarkdownFoldsSeedsPerConfig(t *testing.T) {
 		{Config: "local", Method: "local", Seed: 0, Summary: Summary{Clients: 10, Mean: 0.9, Std: 0.05, Pooled: 0.92, Best: Best{Pooled: 0.95, PooledRound: 3}}},
 		{Config: "fedavg", Method: "fedavg", Seed: 1, Summary: Summary{Clients: 10, Mean: 0.7, Std: 0.3, Pooled: 0.8, Best: Best{Pooled: 0.9, PooledRound: 5}}},
 	}
-	md := Markdown("t", "", entries)
+	md := Markdown("t", "", []Built{{Layout: runsTable(evaluated(entries))}})
 	lines := strings.Split(strings.TrimSpace(md), "\n")
 	rows := lines[len(lines)-2:]
 	if !strings.HasPrefix(rows[0], "| fedavg | 2 | 10 | 60.00 ± 20.00 | 70.00 ± 10.00 | 80.00 @ 4,5 |") {
@@ -39,10 +39,11 @@ func TestRuns(t *testing.T) {
 }
 
 func TestShiftGridsFoldSeedsAndMarkMissingCells(t *testing.T) {
-	entries := []ShiftEntry{
-		{Config: "fedavg", Rows: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.5, Std: 0.1}, {Shift: "fog", Level: 1, Mean: 0.4, Std: 0.2}}},
-		{Config: "fedavg", Rows: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.7, Std: 0.3}, {Shift: "fog", Level: 1, Mean: 0.2, Std: 0.2}}},
-		{Config: "local", Rows: []ShiftRow{{Shift: "degree", Level: 0.5, Mean: 0.9, Std: 0}}},
+	entries := []Entry{
+		{Config: "fedavg", Shifted: true, Shift: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.5, Std: 0.1}, {Shift: "fog", Level: 1, Mean: 0.4, Std: 0.2}}},
+		{Config: "fedavg", Shifted: true, Shift: []ShiftRow{{Shift: "degree", Level: 0, Mean: 0.7, Std: 0.3}, {Shift: "fog", Level: 1, Mean: 0.2, Std: 0.2}}},
+		{Config: "fedprox"}, // no shift summary: no row
+		{Config: "local", Shifted: true, Shift: []ShiftRow{{Shift: "degree", Level: 0.5, Mean: 0.9, Std: 0}}},
 	}
 	g := ShiftGrids(entries)
 	if len(g) != 2 {
@@ -77,11 +78,13 @@ func TestShiftGridsCIFAR10C(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := DecodeShiftEntry(b)
+	rows, meta, err := results.Decode[ShiftRow](b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := ShiftMarkdown([]ShiftEntry{e})
+	e := Entry{Config: meta["config"]}
+	e.SetShift(rows)
+	md := Markdown("t", "", []Built{{Layout: shiftTable([]Entry{e})}})
 	for _, want := range []string{"Accuracy under corruption, by severity", "| fedavg | fog | 50.00 ± 0.00 |",
 		"Accuracy under CIFAR-10-C (the release's files)", "25.0% of test samples are their own CIFAR-10-C version",
 		"| fedavg | fog | 40.00 ± 0.00 | 20.00 ± 0.00 |"} {
@@ -100,7 +103,7 @@ func TestTablesPrintDisplayNames(t *testing.T) {
 		{Config: "mine", Display: "FedAvg lr=0.1", Method: "fedavg", Summary: Summary{Clients: 2, Pooled: 0.9}},
 		{Config: "local", Method: "local", Summary: Summary{Clients: 2, Pooled: 0.9}},
 	}
-	md := Markdown("t", "", entries)
+	md := Markdown("t", "", []Built{{Layout: runsTable(evaluated(entries))}})
 	for _, want := range []string{"| FedAvg lr=0.1 | 2 | 2 |", "| FedAvg lr=0.1 | 1 | 2 |", "| local | 1 | 2 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -109,13 +112,23 @@ func TestTablesPrintDisplayNames(t *testing.T) {
 	if strings.Contains(md, "| fedavg lr=0.1 |") {
 		t.Errorf("markdown prints the label, not the display name:\n%s", md)
 	}
-	shift := ShiftGrids([]ShiftEntry{{Config: "fedavg lr=0.1", Display: "FedAvg lr=0.1", Rows: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.5}}},
-		{Config: "local", Rows: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.6}}}})
+	shift := ShiftGrids([]Entry{{Config: "fedavg lr=0.1", Display: "FedAvg lr=0.1", Shifted: true, Shift: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.5}}},
+		{Config: "local", Shifted: true, Shift: []ShiftRow{{Shift: "degree", Level: 1, Mean: 0.6}}}})
 	if len(shift) != 1 || shift[0].Rows[0][0] != "FedAvg lr=0.1" || shift[0].Rows[1][0] != "local" {
 		t.Errorf("shift grid rows: %+v", shift)
 	}
-	cost, _ := CostGrid([]CostEntry{{Config: "fedavg", Display: "FedAvg", Method: "fedavg", MBUp: 1, MBDown: 1, FLOPs: 1, Reference: true}})
+	cost, _ := CostGrid([]Entry{{Config: "fedavg", Display: "FedAvg", Method: "fedavg", Cost: &Cost{MBUp: 1, MBDown: 1, FLOPs: 1, Reference: true}}})
 	if cost.Rows[0][0] != "FedAvg" {
 		t.Errorf("cost grid row: %q", cost.Rows[0])
 	}
+}
+
+// evaluated marks entries as evaluated, as SetSummary does.
+func evaluated(entries []Entry) []Entry {
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		e.Evaluated = true
+		out[i] = e
+	}
+	return out
 }
