@@ -56,7 +56,7 @@ func exportCmd(c *call) error {
 		return fail(err)
 	}
 	if *models {
-		k, err := exportTensors(g, store, *out)
+		k, err := export.Tensors(g, store, *out)
 		files += k
 		if err != nil {
 			return fail(err)

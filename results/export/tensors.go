@@ -1,4 +1,4 @@
-package main
+package export
 
 import (
 	"bytes"
@@ -11,16 +11,16 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/results/export"
 )
 
-// exportTensors writes every cached tensor output of g's stages (global, model/NNNNN,
-// personal/NNNNN, mask/NNNNN, aux/…) as <folder>/<output>.safetensors in the stage's folder
-// (export.StageFolders; the output's "/" as "-"), masks as float32 0/1 tensors of the masked tensor's name and shape, for PyTorch
-// (safetensors.torch.load_file) and NumPy. It returns how many files it wrote.
-func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, error) {
+// Tensors writes every cached tensor output of g's stages (global, model/NNNNN,
+// personal/NNNNN, mask/NNNNN, aux/…) as <folder>/<output>.safetensors in the stage's
+// folder (StageFolders; the output's "/" as "-"), masks as float32 0/1 tensors of the
+// masked tensor's name and shape, for PyTorch (safetensors.torch.load_file) and NumPy.
+// It returns how many files it wrote (`fedpipe export --models`).
+func Tensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, error) {
 	files := 0
-	folders := export.StageFolders(g)
+	folders := StageFolders(g)
 	for _, n := range g.Nodes {
 		a, ok, err := store.GetAction(artifacts.Digest(n.Key))
 		if err != nil || !ok {
@@ -50,7 +50,7 @@ func exportTensors(g *pipeline.Graph, store *artifacts.Store, out string) (int, 
 			if err := safetensors.Encode(&buf, l); err != nil {
 				return files, fmt.Errorf("%s output %s: %w", n.Name, name, err)
 			}
-			if err := export.WriteFile(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".safetensors"), buf.Bytes()); err != nil {
+			if err := WriteFile(filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".safetensors"), buf.Bytes()); err != nil {
 				return files, err
 			}
 			files++
