@@ -72,9 +72,25 @@ type MethodDef struct {
 	// --methods` prints it beside the measured multiple, and the queue's plan projects a
 	// cell's time from the measured one. nil: undeclared. Never part of a key.
 	Cost func(CostOf) ImpliedCost
+	// ScoreQuantile names, for a method that keeps personal the entries whose importance
+	// score is above a quantile (FedOBP), its word parameter that picks the score and its
+	// number parameter that sets the quantile; the report's accuracy-by-quantile figure
+	// draws the methods that declare it. Zero: the method selects no entries that way.
+	// RegisterMethod checks that both parameters exist with those kinds. Never part of a key.
+	ScoreQuantile ScoreQuantile
 
 	params []ParamDef
 }
+
+// ScoreQuantile names two of a method's parameters (MethodDef.ScoreQuantile): Score, a
+// word parameter choosing the importance score, and Q, a number parameter giving the
+// quantile of the scores above which entries stay personal.
+type ScoreQuantile struct {
+	Score, Q string
+}
+
+// Declared reports whether the method declares a score and a quantile.
+func (s ScoreQuantile) Declared() bool { return s.Score != "" || s.Q != "" }
 
 // CostOf is what a method's implied cost may depend on: the run's local epochs and its
 // word options (an impl or variant choice).
@@ -143,6 +159,9 @@ func RegisterMethod(d MethodDef) {
 		panic(fmt.Sprintf("manifest.RegisterMethod(%s): %v", d.Name, err))
 	}
 	d.params = params
+	if err := checkScoreQuantile(d.ScoreQuantile, params); err != nil {
+		panic(fmt.Sprintf("manifest.RegisterMethod(%s): %v", d.Name, err))
+	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if _, dup := registry[d.Name]; dup {
@@ -339,4 +358,23 @@ func paramDefs(newParams func() any) ([]ParamDef, error) {
 		return nil
 	}
 	return out, walk(t.Elem(), nil)
+}
+
+// checkScoreQuantile says what is wrong with a method's ScoreQuantile: each name must be
+// one of its parameters, Score a word and Q a number.
+func checkScoreQuantile(sq ScoreQuantile, params []ParamDef) error {
+	if !sq.Declared() {
+		return nil
+	}
+	kind := map[string]bool{} // name -> is a word
+	for _, p := range params {
+		kind[p.Name] = p.IsWord()
+	}
+	if word, ok := kind[sq.Score]; !ok || !word {
+		return fmt.Errorf("ScoreQuantile.Score %q is not a word parameter of the method", sq.Score)
+	}
+	if word, ok := kind[sq.Q]; !ok || word {
+		return fmt.Errorf("ScoreQuantile.Q %q is not a number parameter of the method", sq.Q)
+	}
+	return nil
 }

@@ -62,13 +62,17 @@ func TestRegisterMethodRejects(t *testing.T) {
 		X string `param:"x" default:"a"`
 	}
 	for name, d := range map[string]MethodDef{
-		"no name":      {},
-		"no tag":       {Name: "r1", Params: func() any { return new(noTag) }},
-		"bad default":  {Name: "r2", Params: func() any { return new(badDefault) }},
-		"bad type":     {Name: "r3", Params: func() any { return new(badType) }},
-		"word default": {Name: "r4", Params: func() any { return new(wordDefault) }},
-		"not pointer":  {Name: "r5", Params: func() any { return noTag{} }},
-		"twice":        {Name: "registry_twice"},
+		"no name":          {},
+		"no tag":           {Name: "r1", Params: func() any { return new(noTag) }},
+		"bad default":      {Name: "r2", Params: func() any { return new(badDefault) }},
+		"bad type":         {Name: "r3", Params: func() any { return new(badType) }},
+		"word default":     {Name: "r4", Params: func() any { return new(wordDefault) }},
+		"not pointer":      {Name: "r5", Params: func() any { return noTag{} }},
+		"twice":            {Name: "registry_twice"},
+		"score not a word": {Name: "r6", Params: func() any { return new(registryTestParams) }, ScoreQuantile: ScoreQuantile{Score: "rate", Q: "mu"}},
+		"quantile a word":  {Name: "r7", Params: func() any { return new(registryTestParams) }, ScoreQuantile: ScoreQuantile{Score: "mode", Q: "names"}},
+		"no such quantile": {Name: "r8", Params: func() any { return new(registryTestParams) }, ScoreQuantile: ScoreQuantile{Score: "mode", Q: "qq"}},
+		"score without q":  {Name: "r9", Params: func() any { return new(registryTestParams) }, ScoreQuantile: ScoreQuantile{Score: "mode"}},
 	} {
 		if name == "twice" {
 			RegisterMethod(d)
@@ -81,5 +85,17 @@ func TestRegisterMethodRejects(t *testing.T) {
 			}()
 			RegisterMethod(d)
 		}()
+	}
+}
+
+// A method that declares its score and quantile parameters has them in its definition.
+func TestScoreQuantileDeclared(t *testing.T) {
+	RegisterMethod(MethodDef{Name: "registry_sq", Params: func() any { return new(registryTestParams) }, ScoreQuantile: ScoreQuantile{Score: "mode", Q: "rate"}})
+	d, _ := LookupMethod("registry_sq")
+	if sq := d.ScoreQuantile; !sq.Declared() || sq.Score != "mode" || sq.Q != "rate" {
+		t.Errorf("ScoreQuantile %+v", sq)
+	}
+	if d, _ := LookupMethod("registry_test"); d.ScoreQuantile.Declared() {
+		t.Error("a method without the declaration reads as declared")
 	}
 }

@@ -405,10 +405,11 @@ func (c *collected) scoreQuantile(metric string) []Figure {
 		var scores []string
 		qs := map[float64]bool{}
 		for _, x := range c.runs {
-			if x.col != col || !scoresAtQuantile(x.r.Method) || x.summary == nil {
+			sq := scoreQuantile(x.r.Method)
+			if x.col != col || !sq.Declared() || x.summary == nil {
 				continue
 			}
-			k := key{x.r.Options["score"], x.r.Params["q"]}
+			k := key{x.r.Options[sq.Score], x.r.Params[sq.Q]}
 			if _, ok := vals[k]; !ok && !contains(scores, k.score) {
 				scores = append(scores, k.score)
 			}
@@ -551,18 +552,10 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// scoresAtQuantile reports whether the registered method selects entries by an importance
-// score at a quantile: it has a word parameter "score" and a number parameter "q".
-func scoresAtQuantile(method string) bool {
+// scoreQuantile is the importance score and quantile parameters the registered method
+// declares (manifest.MethodDef.ScoreQuantile; zero for a method that selects entries by
+// none).
+func scoreQuantile(method string) manifest.ScoreQuantile {
 	d, _ := manifest.LookupMethod(method)
-	var score, q bool
-	for _, p := range d.ParamDefs() {
-		switch {
-		case p.Name == "score" && p.IsWord():
-			score = true
-		case p.Name == "q" && !p.IsWord():
-			q = true
-		}
-	}
-	return score && q
+	return d.ScoreQuantile
 }

@@ -23,7 +23,8 @@ type FedOBPParams struct {
 
 func init() {
 	train.Register(manifest.MethodDef{Name: "fedobp", Display: "FedOBP", Cost: manifest.CostIs(1, "local training as FedAvg's; the score, quantile and merge are per-parameter, once a client"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
-		Doc: "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models."},
+		ScoreQuantile: manifest.ScoreQuantile{Score: "score", Q: "q"},
+		Doc:           "FedOBP: before training, a client keeps its own value at entries whose importance score exceeds the q-quantile and takes the global value elsewhere; the server runs size-weighted FedAvg over the full models."},
 		newFedOBP)
 }
 
