@@ -165,22 +165,20 @@ var catalogue = []entry{
 		}},
 }
 
-// sources maps each dataset of the catalogue to its source.
-var sources = map[string]*source{}
+// byName maps each dataset of the catalogue to its entry: the definition it registers
+// with manifest and its source, kept together so the loader reads both here.
+var byName = map[string]entry{}
 
 func init() {
 	for _, e := range catalogue {
 		manifest.RegisterDataset(e.def)
 		e.src.install = e.def.Install
-		sources[e.def.Name] = e.src
+		byName[e.def.Name] = e
 	}
 }
 
 // installHelp says where a dataset comes from and how to get it (DatasetDef.Install).
-func installHelp(name string) string {
-	d, _ := manifest.LookupDataset(name)
-	return d.Install
-}
+func installHelp(name string) string { return byName[name].def.Install }
 
 // cifar10cVariants lists CIFAR-10-C's corruption files: 10,000 images per severity.
 func cifar10cVariants() map[string]manifest.DatasetCounts {

@@ -11,12 +11,12 @@ import (
 // and FL-bench constants for every FL-bench name it gives.
 func TestCatalogueDefsComplete(t *testing.T) {
 	names := manifest.DatasetNames()
-	if len(names) != len(catalogue) || len(sources) != len(catalogue) {
-		t.Fatalf("%d registered, %d sources, %d in the catalogue", len(names), len(sources), len(catalogue))
+	if len(names) != len(catalogue) || len(byName) != len(catalogue) {
+		t.Fatalf("%d registered, %d entries, %d in the catalogue", len(names), len(byName), len(catalogue))
 	}
 	for _, n := range names {
 		d, _ := manifest.LookupDataset(n)
-		src := sources[n]
+		src := byName[n].src
 		switch {
 		case src == nil:
 			t.Errorf("%s: no source", n)

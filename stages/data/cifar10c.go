@@ -54,7 +54,7 @@ func (l *Loader) FindCIFAR10C(path string, corruptions []string) (*CIFAR10CFiles
 		return f, nil
 	}
 	need := cifar10cNeeds(corruptions)
-	src := &source{subdirs: sources["cifar10c"].subdirs,
+	src := &source{subdirs: byName["cifar10c"].src.subdirs,
 		present: func(dir string, _ manifest.DatasetSpec) bool {
 			for _, n := range need {
 				if !isFile(filepath.Join(dir, n)) {

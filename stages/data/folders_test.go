@@ -231,7 +231,8 @@ func TestFEMNISTWriters(t *testing.T) {
 // get it when it is missing.
 func TestMissingDataNamesEverything(t *testing.T) {
 	root := t.TempDir()
-	for name, src := range sources {
+	for name, e := range byName {
+		src := e.src
 		if src.generate != nil {
 			continue // generated: no files to miss
 		}

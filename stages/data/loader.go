@@ -29,7 +29,7 @@ type Loader struct {
 // cacheKey names everything of a spec that changes the loaded data: a generated
 // dataset's parameters, or where a read one's files are and how they are read.
 func cacheKey(spec manifest.DatasetSpec) string {
-	if d, _ := manifest.LookupDataset(spec.Name); d.Generated {
+	if byName[spec.Name].def.Generated {
 		return fmt.Sprintf("%s|%v|%v|%d|%d|%d", spec.Name, spec.Alpha, spec.Beta, spec.Devices, spec.Features, spec.Classes)
 	}
 	return fmt.Sprintf("%s|%s|%s|%d|%d|%s", spec.Name, spec.Path, spec.Variant, spec.Severity, spec.ImageSize, spec.Normalize)
@@ -43,7 +43,8 @@ func (l *Loader) Load(spec manifest.DatasetSpec) (*Dataset, error) {
 	if d, ok := l.cache[key]; ok {
 		return d, nil
 	}
-	src, ok := sources[spec.Name]
+	e, ok := byName[spec.Name]
+	src := e.src
 	if !ok {
 		return nil, fmt.Errorf("dataset %s: no loader in this build: %w", spec.Name, manifest.ErrInvalid)
 	}
