@@ -27,7 +27,7 @@ func shiftKey(t *testing.T, src, digest string, find error) (Key, []byte, error)
 		Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
 			return &manifest.DataDesc{Digest: "d", Shape: []int{32, 32, 3}, Classes: 10, Samples: 60000}, nil
 		},
-		CIFAR10C: func(s manifest.ShiftSpec, ds manifest.DatasetSpec) (string, error) {
+		ShiftFiles: func(s manifest.ShiftSpec, ds manifest.DatasetSpec) (string, error) {
 			if ds.Name != "cifar10" || len(s.CIFAR10C) == 0 {
 				t.Errorf("CIFAR10C called with %+v %+v", s, ds)
 			}

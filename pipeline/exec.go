@@ -376,8 +376,8 @@ func (sc *StageContext) Runs() []*manifest.Run { return sc.Node.Runs }
 // Data describes the run's dataset as the graph was planned with it.
 func (sc *StageContext) Data() *manifest.DataDesc { return sc.Node.Data }
 
-// CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned with.
-func (sc *StageContext) CIFAR10CDigest() string { return sc.Node.CIFAR10CDigest() }
+// ShiftFilesDigest is the digest of the real corrupted files a shift stage was planned with.
+func (sc *StageContext) ShiftFilesDigest() string { return sc.Node.ShiftFilesDigest() }
 
 // NumInputs is the number of the stage's input stages of kind from.
 func (sc *StageContext) NumInputs(from string) int { return len(sc.Node.InputsOf(from)) }

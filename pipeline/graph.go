@@ -95,12 +95,13 @@ type BuildOptions struct {
 	Describe func(manifest.DatasetSpec) (*manifest.DataDesc, error)
 	// Backend identifies the numeric backend (see model.BackendID).
 	Backend string
-	// CIFAR10C finds the real CIFAR-10-C files a shift block names (shift.cifar10c,
-	// shift.cifar10c_path), checks them against the run's dataset (CIFAR-10, whose test
-	// split they corrupt) and returns their digest, which enters the shift stage's key.
-	// Its errors should name the paths searched and how to get the files. Needed only
-	// when a manifest lists shift.cifar10c.
-	CIFAR10C func(manifest.ShiftSpec, manifest.DatasetSpec) (string, error)
+	// ShiftFiles finds the real corrupted files a shift block names for a run whose
+	// dataset has them (manifest.DatasetDef.RealCorruptions: CIFAR-10-C for CIFAR-10,
+	// named by shift.cifar10c and shift.cifar10c_path), checks them against the run's
+	// dataset and returns their digest, which enters the shift stage's key. Its errors
+	// should name the paths searched and how to get the files. Needed only when a
+	// manifest names such files; the data loader provides it (data.Loader.ShiftFiles).
+	ShiftFiles func(manifest.ShiftSpec, manifest.DatasetSpec) (string, error)
 	// CheckInit checks a run's model.init file against the run's model on the described
 	// data (train.CheckInit), so a file that does not fit is refused with the manifest,
 	// before any store exists. Nil skips the check; Build calls it once per file and model.
@@ -208,7 +209,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 		if !m.Shift.Empty() {
 			digest, ok := c10c[dk]
 			if !ok && len(m.Shift.CIFAR10C) > 0 {
-				if digest, err = cifar10cDigest(m, opt, r.Dataset); err != nil {
+				if digest, err = shiftFilesDigest(m, opt, r.Dataset); err != nil {
 					return nil, err
 				}
 				c10c[dk] = digest
@@ -216,7 +217,7 @@ func Build(m *manifest.Manifest, opt BuildOptions) (*Graph, error) {
 			sh, err := add(&Node{Kind: manifest.KindShift, Name: "shift " + r.Label(), Run: r, Data: d,
 				Inputs:  inputs(manifest.KindShift, map[string][]*Node{manifest.KindTrain: {train}, manifest.KindPartition: {part}}),
 				Backend: opt.Backend,
-				Params:  shiftParams{Personal: personal(r), Shift: m.Shift, Seed: r.Seed, CIFAR10C: digest}})
+				Params:  shiftParams{Personal: personal(r), Shift: m.Shift, Seed: r.Seed, Files: digest}})
 			if err != nil {
 				return nil, err
 			}
@@ -276,13 +277,13 @@ func (n *Node) RunsOf() []*manifest.Run {
 	return append([]*manifest.Run{n.Run}, n.Also...)
 }
 
-// cifar10cDigest finds and checks the real CIFAR-10-C files of the shift block for a run
+// shiftFilesDigest finds and checks the real corrupted files of the shift block for a run
 // on dataset ds; an input error names shift.cifar10c_path when set, else shift.cifar10c.
-func cifar10cDigest(m *manifest.Manifest, opt BuildOptions, ds manifest.DatasetSpec) (string, error) {
-	if opt.CIFAR10C == nil {
+func shiftFilesDigest(m *manifest.Manifest, opt BuildOptions, ds manifest.DatasetSpec) (string, error) {
+	if opt.ShiftFiles == nil {
 		return "", m.ErrAt("shift.cifar10c", "this command cannot read CIFAR-10-C files")
 	}
-	digest, err := opt.CIFAR10C(m.Shift, ds)
+	digest, err := opt.ShiftFiles(m.Shift, ds)
 	if err != nil {
 		if manifest.IsInvalid(err) {
 			field := "shift.cifar10c"

@@ -212,16 +212,18 @@ type shiftParams struct {
 	Personal bool               `json:"personal"`
 	Shift    manifest.ShiftSpec `json:"shift"`
 	Seed     int64              `json:"seed"`
-	// CIFAR10C is the digest of the real CIFAR-10-C files (shift.cifar10c), so that
-	// replacing a file reruns the stage; empty without them.
-	CIFAR10C string `json:"cifar10c,omitempty"`
+	// Files is the digest of the real corrupted test files the shift block substitutes
+	// (BuildOptions.ShiftFiles), so that replacing a file reruns the stage; empty without
+	// them. Its JSON name is the one the first such files (shift.cifar10c) gave it, kept
+	// because it is part of every such stage's key.
+	Files string `json:"cifar10c,omitempty"`
 }
 
-// CIFAR10CDigest returns the digest of the real CIFAR-10-C files a shift stage was
-// planned with ("" for other stages or without shift.cifar10c).
-func (n *Node) CIFAR10CDigest() string {
+// ShiftFilesDigest returns the digest of the real corrupted files a shift stage was
+// planned with ("" for other stages or without them).
+func (n *Node) ShiftFilesDigest() string {
 	if p, ok := n.Params.(shiftParams); ok {
-		return p.CIFAR10C
+		return p.Files
 	}
 	return ""
 }
@@ -320,7 +322,7 @@ var NotKeyed = map[string]string{
 	"dataset.path":           "where the files are, not what they hold: the files' SHA-256 (DataDesc.Digest) is keyed",
 	"model.init":             "a path: the file's SHA-256 is keyed instead (modelKey's initDigest)",
 	"train.checkpoint_every": "resume points never change results (resume is bit-identical)",
-	"shift.cifar10c_path":    "a path: the CIFAR-10-C files' digest is keyed (shiftParams.CIFAR10C)",
+	"shift.cifar10c_path":    "a path: the CIFAR-10-C files' digest is keyed (shiftParams.Files)",
 }
 
 // methodRevision is the registered method's own code version (0 for an unknown name, which

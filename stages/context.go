@@ -25,9 +25,9 @@ type Context interface {
 	Runs() []*manifest.Run
 	// Data describes the run's dataset as planned (nil for the report stage).
 	Data() *manifest.DataDesc
-	// CIFAR10CDigest is the digest of the real CIFAR-10-C files a shift stage was planned
-	// with ("" otherwise).
-	CIFAR10CDigest() string
+	// ShiftFilesDigest is the digest of the real corrupted files a shift stage was planned
+	// with, for a dataset that has them (manifest.DatasetDef.RealCorruptions; "" otherwise).
+	ShiftFilesDigest() string
 	// NumInputs is the number of input stages of kind from (a manifest.Kind*): a
 	// stage's inputs are named by their kinds, never by position.
 	NumInputs(from string) int

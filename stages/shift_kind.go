@@ -94,7 +94,7 @@ func (env *Env) shift(_ context.Context, sc Context) (Outputs, error) {
 	omit := results.CIFAR10CColumns
 	if len(spec.CIFAR10C) > 0 {
 		meta["cifar10c"] = cifar10cRule
-		meta["cifar10c_digest"] = sc.CIFAR10CDigest()
+		meta["cifar10c_digest"] = sc.ShiftFilesDigest()
 		omit = nil
 	}
 	cb, err := results.Encode(rows, nil, omit...)
@@ -121,8 +121,8 @@ func (env *Env) cifar10cRows(sc Context, ds *data.Dataset, test [][]int, clients
 	if err != nil {
 		return nil, err
 	}
-	if files.Digest != sc.CIFAR10CDigest() {
-		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, sc.CIFAR10CDigest())
+	if files.Digest != sc.ShiftFilesDigest() {
+		return nil, fmt.Errorf("CIFAR-10-C files in %s changed while running (digest %s, planned %s)", files.Dir, files.Digest, sc.ShiftFilesDigest())
 	}
 	if err := files.Check(ds); err != nil {
 		return nil, err

@@ -112,7 +112,7 @@ func sideOf(arg string, sets []string, effective []byte, loader *data.Loader, ba
 		if rerr != nil {
 			return nil, nil, rerr
 		}
-		g, err = pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C, Backend: b})
+		g, err = pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, ShiftFiles: loader.ShiftFiles, Backend: b})
 	} else {
 		g, _, err = loadGraphSet(path, sets, loader, backend)
 	}

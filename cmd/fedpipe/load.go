@@ -50,7 +50,7 @@ func loadGraphSet(path string, sets []string, loader *data.Loader, backendFlag s
 	if err := checkDatasetPath(m); err != nil {
 		return nil, "", err
 	}
-	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, ShiftFiles: loader.ShiftFiles,
 		CheckInit: train.CheckInit, Backend: model.BackendID(backend)})
 	return g, backend, err
 }
@@ -63,7 +63,7 @@ func buildGraph(path string, sets []string, loader *data.Loader, backendID strin
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, CIFAR10C: loader.CIFAR10C,
+	return pipeline.Build(m, pipeline.BuildOptions{Describe: loader.Describe, ShiftFiles: loader.ShiftFiles,
 		CheckInit: train.CheckInit, Backend: backendID})
 }
 

@@ -174,9 +174,10 @@ func (f *CIFAR10CFiles) Images(corruption string) ([]byte, error) {
 	return a.Data, nil
 }
 
-// CIFAR10C is pipeline.BuildOptions.CIFAR10C: it finds the files of a shift block, checks
-// them against the run's dataset and returns their digest.
-func (l *Loader) CIFAR10C(shift manifest.ShiftSpec, spec manifest.DatasetSpec) (string, error) {
+// ShiftFiles is pipeline.BuildOptions.ShiftFiles for CIFAR-10 (the one dataset with
+// manifest.DatasetDef.RealCorruptions): it finds the CIFAR-10-C files of a shift block,
+// checks them against the run's dataset and returns their digest.
+func (l *Loader) ShiftFiles(shift manifest.ShiftSpec, spec manifest.DatasetSpec) (string, error) {
 	f, err := l.FindCIFAR10C(shift.CIFAR10CPath, shift.CIFAR10C)
 	if err != nil {
 		return "", err

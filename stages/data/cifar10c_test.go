@@ -86,7 +86,7 @@ func TestFindCIFAR10C(t *testing.T) {
 			t.Errorf("channel %d: %v, want %v", k, x[k], want)
 		}
 	}
-	if d, err := l.CIFAR10C(manifest.ShiftSpec{CIFAR10C: []string{"fog", "gaussian_noise"}}, manifest.DatasetSpec{Name: "cifar10"}); err != nil || d != f.Digest {
+	if d, err := l.ShiftFiles(manifest.ShiftSpec{CIFAR10C: []string{"fog", "gaussian_noise"}}, manifest.DatasetSpec{Name: "cifar10"}); err != nil || d != f.Digest {
 		t.Errorf("CIFAR10C = %s, %v", d, err)
 	}
 
