@@ -23,8 +23,14 @@ type Config struct {
 	loc  backend.Location
 }
 
-// String is the remote's URL: no endpoint credentials or keys, fit for logs and --json.
-func (c Config) String() string { return c.loc.String() }
+// String is the remote's URL: no endpoint credentials or keys, fit for logs and --json;
+// empty for the zero Config.
+func (c Config) String() string {
+	if c.loc == nil {
+		return ""
+	}
+	return c.loc.String()
+}
 
 // Workers says what workers launched on other machines (k8s, slurm) need to reach the
 // remote, as its kind declares.

@@ -17,7 +17,7 @@ import (
 //
 // A claim on stage K is the object lease/K/<gen>, gen a zero-padded generation number,
 // created conditionally (S3: a PUT with If-None-Match: *; a directory: link(2), see
-// dir.go), so of any number of workers creating the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
+// dirremote/objects.go), so of any number of workers creating the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
 // heartbeat: the body counts beats, so its ETag changes). Another worker deems the lease
 // expired when it has watched the same generation and ETag for a whole TTL by its own
 // clock (so clocks need not agree), and takes the stage over by creating generation
