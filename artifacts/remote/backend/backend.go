@@ -36,6 +36,7 @@ type UnreadableError struct {
 	Why string
 }
 
+// Error is "WHERE: WHY".
 func (e *UnreadableError) Error() string { return e.Where + ": " + e.Why }
 
 // Is matches ErrUnreadableObject.
