@@ -97,7 +97,7 @@ func (r *Remote) FetchCheckpoint(ctx context.Context, store *artifacts.Store, st
 // DeleteCheckpoint removes the stage's checkpoint pointer (its blobs stay: they are
 // content-addressed and may be shared). Deleting an absent pointer is not an error.
 func (r *Remote) DeleteCheckpoint(ctx context.Context, stage artifacts.Digest) error {
-	if err := r.objs.remove(ctx, r.object(checkpointObject(stage))); err != nil {
+	if err := r.objs.Remove(ctx, r.object(checkpointObject(stage))); err != nil {
 		return r.scrub(fmt.Errorf("remote %s: delete checkpoint of %s: %w", r, stage.Short(), err))
 	}
 	return nil

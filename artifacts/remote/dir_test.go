@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote/dirremote"
 )
 
 func TestResolveDirectoryAddresses(t *testing.T) {
@@ -35,8 +37,8 @@ func TestResolveDirectoryAddresses(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || cfg.Dir != c.dir {
-			t.Errorf("Resolve(%q) = %q, %v; want %q", c.in, cfg.Dir, err, c.dir)
+		if err != nil || cfg.loc.(dirremote.Location).Dir != c.dir || !cfg.Workers().SharedPath {
+			t.Errorf("Resolve(%q) = %+v, %v; want directory %q, shared by workers as a path", c.in, cfg, err, c.dir)
 			continue
 		}
 		if want := "file://" + c.dir; cfg.String() != want {
@@ -82,7 +84,8 @@ func TestOpenDirectory(t *testing.T) {
 // Readers of a name that is rewritten concurrently always see one whole version (put
 // renames a complete temporary file over the name), and writers leave no temporary file.
 func TestDirectoryPutIsAtomicForReaders(t *testing.T) {
-	r, err := Open(context.Background(), t.TempDir(), Options{})
+	root := t.TempDir()
+	r, err := Open(context.Background(), root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +112,42 @@ func TestDirectoryPutIsAtomicForReaders(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	entries, _ := os.ReadDir(filepath.Join(r.cfg.Dir, "ac"))
+	entries, _ := os.ReadDir(filepath.Join(root, "ac"))
 	if len(entries) != 1 || entries[0].Name() != "x" {
 		t.Fatalf("the folder holds %v, want only x", entries)
+	}
+}
+
+// A pushed entry records its outputs' sizes; a blob object larger than its recorded size
+// is refused before it is read (a miss naming the file), although it would be within the
+// bound of a blob of unknown size; a read-only directory remote opens and serves it, and
+// refuses writes.
+func TestFetchBoundsBlobsBySizeTheEntryRecords(t *testing.T) {
+	b := dirBackend(t)
+	r, _ := b.open(t, Options{})
+	ctx := context.Background()
+	src := openStore(t)
+	key, a := putAction(t, src, 3)
+	if _, err := r.PushAction(ctx, src, key, a); err != nil {
+		t.Fatal(err)
+	}
+	ro, _ := b.open(t, Options{ReadOnly: true})
+	if _, ok, _, err := ro.FetchAction(ctx, openStore(t), key); err != nil || !ok {
+		t.Fatalf("read-only fetch: %v %v", ok, err)
+	}
+	if err := ro.DeleteCheckpoint(ctx, key); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("a delete through a read-only remote: %v", err)
+	}
+	obj := b.objectPath("cas/" + a.Outputs["metrics"].String())
+	size, err := src.Size(a.Outputs["metrics"])
+	if want := int64(len("round,acc\n1,0.5\n\x03")); err != nil || size != want {
+		t.Fatalf("Size of the metrics blob: %d, %v; want %d", size, err, want)
+	}
+	if err := os.Truncate(obj, size+1); err != nil {
+		t.Fatal(err)
+	}
+	_, ok, _, err := ro.FetchAction(ctx, openStore(t), key)
+	if ok || err == nil || !strings.Contains(err.Error(), obj) || !strings.Contains(err.Error(), "more than the") {
+		t.Errorf("an object one byte over its recorded size: ok=%v %v, want a miss naming %s", ok, err, obj)
 	}
 }

@@ -170,7 +170,7 @@ func (l *Lease) writeFenced(ctx context.Context, what, name string, data []byte)
 			}
 			return r.put(ctx, name, data, "application/json")
 		}
-		created, err := r.objs.create(ctx, name, data, "application/json")
+		created, err := r.objs.Create(ctx, name, data, "application/json")
 		if err != nil || created {
 			return err
 		}

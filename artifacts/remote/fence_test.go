@@ -19,7 +19,7 @@ func TestFencedWriteOfAPausedHolderIsRefused(t *testing.T) {
 	eachBackend(t, testFencedWriteOfAPausedHolderIsRefused)
 }
 
-func testFencedWriteOfAPausedHolderIsRefused(t *testing.T, s backend) {
+func testFencedWriteOfAPausedHolderIsRefused(t *testing.T, s place) {
 	ctx := context.Background()
 	rA, logsA := s.open(t, Options{Holder: "hostA/1", LeaseTTL: time.Hour})
 	rB, _ := s.open(t, Options{Holder: "hostB/2", LeaseTTL: 300 * time.Millisecond})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote/backend"
 )
 
 // Garbage collection of a remote (fedpipe gc --remote) drops the action entries nobody
@@ -123,7 +124,7 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 		return rep, r.scrub(fmt.Errorf("remote %s: gc: %s: %w", r, what, err))
 	}
 
-	leases, err := r.objs.scan(ctx, r.object("lease/"))
+	leases, err := r.objs.Scan(ctx, r.object("lease/"))
 	if err != nil {
 		return fail("list leases", err)
 	}
@@ -142,13 +143,13 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 		return false, false
 	}
 
-	entries, err := r.objs.scan(ctx, r.object("ac/"))
+	entries, err := r.objs.Scan(ctx, r.object("ac/"))
 	if err != nil {
 		return fail("list results", err)
 	}
 	var dropResults []GCItem
 	for _, o := range entries {
-		key, err := artifacts.ParseDigest(o.name)
+		key, err := artifacts.ParseDigest(o.Name)
 		if err != nil {
 			continue // not an entry fedpipe wrote
 		}
@@ -156,13 +157,13 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 		if err != nil {
 			return fail("read result "+key.Short(), err)
 		}
-		keep, young := keepStage(key, o.modified)
+		keep, young := keepStage(key, o.Modified)
 		if !keep && opt.KeepRecent > 0 {
 			t, err := time.Parse(time.RFC3339, rec.Meta["created"])
 			keep = err == nil && within(t, opt.KeepRecent)
 		}
 		if !keep {
-			dropResults = append(dropResults, GCItem{Kind: GCResult, Key: key, Name: rec.Meta["name"], Size: o.size})
+			dropResults = append(dropResults, GCItem{Kind: GCResult, Key: key, Name: rec.Meta["name"], Size: o.Size})
 			continue
 		}
 		if young {
@@ -174,19 +175,19 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 		}
 	}
 
-	ckpts, err := r.objs.scan(ctx, r.object("ckpt/"))
+	ckpts, err := r.objs.Scan(ctx, r.object("ckpt/"))
 	if err != nil {
 		return fail("list checkpoints", err)
 	}
 	var dropCkpts []GCItem
 	for _, o := range ckpts {
-		key, err := artifacts.ParseDigest(o.name)
+		key, err := artifacts.ParseDigest(o.Name)
 		if err != nil {
 			continue
 		}
-		keep, young := keepStage(key, o.modified)
+		keep, young := keepStage(key, o.Modified)
 		if !keep {
-			dropCkpts = append(dropCkpts, GCItem{Kind: GCCheckpoint, Key: key, Size: o.size})
+			dropCkpts = append(dropCkpts, GCItem{Kind: GCCheckpoint, Key: key, Size: o.Size})
 			continue
 		}
 		if young {
@@ -210,7 +211,7 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 				if it.Kind == GCCheckpoint {
 					obj = checkpointObject(it.Key)
 				}
-				if err := r.objs.remove(ctx, r.object(obj)); err != nil {
+				if err := r.objs.Remove(ctx, r.object(obj)); err != nil {
 					return fail("remove "+it.Kind+" "+it.Key.Short(), err)
 				}
 			}
@@ -222,28 +223,28 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 	if err := r.refsWrittenSince(ctx, entries, ckpts, refs); err != nil {
 		return fail("list results again", err)
 	}
-	blobs, err := r.objs.scan(ctx, r.object("cas/"))
+	blobs, err := r.objs.Scan(ctx, r.object("cas/"))
 	if err != nil {
 		return fail("list blobs", err)
 	}
 	var dropBlobs []GCItem
 	for _, o := range blobs {
-		rep.BlobBytesBefore += o.size
-		d, err := artifacts.ParseDigest(o.name)
+		rep.BlobBytesBefore += o.Size
+		d, err := artifacts.ParseDigest(o.Name)
 		switch {
 		case err != nil || refs[d]:
-		case within(o.modified, opt.Grace):
+		case within(o.Modified, opt.Grace):
 			rep.Young++
 		default:
-			dropBlobs = append(dropBlobs, GCItem{Kind: GCBlob, Key: d, Size: o.size})
+			dropBlobs = append(dropBlobs, GCItem{Kind: GCBlob, Key: d, Size: o.Size})
 			continue
 		}
 		rep.KeptBlobs++
-		rep.KeptBytes += o.size
+		rep.KeptBytes += o.Size
 	}
 	for _, it := range sortItems(dropBlobs) {
 		if !opt.DryRun {
-			if err := r.objs.remove(ctx, r.object(blobObject(it.Key))); err != nil {
+			if err := r.objs.Remove(ctx, r.object(blobObject(it.Key))); err != nil {
 				return fail("remove blob "+it.Key.Short(), err)
 			}
 			r.mu.Lock()
@@ -256,17 +257,17 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 	// Expired leases of stages nobody keeps: their holders are gone.
 	var dropLeases []GCItem
 	for _, o := range leases {
-		k, _, _ := strings.Cut(o.name, "/")
+		k, _, _ := strings.Cut(o.Name, "/")
 		key, err := artifacts.ParseDigest(k)
 		if err != nil || live[key] || opt.Keep[key] {
 			continue
 		}
 		if !opt.DryRun {
-			if err := r.objs.remove(ctx, r.object("lease/"+o.name)); err != nil {
-				return fail("remove lease "+o.name, err)
+			if err := r.objs.Remove(ctx, r.object("lease/"+o.Name)); err != nil {
+				return fail("remove lease "+o.Name, err)
 			}
 		}
-		dropLeases = append(dropLeases, GCItem{Kind: GCLease, Key: key, Size: o.size})
+		dropLeases = append(dropLeases, GCItem{Kind: GCLease, Key: key, Size: o.Size})
 	}
 	for _, it := range sortItems(dropLeases) {
 		rep.remove(it)
@@ -277,27 +278,27 @@ func (r *Remote) GC(ctx context.Context, opt GCOptions) (GCReport, error) {
 // liveLeases returns the stages whose newest lease object was rewritten less than twice
 // the TTL it records (DefaultLeaseTTL if unreadable), or grace, ago: a heartbeat comes
 // every TTL/3, so a live holder's object is never older than that.
-func (r *Remote) liveLeases(ctx context.Context, objs []objectInfo, now time.Time, grace time.Duration) map[artifacts.Digest]bool {
-	newest := map[artifacts.Digest]objectInfo{}
+func (r *Remote) liveLeases(ctx context.Context, objs []backend.ObjectInfo, now time.Time, grace time.Duration) map[artifacts.Digest]bool {
+	newest := map[artifacts.Digest]backend.ObjectInfo{}
 	for _, o := range objs {
-		k, _, _ := strings.Cut(o.name, "/")
+		k, _, _ := strings.Cut(o.Name, "/")
 		key, err := artifacts.ParseDigest(k)
 		if err != nil {
 			continue
 		}
-		if n, ok := newest[key]; !ok || o.modified.After(n.modified) {
+		if n, ok := newest[key]; !ok || o.Modified.After(n.Modified) {
 			newest[key] = o
 		}
 	}
 	live := map[artifacts.Digest]bool{}
 	for key, o := range newest {
 		ttl := DefaultLeaseTTL
-		raw, found, err := r.get(ctx, r.object("lease/"+o.name))
+		raw, found, err := r.get(ctx, r.object("lease/"+o.Name))
 		var rec leaseRecord
 		if err == nil && found && json.Unmarshal(raw, &rec) == nil && rec.TTL > 0 {
 			ttl = time.Duration(rec.TTL * float64(time.Second))
 		}
-		if now.Sub(o.modified) < max(2*ttl, grace) {
+		if now.Sub(o.Modified) < max(2*ttl, grace) {
 			live[key] = true
 		}
 	}
@@ -339,24 +340,24 @@ func (r *Remote) checkpointRefs(ctx context.Context, stage artifacts.Digest, ref
 
 // refsWrittenSince lists ac/ and ckpt/ again and adds to refs the blobs of every entry or
 // checkpoint not in the first listings (entries, ckpts) or rewritten since.
-func (r *Remote) refsWrittenSince(ctx context.Context, entries, ckpts []objectInfo, refs map[artifacts.Digest]bool) error {
+func (r *Remote) refsWrittenSince(ctx context.Context, entries, ckpts []backend.ObjectInfo, refs map[artifacts.Digest]bool) error {
 	for _, kind := range []struct {
 		folder string
-		before []objectInfo
+		before []backend.ObjectInfo
 	}{{"ac/", entries}, {"ckpt/", ckpts}} {
-		seen := map[string]objectInfo{}
+		seen := map[string]backend.ObjectInfo{}
 		for _, o := range kind.before {
-			seen[o.name] = o
+			seen[o.Name] = o
 		}
-		now, err := r.objs.scan(ctx, r.object(kind.folder))
+		now, err := r.objs.Scan(ctx, r.object(kind.folder))
 		if err != nil {
 			return err
 		}
 		for _, o := range now {
-			if was, ok := seen[o.name]; ok && was.size == o.size && was.modified.Equal(o.modified) {
+			if was, ok := seen[o.Name]; ok && was.Size == o.Size && was.Modified.Equal(o.Modified) {
 				continue
 			}
-			key, err := artifacts.ParseDigest(o.name)
+			key, err := artifacts.ParseDigest(o.Name)
 			if err != nil {
 				continue
 			}

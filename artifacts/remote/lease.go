@@ -17,7 +17,7 @@ import (
 //
 // A claim on stage K is the object lease/K/<gen>, gen a zero-padded generation number,
 // created conditionally (S3: a PUT with If-None-Match: *; a directory: link(2), see
-// dir.go), so of any number of workers creating the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
+// dirremote/objects.go), so of any number of workers creating the same name exactly one succeeds. The holder rewrites its object every TTL/3 (a
 // heartbeat: the body counts beats, so its ETag changes). Another worker deems the lease
 // expired when it has watched the same generation and ETag for a whole TTL by its own
 // clock (so clocks need not agree), and takes the stage over by creating generation
@@ -68,7 +68,7 @@ func leaseObject(key artifacts.Digest, gen int) string {
 
 // generations lists the stage's lease objects: generation → version tag (ETag).
 func (r *Remote) generations(ctx context.Context, key artifacts.Digest) (map[int]string, error) {
-	objs, err := r.objs.list(ctx, r.object(leasePrefix(key)))
+	objs, err := r.objs.List(ctx, r.object(leasePrefix(key)))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (r *Remote) TryLease(ctx context.Context, key artifacts.Digest) (l *Lease, 
 		next, prev = top+1, holder
 	}
 	rec, _ := json.Marshal(leaseRecord{Holder: r.holder, TTL: r.ttl.Seconds()})
-	created, err := r.objs.create(ctx, r.object(leaseObject(key, next)), rec, "application/json")
+	created, err := r.objs.Create(ctx, r.object(leaseObject(key, next)), rec, "application/json")
 	if err != nil {
 		return nil, "", r.scrub(fmt.Errorf("remote %s: claim %s: %w", r, key.Short(), err))
 	}
@@ -242,7 +242,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	sort.Ints(mine) // its own generation last
 	for _, g := range mine {
-		if err := l.r.objs.remove(ctx, l.r.object(leaseObject(l.key, g))); err != nil {
+		if err := l.r.objs.Remove(ctx, l.r.object(leaseObject(l.key, g))); err != nil {
 			return l.r.scrub(fmt.Errorf("remote %s: release %s: %w", l.r, l.key.Short(), err))
 		}
 	}

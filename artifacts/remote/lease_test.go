@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts"
+	"github.com/fedpipe/fedpipe/artifacts/remote/backend"
 )
 
 // Of several workers claiming one stage at once, exactly one gets it.
@@ -17,7 +18,7 @@ func TestLeaseConditionalCreateHasOneWinner(t *testing.T) {
 	eachBackend(t, testLeaseConditionalCreateHasOneWinner)
 }
 
-func testLeaseConditionalCreateHasOneWinner(t *testing.T, s backend) {
+func testLeaseConditionalCreateHasOneWinner(t *testing.T, s place) {
 	key := artifacts.Sum([]byte("train a"))
 	const n = 6
 	var wg sync.WaitGroup
@@ -56,7 +57,7 @@ func TestLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T) {
 	eachBackend(t, testLeaseHeartbeatKeepsItAndReleaseFreesIt)
 }
 
-func testLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T, s backend) {
+func testLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T, s place) {
 	ttl := 1500 * time.Millisecond // heartbeats every 0.5 s: enough slack on a loaded machine
 	r1, _ := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
 	r2, _ := s.open(t, Options{Holder: "w2", LeaseTTL: ttl})
@@ -98,7 +99,7 @@ func testLeaseHeartbeatKeepsItAndReleaseFreesIt(t *testing.T, s backend) {
 // the later generation and reports the lease lost.
 func TestLeaseExpiresAndIsTakenOver(t *testing.T) { eachBackend(t, testLeaseExpiresAndIsTakenOver) }
 
-func testLeaseExpiresAndIsTakenOver(t *testing.T, s backend) {
+func testLeaseExpiresAndIsTakenOver(t *testing.T, s place) {
 	ttl := 600 * time.Millisecond
 	r1, _ := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
 	r2, logs := s.open(t, Options{Holder: "w2", LeaseTTL: ttl})
@@ -155,14 +156,14 @@ func testLeaseExpiresAndIsTakenOver(t *testing.T, s backend) {
 // (S3: the server honours If-None-Match: * and preconditionFailed recognizes its answer;
 // a directory: link(2) refuses an existing name). Leases rely on it.
 func TestConditionalCreateRefusesExistingObject(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s backend) {
+	eachBackend(t, func(t *testing.T, s place) {
 		r, _ := s.open(t, Options{})
 		ctx := context.Background()
 		name := r.object("lease/x/0000000000")
-		if ok, err := r.objs.create(ctx, name, []byte("a"), "application/json"); err != nil || !ok {
+		if ok, err := r.objs.Create(ctx, name, []byte("a"), "application/json"); err != nil || !ok {
 			t.Fatalf("first conditional create: %v %v", ok, err)
 		}
-		if ok, err := r.objs.create(ctx, name, []byte("b"), "application/json"); err != nil || ok {
+		if ok, err := r.objs.Create(ctx, name, []byte("b"), "application/json"); err != nil || ok {
 			t.Fatalf("second conditional create: %v %v, want refused", ok, err)
 		}
 		if b, found, err := r.get(ctx, name); err != nil || !found || string(b) != "a" {
@@ -174,7 +175,7 @@ func TestConditionalCreateRefusesExistingObject(t *testing.T) {
 // flaky is a remote's objects that fail every call while down is set, as an S3 server
 // that stopped or a shared filesystem that went away would; calls counts the attempts.
 type flaky struct {
-	objects
+	backend.Objects
 	down  atomic.Bool
 	calls atomic.Int64
 }
@@ -189,18 +190,18 @@ func (f *flaky) fail() error {
 	return nil
 }
 
-func (f *flaky) exists(ctx context.Context, name string) (bool, error) {
+func (f *flaky) Exists(ctx context.Context, name string) (bool, error) {
 	if err := f.fail(); err != nil {
 		return false, err
 	}
-	return f.objects.exists(ctx, name)
+	return f.Objects.Exists(ctx, name)
 }
 
-func (f *flaky) put(ctx context.Context, name string, data []byte, ct string) error {
+func (f *flaky) Put(ctx context.Context, name string, data []byte, ct string) error {
 	if err := f.fail(); err != nil {
 		return err
 	}
-	return f.objects.put(ctx, name, data, ct)
+	return f.Objects.Put(ctx, name, data, ct)
 }
 
 // A holder that cannot reach the remote keeps its lease and retries with a growing wait
@@ -212,10 +213,10 @@ func TestLeaseSurvivesAnUnreachableRemote(t *testing.T) {
 	eachBackend(t, testLeaseSurvivesAnUnreachableRemote)
 }
 
-func testLeaseSurvivesAnUnreachableRemote(t *testing.T, s backend) {
+func testLeaseSurvivesAnUnreachableRemote(t *testing.T, s place) {
 	ttl := 900 * time.Millisecond
 	r1, logs := s.open(t, Options{Holder: "w1", LeaseTTL: ttl})
-	f := &flaky{objects: r1.objs}
+	f := &flaky{Objects: r1.objs}
 	r1.objs = f
 	ctx := context.Background()
 	key := artifacts.Sum([]byte("train d"))

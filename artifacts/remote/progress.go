@@ -23,7 +23,7 @@ func (r *Remote) PutProgress(ctx context.Context, key artifacts.Digest, data []b
 
 // Progress returns every progress journal in the remote, by stage key (hex).
 func (r *Remote) Progress(ctx context.Context) (map[string][]byte, error) {
-	objs, err := r.objs.list(ctx, r.object("progress/"))
+	objs, err := r.objs.List(ctx, r.object("progress/"))
 	if err != nil {
 		return nil, r.scrub(err)
 	}
@@ -73,13 +73,13 @@ func (r *Remote) LeaseOf(ctx context.Context, key artifacts.Digest, ttl time.Dur
 		ttl = r.ttl
 	}
 	info := LeaseInfo{TTL: ttl}
-	objs, err := r.objs.scan(ctx, r.object(leasePrefix(key)))
+	objs, err := r.objs.Scan(ctx, r.object(leasePrefix(key)))
 	if err != nil {
 		return info, r.scrub(err)
 	}
-	sort.Slice(objs, func(i, j int) bool { return objs[i].name > objs[j].name }) // zero-padded: newest first
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Name > objs[j].Name }) // zero-padded: newest first
 	for _, o := range objs {
-		raw, found, err := r.get(ctx, r.object(leasePrefix(key)+o.name))
+		raw, found, err := r.get(ctx, r.object(leasePrefix(key)+o.Name))
 		if err != nil {
 			return info, r.scrub(err)
 		}
@@ -89,12 +89,12 @@ func (r *Remote) LeaseOf(ctx context.Context, key artifacts.Digest, ttl time.Dur
 		var rec leaseRecord
 		_ = json.Unmarshal(raw, &rec)
 		var gen int
-		for _, c := range o.name {
+		for _, c := range o.Name {
 			if c >= '0' && c <= '9' {
 				gen = gen*10 + int(c-'0')
 			}
 		}
-		info.Held, info.Holder, info.Generation, info.Age = true, rec.Holder, gen, time.Since(o.modified)
+		info.Held, info.Holder, info.Generation, info.Age = true, rec.Holder, gen, time.Since(o.Modified)
 		return info, nil
 	}
 	return info, nil

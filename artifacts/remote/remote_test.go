@@ -34,8 +34,8 @@ func (l *logLines) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// A backend is one place a remote keeps its objects, for tests that run against each.
-type backend struct {
+// A place is where a remote keeps its objects, for tests that run against each.
+type place struct {
 	address string
 	env     func(string) string
 	// objectPath is the file holding object key (cas/…, lease/…) of the remote.
@@ -44,24 +44,24 @@ type backend struct {
 
 // eachBackend runs test against an S3 server (skipped, outside CI, when versitygw is not
 // installed) and against a directory (never skipped), each holding one remote.
-func eachBackend(t *testing.T, test func(t *testing.T, b backend)) {
+func eachBackend(t *testing.T, test func(t *testing.T, b place)) {
 	t.Run("s3", func(t *testing.T) {
 		s := s3test.Start(t, bucket)
-		test(t, backend{address: "s3://" + bucket + "/team/sweep", env: s.Getenv,
+		test(t, place{address: "s3://" + bucket + "/team/sweep", env: s.Getenv,
 			objectPath: func(key string) string { return s.ObjectPath(bucket, "team/sweep/"+key) }})
 	})
 	t.Run("dir", func(t *testing.T) { test(t, dirBackend(t)) })
 }
 
 // dirBackend is a directory remote in a fresh temporary folder.
-func dirBackend(t *testing.T) backend {
+func dirBackend(t *testing.T) place {
 	root := filepath.Join(t.TempDir(), "sweep")
-	return backend{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
+	return place{address: "file://" + filepath.ToSlash(root), env: func(string) string { return "" },
 		objectPath: func(key string) string { return filepath.Join(root, filepath.FromSlash(key)) }}
 }
 
 // open opens another Remote (another machine) on the backend.
-func (b backend) open(t *testing.T, opt Options) (*Remote, *logLines) {
+func (b place) open(t *testing.T, opt Options) (*Remote, *logLines) {
 	t.Helper()
 	logs := &logLines{}
 	opt.Logf = logs.Logf
@@ -109,7 +109,7 @@ func TestPushThenFetchIntoAnotherStore(t *testing.T) {
 	eachBackend(t, testPushThenFetchIntoAnotherStore)
 }
 
-func testPushThenFetchIntoAnotherStore(t *testing.T, s backend) {
+func testPushThenFetchIntoAnotherStore(t *testing.T, s place) {
 	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src, dst := openStore(t), openStore(t)
@@ -153,7 +153,7 @@ func TestCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T) {
 	eachBackend(t, testCorruptRemoteBlobIsAMissAndPushRepairs)
 }
 
-func testCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T, s backend) {
+func testCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T, s place) {
 	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src := openStore(t)
@@ -194,7 +194,7 @@ func testCorruptRemoteBlobIsAMissAndPushRepairs(t *testing.T, s backend) {
 
 func TestMissingRemoteBlobIsAMiss(t *testing.T) { eachBackend(t, testMissingRemoteBlobIsAMiss) }
 
-func testMissingRemoteBlobIsAMiss(t *testing.T, s backend) {
+func testMissingRemoteBlobIsAMiss(t *testing.T, s place) {
 	r, _ := s.open(t, Options{})
 	ctx := context.Background()
 	src := openStore(t)
@@ -219,7 +219,7 @@ func testMissingRemoteBlobIsAMiss(t *testing.T, s backend) {
 
 func TestCheckpointRoundTrip(t *testing.T) { eachBackend(t, testCheckpointRoundTrip) }
 
-func testCheckpointRoundTrip(t *testing.T, s backend) {
+func testCheckpointRoundTrip(t *testing.T, s place) {
 	r, _ := s.open(t, Options{Holder: "w1"})
 	ctx := context.Background()
 	src, dst := openStore(t), openStore(t)

@@ -32,13 +32,13 @@ type SizesReport struct {
 // rewritten.
 func (r *Remote) RecordSizes(ctx context.Context) (SizesReport, error) {
 	var rep SizesReport
-	objs, err := r.objs.scan(ctx, r.object("ac/"))
+	objs, err := r.objs.Scan(ctx, r.object("ac/"))
 	if err != nil {
 		return rep, r.scrub(fmt.Errorf("remote %s: list results: %w", r, err))
 	}
-	sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 	for _, o := range objs {
-		key, err := artifacts.ParseDigest(strings.TrimPrefix(o.name, "/"))
+		key, err := artifacts.ParseDigest(strings.TrimPrefix(o.Name, "/"))
 		if err != nil {
 			continue // not an entry (a temporary file of a writer)
 		}

@@ -41,7 +41,7 @@ func k8sCmd(c *call) error {
 		"Prints a Kubernetes ConfigMap (the manifest) and an Indexed Job of --workers pods, each running\n`fedpipe run MANIFEST --remote URL --worker`. Apply with: fedpipe k8s … | kubectl apply -f -")
 	check := func(cfg remote.Config) error {
 		switch {
-		case cfg.Dir != "":
+		case cfg.Workers().SharedPath:
 			return fmt.Errorf("a directory remote (%s) is not shared by pods: give --remote s3://BUCKET/PREFIX", cfg)
 		case f.Workers < 1:
 			return fmt.Errorf("--workers must be at least 1")
@@ -85,7 +85,7 @@ func slurmCmd(c *call) error {
 	fs.Usage = launchUsage(fs, "fedpipe slurm MANIFEST --remote s3://BUCKET/PREFIX|file:///DIR --workers N [flags]",
 		"Prints an sbatch script for a job array of --workers tasks, each running\n`fedpipe run MANIFEST --remote URL --worker`. Submit with: fedpipe slurm … > sweep.sh && sbatch sweep.sh\nCredentials come from the environment sbatch passes on (or ~/.aws) and are never written into the script.")
 	check := func(cfg remote.Config) error {
-		if cfg.Dir != "" {
+		if cfg.Workers().SharedPath {
 			f.Remote = cfg.String() // absolute, as the script runs from another directory
 		}
 		if f.Workers < 1 {

@@ -1,9 +1,8 @@
 //go:build unix
 
-package remote
+package dirremote
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote/backend"
 )
 
 // ReadRegular reads a regular file (through a link too) and refuses, at once and naming
@@ -58,7 +59,7 @@ func TestReadRegularRefusesSpecialAndOversizeFiles(t *testing.T) {
 		}
 		start := time.Now()
 		_, err := ReadRegular(path, limit)
-		if !errors.Is(err, ErrUnreadableObject) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), says) {
+		if !errors.Is(err, backend.ErrUnreadableObject) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), says) {
 			t.Errorf("%s: %v, want a refusal naming it and saying %q", path, err, says)
 		}
 		if d := time.Since(start); d > 2*time.Second {
@@ -67,39 +68,5 @@ func TestReadRegularRefusesSpecialAndOversizeFiles(t *testing.T) {
 	}
 	if _, err := ReadRegular(filepath.Join(dir, "absent"), 5); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("absent: %v, want fs.ErrNotExist", err)
-	}
-}
-
-// A pushed entry records its outputs' sizes; a blob object larger than its recorded size
-// is refused before it is read (a miss naming the file), although it would be within the
-// bound of a blob of unknown size; a read-only directory remote opens and serves it, and
-// refuses writes.
-func TestFetchBoundsBlobsBySizeTheEntryRecords(t *testing.T) {
-	b := dirBackend(t)
-	r, _ := b.open(t, Options{})
-	ctx := context.Background()
-	src := openStore(t)
-	key, a := putAction(t, src, 3)
-	if _, err := r.PushAction(ctx, src, key, a); err != nil {
-		t.Fatal(err)
-	}
-	ro, _ := b.open(t, Options{ReadOnly: true})
-	if _, ok, _, err := ro.FetchAction(ctx, openStore(t), key); err != nil || !ok {
-		t.Fatalf("read-only fetch: %v %v", ok, err)
-	}
-	if err := ro.DeleteCheckpoint(ctx, key); err == nil || !strings.Contains(err.Error(), "read-only") {
-		t.Errorf("a delete through a read-only remote: %v", err)
-	}
-	obj := b.objectPath("cas/" + a.Outputs["metrics"].String())
-	size, err := src.Size(a.Outputs["metrics"])
-	if want := int64(len("round,acc\n1,0.5\n\x03")); err != nil || size != want {
-		t.Fatalf("Size of the metrics blob: %d, %v; want %d", size, err, want)
-	}
-	if err := os.Truncate(obj, size+1); err != nil {
-		t.Fatal(err)
-	}
-	_, ok, _, err := ro.FetchAction(ctx, openStore(t), key)
-	if ok || err == nil || !strings.Contains(err.Error(), obj) || !strings.Contains(err.Error(), "more than the") {
-		t.Errorf("an object one byte over its recorded size: ok=%v %v, want a miss naming %s", ok, err, obj)
 	}
 }

@@ -1,4 +1,4 @@
-package remote
+package dirremote
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fedpipe/fedpipe/artifacts/remote/backend"
 )
 
 // dirObjects keeps the objects as files under a directory, which may be on a filesystem
@@ -57,13 +58,12 @@ var tmpOwner = func() string {
 	return hex.EncodeToString(sum[:4]) + "." + strconv.Itoa(os.Getpid())
 }()
 
-// RemoveDeadTemps removes, from a directory remote, the temporary files of writers on this
-// host that are no longer running (a push or a worker killed mid-write), and returns how
-// many it removed. A live writer's files, another host's, and those named by an older
-// fedpipe (which did not record the writer) are left alone. An S3 remote has none: 0.
-func (r *Remote) RemoveDeadTemps() (int, error) {
-	d, ok := r.objs.(*dirObjects)
-	if !ok || d.readOnly {
+// RemoveDeadTemps removes the temporary files of writers on this host that are no longer
+// running (a push or a worker killed mid-write), and returns how many it removed. A live
+// writer's files, another host's, and those named by an older fedpipe (which did not
+// record the writer) are left alone; a read-only remote is not touched.
+func (d *dirObjects) RemoveDeadTemps() (int, error) {
+	if d.readOnly {
 		return 0, nil
 	}
 	hostTag, _, _ := strings.Cut(tmpOwner, ".")
@@ -90,45 +90,8 @@ func (r *Remote) RemoveDeadTemps() (int, error) {
 	return removed, err
 }
 
-// openDir checks that cfg.Dir is a directory (creating it when only its last element is
-// missing) that this process can write to; with readOnly, a directory this process can
-// list, never written (a reviewer's read-only checkout of kept results).
-func openDir(cfg Config, readOnly bool) (*dirObjects, error) {
-	dir := cfg.Dir
-	st, err := os.Stat(dir)
-	if readOnly {
-		if err == nil && st.IsDir() {
-			if _, err = os.ReadDir(dir); err == nil {
-				return &dirObjects{root: dir, readOnly: true}, nil
-			}
-			return nil, fmt.Errorf("remote %s: the directory cannot be read: %w", cfg, err)
-		}
-		if err == nil || missing(err) {
-			return nil, fmt.Errorf("%w: remote %s: %s is not a directory", ErrInvalid, cfg, dir)
-		}
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		parent := filepath.Dir(dir)
-		if pst, perr := os.Stat(parent); perr != nil || !pst.IsDir() {
-			return nil, fmt.Errorf("%w: remote %s: neither the directory nor its parent %s exists (create it, or check that the shared filesystem is mounted)", ErrInvalid, cfg, parent)
-		}
-		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("remote %s: create the directory: %w", cfg, err)
-		}
-	case err != nil:
-		return nil, fmt.Errorf("remote %s: %w", cfg, err)
-	case !st.IsDir():
-		return nil, fmt.Errorf("%w: remote %s: %s is a file, not a directory", ErrInvalid, cfg, dir)
-	}
-	probe, err := os.CreateTemp(dir, tmpPrefix+"probe-")
-	if err != nil {
-		return nil, fmt.Errorf("remote %s: the directory is not writable: %w", cfg, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
-	return &dirObjects{root: dir}, nil
-}
+// Where names an object's place for messages: its file.
+func (d *dirObjects) Where(name string) string { return d.path(name) }
 
 func (d *dirObjects) path(name string) string {
 	return filepath.Join(d.root, filepath.FromSlash(name))
@@ -140,7 +103,7 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
-func (d *dirObjects) get(_ context.Context, name string, limit int64) ([]byte, bool, error) {
+func (d *dirObjects) Get(_ context.Context, name string, limit int64) ([]byte, bool, error) {
 	data, err := ReadRegular(d.path(name), limit)
 	if missing(err) {
 		return nil, false, nil
@@ -199,7 +162,7 @@ func syncDir(dir string) error {
 	return nil
 }
 
-func (d *dirObjects) put(_ context.Context, name string, data []byte, _ string) error {
+func (d *dirObjects) Put(_ context.Context, name string, data []byte, _ string) error {
 	if d.readOnly {
 		return errReadOnly
 	}
@@ -222,7 +185,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-func (d *dirObjects) create(_ context.Context, name string, data []byte, _ string) (bool, error) {
+func (d *dirObjects) Create(_ context.Context, name string, data []byte, _ string) (bool, error) {
 	if d.readOnly {
 		return false, errReadOnly
 	}
@@ -266,7 +229,7 @@ func createExclusive(path string, data []byte) (bool, error) {
 	return true, syncDir(filepath.Dir(path))
 }
 
-func (d *dirObjects) exists(_ context.Context, name string) (bool, error) {
+func (d *dirObjects) Exists(_ context.Context, name string) (bool, error) {
 	_, err := os.Stat(d.path(name))
 	if missing(err) {
 		return false, nil
@@ -277,7 +240,7 @@ func (d *dirObjects) exists(_ context.Context, name string) (bool, error) {
 // list reads each file under the prefix's folder: the tag is a hash of its bytes (a
 // lease's body changes at every heartbeat). Only lease folders are listed, a few small
 // files each.
-func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, error) {
+func (d *dirObjects) List(_ context.Context, prefix string) (map[string]string, error) {
 	out := map[string]string{}
 	dir := d.path(strings.TrimSuffix(prefix, "/"))
 	entries, err := os.ReadDir(dir)
@@ -291,7 +254,7 @@ func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, 
 		if strings.HasPrefix(e.Name(), tmpPrefix) || e.IsDir() {
 			continue
 		}
-		data, err := ReadRegular(filepath.Join(dir, e.Name()), maxRecordBytes)
+		data, err := ReadRegular(filepath.Join(dir, e.Name()), backend.MaxRecordBytes)
 		if missing(err) {
 			continue // released meanwhile
 		}
@@ -304,7 +267,7 @@ func (d *dirObjects) list(_ context.Context, prefix string) (map[string]string, 
 	return out, nil
 }
 
-func (d *dirObjects) remove(_ context.Context, name string) error {
+func (d *dirObjects) Remove(_ context.Context, name string) error {
 	if d.readOnly {
 		return errReadOnly
 	}
@@ -315,8 +278,8 @@ func (d *dirObjects) remove(_ context.Context, name string) error {
 }
 
 // scan walks the prefix's folder and the folders below it, skipping temporary files.
-func (d *dirObjects) scan(_ context.Context, prefix string) ([]objectInfo, error) {
-	var out []objectInfo
+func (d *dirObjects) Scan(_ context.Context, prefix string) ([]backend.ObjectInfo, error) {
+	var out []backend.ObjectInfo
 	dir := d.path(strings.TrimSuffix(prefix, "/"))
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -339,7 +302,7 @@ func (d *dirObjects) scan(_ context.Context, prefix string) ([]objectInfo, error
 		if err != nil {
 			return err
 		}
-		out = append(out, objectInfo{name: filepath.ToSlash(rel), size: info.Size(), modified: info.ModTime()})
+		out = append(out, backend.ObjectInfo{Name: filepath.ToSlash(rel), Size: info.Size(), Modified: info.ModTime()})
 		return nil
 	})
 	return out, err

@@ -1,30 +1,12 @@
-package remote
+package dirremote
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/fedpipe/fedpipe/artifacts/osfile"
+	"github.com/fedpipe/fedpipe/artifacts/remote/backend"
 )
-
-// ErrUnreadableObject matches (errors.Is) the error ReadRegular returns for a file that is
-// there but must not be read as an object: a named pipe, a device, a directory or a socket
-// (directly or through a symbolic link), or a file larger than its entry allows. A reader
-// treats it as a damaged object, never waits on it and never allocates its claimed size.
-var ErrUnreadableObject = errors.New("not a readable object")
-
-// maxRecordBytes bounds what is read of an object that is not a blob: an action entry, a
-// checkpoint pointer, a lease, a kept-results index entry (each a few KiB of JSON).
-const maxRecordBytes = 16 << 20
-
-// unreadableError is ReadRegular's refusal, naming the file.
-type unreadableError struct {
-	path, why string
-}
-
-func (e *unreadableError) Error() string        { return e.path + ": " + e.why }
-func (e *unreadableError) Is(target error) bool { return target == ErrUnreadableObject }
 
 // ReadRegular reads the file at path, which must be a regular file (a symbolic link to one
 // is followed) of at most limit bytes. The file is opened without blocking, so a named pipe
@@ -32,7 +14,7 @@ func (e *unreadableError) Is(target error) bool { return target == ErrUnreadable
 // on the opened file before anything is read: a device such as /dev/zero, or a sparse file
 // claiming more than limit, is refused without reading it. The read itself stops at limit+1
 // bytes, so a file growing meanwhile cannot make it read more. Refusals wrap
-// ErrUnreadableObject and name the file; a missing file is an error wrapping
+// backend.ErrUnreadableObject and name the file; a missing file is an error wrapping
 // fs.ErrNotExist, as os.ReadFile's.
 func ReadRegular(path string, limit int64) ([]byte, error) {
 	f, err := openNonblocking(path)
@@ -45,10 +27,10 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &unreadableError{path, "is " + osfile.Kind(st.Mode()) + ", not a regular file; fedpipe reads only regular files there"}
+		return nil, &backend.UnreadableError{Where: path, Why: "is " + osfile.Kind(st.Mode()) + ", not a regular file; fedpipe reads only regular files there"}
 	}
 	if st.Size() > limit {
-		return nil, &unreadableError{path, fmt.Sprintf("holds %d bytes, more than the %d its entry allows", st.Size(), limit)}
+		return nil, &backend.UnreadableError{Where: path, Why: fmt.Sprintf("holds %d bytes, more than the %d its entry allows", st.Size(), limit)}
 	}
 	data := make([]byte, 0, st.Size())
 	data, err = readAllInto(data, io.LimitReader(f, limit+1))
@@ -56,7 +38,7 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, &unreadableError{path, fmt.Sprintf("grew past the %d bytes its entry allows while it was read", limit)}
+		return nil, &backend.UnreadableError{Where: path, Why: fmt.Sprintf("grew past the %d bytes its entry allows while it was read", limit)}
 	}
 	return data, nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package remote
+package dirremote
 
 import (
 	"errors"
