@@ -53,7 +53,7 @@ func readManifestFile(path string) ([]byte, error) {
 			return nil, &InputError{File: path, Msg: msg}
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, &InputError{File: path, Msg: fmt.Sprintf("not a regular file (%s): a manifest is a YAML file; use - to read standard input", osfile.Kind(fi.Mode()))}
+			return nil, &InputError{File: path, Msg: fmt.Sprintf("is %s, not a regular file: a manifest is a YAML file; use - to read standard input", osfile.Kind(fi.Mode()))}
 		}
 		f, err := os.Open(path)
 		if err != nil {

@@ -16,7 +16,7 @@ func TestReadManifestFileRefuses(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		"":                                "empty manifest path",
-		dir:                               "not a regular file (a directory)",
+		dir:                               "is a directory, not a regular file",
 		filepath.Join(dir, "tabel1.yaml"): "did you mean " + filepath.Join(dir, "table1.yaml") + "?",
 	} {
 		if _, err := readManifestFile(path); err == nil || !strings.Contains(err.Error(), want) {
