@@ -1,0 +1,97 @@
+package model
+
+import (
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
+)
+
+// The network interfaces the step graphs build on (stepgraphs.go), and seqNet, the
+// layer chain of net.go behind them.
+
+// network is a model's computation: the seqNet chain of layers (cnn4, fedavgcnn, mlp, logreg) or a
+// tapeNet (the ResNet-18s). Parameters are given in canonical order.
+type network interface {
+	numParams() int
+	// trainPass returns the mean cross-entropy of the batch in training mode, the gradient
+	// of every trained parameter (nil for running statistics) and the new value of every
+	// running statistic (nil for trained parameters).
+	trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node)
+	// evalLogits returns the logits [B, classes] in evaluation mode.
+	evalLogits(params []*Node, x *Node) *Node
+}
+
+// penalty is an extra term of a training loss that depends on the penultimate features
+// f [B, d] of the batch: it returns the term's value (a scalar) and its gradient with
+// respect to f ([B, d]).
+type penalty func(feats *Node) (value, dFeats *Node)
+
+// featureNetwork is a network whose classifier input, the penultimate features, can be
+// read and penalized. Every network here is one (seqNet, tapeNetwork); features.go builds
+// its graphs from this interface alone.
+type featureNetwork interface {
+	network
+	// featureDim is d, the number of features: the input size of the classifier.
+	featureDim() int
+	// evalFeatures returns the features [B, d] in evaluation mode (BatchNorm running
+	// statistics), as evalLogits sees them.
+	evalFeatures(params []*Node, x *Node) *Node
+	// featurePass is trainPass (training mode: batch statistics) with pen(f) added to the
+	// loss and its gradient to the features' when pen is not nil; it also returns f.
+	featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node)
+}
+
+// seqNet is a chain of layers with weight and bias each.
+type seqNet []layer
+
+func (ls seqNet) numParams() int { return 2 * len(ls) }
+
+func (ls seqNet) trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node) {
+	loss, grads = lossAndGrads(ls, params, x, labels)
+	return loss, grads, make([]*Node, len(params))
+}
+
+func (ls seqNet) evalLogits(params []*Node, x *Node) *Node {
+	logits, _ := forward(ls, params, x)
+	return logits
+}
+
+func (ls seqNet) featureDim() int { return ls[len(ls)-1].in }
+
+// bodyForward returns the features [B, d] of x (the flattened input when the chain is the
+// classifier alone) and the caches of the layers before the classifier.
+func (ls seqNet) bodyForward(params []*Node, x *Node) (*Node, []layerCache) {
+	b := x.Shape().Dimensions[0]
+	body := ls[:len(ls)-1]
+	if len(body) == 0 {
+		return Reshape(x, b, ls.featureDim()), nil
+	}
+	h, caches := forward(body, params[:2*len(body)], x)
+	return Reshape(h, b, ls.featureDim()), caches
+}
+
+func (ls seqNet) evalFeatures(params []*Node, x *Node) *Node {
+	f, _ := ls.bodyForward(params, x)
+	return f
+}
+
+func (ls seqNet) featurePass(params []*Node, x, labels *Node, pen penalty) (loss *Node, grads, state []*Node, feats *Node) {
+	n := ls.numParams()
+	body, cl := ls[:len(ls)-1], ls[len(ls)-1]
+	feats, caches := ls.bodyForward(params, x)
+	logits, cc := fcForward(feats, params[n-2], params[n-1], cl)
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
+	grads = make([]*Node, n)
+	var dFeats *Node
+	grads[n-2], grads[n-1], dFeats = fcBackward(dLogits, params[n-2], cl, cc, len(body) > 0)
+	if pen != nil {
+		value, dPen := pen(feats)
+		loss = Add(loss, value)
+		if len(body) > 0 {
+			dFeats = Add(dFeats, dPen)
+		}
+	}
+	if len(body) > 0 {
+		copy(grads, backward(body, params[:n-2], caches, dFeats))
+	}
+	return loss, grads, make([]*Node, n), feats
+}
