@@ -66,14 +66,14 @@ func (m *Model) NewAPFLSession(variant APFLVariant, w, v tensor.List, opt SGD) (
 		return nil, fmt.Errorf("personal model: %w", err)
 	}
 	s.momW = m.zeroTensors()
-	h := []float32{opt.LR, opt.Momentum, opt.WeightDecay}
-	if variant == APFLParamMix {
-		// As Session.hyperTensor: without weight decay, w's step leaves out its term.
-		if opt.WeightDecay == 0 {
-			h = h[:2]
-		}
-	} else {
+	if variant == APFLOutputMix {
 		s.momV = m.zeroTensors()
+	}
+	// As Session.hyperTensor: without weight decay the steps leave out its term, with the
+	// same results up to the sign of a zero.
+	h := []float32{opt.LR, opt.Momentum, opt.WeightDecay}
+	if opt.WeightDecay == 0 {
+		h = h[:2]
 	}
 	s.hyper = tensors.FromFlatDataAndDimensions(h, len(h))
 	return s, nil
@@ -95,10 +95,11 @@ func (s *APFLSession) state() []*tensors.Tensor {
 }
 
 // Step runs the variant's step on a mini-batch (laid out as in Session.Step; a ragged
-// batch is padded as Session.Step pads it) with mixing weight alpha, and returns the
-// variant's α gradient term, summed in float64 over the trained tensors' float32 sums.
+// batch is padded as Session.Step pads it) with mixing weight alpha. With sum it returns
+// the variant's α gradient term, summed in float64 over the trained tensors' float32 sums;
+// without, 0, from a graph that leaves the term out (w and v are the same either way).
 // After an error the session must not be used further.
-func (s *APFLSession) Step(x []float32, y []int32, alpha float32) (float64, error) {
+func (s *APFLSession) Step(x []float32, y []int32, alpha float32, sum bool) (float64, error) {
 	if s.w == nil {
 		return 0, errors.New("session is closed")
 	}
@@ -106,11 +107,14 @@ func (s *APFLSession) Step(x []float32, y []int32, alpha float32) (float64, erro
 	if m.train == nil {
 		return 0, errors.New("model is closed")
 	}
-	name, build := "apfl-parammix", apflParamMixGraph
+	name, graph := "apfl-parammix", apflParamMixGraph
 	if s.variant == APFLOutputMix {
-		name, build = "apfl-outputmix", apflOutputMixGraph
+		name, graph = "apfl-outputmix", apflOutputMixGraph
 	}
-	e, err := m.auxExec(name, build)
+	if !sum {
+		name += "-nosum"
+	}
+	e, err := m.auxExec(name, func(net network, inputs []*Node) []*Node { return graph(net, inputs, sum) })
 	if err != nil {
 		return 0, err
 	}
@@ -171,10 +175,23 @@ func (s *APFLSession) Close() {
 	s.w, s.momW, s.v, s.momV, s.hyper = nil, nil, nil, nil, nil
 }
 
+// sumAll is the sum of every entry of x in two stages, for speed: the rows of x's last
+// axis are added first, column by column (fpfast's ReduceSum over a leading axis runs its
+// vector loop across the columns, on every thread), then the column sums.
+func sumAll(x *Node) *Node {
+	dims := x.Shape().Dimensions
+	if len(dims) < 2 {
+		return ReduceAllSum(x)
+	}
+	last := dims[len(dims)-1]
+	return ReduceAllSum(ReduceSum(Reshape(x, x.Shape().Size()/last, last), 0))
+}
+
 // apflParamMixGraph builds APFLParamMix's step: inputs = w (n), w's momentum (n), v (n), x,
 // labels, hyper (Session's: [lr, momentum(, weight decay)]), α [1]; outputs = new w (n), new
-// momentum (n), new v (n), then one scalar per trained parameter: its share of ⟨v − w, g⟩.
-func apflParamMixGraph(net network, inputs []*Node) []*Node {
+// momentum (n), new v (n), then, with sum, one scalar per trained parameter: its share of
+// ⟨v − w, g⟩.
+func apflParamMixGraph(net network, inputs []*Node, sum bool) []*Node {
 	n := net.numParams()
 	w, moms, v := inputs[:n], inputs[n:2*n], inputs[2*n:3*n]
 	x, labels, hyper, alpha := inputs[3*n], inputs[3*n+1], inputs[3*n+2], Reshape(inputs[3*n+3])
@@ -193,27 +210,35 @@ func apflParamMixGraph(net network, inputs []*Node) []*Node {
 			outs = append(outs, state[i])
 			continue
 		}
-		dots = append(dots, ReduceAllSum(Mul(Sub(v[i], w[i]), grads[i])))
+		if sum {
+			dots = append(dots, sumAll(Mul(Sub(v[i], w[i]), grads[i])))
+		}
 		outs = append(outs, Sub(v[i], Mul(step, grads[i])))
 	}
 	return append(outs, dots...)
 }
 
 // apflOutputMixGraph builds APFLOutputMix's step: inputs = w (n), w's momentum (n), v (n),
-// v's momentum (n), x, labels, hyper [lr, momentum, weight decay], α [1]; outputs = new w
-// (n), its momentum (n), new v (n), its momentum (n), then one scalar per trained
-// parameter: its share of Σ (v′ − w″)·(α·g_v + (1−α)·g_w).
-func apflOutputMixGraph(net network, inputs []*Node) []*Node {
+// v's momentum (n), x, labels, hyper [lr, momentum(, weight decay)], α [1]; outputs = new w
+// (n), its momentum (n), new v (n), its momentum (n), then, with sum, one scalar per
+// trained parameter: its share of Σ (v′ − w″)·(α·g_v + (1−α)·g_w).
+func apflOutputMixGraph(net network, inputs []*Node, sum bool) []*Node {
 	n := net.numParams()
 	w, momW, v, momV := inputs[:n], inputs[n:2*n], inputs[2*n:3*n], inputs[3*n:4*n]
 	x, labels, hyper, alpha := inputs[4*n], inputs[4*n+1], inputs[4*n+2], Reshape(inputs[4*n+3])
 	lr := Reshape(Slice(hyper, AxisElem(0)))
 	mom := Reshape(Slice(hyper, AxisElem(1)))
-	wd := Reshape(Slice(hyper, AxisElem(2)))
+	var wd *Node
+	if hyper.Shape().Dimensions[0] == 3 {
+		wd = Reshape(Slice(hyper, AxisElem(2)))
+	}
 	// step is one PyTorch SGD step of θ with gradient g and buffer buf: the new θ and buf,
 	// in the order of FL-bench's torch.optim.SGD (and of the Go loop this graph replaced).
 	step := func(theta, buf, g *Node) (*Node, *Node) {
-		b := Add(Add(Mul(mom, buf), g), Mul(wd, theta))
+		b := Add(Mul(mom, buf), g)
+		if wd != nil {
+			b = Add(b, Mul(wd, theta))
+		}
 		return Sub(theta, Mul(lr, b)), b
 	}
 	oneMinus := Sub(ScalarOne(alpha.Graph(), alpha.DType()), alpha)
@@ -240,7 +265,9 @@ func apflOutputMixGraph(net network, inputs []*Node) []*Node {
 		}
 		outW[i], outMomW[i] = step(w1[i], momW1[i], gw[i])
 		outV[i], outMomV[i] = step(v[i], momV[i], gv[i])
-		sums = append(sums, ReduceAllSum(Mul(Sub(outV[i], outW[i]), Add(Mul(alpha, gv[i]), Mul(oneMinus, gw[i])))))
+		if sum {
+			sums = append(sums, sumAll(Mul(Sub(outV[i], outW[i]), Add(Mul(alpha, gv[i]), Mul(oneMinus, gw[i])))))
+		}
 	}
 	outs := append(append(append(outW, outMomW...), outV...), outMomV...)
 	return append(outs, sums...)

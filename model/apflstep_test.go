@@ -75,7 +75,7 @@ func TestAPFLSessionParamMix(t *testing.T) {
 				want[i].Data[j] -= opt.LR * alpha * g[i].Data[j]
 			}
 		}
-		got, err := s.Step(xs[b], ys[b], alpha)
+		got, err := s.Step(xs[b], ys[b], alpha, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestAPFLSessionOutputMix(t *testing.T) {
 			sum += float64(v1[i].Data[j]-w1[i].Data[j]) * float64(alpha*gv[i].Data[j]+(1-alpha)*gw[i].Data[j])
 		}
 	}
-	got, err := s.Step(x, y, alpha)
+	got, err := s.Step(x, y, alpha, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +173,25 @@ func TestAPFLSessionOutputMix(t *testing.T) {
 	}
 	nearList(t, "w", gotW, w1, 1e-6)
 	nearList(t, "v", gotV, v1, 1e-6)
+
+	// Without the α term's sums the graph computes the same models, bit for bit.
+	bare, err := m.NewAPFLSession(APFLOutputMix, w, v, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	if got, err := bare.Step(x, y, alpha, false); err != nil || got != 0 {
+		t.Fatalf("a step without sums returned %v, %v", got, err)
+	}
+	bareW, bareV, err := bare.Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range bareW {
+		if !slices.Equal(bareW[i].Data, gotW[i].Data) || !slices.Equal(bareV[i].Data, gotV[i].Data) {
+			t.Errorf("%s differs without the sums", bareW[i].Name)
+		}
+	}
 }
 
 // TestAPFLSessionErrors: an unknown variant, a batch of the wrong size and a closed
@@ -192,11 +211,11 @@ func TestAPFLSessionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Step([]float32{1, 2, 3}, []int32{0, 1}, 0.5); err == nil {
+	if _, err := s.Step([]float32{1, 2, 3}, []int32{0, 1}, 0.5, true); err == nil {
 		t.Error("a batch of 3 values for 2 samples of 2 was accepted")
 	}
 	s.Close()
-	if _, err := s.Step([]float32{1, 2}, []int32{0}, 0.5); err == nil {
+	if _, err := s.Step([]float32{1, 2}, []int32{0}, 0.5, true); err == nil {
 		t.Error("a closed session stepped")
 	}
 	if _, _, err := s.Params(); err == nil {

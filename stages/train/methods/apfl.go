@@ -113,7 +113,7 @@ func (a apfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error
 	}
 	defer s.Close()
 	err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
-		dot, err := s.Step(x, y, alpha)
+		dot, err := s.Step(x, y, alpha, a.alphaLR != 0)
 		alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
 		return err
 	})

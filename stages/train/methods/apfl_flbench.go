@@ -68,8 +68,9 @@ func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Uploa
 		}
 		defer s.Close()
 		err = l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
-			grad, err := s.Step(x, y, alpha)
-			if a.adaptive && e == 0 {
+			adapt := a.adaptive && e == 0
+			grad, err := s.Step(x, y, alpha, adapt)
+			if adapt {
 				alpha = alphaStep(alpha, opt.LR, grad)
 			}
 			return err
