@@ -103,24 +103,34 @@ func (a apfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error
 	l.Count(samples, st.Global) // the steps of w
 	if alpha == 0 && a.alphaLR == 0 {
 		// v̄ = w for good: v never moves, and w trains as FedAvg's model does.
-		trained, err := a.trainGlobal(l, st.Global)
+		var trained tensor.List
+		err := l.WithModel(func(m *model.Model) (err error) {
+			trained, err = trainGlobal(l, m, st.Global)
+			return err
+		})
 		return train.Upload{Params: trained, Personal: st.Personal[c].Clone()}, err
 	}
 	l.Count(samples, nil) // the gradients of the mixture
-	s, err := l.Model().NewAPFLSession(model.APFLParamMix, st.Global, st.Personal[c], l.Optimizer())
-	if err != nil {
-		return train.Upload{}, err
-	}
-	defer s.Close()
-	err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
-		dot, err := s.Step(x, y, alpha, a.alphaLR != 0)
-		alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
+	var w, v tensor.List
+	// The model to itself for the client's training (shared in lockstep training): each
+	// batch is one compiled step of both models (model.APFLParamMix).
+	err := l.WithModel(func(m *model.Model) error {
+		s, err := m.NewAPFLSession(model.APFLParamMix, st.Global, st.Personal[c], l.Optimizer())
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
+			dot, err := s.Step(x, y, alpha, a.alphaLR != 0)
+			alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		w, v, err = s.Params()
 		return err
 	})
-	if err != nil {
-		return train.Upload{}, err
-	}
-	w, v, err := s.Params()
 	if err != nil {
 		return train.Upload{}, err
 	}
@@ -128,10 +138,10 @@ func (a apfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error
 	return train.Upload{Params: w, Personal: v}, nil
 }
 
-// trainGlobal trains w alone with the run's optimizer, step after step as Session.Step
-// takes them (the loss is not observed, as in APFL's other steps).
-func (a apfl) trainGlobal(l *train.Local, w tensor.List) (tensor.List, error) {
-	s, err := l.Model().NewSession(w, l.Optimizer())
+// trainGlobal trains w alone on m with the run's optimizer, step after step as
+// Session.Step takes them (the loss is not observed, as in APFL's other steps).
+func trainGlobal(l *train.Local, m *model.Model, w tensor.List) (tensor.List, error) {
+	s, err := m.NewSession(w, l.Optimizer())
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +155,11 @@ func (a apfl) trainGlobal(l *train.Local, w tensor.List) (tensor.List, error) {
 	}
 	return s.Params()
 }
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the global model and
+// client c's personal model and α, and writes only client c's α, so a round's clients may
+// train at the same time (each with its own compiled model through Local.WithModel).
+func (apfl) ConcurrentClients() bool { return true }
 
 func (a apfl) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	for c, u := range uploads {
