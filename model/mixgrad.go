@@ -19,32 +19,37 @@ import (
 func mixedGradGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
 	params, x, labels, offset := inputs[:n], inputs[n], inputs[n+1], inputs[n+2]
-	scale := Reshape(inputs[n+3])
+	grads, state := mixedPass(net, params, x, labels, offset, Reshape(inputs[n+3]))
+	return append(zeroMissing(grads, params), presentState(state)...)
+}
+
+// mixedPass is mixedGradGraph's training pass with the scale a scalar: the gradient of
+// every trained parameter (nil for running statistics) and the new value of every running
+// statistic (nil for trained parameters).
+func mixedPass(net network, params []*Node, x, labels, offset, scale *Node) (grads, state []*Node) {
 	mix := func(logits *Node) *Node {
 		_, dMixed, _ := crossEntropy(Add(Mul(logits, scale), offset), labels)
 		return Mul(dMixed, scale)
 	}
-	var grads, state []*Node
 	switch t := net.(type) {
 	case seqNet:
 		logits, caches := forward(t, params, x)
-		grads = backward(t, params, caches, mix(logits))
+		return backward(t, params, caches, mix(logits)), make([]*Node, len(params))
 	case tapeNetwork:
 		f, fv := t.net.run(params, x, t.inputShape, true)
 		logits := f.head(fv)
 		logits.g = mix(logits.n)
 		f.t.backward()
-		grads = make([]*Node, n)
+		grads = make([]*Node, len(params))
 		for i, p := range f.params {
 			if !t.net.defs[i].runningStats {
 				grads[i] = p.g
 			}
 		}
-		state = f.state
+		return grads, f.state
 	default:
 		panic(fmt.Sprintf("gomlx: no mixed gradient for %T", net))
 	}
-	return append(zeroMissing(grads, params), presentState(state)...)
 }
 
 // MixedGradient returns the gradient with respect to params of the mean cross-entropy of
@@ -79,14 +84,20 @@ func (m *Model) MixedGradient(params tensor.List, x []float32, y []int32, scale 
 // = the logits [B, classes], then the running statistics' new values (BatchStats).
 func trainLogitsGraph(net network, inputs []*Node) []*Node {
 	n := net.numParams()
-	params, x := inputs[:n], inputs[n]
+	logits, state := trainLogitsPass(net, inputs[:n], inputs[n])
+	return append([]*Node{logits}, presentState(state)...)
+}
+
+// trainLogitsPass is trainLogitsGraph's forward pass: the logits and the new value of
+// every running statistic (nil for trained parameters; all nil without BatchNorm).
+func trainLogitsPass(net network, params []*Node, x *Node) (logits *Node, state []*Node) {
 	switch t := net.(type) {
 	case seqNet:
 		logits, _ := forward(t, params, x)
-		return []*Node{logits}
+		return logits, make([]*Node, len(params))
 	case tapeNetwork:
 		f, fv := t.net.run(params, x, t.inputShape, true)
-		return append([]*Node{f.head(fv).n}, presentState(f.state)...)
+		return f.head(fv).n, f.state
 	default:
 		panic(fmt.Sprintf("gomlx: no training-mode logits for %T", net))
 	}

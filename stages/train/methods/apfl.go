@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
@@ -18,7 +19,10 @@ type APFLParams struct {
 func init() {
 	// BNRevision 1: impl flbench runs its forward passes in train mode (apflFLBench).
 	// BNRevision 2: impl paper moves v's running statistics (apfl.Train).
-	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Cost: manifest.CostIs(2, "every batch: a step of the global model and the gradient of the mixture alpha v + (1 - alpha) w (two forward and backward passes)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, BNRevision: 2,
+	// Revision 1: both variants train w and v in one compiled step per batch
+	// (model.APFLSession): the sums behind alpha's updates are float32 sums in the graph, and
+	// the work is counted once per client rather than once per batch.
+	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Cost: manifest.CostIs(2, "every batch: a step of the global model and the gradient of the mixture alpha v + (1 - alpha) w (two forward and backward passes)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Revision: 1, BNRevision: 2,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
 		func(p *APFLParams) train.Method {
 			if p.Impl == "flbench" {
@@ -95,58 +99,67 @@ func mix(alpha float32, v, w tensor.List) tensor.List {
 
 func (a apfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	alpha := st.Method.(*apflState).Alpha[c]
-	v := st.Personal[c].Clone()
-	s, err := l.Model().NewSession(st.Global, l.Optimizer())
-	if err != nil {
-		return train.Upload{}, err
+	samples := int64(l.TrainSize()) * int64(l.Epochs())
+	l.Count(samples, st.Global) // the steps of w
+	if alpha == 0 && a.alphaLR == 0 {
+		// v̄ = w for good: v never moves, and w trains as FedAvg's model does.
+		var trained tensor.List
+		err := l.WithModel(func(m *model.Model) (err error) {
+			trained, err = trainGlobal(l, m, st.Global)
+			return err
+		})
+		return train.Upload{Params: trained, Personal: st.Personal[c].Clone()}, err
 	}
-	defer s.Close()
-	w := st.Global
-	learnV := alpha != 0 || a.alphaLR != 0
-	err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
-		var g tensor.List
-		if learnV {
-			var err error
-			if g, err = l.Model().Gradient(mix(alpha, v, w), x, y); err != nil {
-				return err
-			}
-			// v runs only inside the mixture: its running statistics follow the
-			// mixture's training-mode forward pass (none on a model without BatchNorm).
-			setStats(v, l.Model().BatchStats())
-		}
-		if _, err := s.Step(x, y); err != nil {
+	l.Count(samples, nil) // the gradients of the mixture
+	var w, v tensor.List
+	// The model to itself for the client's training (shared in lockstep training): each
+	// batch is one compiled step of both models (model.APFLParamMix).
+	err := l.WithModel(func(m *model.Model) error {
+		s, err := m.NewAPFLSession(model.APFLParamMix, st.Global, st.Personal[c], l.Optimizer())
+		if err != nil {
 			return err
 		}
-		l.Count(int64(len(y)), w) // the step; the gradient of the mixture below counts once more
-		if learnV {
-			l.Count(int64(len(y)), nil)
+		defer s.Close()
+		err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
+			dot, err := s.Step(x, y, alpha, a.alphaLR != 0)
+			alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		if !learnV {
-			return nil
-		}
-		dot := 0.0
-		for t := range v {
-			gt, vt, wt := g[g.Find(v[t].Name)].Data, v[t].Data, w[w.Find(v[t].Name)].Data
-			for i := range vt {
-				dot += float64(vt[i]-wt[i]) * float64(gt[i])
-				vt[i] -= l.Optimizer().LR * alpha * gt[i]
-			}
-		}
-		alpha = min(max(alpha-a.alphaLR*float32(dot), 0), 1)
-		var err error
-		w, err = s.Params()
+		w, v, err = s.Params()
 		return err
 	})
 	if err != nil {
 		return train.Upload{}, err
 	}
-	trained, err := s.Params()
-	if err != nil {
-		return train.Upload{}, err
-	}
 	st.Method.(*apflState).Alpha[c] = alpha
-	return train.Upload{Params: trained, Personal: v}, nil
+	return train.Upload{Params: w, Personal: v}, nil
 }
+
+// trainGlobal trains w alone on m with the run's optimizer, step after step as
+// Session.Step takes them (the loss is not observed, as in APFL's other steps).
+func trainGlobal(l *train.Local, m *model.Model, w tensor.List) (tensor.List, error) {
+	s, err := m.NewSession(w, l.Optimizer())
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	err = l.Batches(l.Epochs(), "shuffle", func(_ int, x []float32, y []int32) error {
+		_, err := s.Step(x, y)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Params()
+}
+
+// ConcurrentClients implements train.ConcurrentClients: Train reads the global model and
+// client c's personal model and α, and writes only client c's α, so a round's clients may
+// train at the same time (each with its own compiled model through Local.WithModel).
+func (apfl) ConcurrentClients() bool { return true }
 
 func (a apfl) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	for c, u := range uploads {

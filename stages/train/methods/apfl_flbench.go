@@ -3,7 +3,6 @@ package methods
 import (
 	"errors"
 	"math"
-	"slices"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/model"
@@ -47,94 +46,47 @@ func (a *apflFLBench) Init(st *train.State, clients int) {
 	a.st = st
 }
 
-// sgd is one PyTorch SGD step of θ with gradient g and momentum buffer buf (both updated).
-// BatchNorm running statistics are not trained (FL-bench's `buffers: global` makes them
-// parameters without gradients, which SGD skips).
-func sgd(opt model.SGD, theta, buf, g tensor.List) {
-	for t := range theta {
-		if model.IsRunningStat(theta[t].Name) {
-			continue
-		}
-		th, b, gt := theta[t].Data, buf[buf.Find(theta[t].Name)].Data, g[g.Find(theta[t].Name)].Data
-		for i := range th {
-			b[i] = opt.Momentum*b[i] + gt[i] + opt.WeightDecay*th[i]
-			th[i] -= opt.LR * b[i]
-		}
-	}
-}
-
-// updateAlpha is FL-bench's update_alpha (src/client/apfl.py:73-88) after a batch: w and v
-// are the models after the batch's steps, gw and gv their gradients; step is the run's lr.
-func updateAlpha(alpha, step float32, v, w, gv, gw tensor.List) float32 {
-	grad := 0.0
-	for t := range v {
-		vt, wt := v[t].Data, w[w.Find(v[t].Name)].Data
-		gvt, gwt := gv[gv.Find(v[t].Name)].Data, gw[gw.Find(v[t].Name)].Data
-		for i := range vt {
-			grad += float64(vt[i]-wt[i]) * float64(alpha*gvt[i]+(1-alpha)*gwt[i])
-		}
-	}
+// alphaStep is FL-bench's update_alpha (src/client/apfl.py:73-88) after a batch, given
+// grad, the sum Σ (v − w)·(α·g_v + (1−α)·g_w) over the models after the batch's steps
+// (model.APFLOutputMix's Step): α ← clip(α − step·(grad + 0.02·α), 0, 1); step is the
+// run's lr.
+func alphaStep(alpha, step float32, grad float64) float32 {
 	grad += 0.02 * float64(alpha)
 	return min(max(alpha-step*float32(grad), 0), 1)
 }
 
 func (a *apflFLBench) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
 	alpha := st.Method.(*apflState).Alpha[c]
-	w, v := st.Global.Clone(), st.Personal[c].Clone()
-	bufW, bufV := train.ZeroMask(w), train.ZeroMask(v)
 	opt := l.Optimizer()
-	err := l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
-		var gw, gv, statsW, statsV tensor.List
-		// The model in turns (shared in lockstep training): w's step, then v's mixed
-		// gradient at the new w.
-		err := l.WithModel(func(m *model.Model) (err error) {
-			if gw, err = m.Gradient(w, x, y); err != nil {
-				return err
+	var w, v tensor.List
+	// The model to itself for the client's training (shared in lockstep training): each
+	// batch is one compiled step of both models (model.APFLOutputMix).
+	err := l.WithModel(func(m *model.Model) error {
+		s, err := m.NewAPFLSession(model.APFLOutputMix, st.Global, st.Personal[c], opt)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		err = l.Batches(l.Epochs(), "shuffle", func(e int, x []float32, y []int32) error {
+			adapt := a.adaptive && e == 0
+			grad, err := s.Step(x, y, alpha, adapt)
+			if adapt {
+				alpha = alphaStep(alpha, opt.LR, grad)
 			}
-			statsW = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
-			sgd(opt, w, bufW, gw)
-			var logits []float32
-			if m.HasBatchNorm() {
-				// w's second forward pass (:60) runs in train mode too: batch statistics,
-				// and its running statistics move again from where the first left them.
-				setStats(w, statsW)
-				if logits, err = m.TrainLogits(w, x, y); err != nil {
-					return err
-				}
-				statsW = slices.Clone(m.BatchStats())
-			} else if logits, err = m.Logits(w, x, len(y)); err != nil {
-				return err
-			}
-			offset := make([]float32, len(logits))
-			for i, z := range logits {
-				offset[i] = (1 - alpha) * z
-			}
-			if len(offset) != len(y)*m.Spec().NumClasses {
-				return errors.New("APFL: logits of the wrong size")
-			}
-			if gv, err = m.MixedGradient(v, x, y, alpha, offset); err != nil {
-				return err
-			}
-			statsV = slices.Clone(m.BatchStats())
-			return nil
+			return err
 		})
 		if err != nil {
 			return err
 		}
-		sgd(opt, w, bufW, gw)
-		sgd(opt, v, bufV, gv)
-		setStats(w, statsW)
-		setStats(v, statsV)
-		l.Count(int64(len(y)), w) // w's gradient; the mixed gradient of v counts once more
-		l.Count(int64(len(y)), nil)
-		if a.adaptive && e == 0 {
-			alpha = updateAlpha(alpha, opt.LR, v, w, gv, gw)
-		}
-		return nil
+		w, v, err = s.Params()
+		return err
 	})
 	if err != nil {
 		return train.Upload{}, err
 	}
+	samples := int64(l.TrainSize()) * int64(l.Epochs())
+	l.Count(samples, st.Global) // w's gradients; the mixed gradients of v count once more
+	l.Count(samples, nil)
 	st.Method.(*apflState).Alpha[c] = alpha
 	return train.Upload{Params: w, Personal: v}, nil
 }

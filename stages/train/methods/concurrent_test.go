@@ -29,6 +29,7 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedper", nil, nil},
 		{"fedrep", nil, nil},
 		{"lgfedavg", nil, nil},
+		{"apfl", nil, nil},
 		{"apfl", nil, map[string]string{"impl": "flbench"}},
 		{"flute", nil, map[string]string{"impl": "flbench"}},
 		{"floco", map[string]float64{"tau": 2}, nil},
