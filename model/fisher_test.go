@@ -102,3 +102,40 @@ func TestSquaredGradientSumMatchesSampleGradients(t *testing.T) {
 		})
 	}
 }
+
+// GradientInto gives Gradient's bits in the buffers it is handed, and new ones when they
+// do not fit.
+func TestGradientIntoIsGradient(t *testing.T) {
+	spec := ModelSpec{Arch: ArchMLP, InputShape: []int{5}, NumClasses: 3, Hidden: []int{4}}
+	m, err := NewModel("", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	x := make([]float32, 3*5)
+	for i := range x {
+		x[i] = float32(math.Cos(0.7 * float64(i)))
+	}
+	y := []int32{0, 2, 1}
+	into, err := m.GradientInto(nil, spec.Init(1), x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range []uint64{1, 2} {
+		want, err := m.Gradient(spec.Init(params), x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := &into[0].Data[0]
+		got, err := m.GradientInto(into, spec.Init(params), x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("params %d: not Gradient's bits", params)
+		}
+		if &got[0].Data[0] != buf {
+			t.Error("the buffers handed in were not reused")
+		}
+	}
+}

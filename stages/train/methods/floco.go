@@ -236,27 +236,31 @@ func (f *floco) trainSimplex(l *train.Local, st *train.State, ends []tensor.List
 	for m := range keys {
 		keys[m] = fmt.Sprintf("e%d/", m)
 	}
+	// The body's tensors step leaves alone (the running statistics) are checked apart.
+	stats := tensorsNamed(body, model.IsRunningStat)
+	var g tensor.List // the gradient's buffers, reused batch after batch
 	err := l.Batches(l.Epochs(), shuffle, func(e int, x []float32, y []int32) error {
 		alpha := f.sample(r, center)
 		head.set(alpha)
-		var g, stats tensor.List
+		var batchStats tensor.List
 		err := l.WithModel(func(m *model.Model) (err error) {
-			g, err = m.Gradient(pt, x, y)
-			stats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
+			g, err = m.GradientInto(g, pt, x, y)
+			batchStats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		opt.step("body/", body, g, nil, 1)
-		setStats(body, stats)
+		ok := opt.step("body/", body, g, nil, 1)
+		setStats(body, batchStats)
 		for m := range local {
 			opt.step(keys[m], local[m], g, nil, float32(alpha[m]))
 		}
-		for _, t := range body {
-			if !finite(t.Data) {
-				return fmt.Errorf("training diverged (epoch %d): lower the learning rate", e+1)
-			}
+		for _, t := range stats {
+			ok = ok && finite(t.Data)
+		}
+		if !ok {
+			return fmt.Errorf("training diverged (epoch %d): lower the learning rate", e+1)
 		}
 		return nil
 	})

@@ -179,7 +179,9 @@ func TestGoSGDStepKeepsBits(t *testing.T) {
 		a, b := newGoSGD(opt), newGoSGD(opt)
 		for k := range 4 {
 			g := tensor.List{mk("a.weight", 37), mk("b.weight", 5)}
-			a.step("k/", got, g, m, 0.3*float32(k+1))
+			if !a.step("k/", got, g, m, 0.3*float32(k+1)) {
+				t.Fatal("step reports a non-finite entry of a finite update")
+			}
 			b.refStep("k/", want, g, m, 0.3*float32(k+1))
 		}
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(a.buf, b.buf) {
@@ -188,5 +190,10 @@ func TestGoSGDStepKeepsBits(t *testing.T) {
 		if reflect.DeepEqual(got, params) {
 			t.Error("step changed nothing")
 		}
+	}
+	g := tensor.List{mk("a.weight", 37), mk("b.weight", 5)}
+	g[1].Data[3] = float32(math.Inf(1))
+	if newGoSGD(opt).step("k/", params.Clone(), g, nil, 1) {
+		t.Error("step reports an infinite entry as finite")
 	}
 }

@@ -29,9 +29,11 @@ func newGoSGD(opt model.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]
 // step updates params in place with grads (matched by name; a tensor without a gradient
 // is left alone), scaling the gradient by scale (FLOCO's α_m) and using the momentum
 // buffer named key+tensor name. Each entry takes the operations of the formula above in
-// its order (d = scale·g + WeightDecay·θ; buf = Momentum·buf + d; θ = θ − LR·buf).
-func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) {
+// its order (d = scale·g + WeightDecay·θ; buf = Momentum·buf + d; θ = θ − LR·buf). It
+// reports whether every entry it updated is finite afterwards.
+func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) (finite bool) {
 	lr, mom, wd := s.opt.LR, s.opt.Momentum, s.opt.WeightDecay
+	bad := false
 	for _, p := range params {
 		gi := grads.Find(p.Name)
 		if gi < 0 || model.IsRunningStat(p.Name) {
@@ -54,7 +56,11 @@ func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32)
 			for i, v := range theta {
 				b := mom*buf[i] + (scale*g[i] + wd*v)
 				buf[i] = b
-				theta[i] = v - lr*b
+				nv := v - lr*b
+				theta[i] = nv
+				if nv-nv != 0 {
+					bad = true
+				}
 			}
 			continue
 		}
@@ -65,9 +71,14 @@ func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32)
 			}
 			b := mom*buf[i] + (scale*g[i] + wd*v)
 			buf[i] = b
-			theta[i] = v - lr*b
+			nv := v - lr*b
+			theta[i] = nv
+			if nv-nv != 0 {
+				bad = true
+			}
 		}
 	}
+	return !bad
 }
 
 // finite reports whether every value of data is finite (v − v is +0 for a finite v, NaN
