@@ -307,6 +307,49 @@ func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.Lis
 	return m.gradientOutputs(outs)
 }
 
+// GradientInto is Gradient written into into's buffers, a previous result of Gradient or
+// GradientInto on this model (nil or another layout: new buffers), and returns that list:
+// the same bits without allocating a model's worth of gradients each batch.
+func (m *Model) GradientInto(into, params tensor.List, x []float32, y []int32) (tensor.List, error) {
+	if m.train == nil {
+		return nil, errors.New("model is closed")
+	}
+	if err := m.lazyExec(&m.grad, "grad", gradGraph); err != nil {
+		return nil, err
+	}
+	outs, err := m.execBatch(m.grad, params, x, y, true)
+	if err != nil {
+		return nil, fmt.Errorf("gradient: %w", err)
+	}
+	defer finalize(outs...)
+	if !m.sameLayout(into) {
+		return m.gradientOutputs(outs)
+	}
+	for i, t := range outs[:len(m.names)] {
+		dst := into[i].Data
+		if err := tensors.ConstFlatData(t, func(flat []float32) { copy(dst, flat) }); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.keepBatchStats(outs[len(m.names):]); err != nil {
+		return nil, err
+	}
+	return into, nil
+}
+
+// sameLayout reports whether l holds the model's parameters in canonical order, sized.
+func (m *Model) sameLayout(l tensor.List) bool {
+	if len(l) != len(m.names) {
+		return false
+	}
+	for i, t := range l {
+		if t.Name != m.names[i] || len(t.Data) != tensor.Size(m.shapes[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // SampleGradients calls fn with the gradient of each sample of the batch (x, y) in turn,
 // sample by sample and tensor by tensor in canonical order (the names of Gradient's
 // result): the same bits as Gradient of that sample alone, with the parameters converted

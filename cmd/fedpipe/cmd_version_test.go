@@ -21,12 +21,15 @@ func TestVersionNamesCodeVersionsAndMethodRevisions(t *testing.T) {
 	if v.CodeVersions[manifest.KindTrain] != pipeline.CodeVersions[manifest.KindTrain] {
 		t.Errorf("code versions %v", v.CodeVersions)
 	}
-	d, _ := manifest.LookupMethod("feddpa")
-	if d.BNRevision == 0 || v.MethodBNRevisions["feddpa"] != d.BNRevision {
-		t.Errorf("BatchNorm revisions %v, want feddpa=%d", v.MethodBNRevisions, d.BNRevision)
+	d, _ := manifest.LookupMethod("lgfedavg")
+	if d.BNRevision == 0 || d.Revision != 0 || v.MethodBNRevisions["lgfedavg"] != d.BNRevision {
+		t.Errorf("BatchNorm revisions %v, want lgfedavg=%d", v.MethodBNRevisions, d.BNRevision)
 	}
-	if _, ok := v.MethodRevisions["feddpa"]; ok {
-		t.Error("feddpa's BatchNorm revision is listed as a revision on every model")
+	if _, ok := v.MethodRevisions["lgfedavg"]; ok {
+		t.Error("lgfedavg's BatchNorm revision is listed as a revision on every model")
+	}
+	if d, _ := manifest.LookupMethod("feddpa"); d.Revision == 0 || v.MethodRevisions["feddpa"] != d.Revision {
+		t.Errorf("revisions %v, want feddpa=%d", v.MethodRevisions, d.Revision)
 	}
 	if _, ok := v.MethodBNRevisions["fedavg"]; ok {
 		t.Error("an unrevised method is listed")

@@ -20,7 +20,8 @@ type FedDPAParams struct {
 func init() {
 	// BNRevision 1: impl flbench takes the Fisher with BatchNorm in evaluation mode.
 	// impl=flbench 1: evaluations score the models of FL-bench's test pass (EndRound).
-	train.Register(manifest.MethodDef{Name: "feddpa", Display: "FedDPA", Cost: fisherCost, Extension: flbenchEvaluates, Personal: true, BNRevision: 1,
+	// Revision 1: the Fisher is Local.BatchedFisher's (sums in another order).
+	train.Register(manifest.MethodDef{Name: "feddpa", Display: "FedDPA", Cost: fisherCost, Extension: flbenchEvaluates, Personal: true, Revision: 1, BNRevision: 1,
 		OptionRevisions: map[string]int{"impl=flbench": 1},
 		Doc:             "FedDPA, FedOBP's Fisher-based baseline: entries whose empirical Fisher information exceeds their tensor's q-quantile keep the client's value."},
 		newFedDPAImpl)
@@ -161,7 +162,7 @@ func (f *fedDPAFL) serve(l *train.Local, st *train.State, w, c int) (start, mask
 	if own == nil {
 		own = s.Init
 	}
-	fi, err := l.WithFrozenBN().Fisher(at)
+	fi, err := l.WithFrozenBN().BatchedFisher(at)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("fisher: %w", err)
 	}

@@ -66,6 +66,9 @@ type fedOBP struct {
 	// fisherFull squares the full-data gradient (Eq. 6) instead of averaging squared
 	// per-sample gradients (FedDPA's empirical Fisher).
 	fisherFull bool
+	// batchedFisher takes the empirical Fisher with Local.BatchedFisher (FedDPA's) rather
+	// than Local.Fisher (FedOBP's fisher "empirical", whose bits its runs keep).
+	batchedFisher bool
 	// scoreStats (impl flbench) lets BatchNorm running statistics be selected like any
 	// entry.
 	scoreStats bool
@@ -105,7 +108,7 @@ func (s *fedOBPState) Slots() []train.Slot {
 }
 
 func newFedDPA(p *FedDPAParams) train.Method {
-	return &fedOBP{q: p.Q, score: "fisher", norm: "none", perLayer: true}
+	return &fedOBP{q: p.Q, score: "fisher", norm: "none", perLayer: true, batchedFisher: true}
 }
 
 // scores computes client c's importance scores (normalized) against the current global

@@ -16,8 +16,12 @@ func initialOf(st *train.State) tensor.List {
 
 // fisher returns the client's Fisher scores at params: the square of the gradient of its
 // mean training loss (FedOBP Eq. 6; Local.FullGradientSquared) or, for the empirical
-// form, the mean of its squared per-sample gradients (Local.Fisher; FedDPA).
+// form, the mean of its squared per-sample gradients (Local.Fisher; FedDPA's with
+// Local.BatchedFisher).
 func (f *fedOBP) fisher(l *train.Local, params tensor.List) (tensor.List, error) {
+	if f.batchedFisher {
+		return l.BatchedFisher(params)
+	}
 	if !f.fisherFull {
 		return l.Fisher(params)
 	}

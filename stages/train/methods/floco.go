@@ -214,54 +214,102 @@ func (f *floco) Train(l *train.Local, st *train.State, c int) (train.Upload, err
 // model for the run's local epochs, sampling a point per batch around center (nil: the
 // whole simplex); it returns the full model (the head at the global model's value) and
 // the trained endpoints. A non-empty stream prefixes the names of the random streams.
+//
+// The gradient is taken at pt, one copy of the global model whose body tensors are the
+// ones trained (body holds the same tensors) and whose simplex tensors are rewritten each
+// batch to Σ α_m e_m (simplexPoint.set, point's sums): no per-batch copy of the model.
 func (f *floco) trainSimplex(l *train.Local, st *train.State, ends []tensor.List, center []float64, stream string) (tensor.List, []tensor.List, error) {
 	local := make([]tensor.List, f.m)
 	for m, e := range ends {
 		local[m] = e.Clone()
 	}
-	body := tensorsNamed(st.Global.Clone(), func(n string) bool { return !f.inSimplex(n) })
-	full := st.Global.Clone()
+	pt := st.Global.Clone()
+	body := tensorsNamed(pt, func(n string) bool { return !f.inSimplex(n) })
+	head := newSimplexPoint(pt, local)
 	alphaStream, shuffle := "floco-alpha", "shuffle"
 	if stream != "" {
 		alphaStream, shuffle = stream+"/alpha", stream+"/shuffle"
 	}
 	r := rng.New(l.Seed(), l.Round(), l.Client(), alphaStream)
 	opt := newGoSGD(l.Optimizer())
+	keys := make([]string, len(local))
+	for m := range keys {
+		keys[m] = fmt.Sprintf("e%d/", m)
+	}
+	// The body's tensors step leaves alone (the running statistics) are checked apart.
+	stats := tensorsNamed(body, model.IsRunningStat)
+	var g tensor.List // the gradient's buffers, reused batch after batch
 	err := l.Batches(l.Epochs(), shuffle, func(e int, x []float32, y []int32) error {
 		alpha := f.sample(r, center)
-		for _, t := range body {
-			copy(full[full.Find(t.Name)].Data, t.Data)
-		}
-		var g, stats tensor.List
+		head.set(alpha)
+		var batchStats tensor.List
 		err := l.WithModel(func(m *model.Model) (err error) {
-			g, err = m.Gradient(point(full, local, alpha), x, y)
-			stats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
+			g, err = m.GradientInto(g, pt, x, y)
+			batchStats = slices.Clone(m.BatchStats()) // the model reuses the list on its next call
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		opt.step("body/", body, g, nil, 1)
-		setStats(body, stats)
+		ok := opt.step("body/", body, g, nil, 1)
+		setStats(body, batchStats)
 		for m := range local {
-			opt.step(fmt.Sprintf("e%d/", m), local[m], g, nil, float32(alpha[m]))
+			opt.step(keys[m], local[m], g, nil, float32(alpha[m]))
 		}
-		for _, t := range body {
-			for _, v := range t.Data {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					return fmt.Errorf("training diverged (epoch %d): lower the learning rate", e+1)
-				}
-			}
+		for _, t := range stats {
+			ok = ok && finite(t.Data)
+		}
+		if !ok {
+			return fmt.Errorf("training diverged (epoch %d): lower the learning rate", e+1)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, t := range body {
-		copy(full[full.Find(t.Name)].Data, t.Data)
+	for _, t := range pt {
+		if f.inSimplex(t.Name) {
+			copy(t.Data, st.Global[st.Global.Find(t.Name)].Data)
+		}
 	}
-	return full, local, nil
+	return pt, local, nil
+}
+
+// simplexPoint writes the simplex's tensors of a model at a point of the simplex.
+type simplexPoint struct {
+	dst  [][]float32   // per simplex tensor, the model's data
+	ends [][][]float32 // per simplex tensor, each endpoint's data
+}
+
+// newSimplexPoint matches the tensors of params that the endpoints hold (by name) with
+// theirs; the endpoints' data is read at each set, so their training shows.
+func newSimplexPoint(params tensor.List, ends []tensor.List) simplexPoint {
+	var p simplexPoint
+	for _, t := range params {
+		if ends[0].Find(t.Name) < 0 {
+			continue
+		}
+		es := make([][]float32, len(ends))
+		for m, e := range ends {
+			es[m] = e[e.Find(t.Name)].Data[:len(t.Data)]
+		}
+		p.dst, p.ends = append(p.dst, t.Data), append(p.ends, es)
+	}
+	return p
+}
+
+// set writes Σ α_m e_m into the simplex's tensors, each entry summed as point sums it.
+func (p simplexPoint) set(alpha []float64) {
+	for k, dst := range p.dst {
+		es := p.ends[k]
+		for i := range dst {
+			s := 0.0
+			for m, e := range es {
+				s += alpha[m] * float64(e[i])
+			}
+			dst[i] = float32(s)
+		}
+	}
 }
 
 // signature maps the mean endpoint update to M numbers (see the type's comment).

@@ -28,14 +28,17 @@ func newGoSGD(opt model.SGD) *goSGD { return &goSGD{opt: opt, buf: map[string][]
 
 // step updates params in place with grads (matched by name; a tensor without a gradient
 // is left alone), scaling the gradient by scale (FLOCO's α_m) and using the momentum
-// buffer named key+tensor name.
-func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) {
+// buffer named key+tensor name. Each entry takes the operations of the formula above in
+// its order (d = scale·g + WeightDecay·θ; buf = Momentum·buf + d; θ = θ − LR·buf). It
+// reports whether every entry it updated is finite afterwards.
+func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32) (finite bool) {
+	lr, mom, wd := s.opt.LR, s.opt.Momentum, s.opt.WeightDecay
+	bad := false
 	for _, p := range params {
 		gi := grads.Find(p.Name)
 		if gi < 0 || model.IsRunningStat(p.Name) {
 			continue
 		}
-		g := grads[gi].Data
 		var m []float32
 		if mask != nil {
 			if mi := mask.Find(p.Name); mi >= 0 {
@@ -47,15 +50,46 @@ func (s *goSGD) step(key string, params, grads, mask tensor.List, scale float32)
 			buf = make([]float32, len(p.Data))
 			s.buf[key+p.Name] = buf
 		}
-		for i := range p.Data {
-			if m != nil && m[i] == 0 {
+		theta := p.Data
+		g, buf := grads[gi].Data[:len(theta)], buf[:len(theta)]
+		if m == nil {
+			for i, v := range theta {
+				b := mom*buf[i] + (scale*g[i] + wd*v)
+				buf[i] = b
+				nv := v - lr*b
+				theta[i] = nv
+				if nv-nv != 0 {
+					bad = true
+				}
+			}
+			continue
+		}
+		m = m[:len(theta)]
+		for i, v := range theta {
+			if m[i] == 0 {
 				continue
 			}
-			d := scale*g[i] + s.opt.WeightDecay*p.Data[i]
-			buf[i] = s.opt.Momentum*buf[i] + d
-			p.Data[i] -= s.opt.LR * buf[i]
+			b := mom*buf[i] + (scale*g[i] + wd*v)
+			buf[i] = b
+			nv := v - lr*b
+			theta[i] = nv
+			if nv-nv != 0 {
+				bad = true
+			}
 		}
 	}
+	return !bad
+}
+
+// finite reports whether every value of data is finite (v − v is +0 for a finite v, NaN
+// for ±Inf and NaN).
+func finite(data []float32) bool {
+	for _, v := range data {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // setStats copies the running statistics of stats (model.Model.BatchStats, after the
