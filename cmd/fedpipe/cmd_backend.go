@@ -3,38 +3,49 @@ package main
 import (
 	"fmt"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedpipe/fedpipe/gomlx"
 	"github.com/fedpipe/fedpipe/launch"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
 
-// backendCmd says which backend a configuration resolves to and, for XLA, which plugin it
+// cmdBackend says which backend a configuration resolves to and, for XLA, which plugin it
 // loads from where, with which environment; --env prints that environment as shell exports
 // (for scripts and test binaries that do not re-execute themselves as fedpipe does).
-func backendCmd(c *call) error {
-	args, stdout := c.args, c.stdout
-	fs := c.flags()
-	asEnv := fs.Bool("env", false, "print the environment an xla backend runs with as shell export lines")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	check := fs.Bool("check", false, "train one small federated round on BACKEND and on --against and compare them (1e-4 relative), "+
+var cmdBackend = &command{
+	name:      "backend",
+	overview:  []string{"backend [BACKEND]         what a backend resolves to: its id, the XLA plugin and environment"},
+	usageLine: "fedpipe backend [BACKEND] [--env|--json] [--check [--against fpfast]]",
+	long: fmt.Sprintf("Resolves BACKEND (default $GOMLX_BACKEND, else %s) as run and bench would: its id (part of every\n"+
+		"key) and, for xla:PLUGIN, the PJRT plugin found (PLUGIN: cuda, cpu, or a .so's absolute path),\n"+
+		"every place searched, the NVIDIA library and CUDA folders, and the environment it runs with.\n"+
+		"XLA needs a binary built with `make build-xla`; this one has it: %v.", model.CPUBackend, model.XLACompiled),
+	flags: withFlags(backendCmd),
+}
+
+// backendFlags are backend's flags.
+type backendFlags struct {
+	env, json, check bool
+	against          string
+}
+
+func (f *backendFlags) declare(fs *pflag.FlagSet, _ flagGroup) {
+	fs.BoolVar(&f.env, "env", false, "print the environment an xla backend runs with as shell export lines")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object")
+	fs.BoolVar(&f.check, "check", false, "train one small federated round on BACKEND and on --against and compare them (1e-4 relative), "+
 		"repeat it (same bits), and, where the model pads batches, train it in lockstep too; exit 1 if anything is off")
-	against := fs.String("against", model.CPUBackend, "with --check: the reference backend")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe backend [BACKEND] [--env|--json] [--check [--against fpfast]]\n\n"+
-			"Resolves BACKEND (default $GOMLX_BACKEND, else %s) as run and bench would: its id (part of every\n"+
-			"key) and, for xla:PLUGIN, the PJRT plugin found (PLUGIN: cuda, cpu, or a .so's absolute path),\n"+
-			"every place searched, the NVIDIA library and CUDA folders, and the environment it runs with.\n"+
-			"XLA needs a binary built with `make build-xla`; this one has it: %v.\n\nFlags:\n%s",
-			model.CPUBackend, model.XLACompiled, fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
+	fs.StringVar(&f.against, "against", model.CPUBackend, "with --check: the reference backend")
+}
+
+// backendCmd is `fedpipe backend [BACKEND]`.
+func backendCmd(c *call, f *backendFlags, args []string) error {
+	stdout := c.stdout
+	if len(args) > 1 {
 		return failure("fedpipe backend", &manifest.InputError{File: "arguments", Msg: "give at most one backend"})
 	}
-	backend, err := model.ResolveBackend(fs.Arg(0))
+	backend, err := model.ResolveBackend(c.fs.Arg(0))
 	if err != nil {
 		return failure("fedpipe backend", &manifest.InputError{File: "--backend", Msg: err.Error()})
 	}
@@ -44,8 +55,8 @@ func backendCmd(c *call) error {
 	}
 	out := d.Fields()
 	var checked *model.BackendCheck
-	if *check {
-		ref, err := model.ResolveBackend(*against)
+	if f.check {
+		ref, err := model.ResolveBackend(f.against)
 		if err != nil {
 			return failure("fedpipe backend", &manifest.InputError{File: "--against", Msg: err.Error()})
 		}
@@ -60,12 +71,12 @@ func backendCmd(c *call) error {
 		code = exitErr(exitFailure)
 	}
 	switch {
-	case *asJSON:
+	case f.json:
 		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 		return code
-	case *asEnv:
+	case f.env:
 		for _, kv := range d.Env {
 			fmt.Fprintf(stdout, "export %s=%s\n", kv[0], launch.ShellQuote(kv[1]))
 		}

@@ -13,46 +13,42 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// diffCmd compares parameters and metrics of two manifests, two grid cells (MANIFEST#CELL,
+// cmdDiff compares parameters and metrics of two manifests, two grid cells (MANIFEST#CELL,
 // CELL a run label without its seed), or a manifest's last recorded run and now.
-func diffCmd(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: fedpipe diff A [B] [flags]
-
-Shows the parameters that differ and the metrics side by side (final and best test accuracy,
-%%, with the difference B − A), and the paired comparison of B against A (over seeds: each
-side's mean ± std with its 95%% t interval, B − A with its interval and an exact sign-flip
+var cmdDiff = &command{
+	name:      "diff",
+	overview:  []string{"diff A B                  parameters and metrics side by side (manifests, cells, last run)"},
+	usageLine: "fedpipe diff A [B] [flags]",
+	long: `Shows the parameters that differ and the metrics side by side (final and best test accuracy,
+%, with the difference B − A), and the paired comparison of B against A (over seeds: each
+side's mean ± std with its 95% t interval, B − A with its interval and an exact sign-flip
 permutation test; over clients: each client's final accuracy paired within its seed, the seeds
 pooled, with a Wilcoxon signed-rank test; docs/statistics.md) of
   fedpipe diff a.yaml b.yaml                   two manifests (runs paired by label)
   fedpipe diff 'm.yaml#fedavg lr=0.1' 'm.yaml#fedavg lr=0.01'   two grid cells (paired by seed)
   fedpipe diff m.yaml [--set train.lr=0.2]     the manifest's last recorded run and now
---set applies to both sides (to "now" only in the last form). Runs nothing; exits 0 whatever differs.
+--set applies to both sides (to "now" only in the last form). Runs nothing; exits 0 whatever differs.`,
+	groups: manifestGroups,
+	flags:  withFlags(diffCmd),
+}
 
-Flags:
-%s`, fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe diff: expected A [B], got %d arguments", fs.NArg()),
+// diffCmd is `fedpipe diff A [B]`.
+func diffCmd(c *call, f *commonFlags, args []string) error {
+	stdout, stderr := c.stdout, c.stderr
+	if len(args) < 1 || len(args) > 2 {
+		return &exitError{code: exitInvalid, msg: fmt.Sprintf("fedpipe diff: expected A [B], got %d arguments", len(args)),
 			hint: "Run 'fedpipe diff --help' for its forms."}
 	}
 	fail := func(err error) error { return failure("fedpipe diff", err) }
 	loader := &data.Loader{DataDir: f.data}
-	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
+	store, err := f.reader(args[0], stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
 	var a, b *compare.Side
-	if fs.NArg() == 1 {
-		now, g, err := sideOf(fs.Arg(0), f.set, nil, loader, f.backend, store)
+	if len(args) == 1 {
+		now, g, err := sideOf(args[0], f.set, nil, loader, f.backend, store)
 		if err != nil {
 			return fail(err)
 		}
@@ -69,18 +65,18 @@ Flags:
 			return fail(err)
 		}
 		if !ok {
-			return fail(fmt.Errorf("%s: no run of this manifest recorded in the store to compare with", fs.Arg(0)))
+			return fail(fmt.Errorf("%s: no run of this manifest recorded in the store to compare with", args[0]))
 		}
-		if a, _, err = sideOf(fs.Arg(0), nil, prev, loader, f.backend, store); err != nil {
+		if a, _, err = sideOf(args[0], nil, prev, loader, f.backend, store); err != nil {
 			return fail(err)
 		}
-		a.Name, b = fs.Arg(0)+" (last run)", now
-		b.Name = fs.Arg(0) + " (now)"
+		a.Name, b = args[0]+" (last run)", now
+		b.Name = args[0] + " (now)"
 	} else {
-		if a, _, err = sideOf(fs.Arg(0), f.set, nil, loader, f.backend, store); err != nil {
+		if a, _, err = sideOf(args[0], f.set, nil, loader, f.backend, store); err != nil {
 			return fail(err)
 		}
-		if b, _, err = sideOf(fs.Arg(1), f.set, nil, loader, f.backend, store); err != nil {
+		if b, _, err = sideOf(args[1], f.set, nil, loader, f.backend, store); err != nil {
 			return fail(err)
 		}
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
@@ -10,25 +13,14 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// gc removes what no given manifest, and no recent run, references: from the local store,
+// cmdGC removes what no given manifest, and no recent run, references: from the local store,
 // or with --remote from a remote (gcRemote, gcremote.go).
-func gcCmd(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	sf := &f.storeFlags
-	dataFlag := fs.String("data", "", "directory holding datasets (to compute the manifests' keys)")
-	backendFlag := fs.String("backend", "", "GoMLX backend the kept results were computed with")
-	recent := fs.Duration("keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
-	remoteFlag := fs.String("remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
-	dryRun := fs.Bool("dry-run", false, "list what would be removed, with sizes, and remove nothing")
-	grace := fs.Duration("grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR] [--dry-run]
-       fedpipe gc --remote URL [MANIFEST...] [--keep-recent DURATION] [--grace DURATION] [--dry-run]
-
-Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
+var cmdGC = &command{
+	name:     "gc",
+	overview: []string{"gc [MANIFEST...]          delete results no given manifest (or recent run) uses; --remote URL: in a remote"},
+	usageLine: `fedpipe gc [MANIFEST...] [--keep-recent DURATION] [--store DIR] [--dry-run]
+       fedpipe gc --remote URL [MANIFEST...] [--keep-recent DURATION] [--grace DURATION] [--dry-run]`,
+	long: `Deletes every cached result that none of the MANIFESTs' stages uses and that is older than
 --keep-recent, then the blobs and chunks nothing references any more, rewrites the store's
 value log so that the space goes back to the disk (also what earlier runs of gc removed), and
 reports the sizes. Resume checkpoints are kept. At least one MANIFEST or --keep-recent is
@@ -40,40 +32,59 @@ stages, the blobs nothing kept references and expired leases of dropped stages. 
 removes anything of a stage a live worker holds (its lease was renewed lately), nor any
 object written less than --grace ago. A directory remote that is a kept-results directory
 (e.g. reproduced/) also keeps every result its cells/ index names. --dry-run lists what
-would go, with sizes and a total.
+would go, with sizes and a total.`,
+	groups: storeGroup,
+	flags:  withFlags(gcCmd),
+}
 
-Flags:
-%s`, fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 && *recent <= 0 {
+// gcFlags are gc's flags.
+type gcFlags struct {
+	commonFlags
+	dataDir, backend, remote string
+	recent, grace            time.Duration
+	dryRun                   bool
+}
+
+func (f *gcFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	f.commonFlags.declare(fs, g)
+	fs.StringVar(&f.dataDir, "data", "", "directory holding datasets (to compute the manifests' keys)")
+	fs.StringVar(&f.backend, "backend", "", "GoMLX backend the kept results were computed with")
+	fs.DurationVar(&f.recent, "keep-recent", 0, "also keep every result recorded less than this long ago (e.g. 168h)")
+	fs.StringVar(&f.remote, "remote", "", "tidy this remote instead of the local store: s3://BUCKET/PREFIX or a directory remote, file:///DIR or a plain path ($"+remote.EnvRemote+" is not read: name it)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "list what would be removed, with sizes, and remove nothing")
+	fs.DurationVar(&f.grace, "grace", remote.DefaultGCGrace, "--remote: never remove an object written less than this long ago (a concurrent writer uploads a result's blobs before its entry); 0 only when nothing writes to the remote")
+}
+
+// gcCmd is `fedpipe gc [MANIFEST...]`.
+func gcCmd(c *call, f *gcFlags, args []string) error {
+	stdout, stderr := c.stdout, c.stderr
+	sf := &f.storeFlags
+	if len(args) == 0 && f.recent <= 0 {
 		return failf(exitInvalid, "fedpipe gc: name the manifests whose results to keep, or --keep-recent (refusing to delete everything)")
 	}
-	if *remoteFlag == "" && fs.Changed("grace") {
+	if f.remote == "" && c.fs.Changed("grace") {
 		return failf(exitInvalid, "fedpipe gc: --grace applies to --remote only (the local gc takes the store's lock: nothing writes to it meanwhile)")
 	}
-	if *remoteFlag != "" && fs.Changed("store") {
+	if f.remote != "" && c.fs.Changed("store") {
 		return failf(exitInvalid, "fedpipe gc: --store and --remote exclude each other: gc tidies one of them (run it twice for both)")
 	}
 	var graphs []*pipeline.Graph
-	loader := &data.Loader{DataDir: *dataFlag}
-	for _, path := range fs.Args() {
-		g, _, err := loadGraph(path, loader, *backendFlag)
+	loader := &data.Loader{DataDir: f.dataDir}
+	for _, path := range args {
+		g, _, err := loadGraph(path, loader, f.backend)
 		if err != nil {
 			return failf(exitInvalid, "fedpipe gc: %v", err)
 		}
 		graphs = append(graphs, g)
 	}
-	if *remoteFlag != "" {
-		return gcRemote(*remoteFlag, graphs, remote.GCOptions{KeepRecent: *recent, Grace: *grace, DryRun: *dryRun}, stdout, stderr)
+	if f.remote != "" {
+		return gcRemote(f.remote, graphs, remote.GCOptions{KeepRecent: f.recent, Grace: f.grace, DryRun: f.dryRun}, stdout, stderr)
 	}
 	open := artifacts.Open
-	if *dryRun {
+	if f.dryRun {
 		open = artifacts.OpenReader // it only reads: a store a run holds is read from a snapshot
 	}
-	dir := sf.writeDir(fs.Arg(0)) // the store run and ls find (artifacts/storedir)
+	dir := sf.writeDir(c.fs.Arg(0)) // the store run and ls find (artifacts/storedir)
 	if !storedir.Has(dir) {
 		fmt.Fprintf(stdout, "no store at %s: nothing to remove\n", dir)
 		return nil
@@ -84,12 +95,12 @@ Flags:
 	}
 	defer s.Close()
 	before, _ := s.Stats()
-	keep, err := pipeline.KeepSet(s, graphs, *recent)
+	keep, err := pipeline.KeepSet(s, graphs, f.recent)
 	if err == nil {
 		var live map[artifacts.Digest]bool
 		if live, err = pipeline.Live(s, keep); err == nil {
 			var r artifacts.GCReport
-			if *dryRun {
+			if f.dryRun {
 				if r, err = s.GCDryRun(keep, live); err == nil {
 					fmt.Fprintf(stdout, "would remove %d results, %d blobs, %d chunks (%s) from %s (now %s in %d blobs); removed nothing\n",
 						r.Actions, r.Blobs, r.Chunks, mib(r.Bytes), s.Dir(), mib(before.StoredBytes), before.Blobs)

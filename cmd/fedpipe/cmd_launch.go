@@ -26,19 +26,32 @@ func registerLaunch(fs *pflag.FlagSet, f *launch.Config) {
 	fs.StringVar(&f.Name, "name", "", "job name (default fedpipe-<manifest name>)")
 }
 
-// k8sCmd is `fedpipe k8s MANIFEST`: a Kubernetes ConfigMap and Indexed Job of workers.
-func k8sCmd(c *call) error {
-	fs := c.flags()
-	var f launch.Config
-	registerLaunch(fs, &f)
+// cmdK8s is `fedpipe k8s MANIFEST`: a Kubernetes ConfigMap and Indexed Job of workers.
+var cmdK8s = &command{
+	name:      "k8s",
+	overview:  []string{"k8s MANIFEST --image IMG --remote URL --workers N   a Kubernetes Indexed Job of workers"},
+	usageLine: "fedpipe k8s MANIFEST --image IMG --remote s3://BUCKET/PREFIX --workers N [flags]",
+	long:      "Prints a Kubernetes ConfigMap (the manifest) and an Indexed Job of --workers pods, each running\n`fedpipe run MANIFEST --remote URL --worker`. Apply with: fedpipe k8s … | kubectl apply -f -",
+	flags:     withFlags(k8sCmd),
+}
+
+// k8sFlags are k8s's flags.
+type k8sFlags struct{ launch.Config }
+
+func (o *k8sFlags) declare(fs *pflag.FlagSet, _ flagGroup) {
+	f := &o.Config
+	registerLaunch(fs, f)
 	fs.StringVar(&f.Image, "image", "", "container image holding fedpipe (required; see the Dockerfile)")
 	fs.StringVar(&f.Secret, "secret", "fedpipe-s3", "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, optionally AWS_ENDPOINT_URL, AWS_REGION) become the workers' environment")
 	fs.StringVar(&f.Endpoint, "endpoint", "", "S3 endpoint for the workers (AWS_ENDPOINT_URL; default: from the Secret, else Amazon S3)")
 	fs.StringVar(&f.Region, "region", "", "S3 region for the workers (AWS_REGION; default: from the Secret)")
 	fs.IntVar(&f.Retries, "retries", 3, "backoffLimitPerIndex: how often a failed worker is restarted (it resumes)")
 	fs.StringVar(&f.Namespace, "namespace", "", "namespace of the Job and its ConfigMap (default: kubectl's)")
-	fs.Usage = launchUsage(fs, "fedpipe k8s MANIFEST --image IMG --remote s3://BUCKET/PREFIX --workers N [flags]",
-		"Prints a Kubernetes ConfigMap (the manifest) and an Indexed Job of --workers pods, each running\n`fedpipe run MANIFEST --remote URL --worker`. Apply with: fedpipe k8s … | kubectl apply -f -")
+}
+
+// k8sCmd is `fedpipe k8s MANIFEST`.
+func k8sCmd(c *call, o *k8sFlags, args []string) error {
+	f := o.Config
 	check := func(cfg remote.Config) error {
 		switch {
 		case cfg.Workers().SharedPath:
@@ -50,7 +63,7 @@ func k8sCmd(c *call) error {
 		}
 		return f.CheckQuantities()
 	}
-	path, name, m, err := startLaunch(c, fs, &f, check)
+	path, name, m, err := startLaunch(c, args, &f, check)
 	if err != nil {
 		return err
 	}
@@ -69,11 +82,21 @@ func k8sCmd(c *call) error {
 	return nil
 }
 
-// slurmCmd is `fedpipe slurm MANIFEST`: an sbatch script for a job array of workers.
-func slurmCmd(c *call) error {
-	fs := c.flags()
-	var f launch.Config
-	registerLaunch(fs, &f)
+// cmdSlurm is `fedpipe slurm MANIFEST`: an sbatch script for a job array of workers.
+var cmdSlurm = &command{
+	name:      "slurm",
+	overview:  []string{"slurm MANIFEST --remote URL --workers N             an sbatch --array script of workers"},
+	usageLine: "fedpipe slurm MANIFEST --remote s3://BUCKET/PREFIX|file:///DIR --workers N [flags]",
+	long:      "Prints an sbatch script for a job array of --workers tasks, each running\n`fedpipe run MANIFEST --remote URL --worker`. Submit with: fedpipe slurm … > sweep.sh && sbatch sweep.sh\nCredentials come from the environment sbatch passes on (or ~/.aws) and are never written into the script.",
+	flags:     withFlags(slurmCmd),
+}
+
+// slurmFlags are slurm's flags.
+type slurmFlags struct{ launch.Config }
+
+func (o *slurmFlags) declare(fs *pflag.FlagSet, _ flagGroup) {
+	f := &o.Config
+	registerLaunch(fs, f)
 	fs.StringVar(&f.Fedpipe, "fedpipe", "fedpipe", "the fedpipe binary as the compute nodes see it")
 	fs.StringVar(&f.TimeLimit, "time", "24:00:00", "time limit per worker (#SBATCH --time)")
 	fs.StringVar(&f.Partition, "partition", "", "SLURM partition (#SBATCH --partition)")
@@ -82,8 +105,11 @@ func slurmCmd(c *call) error {
 	fs.StringArrayVar(&f.Setup, "setup", nil, "a shell line each task runs before fedpipe, e.g. 'module load cuda/12.4' or 'source ~/venv/bin/activate' (repeatable, in order)")
 	fs.StringVar(&f.Output, "output", "", "path of each task's log, with sbatch's patterns (#SBATCH --output; default <job name>-%A_%a.out in the submission directory)")
 	fs.StringVar(&f.Backend, "backend", "", "GoMLX backend the workers train with, e.g. xla:cuda (passed as --backend; default the workers' $GOMLX_BACKEND, else the CPU backend)")
-	fs.Usage = launchUsage(fs, "fedpipe slurm MANIFEST --remote s3://BUCKET/PREFIX|file:///DIR --workers N [flags]",
-		"Prints an sbatch script for a job array of --workers tasks, each running\n`fedpipe run MANIFEST --remote URL --worker`. Submit with: fedpipe slurm … > sweep.sh && sbatch sweep.sh\nCredentials come from the environment sbatch passes on (or ~/.aws) and are never written into the script.")
+}
+
+// slurmCmd is `fedpipe slurm MANIFEST`.
+func slurmCmd(c *call, o *slurmFlags, args []string) error {
+	f := o.Config
 	check := func(cfg remote.Config) error {
 		if cfg.Workers().SharedPath {
 			f.Remote = cfg.String() // absolute, as the script runs from another directory
@@ -104,7 +130,7 @@ func slurmCmd(c *call) error {
 		}
 		return nil
 	}
-	path, name, m, err := startLaunch(c, fs, &f, check)
+	path, name, m, err := startLaunch(c, args, &f, check)
 	if err == nil {
 		if err = defaultMemory(&f, m); err == nil {
 			path, err = filepath.Abs(path)
@@ -120,24 +146,16 @@ func slurmCmd(c *call) error {
 	return nil
 }
 
-// launchUsage is k8s's or slurm's usage.
-func launchUsage(fs *pflag.FlagSet, usage, what string) func() {
-	return func() { fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n%s", usage, what, fs.FlagUsages()) }
-}
-
-// startLaunch parses k8s's or slurm's arguments, checks the remote and the flags (check,
-// given the remote's resolved address) and loads the manifest, which must be valid before
-// anything is launched with it (its data need only be where the workers run). It returns
-// the manifest's path, the job's name and the manifest.
-func startLaunch(c *call, fs *pflag.FlagSet, f *launch.Config, check func(remote.Config) error) (string, string, *manifest.Manifest, error) {
+// startLaunch checks k8s's or slurm's arguments (args, after the flags), the remote and the
+// flags (check, given the remote's resolved address) and loads the manifest, which must be
+// valid before anything is launched with it (its data need only be where the workers run).
+// It returns the manifest's path, the job's name and the manifest.
+func startLaunch(c *call, args []string, f *launch.Config, check func(remote.Config) error) (string, string, *manifest.Manifest, error) {
 	bad := func(format string, a ...any) error {
 		return failf(exitInvalid, "fedpipe %s: "+format, append([]any{c.name}, a...)...)
 	}
-	if err := parseFlags(fs, c.args, c.stdout); err != nil {
-		return "", "", nil, err
-	}
-	if fs.NArg() != 1 {
-		return "", "", nil, bad("expected one MANIFEST argument, got %d", fs.NArg())
+	if len(args) != 1 {
+		return "", "", nil, bad("expected one MANIFEST argument, got %d", len(args))
 	}
 	if f.Remote == "" {
 		f.Remote = os.Getenv(remote.EnvRemote)
@@ -155,7 +173,7 @@ func startLaunch(c *call, fs *pflag.FlagSet, f *launch.Config, check func(remote
 	if err != nil {
 		return "", "", nil, bad("%v", err)
 	}
-	path := fs.Arg(0)
+	path := args[0]
 	m, err := manifest.LoadManifest(path)
 	if err != nil {
 		return "", "", nil, bad("%v", err)

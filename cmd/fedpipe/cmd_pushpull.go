@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/spf13/pflag"
-
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
@@ -14,18 +14,16 @@ import (
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 
-// syncOptions are the flags of push and pull: the table's store and remote groups, and
-// their own.
-type syncOptions struct {
+// syncFlags are the flags of push and pull: the store and remote groups, and their own.
+type syncFlags struct {
 	commonFlags
 	dataDir     string
 	backend     string
 	checkpoints bool
 }
 
-// register declares c's shared flags and push's and pull's own on fs.
-func (o *syncOptions) register(c *call, fs *pflag.FlagSet) {
-	o.commonFlags.register(fs, c.groups)
+func (o *syncFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	o.commonFlags.declare(fs, g)
 	fs.StringVar(&o.dataDir, "data", "", "directory holding datasets (to compute the manifests' keys)")
 	fs.StringVar(&o.backend, "backend", "", "GoMLX backend the results were computed with")
 	fs.BoolVar(&o.checkpoints, "checkpoints", false, "also copy the resume points of unfinished train stages")
@@ -34,21 +32,16 @@ func (o *syncOptions) register(c *call, fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.only, "only", nil, "only the runs of these method labels (comma-separated) and the stages they need")
 }
 
-// syncUsage is push's or pull's usage, what saying what it does.
-func syncUsage(fs *pflag.FlagSet, cmd, what string) func() {
-	return func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe %s MANIFEST... --remote s3://BUCKET/PREFIX|file:///DIR [flags]\n\n%s\n\nFlags:\n%s", cmd, what, fs.FlagUsages())
-	}
+// syncUsage is push's or pull's usage line.
+func syncUsage(cmd string) string {
+	return "fedpipe " + cmd + " MANIFEST... --remote s3://BUCKET/PREFIX|file:///DIR [flags]"
 }
 
-// start parses push's or pull's arguments, loads the manifests they name and connects to
-// the remote (ctx: cancelled by an interrupt).
-func (o *syncOptions) start(ctx context.Context, c *call, fs *pflag.FlagSet) ([]*pipeline.Graph, *remote.Remote, error) {
+// start loads the manifests push or pull names (args) and connects to the remote (ctx:
+// cancelled by an interrupt).
+func (o *syncFlags) start(ctx context.Context, c *call, args []string) ([]*pipeline.Graph, *remote.Remote, error) {
 	cmd := c.name
-	if err := parseFlags(fs, c.args, c.stdout); err != nil {
-		return nil, nil, err
-	}
-	if fs.NArg() == 0 {
+	if len(args) == 0 {
 		return nil, nil, usageErr("fedpipe %s: name at least one MANIFEST", cmd)
 	}
 	if o.remote.addr() == "" {
@@ -56,7 +49,7 @@ func (o *syncOptions) start(ctx context.Context, c *call, fs *pflag.FlagSet) ([]
 	}
 	var graphs []*pipeline.Graph
 	loader := &data.Loader{DataDir: o.dataDir}
-	for _, path := range fs.Args() {
+	for _, path := range args {
 		g, _, err := loadGraphSet(path, o.set, loader, o.backend)
 		if err == nil && len(o.only) > 0 {
 			g, err = pipeline.Only(g, o.only)
@@ -77,21 +70,37 @@ func (o *syncOptions) start(ctx context.Context, c *call, fs *pflag.FlagSet) ([]
 }
 
 // logf prints a notice on c's stderr.
-func (o *syncOptions) logf(c *call) func(string, ...any) {
+func (o *syncFlags) logf(c *call) func(string, ...any) {
 	return func(format string, a ...any) { fmt.Fprintf(c.stderr, format+"\n", a...) }
 }
 
-// pushCmd is `fedpipe push MANIFEST... --remote URL`: the cached results the remote lacks
+// cmdPush is `fedpipe push MANIFEST... --remote URL`: the cached results the remote lacks
 // uploaded to it.
-func pushCmd(c *call) error {
-	fs := c.flags()
-	var o syncOptions
-	o.register(c, fs)
-	resultsOnly := fs.Bool("results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
-	fs.Usage = syncUsage(fs, "push", "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries).")
+var cmdPush = &command{
+	name:      "push",
+	overview:  []string{"push MANIFEST... --remote URL   upload cached results to a shared S3 remote"},
+	usageLine: syncUsage("push"),
+	long:      "Uploads the cached results of MANIFEST's stages that the remote lacks (blobs first, then\nthe result entries).",
+	groups:    syncGroups,
+	flags:     withFlags(pushCmd),
+}
+
+// pushFlags are push's flags: pull's, and --results-only.
+type pushFlags struct {
+	syncFlags
+	resultsOnly bool
+}
+
+func (o *pushFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	o.syncFlags.declare(fs, g)
+	fs.BoolVar(&o.resultsOnly, "results-only", false, "push what verify, report, ls and export read (summaries, metrics, cost, selection and other tables), not the models and states; a run that needs a model recomputes its train stage")
+}
+
+// pushCmd is `fedpipe push`.
+func pushCmd(c *call, o *pushFlags, args []string) error {
 	ctx, stop := interruptContext(c.stderr)
 	defer stop()
-	graphs, rem, err := o.start(ctx, c, fs)
+	graphs, rem, err := o.start(ctx, c, args)
 	if err != nil {
 		return err
 	}
@@ -102,7 +111,7 @@ func pushCmd(c *call) error {
 	}
 	// push only reads: it never creates a store, and a store a run holds (a paper-scale cell
 	// computing beside the one just finished) is read from a snapshot, not waited for.
-	dir, err := findStore(o.store, fs.Arg(0), c.stderr)
+	dir, err := findStore(o.store, args[0], c.stderr)
 	if err != nil {
 		return failf(exitInvalid, "fedpipe push: %v", err)
 	}
@@ -113,7 +122,7 @@ func pushCmd(c *call) error {
 	defer store.Close()
 	start := time.Now()
 	opt := pipeline.SyncOptions{Checkpoints: o.checkpoints}
-	if *resultsOnly {
+	if o.resultsOnly {
 		if o.checkpoints {
 			return failf(exitInvalid, "fedpipe push: --results-only leaves models out; --checkpoints would push them")
 		}
@@ -138,20 +147,26 @@ func pushCmd(c *call) error {
 	return o.report(ctx, c, rep, err, start, rem, dir, "pushed", "the remote", "not in the local store")
 }
 
-// pullCmd is `fedpipe pull MANIFEST... --remote URL`: the remote's results the local store
+// cmdPull is `fedpipe pull MANIFEST... --remote URL`: the remote's results the local store
 // lacks downloaded into it.
-func pullCmd(c *call) error {
-	fs := c.flags()
-	var o syncOptions
-	o.register(c, fs)
-	fs.Usage = syncUsage(fs, "pull", "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest). Exits 4 when the remote holds a result it cannot serve\nintact (naming it), 130 when interrupted.")
+var cmdPull = &command{
+	name:      "pull",
+	overview:  []string{"pull MANIFEST... --remote URL   download a remote's results into the local store"},
+	usageLine: syncUsage("pull"),
+	long:      "Downloads the results of MANIFEST's stages that the remote holds and the local store lacks\n(every blob verified against its digest). Exits 4 when the remote holds a result it cannot serve\nintact (naming it), 130 when interrupted.",
+	groups:    syncGroups,
+	flags:     withFlags(pullCmd),
+}
+
+// pullCmd is `fedpipe pull`.
+func pullCmd(c *call, o *syncFlags, args []string) error {
 	ctx, stop := interruptContext(c.stderr)
 	defer stop()
-	graphs, rem, err := o.start(ctx, c, fs)
+	graphs, rem, err := o.start(ctx, c, args)
 	if err != nil {
 		return err
 	}
-	dir := o.writeDir(fs.Arg(0))
+	dir := o.writeDir(args[0])
 	store, err := artifacts.Open(dir, o.options(o.logf(c)))
 	if err != nil {
 		return failf(exitFailure, "fedpipe pull: %v", err)
@@ -170,7 +185,7 @@ func interrupted(cmd string) error {
 // report ends push or pull: err's exit code, or what was copied (verb) to where, and what
 // was absent from the source; results found damaged in the remote are named, and end the
 // command with exit 4 once the rest is copied.
-func (o *syncOptions) report(ctx context.Context, c *call, rep pipeline.SyncReport, err error, start time.Time, rem *remote.Remote, dir, verb, where, absent string) error {
+func (o *syncFlags) report(ctx context.Context, c *call, rep pipeline.SyncReport, err error, start time.Time, rem *remote.Remote, dir, verb, where, absent string) error {
 	if ctx.Err() != nil {
 		return interrupted(c.name)
 	}

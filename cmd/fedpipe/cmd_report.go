@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/report/chart"
 	"github.com/fedpipe/fedpipe/report/folder"
@@ -13,55 +15,68 @@ import (
 	"github.com/fedpipe/fedpipe/stats"
 )
 
-// reportCmd writes a manifest's cached results as an HTML page, a markdown file, each
+// cmdReport writes a manifest's cached results as an HTML page, a markdown file, each
 // figure as SVG, PNG and/or PDF (--format) and the figures' and tables' numbers as Parquet
 // and CSV.
-func reportCmd(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	out := fs.StringP("out", "o", "", "directory to write into (required)")
-	wantLatex := fs.Bool("latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
-	compareOver := fs.String("compare-over", string(stats.Seeds), "what the results table's significance marks pair methods over: seeds (exact sign-flip test on the metric, paired by seed) or clients (Wilcoxon signed-rank on per-client final accuracy); see docs/statistics.md")
-	figFormats := fs.StringSlice("format", slices.Clone(site.DefaultFormats), "figure files to write: svg, png (twice the SVG's size, for slides), pdf (for LaTeX)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe report MANIFEST... --out DIR [flags]\n\nLays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.{svg,png,pdf}  each figure on its own, in the --format asked for (SVG and\n                      PNG, twice the SVG's size, for slides, by default; PDF for LaTeX;\n                      with --latex, figures.tex includes the PDFs)\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 || *out == "" {
+var cmdReport = &command{
+	name:      "report",
+	overview:  []string{"report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG/PNG/PDF figures"},
+	usageLine: "fedpipe report MANIFEST... --out DIR [flags]",
+	long:      "Lays the manifests' cached results out like the papers' tables and figures (several\nmanifests, e.g. the columns of one paper table, side by side), and writes\n  DIR/index.html      one self-contained page (inline CSS and SVG, no scripts)\n  DIR/report.md       the same tables, with the figures linked\n  DIR/figures/*.{svg,png,pdf}  each figure on its own, in the --format asked for (SVG and\n                      PNG, twice the SVG's size, for slides, by default; PDF for LaTeX;\n                      with --latex, figures.tex includes the PDFs)\n  DIR/tables/*.{parquet,csv}  the numbers behind every table and figure\n  DIR/data/[<manifest>/]<stage>/*.{parquet,csv}  every cached table of the stages, as fedpipe export\n                      writes them (train_fedavg_lr-0.1_seed-0/metrics.parquet)\nIt runs nothing: cells not computed are shown as such (run the manifest first).",
+	groups:    manifestGroups,
+	flags:     withFlags(reportCmd),
+}
+
+// reportFlags are report's flags.
+type reportFlags struct {
+	commonFlags
+	out, compareOver string
+	latex            bool
+	formats          []string
+}
+
+func (f *reportFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	f.commonFlags.declare(fs, g)
+	fs.StringVarP(&f.out, "out", "o", "", "directory to write into (required)")
+	fs.BoolVar(&f.latex, "latex", false, "also write DIR/tables/results.tex, the results as a booktabs LaTeX table, and with --format pdf, DIR/figures/figures.tex (a LaTeX figure per PDF)")
+	fs.StringVar(&f.compareOver, "compare-over", string(stats.Seeds), "what the results table's significance marks pair methods over: seeds (exact sign-flip test on the metric, paired by seed) or clients (Wilcoxon signed-rank on per-client final accuracy); see docs/statistics.md")
+	fs.StringSliceVar(&f.formats, "format", slices.Clone(site.DefaultFormats), "figure files to write: svg, png (twice the SVG's size, for slides), pdf (for LaTeX)")
+}
+
+// reportCmd is `fedpipe report MANIFEST... --out DIR`.
+func reportCmd(c *call, f *reportFlags, args []string) error {
+	stdout, stderr := c.stdout, c.stderr
+	if len(args) == 0 || f.out == "" {
 		return failf(exitInvalid, "fedpipe report: expected MANIFEST... and --out DIR")
 	}
-	for _, fm := range *figFormats {
+	for _, fm := range f.formats {
 		if !slices.Contains(chart.Formats, fm) {
 			return failf(exitInvalid, "fedpipe report: --format %q: want svg, png or pdf", fm)
 		}
 	}
-	if *compareOver != string(stats.Seeds) && *compareOver != string(stats.Clients) {
-		return failf(exitInvalid, "fedpipe report: --compare-over %q: want seeds or clients", *compareOver)
+	if f.compareOver != string(stats.Seeds) && f.compareOver != string(stats.Clients) {
+		return failf(exitInvalid, "fedpipe report: --compare-over %q: want seeds or clients", f.compareOver)
 	}
 	fail := func(err error) error { return failure("fedpipe report", err) }
 	loader := &data.Loader{DataDir: f.data}
-	graphs := make([]*pipeline.Graph, fs.NArg())
-	for i, path := range fs.Args() {
+	graphs := make([]*pipeline.Graph, len(args))
+	for i, path := range args {
 		g, _, err := loadGraphSet(path, f.set, loader, f.backend)
 		if err != nil {
 			return fail(err)
 		}
 		graphs[i] = g
 	}
-	store, err := f.reader(fs.Arg(0), stderr) // never creates one, never waits for a run
+	store, err := f.reader(args[0], stderr) // never creates one, never waits for a run
 	if err != nil {
 		return fail(err)
 	}
 	defer store.Close()
-	s, err := site.BuildWith(site.Options{Formats: *figFormats, CompareOver: stats.Unit(*compareOver)}, store, graphs...)
+	s, err := site.BuildWith(site.Options{Formats: f.formats, CompareOver: stats.Unit(f.compareOver)}, store, graphs...)
 	if err != nil {
 		return fail(err)
 	}
-	files, err := folder.Write(*out, s, graphs, store, *wantLatex)
+	files, err := folder.Write(f.out, s, graphs, store, f.latex)
 	if err != nil {
 		return fail(err)
 	}
@@ -75,11 +90,11 @@ func reportCmd(c *call) error {
 		for i, fig := range s.Figures {
 			names[i] = fig.Name
 		}
-		return writeJSON(stdout, map[string]any{"manifests": fs.Args(), "out": *out, "html": filepath.Join(*out, "index.html"),
+		return writeJSON(stdout, map[string]any{"manifests": args, "out": f.out, "html": filepath.Join(f.out, "index.html"),
 			"runs": s.Runs, "computed": s.Computed, "figures": names, "files": files, "notes": s.Notes,
 			"provenance": s.Provenance})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d of %d runs computed, %d figures, %d files in %s)\n",
-		filepath.Join(*out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, *out)
+		filepath.Join(f.out, "index.html"), s.Computed, s.Runs, len(s.Figures), files, f.out)
 	return nil
 }

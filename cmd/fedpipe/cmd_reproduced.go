@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
@@ -21,46 +23,60 @@ import (
 // defaultKept is the repository's kept-results directory.
 const defaultKept = "reproduced"
 
-// reproducedCmd checks the published cells of table manifests against the paper-scale
+// cmdReproduced checks the published cells of table manifests against the paper-scale
 // results kept in a directory (the repository's reproduced/): per cell reproduced,
 // differs, stale or not computed, then one summary line; it writes or checks the
 // generated page. It runs no training unless --audit asks it to recompute a few rounds.
-func reproducedCmd(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	kept := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
-	page := fs.String("page", "", "write the generated page (markdown) to this file")
-	check := fs.String("check", "", "compare the generated page with this file; exit 1 when it is out of date")
-	audit := fs.Int("audit", 0, "recompute the first N rounds of a seeded sample of kept train stages and compare their fingerprints")
-	sample := fs.Int("audit-sample", 1, "with --audit: how many kept train stages to recompute")
-	auditSeed := fs.Int64("audit-seed", 0, "with --audit: the seed that draws the sample")
-	bind := fs.Bool("bind", false, "first bind every index entry of --kept that binds no outputs (recorded before kept results were bound to their cells) to the outputs its ac/ entry names now; only for a directory known to be genuine (as committed)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe reproduced [MANIFEST...] [flags]\n\nChecks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here;\nthen the claims' verdicts counted, and a line per paper (its kept cells, or why none can be computed here).\nA reversed claim changes no exit code.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nWith no MANIFEST, the table manifests (fedobp-*, fedselect-*, dmpfl-*, table1) in the manifests/ folder\nbeside --kept, as `make reproduced` checks them. Kept curves are shown beside the authors' logs the manifests record (logs:).\nExits 3 when a cell differs (one whose difference is a recorded known deviation is\ncounted apart and does not), or a kept curve differs from its authors' log by more than 0.5 with no deviation recorded, or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
+var cmdReproduced = &command{
+	name:      "reproduced",
+	overview:  []string{"reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/"},
+	usageLine: "fedpipe reproduced [MANIFEST...] [flags]",
+	long:      "Checks each manifest's expect entries against the results kept in --kept (computed elsewhere and\npushed there with `fedpipe push --results-only`): per published cell reproduced, differs, stale (made\nby other code or settings: which), not computed, or needs model.init (its pretrained weights are\nmissing here), measured over the seeds kept so far; then one line \"N of M published cells reproduced at\npaper scale (K stale, L not computed)\", M counting the cells that can be computed here;\nthen the claims' verdicts counted, and a line per paper (its kept cells, or why none can be computed here).\nA reversed claim changes no exit code.\nManifests whose data is not installed, or that have no expect entries, are listed as not checked.\nWith no MANIFEST, the table manifests (fedobp-*, fedselect-*, dmpfl-*, table1) in the manifests/ folder\nbeside --kept, as `make reproduced` checks them. Kept curves are shown beside the authors' logs the manifests record (logs:).\nExits 3 when a cell differs (one whose difference is a recorded known deviation is\ncounted apart and does not), or a kept curve differs from its authors' log by more than 0.5 with no deviation recorded, or the audit fails, 1 when --check finds the page out of date, 4 when a\nkept result is damaged or missing (naming the stage and the file). The directory may be read-only.",
+	groups:    manifestGroups,
+	flags:     withFlags(reproducedCmd),
+}
+
+// reproducedFlags are reproduced's flags.
+type reproducedFlags struct {
+	commonFlags
+	kept, page, check string
+	audit, sample     int
+	auditSeed         int64
+	bind              bool
+}
+
+func (f *reproducedFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	f.commonFlags.declare(fs, g)
+	fs.StringVar(&f.kept, "kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
+	fs.StringVar(&f.page, "page", "", "write the generated page (markdown) to this file")
+	fs.StringVar(&f.check, "check", "", "compare the generated page with this file; exit 1 when it is out of date")
+	fs.IntVar(&f.audit, "audit", 0, "recompute the first N rounds of a seeded sample of kept train stages and compare their fingerprints")
+	fs.IntVar(&f.sample, "audit-sample", 1, "with --audit: how many kept train stages to recompute")
+	fs.Int64Var(&f.auditSeed, "audit-seed", 0, "with --audit: the seed that draws the sample")
+	fs.BoolVar(&f.bind, "bind", false, "first bind every index entry of --kept that binds no outputs (recorded before kept results were bound to their cells) to the outputs its ac/ entry names now; only for a directory known to be genuine (as committed)")
+}
+
+// reproducedCmd is `fedpipe reproduced [MANIFEST...]`.
+func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
+	stdout, stderr := c.stdout, c.stderr
 	fail := func(err error) error { return failure("fedpipe reproduced", err) }
-	if *audit < 0 || *sample < 0 {
+	if f.audit < 0 || f.sample < 0 {
 		return fail(&manifest.InputError{File: "--audit", Msg: "--audit and --audit-sample must not be negative"})
 	}
-	dir, err := filepath.Abs(*kept)
+	dir, err := filepath.Abs(f.kept)
 	if err != nil {
 		return fail(err)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
+		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", f.kept)})
 	}
-	paths := fs.Args()
+	paths := args
 	if len(paths) == 0 { // every table manifest beside the kept directory, as make reproduced checks
 		if paths, err = reproduced.TableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
 			return fail(err)
 		}
 	}
-	if *bind {
+	if f.bind {
 		n, err := pipeline.BindKept(dir)
 		if err != nil {
 			return fail(err)
@@ -90,25 +106,25 @@ func reproducedCmd(c *call) error {
 	regenerate := "make reproduced-page"
 	text := verify.KeptPage(ms, regenerate)
 	if f.json {
-		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
+		writeJSON(stdout, map[string]any{"kept": f.kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
 			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
 			"claims": verify.TallyClaims(verify.ClaimsOf(ms)).Line(), "papers": verify.PaperLines(ms)})
 	} else {
 		reproduced.WriteText(stdout, ms)
 	}
 	var code error // how the command ends once the summary line is printed
-	if *audit > 0 {
-		code = auditKept(ctx, graphs, k.Store, f, *audit, *sample, *auditSeed, stdout, stderr)
+	if f.audit > 0 {
+		code = auditKept(ctx, graphs, k.Store, f.commonFlags, f.audit, f.sample, f.auditSeed, stdout, stderr)
 	}
-	if *page != "" {
-		if err := os.WriteFile(*page, []byte(text), 0o644); err != nil {
+	if f.page != "" {
+		if err := os.WriteFile(f.page, []byte(text), 0o644); err != nil {
 			return fail(err)
 		}
 	}
-	if *check != "" {
-		old, err := os.ReadFile(*check)
+	if f.check != "" {
+		old, err := os.ReadFile(f.check)
 		if err != nil || string(old) != text {
-			fmt.Fprintf(stderr, "fedpipe reproduced: %s is out of date with the kept results; regenerate it with `%s`\n", *check, regenerate)
+			fmt.Fprintf(stderr, "fedpipe reproduced: %s is out of date with the kept results; regenerate it with `%s`\n", f.check, regenerate)
 			if code == nil {
 				code = exitErr(exitFailure)
 			}

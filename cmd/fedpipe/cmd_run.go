@@ -22,29 +22,30 @@ import (
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
-// runCmd is `fedpipe run MANIFEST`: every stage whose result is not in the store, in
+// cmdRun is `fedpipe run MANIFEST`: every stage whose result is not in the store, in
 // dependency order, then the report; with --dry-run, the plan (openPlan, printPlan).
-func runCmd(c *call) error {
+var cmdRun = &command{
+	name:      "run",
+	overview:  []string{"run MANIFEST [flags]      run every stage whose result is not cached"},
+	usageLine: "fedpipe run MANIFEST [flags]",
+	long:      "Runs every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report.",
+	groups:    runGroups,
+	flags:     withFlags(runCmd),
+}
+
+// runCmd is `fedpipe run MANIFEST`.
+func runCmd(c *call, f *commonFlags, args []string) error {
 	stdout := c.stdout
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe run MANIFEST [flags]\n\nRuns every stage of MANIFEST whose result is not in the store, in dependency order, and prints the report.\n\nFlags:\n%s", fs.FlagUsages())
+	if len(args) != 1 {
+		return usageErr("fedpipe run: expected one MANIFEST argument, got %d", len(args))
 	}
-	if err := parseFlags(fs, c.args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageErr("fedpipe run: expected one MANIFEST argument, got %d", fs.NArg())
-	}
-	path := fs.Arg(0)
+	path := args[0]
 	fail := func(err error) error { return failure("fedpipe", err) }
 	how := planRun
 	if f.dryRun {
 		how = planDry
 	}
-	p, err := openPlan(c, &f, path, how)
+	p, err := openPlan(c, f, path, how)
 	if err != nil {
 		return err
 	}
@@ -266,25 +267,16 @@ func openPlan(c *call, f *commonFlags, path string, how planMode) (p *stagePlan,
 }
 
 // statusPlan is `fedpipe status MANIFEST` without --watch: whether every stage's result is
-// cached and, if not, why it would run.
-func statusPlan(c *call) error {
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	new(watchFlags).registerWatch(fs) // listed in its help; statusWatch honours them
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST [flags]\n\nSays, for every stage of MANIFEST, whether its result is cached, and if not, why it would run.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := parseFlags(fs, c.args, c.stdout); err != nil {
-		return err
-	}
-	if err := watchOnly(fs); err != nil {
+// cached and, if not, why it would run. Its flags are status --watch's (its help lists them;
+// statusWatch honours them).
+func statusPlan(c *call, f *watchFlags, args []string) error {
+	if err := watchOnly(c.fs); err != nil {
 		return failf(exitInvalid, "fedpipe status: %v", err)
 	}
-	if fs.NArg() != 1 {
-		return usageErr("fedpipe status: expected one MANIFEST argument, got %d", fs.NArg())
+	if len(args) != 1 {
+		return usageErr("fedpipe status: expected one MANIFEST argument, got %d", len(args))
 	}
-	p, err := openPlan(c, &f, fs.Arg(0), planStatus)
+	p, err := openPlan(c, &f.commonFlags, args[0], planStatus)
 	if err != nil {
 		return err
 	}

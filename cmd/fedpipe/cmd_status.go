@@ -9,14 +9,23 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 )
 
-// statusCmd is `fedpipe status MANIFEST`: whether every stage's result is cached and, if
+// cmdStatus is `fedpipe status MANIFEST`: whether every stage's result is cached and, if
 // not, why it would run (statusPlan); with --watch, the runs followed while they train
-// (statusWatch, watch.go).
-func statusCmd(c *call) error {
-	if wantsWatch(c.args) {
-		return statusWatch(c)
-	}
-	return statusPlan(c)
+// (cmdStatusWatch, watch.go).
+var cmdStatus = &command{
+	name: "status",
+	overview: []string{"status MANIFEST [flags]   say which stages are cached and why others would run",
+		"status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures"},
+	usageLine: "fedpipe status MANIFEST [flags]",
+	long:      "Says, for every stage of MANIFEST, whether its result is cached, and if not, why it would run.",
+	groups:    statusGroups,
+	flags:     withFlags(statusPlan),
+	form: func(args []string) *command {
+		if wantsWatch(args) {
+			return cmdStatusWatch
+		}
+		return nil
+	},
 }
 
 // printPlan prints a plan (status, run --dry-run): a line per stage, or with asJSON one

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
@@ -18,28 +20,43 @@ import (
 // exitMismatch is verify's exit code when a cell fails or was never computed.
 const exitMismatch = 3
 
-func verifyCmd(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f commonFlags
-	f.register(fs, c.groups)
-	runFirst := fs.Bool("run", false, "run the manifest first (cached stages are not recomputed)")
-	audit := fs.Int("audit", 0, "instead of the expectations, recompute the first N rounds of every kept train result and compare their per-round fingerprints with the recorded ones")
-	auditSample := fs.Int("audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
-	auditSeed := fs.Int64("audit-seed", 0, "with --audit-sample: the sample's seed")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe verify MANIFEST [flags]\n\nCompares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run). Then each of its claims (what the paper concludes from the table) with a\nverdict: holds, reversed, undecided or not computable yet, with the effect, its interval and the test; claims\nnever change the exit code. Where the store holds none of the cells but ../reproduced keeps some, one\nline names the command that reads them (fedpipe reproduced MANIFEST).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.\n\nFlags:\n%s", fs.FlagUsages())
+// cmdVerify compares the measured figures of a manifest's runs with its expect entries, and
+// with --audit recomputes kept train results' first rounds against their fingerprints.
+var cmdVerify = &command{
+	name:      "verify",
+	overview:  []string{"verify MANIFEST [--run]   compare measured figures with the manifest's expect entries"},
+	usageLine: "fedpipe verify MANIFEST [flags]",
+	long:      "Compares the measured figures of MANIFEST's runs with its expect entries: per cell, expected vs\nmeasured (mean ± std over seeds), the difference and a verdict. Exits 3 if any cell fails or has\nnot been computed (use --run). Then each of its claims (what the paper concludes from the table) with a\nverdict: holds, reversed, undecided or not computable yet, with the effect, its interval and the test; claims\nnever change the exit code. Where the store holds none of the cells but ../reproduced keeps some, one\nline names the command that reads them (fedpipe reproduced MANIFEST).\n\nWith --audit N it checks the kept train results themselves instead: each (or a seeded sample,\n--audit-sample K --audit-seed S) is retrained for its first N rounds with its full configuration,\nnothing stored, and the state's digest after every round is compared with the one recorded with\nthe result. Exits 3 if any differs (naming the cell, the round and both digests), if a result\nrecords no fingerprints (computed by an older fedpipe), or if its stored bytes fail their digest.",
+	groups:    manifestGroups | quietGroup | onlyExpectGroup,
+	flags:     withFlags(verifyCmd),
+}
+
+// verifyFlags are verify's flags.
+type verifyFlags struct {
+	commonFlags
+	runFirst           bool
+	audit, auditSample int
+	auditSeed          int64
+}
+
+func (f *verifyFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	f.commonFlags.declare(fs, g)
+	fs.BoolVar(&f.runFirst, "run", false, "run the manifest first (cached stages are not recomputed)")
+	fs.IntVar(&f.audit, "audit", 0, "instead of the expectations, recompute the first N rounds of every kept train result and compare their per-round fingerprints with the recorded ones")
+	fs.IntVar(&f.auditSample, "audit-sample", 0, "with --audit: audit a seeded sample of this many kept train results (0: all)")
+	fs.Int64Var(&f.auditSeed, "audit-seed", 0, "with --audit-sample: the sample's seed")
+}
+
+// verifyCmd is `fedpipe verify MANIFEST`.
+func verifyCmd(c *call, f *verifyFlags, args []string) error {
+	stdout, stderr := c.stdout, c.stderr
+	if len(args) != 1 {
+		return failf(exitInvalid, "fedpipe verify: expected one MANIFEST argument, got %d", len(args))
 	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return failf(exitInvalid, "fedpipe verify: expected one MANIFEST argument, got %d", fs.NArg())
-	}
-	if *audit < 0 || *auditSample < 0 || (*audit == 0 && (*auditSample > 0 || fs.Changed("audit-seed"))) {
+	if f.audit < 0 || f.auditSample < 0 || (f.audit == 0 && (f.auditSample > 0 || c.fs.Changed("audit-seed"))) {
 		return failf(exitInvalid, "fedpipe verify: --audit takes a positive number of rounds; --audit-sample and --audit-seed need --audit")
 	}
-	path := fs.Arg(0)
+	path := args[0]
 	fail := func(err error) error { return failure("fedpipe verify", err) }
 	g, backend, err := loadGraphSet(path, f.set, &data.Loader{DataDir: f.data}, f.backend)
 	if err != nil {
@@ -49,7 +66,7 @@ func verifyCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	if *runFirst {
+	if f.runFirst {
 		runArgs := []string{path, "--lock-timeout", f.lockTimeout.String()}
 		if f.quiet {
 			runArgs = append(runArgs, "--quiet")
@@ -65,18 +82,18 @@ func verifyCmd(c *call) error {
 		if len(onlyRuns) > 0 {
 			runArgs = append(runArgs, "--only", strings.Join(onlyRuns, ","))
 		}
-		if err := runCmd(&call{name: "run", groups: runFlags, args: runArgs, stdout: stderr, stderr: stderr}); err != nil {
+		if err := (&call{name: "run", args: runArgs, stdout: stderr, stderr: stderr}).start(cmdRun); err != nil {
 			return err
 		}
 	}
-	if *audit > 0 {
+	if f.audit > 0 {
 		store, err := f.reader(path, stderr) // never creates one
 		if err != nil {
 			return fail(err)
 		}
 		defer store.Close()
-		return runAudit(g, store, &data.Loader{DataDir: f.data}, backend, auditOptions{rounds: *audit, sample: *auditSample,
-			seed: *auditSeed, quiet: f.quiet, jsonM: f.json}, stdout, stderr)
+		return runAudit(g, store, &data.Loader{DataDir: f.data}, backend, auditOptions{rounds: f.audit, sample: f.auditSample,
+			seed: f.auditSeed, quiet: f.quiet, jsonM: f.json}, stdout, stderr)
 	}
 	if len(g.Manifest.Expect) == 0 {
 		msg := "the manifest has no expect entries to verify"

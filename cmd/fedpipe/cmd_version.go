@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedpipe/fedpipe/model"
 	"github.com/fedpipe/fedpipe/pipeline"
 )
@@ -31,26 +33,38 @@ type versionInfo struct {
 	pipeline.KeyVersions
 }
 
-// versionCmd prints fedpipe's version, commit, backend and key-scheme version.
-func versionCmd(c *call) error {
-	args, stdout := c.args, c.stdout
-	fs := c.flags()
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	backendFlag := fs.String("backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe version [--json]\n\nPrints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and models' and methods' revisions (results cached under other versions are recomputed).\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	backend, err := model.ResolveBackend(*backendFlag)
+// cmdVersion prints fedpipe's version, commit, backend and key-scheme version.
+var cmdVersion = &command{
+	name:      "version",
+	aliases:   []string{"--version"},
+	overview:  []string{"version                   version, commit, backend, key scheme"},
+	usageLine: "fedpipe version [--json]",
+	long:      "Prints fedpipe's version, the commit it was built from, the numeric backend and the key-scheme,\nstage code versions and models' and methods' revisions (results cached under other versions are recomputed).",
+	flags:     withFlags(versionCmd),
+}
+
+// versionFlags are version's flags.
+type versionFlags struct {
+	json    bool
+	backend string
+}
+
+func (f *versionFlags) declare(fs *pflag.FlagSet, _ flagGroup) {
+	fs.BoolVar(&f.json, "json", false, "print one JSON object")
+	fs.StringVar(&f.backend, "backend", "", "GoMLX backend to report (default $GOMLX_BACKEND, else the built-in CPU backend)")
+}
+
+// versionCmd is `fedpipe version`.
+func versionCmd(c *call, f *versionFlags, _ []string) error {
+	stdout := c.stdout
+	backend, err := model.ResolveBackend(f.backend)
 	if err != nil {
 		return failure("fedpipe version", err)
 	}
 	v := versionInfo{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		Backend: model.BackendID(backend), KeyVersions: pipeline.CurrentKeyVersions()}
 	v.Commit, v.Modified, v.Time = pipeline.BuildStamp(commit)
-	if *asJSON {
+	if f.json {
 		return writeJSON(stdout, v)
 	}
 	commit := v.Commit

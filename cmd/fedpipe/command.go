@@ -11,81 +11,82 @@ import (
 	"github.com/fedpipe/fedpipe/manifest"
 )
 
-// A command is one of fedpipe's verbs. Adding one is a file cmd_<verb>.go holding its run
-// function and an entry in commandTable: the overview (`fedpipe help`), the dispatch, the
-// shared flags its flag set declares, the exit code and the --json form of its errors all
-// come from here.
+// A command is one of fedpipe's verbs. Each is declared beside its run function, in
+// cmd_<verb>.go, as cmd/go declares a base.Command: its name, its lines in the overview, its
+// usage (how it is called and what it does), the shared flag groups it takes and its own
+// flags, and its run function. Adding one is that file and its place in commands: the
+// overview (`fedpipe help`), the dispatch, the flag parsing, --help, the exit code and the
+// --json form of its errors all come from here (call.start, call.exit).
 type command struct {
 	name     string
-	aliases  []string  // other words that run it (`fedpipe --version`)
-	overview []string  // its lines in the overview, after "  fedpipe "
-	flags    flagGroup // the shared flag groups it declares (flags.go); its own are in run
-	run      func(c *call) error
+	aliases  []string // other words that run it (`fedpipe --version`)
+	overview []string // its lines in the overview, after "  fedpipe "
+	// usageLine and long are its --help, before the flags: "Usage: " usageLine (further forms
+	// on lines of their own), a blank line, then long, what it does.
+	usageLine string
+	long      string
+	groups    flagGroup // the shared flag groups it declares (flags.go)
+	// flags declares the command's flags on fs, the groups g included, and returns its run
+	// function bound to them, called once they are parsed with the arguments they leave. It is
+	// made by withFlags from the type of the command's flags and its run function.
+	flags func(fs *pflag.FlagSet, g flagGroup) func(c *call, args []string) error
+	// run, for a command without flags (help), runs it on its arguments as given.
+	run func(c *call) error
+	// form, where set, is the form of the command its arguments ask for, with its own usage
+	// and flags (status --watch; show without --manifest, which is ls); nil: this one.
+	form func(args []string) *command
+}
+
+// flagValues are a command's flags: declare binds them to fs, with the shared groups g (a
+// command whose flags embed commonFlags declares those first with commonFlags.declare).
+type flagValues interface {
+	declare(fs *pflag.FlagSet, g flagGroup)
+}
+
+// withFlags makes a command's flags field from the type F of its flags and its run
+// function: each call declares the flags of a new F, and run gets them once parsed, with the
+// arguments left (the flag set itself is c.fs, for Changed).
+func withFlags[F any, P interface {
+	*F
+	flagValues
+}](run func(c *call, f P, args []string) error) func(*pflag.FlagSet, flagGroup) func(*call, []string) error {
+	return func(fs *pflag.FlagSet, g flagGroup) func(*call, []string) error {
+		f := P(new(F))
+		f.declare(fs, g)
+		return func(c *call, args []string) error { return run(c, f, args) }
+	}
 }
 
 // The shared flag groups of the commands that read or run manifests.
 const (
-	manifestFlags = storeGroup | inputGroup                     // report, reproduced, diff, show --manifest
-	lsFlags       = manifestFlags | onlyRunsGroup               // ls, export, show
-	statusFlags   = manifestFlags | remoteGroup | onlyCellGroup // status, serve
-	runFlags      = statusFlags | quietGroup | planGroup | workerGroup
-	syncFlags     = storeGroup | remoteGroup // push, pull (their other flags: syncOptions)
+	manifestGroups = storeGroup | inputGroup                      // report, reproduced, diff, show --manifest
+	lsGroups       = manifestGroups | onlyRunsGroup               // ls, export, show
+	statusGroups   = manifestGroups | remoteGroup | onlyCellGroup // status, serve
+	runGroups      = statusGroups | quietGroup | planGroup | workerGroup
+	syncGroups     = storeGroup | remoteGroup // push, pull (their other flags: syncFlags)
 )
 
-// commandTable lists every command in the order of the overview. It is a function, not a
-// variable, because `help` prints the overview made from it.
-func commandTable() []command {
-	return []command{
-		{name: "run", run: runCmd, flags: runFlags, overview: []string{
-			"run MANIFEST [flags]      run every stage whose result is not cached"}},
-		{name: "status", run: statusCmd, flags: statusFlags, overview: []string{
-			"status MANIFEST [flags]   say which stages are cached and why others would run",
-			"status MANIFEST... --watch   follow the runs while they train: state, round, ETA, latest figures"}},
-		{name: "serve", run: serveCmd, flags: statusFlags, overview: []string{
-			"serve MANIFEST... [--remote URL]   a local web page of the runs, curves growing as they train"}},
-		{name: "bench", run: benchCmd, overview: []string{
-			"bench [flags]             training/inference throughput of the CNN vs PyTorch"}},
-		{name: "verify", run: verifyCmd, flags: manifestFlags | quietGroup | onlyExpectGroup, overview: []string{
-			"verify MANIFEST [--run]   compare measured figures with the manifest's expect entries"}},
-		{name: "reproduced", run: reproducedCmd, flags: manifestFlags, overview: []string{
-			"reproduced MANIFEST...    published cells against the paper-scale results kept in reproduced/"}},
-		{name: "export", run: exportCmd, flags: lsFlags, overview: []string{
-			"export MANIFEST -o DIR    write the cached tables as Arrow, Parquet and CSV files"}},
-		{name: "report", run: reportCmd, flags: manifestFlags, overview: []string{
-			"report MANIFEST... -o DIR the cached results as an HTML page, markdown, SVG/PNG/PDF figures"}},
-		{name: "fsck", run: fsckCmd, flags: storeGroup, overview: []string{
-			"fsck [--repair|--salvage] re-hash every blob; check (and heal) every result and ref"}},
-		{name: "gc", run: gcCmd, flags: storeGroup, overview: []string{
-			"gc [MANIFEST...]          delete results no given manifest (or recent run) uses; --remote URL: in a remote"}},
-		{name: "ls", run: lsCmd, flags: lsFlags, overview: []string{
-			"ls MANIFEST...            one row per run: swept parameters, cached/stale/missing, metrics"}},
-		{name: "show", run: showCmd, flags: manifestFlags, overview: []string{
-			"show MANIFEST --manifest  the effective manifest (file + --set) recorded with the results"}},
-		{name: "diff", run: diffCmd, flags: manifestFlags, overview: []string{
-			"diff A B                  parameters and metrics side by side (manifests, cells, last run)"}},
-		{name: "version", aliases: []string{"--version"}, run: versionCmd, overview: []string{
-			"version                   version, commit, backend, key scheme"}},
-		{name: "backend", run: backendCmd, overview: []string{
-			"backend [BACKEND]         what a backend resolves to: its id, the XLA plugin and environment"}},
-		{name: "push", run: pushCmd, flags: syncFlags, overview: []string{
-			"push MANIFEST... --remote URL   upload cached results to a shared S3 remote"}},
-		{name: "pull", run: pullCmd, flags: syncFlags, overview: []string{
-			"pull MANIFEST... --remote URL   download a remote's results into the local store"}},
-		{name: "k8s", run: k8sCmd, overview: []string{
-			"k8s MANIFEST --image IMG --remote URL --workers N   a Kubernetes Indexed Job of workers"}},
-		{name: "slurm", run: slurmCmd, overview: []string{
-			"slurm MANIFEST --remote URL --workers N             an sbatch --array script of workers"}},
-		{name: "help", aliases: []string{"-h", "--help"}, run: helpCmd, overview: []string{
-			"help [COMMAND]            help for a command"}},
-	}
+// commands lists every command in the order of the overview. It is set in init, as cmd/go
+// sets base.Go.Commands: help, one of them, prints the overview made from it and runs the
+// command it names, so the list cannot be a variable's initializer (an initialization cycle).
+var commands []*command
+
+func init() {
+	commands = []*command{cmdRun, cmdStatus, cmdServe, cmdBench, cmdVerify, cmdReproduced, cmdExport,
+		cmdReport, cmdFsck, cmdGC, cmdLs, cmdShow, cmdDiff, cmdVersion, cmdBackend, cmdPush, cmdPull,
+		cmdK8s, cmdSlurm, cmdHelp}
 }
 
-// usage is fedpipe's overview: every command's lines from commandTable, the exit codes and
+// cmdHelp is `fedpipe help [COMMAND]`.
+var cmdHelp = &command{name: "help", aliases: []string{"-h", "--help"}, run: helpCmd, overview: []string{
+	"help [COMMAND]            help for a command"}}
+
+// usage is fedpipe's overview: every command's lines from commands, the exit codes and
 // the flags most commands share.
 func usage() string {
 	var b strings.Builder
 	b.WriteString("fedpipe — reproducible personalized federated learning experiments\n\nUsage:\n")
-	for _, c := range commandTable() {
+	for _, c := range commands {
 		for _, l := range c.overview {
 			b.WriteString("  fedpipe " + l + "\n")
 		}
@@ -101,8 +102,8 @@ Run 'fedpipe COMMAND --help' for a command's flags.
 }
 
 // lookup returns the command a word names.
-func lookup(word string) (command, bool) {
-	for _, c := range commandTable() {
+func lookup(word string) (*command, bool) {
+	for _, c := range commands {
 		if c.name == word {
 			return c, true
 		}
@@ -112,19 +113,18 @@ func lookup(word string) (command, bool) {
 			}
 		}
 	}
-	return command{}, false
+	return nil, false
 }
 
 // call is one invocation of a command.
 type call struct {
-	name   string    // the command's name (an alias is resolved)
-	groups flagGroup // the shared flag groups its table entry names (commonFlags.register)
-	args   []string  // its arguments, after the name
+	name   string   // the command's name (an alias is resolved)
+	args   []string // its arguments, after the name
 	stdout io.Writer
 	stderr io.Writer
 	json   bool           // --json was given: errors are also a JSON object on stdout
 	out    *jsonOut       // stdout under --json, to know whether the command wrote anything
-	fs     *pflag.FlagSet // the command's flags once declared (flags), for its usage after an error
+	fs     *pflag.FlagSet // the command's flags once declared (flags), for Changed and its usage after an error
 }
 
 // run runs the command args[0] names on the rest of args and returns fedpipe's exit code.
@@ -136,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, ok := lookup(args[0])
 	if !ok {
 		var names []string
-		for _, c := range commandTable() {
+		for _, c := range commands {
 			names = append(names, c.name)
 		}
 		hint := ""
@@ -146,13 +146,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fedpipe: unknown command %q%s\n\n%s", args[0], hint, usage())
 		return exitInvalid
 	}
-	c := &call{name: cmd.name, groups: cmd.flags, args: args[1:], stdout: stdout, stderr: stderr, json: wantsJSON(args[1:])}
+	c := &call{name: cmd.name, args: args[1:], stdout: stdout, stderr: stderr, json: wantsJSON(args[1:])}
 	if c.json {
 		// Only under --json: a command that clears a terminal checks stdout's file.
 		c.out = &jsonOut{w: stdout}
 		c.stdout = c.out
 	}
-	return c.exit(cmd.run(c))
+	return c.exit(c.start(cmd))
+}
+
+// start runs cmd, in the form c's arguments ask for: its flags declared on a new flag set
+// and parsed (parseFlags: --help prints its usage, a flag error ends it with exit 2), then
+// its run function on the arguments they leave.
+func (c *call) start(cmd *command) error {
+	if cmd.form != nil {
+		if f := cmd.form(c.args); f != nil {
+			cmd = f
+		}
+	}
+	if cmd.flags == nil {
+		return cmd.run(c)
+	}
+	fs := c.flags()
+	run := cmd.flags(fs, cmd.groups)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n%s", cmd.usageLine, cmd.long, fs.FlagUsages())
+	}
+	if err := parseFlags(fs, c.args, c.stdout); err != nil {
+		return err
+	}
+	return run(c, fs.Args())
 }
 
 // flags returns a new flag set for the command, writing its errors on stderr.

@@ -126,9 +126,10 @@ func findStore(flag, manifestArg string, stderr io.Writer) (string, error) {
 	return c.Dir, nil
 }
 
-// flagGroup is a set of the flag groups commands share. A command's entry in commandTable
-// names the groups its flag set declares (call.declare), as cmd/go adds its build flags to
-// the commands that take them; a command's own flags are declared in its run function.
+// flagGroup is a set of the flag groups commands share. A command's declaration names the
+// groups its flag set declares (commonFlags.declare), as cmd/go adds its build flags to the
+// commands that take them; a command's own flags are declared beside it, by its flags'
+// declare method.
 type flagGroup uint
 
 const (
@@ -144,7 +145,8 @@ const (
 )
 
 // commonFlags hold the values of every shared flag group; a command's run function reads
-// the ones its groups declared.
+// the ones its groups declared. They are the flags of a command that has no others, and
+// the flags of one that has embed them.
 type commonFlags struct {
 	storeFlags
 	data    string
@@ -161,8 +163,8 @@ type commonFlags struct {
 	lockstep string
 }
 
-// register declares on fs the flags of the groups in g, bound to c.
-func (c *commonFlags) register(fs *pflag.FlagSet, g flagGroup) {
+// declare declares on fs the flags of the groups in g, bound to c.
+func (c *commonFlags) declare(fs *pflag.FlagSet, g flagGroup) {
 	if g&storeGroup != 0 {
 		c.storeFlags.register(fs)
 	}

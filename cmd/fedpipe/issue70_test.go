@@ -16,8 +16,8 @@ func TestHelpNamesEveryCommandTakingSet(t *testing.T) {
 	}
 	j := strings.LastIndex(help[:i], "\n") // the line before --set's names the commands
 	list := help[strings.LastIndex(help[:j], "\n"):i]
-	for _, c := range commandTable() {
-		if c.flags&inputGroup != 0 && !strings.Contains(list, c.name) {
+	for _, c := range commands {
+		if c.groups&inputGroup != 0 && !strings.Contains(list, c.name) {
 			t.Errorf("%s takes --set but help's list omits it: %q", c.name, list)
 		}
 	}

@@ -37,7 +37,7 @@ func wantsWatch(args []string) bool {
 	return false
 }
 
-// watchFlags are status --watch's flags.
+// watchFlags are status's flags, with or without --watch.
 type watchFlags struct {
 	commonFlags
 	watch    bool
@@ -45,9 +45,10 @@ type watchFlags struct {
 	once     bool
 }
 
-// registerWatch adds --watch and its flags (status registers them too, so that its help
-// lists them; statusWatch is what honours them).
-func (f *watchFlags) registerWatch(fs *pflag.FlagSet) {
+// declare declares the groups g and --watch and its flags (status without --watch declares
+// them too, so that its help lists them; statusWatch is what honours them).
+func (f *watchFlags) declare(fs *pflag.FlagSet, g flagGroup) {
+	f.commonFlags.declare(fs, g)
 	fs.BoolVar(&f.watch, "watch", false, "follow the runs as they train: state (waiting, training round r of T with ETA, finished, failed, stalled) and latest figures, refreshed")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "with --watch: time between refreshes")
 	fs.BoolVar(&f.once, "once", false, "with --watch: print the states once and exit")
@@ -63,22 +64,19 @@ func watchOnly(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// startWatch parses a watching command's flags and arguments (one MANIFEST or more, its
-// refresh period *every, flag name, at least least, read once the flags are parsed) and opens
-// the watch, with a context that Ctrl-C and SIGTERM cancel (stop releases it). err ends the
-// command at once: help, invalid input (2) or a failure.
-func startWatch(name string, fs *pflag.FlagSet, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stdout, stderr io.Writer) (ctx context.Context, w *watch.Watch, stop func(), err error) {
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return nil, nil, nil, err
-	}
-	if fs.NArg() == 0 {
+// startWatch checks a watching command's arguments (one MANIFEST or more, args) and its
+// refresh period (*every, flag name, at least least) and opens the watch, with a context
+// that Ctrl-C and SIGTERM cancel (stop releases it). err ends the command at once: invalid
+// input (2) or a failure.
+func startWatch(name string, args []string, f *commonFlags, flag string, every *time.Duration, least time.Duration, stderr io.Writer) (ctx context.Context, w *watch.Watch, stop func(), err error) {
+	if len(args) == 0 {
 		return nil, nil, nil, usageErr("fedpipe %s: expected at least one MANIFEST argument", name)
 	}
 	if *every < least {
 		return nil, nil, nil, failf(exitInvalid, "fedpipe %s: --%s %v: must be at least %v", name, flag, *every, least)
 	}
 	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	w, err = openWatch(ctx, fs.Args(), f, stderr)
+	w, err = openWatch(ctx, args, f, stderr)
 	if err != nil {
 		stop()
 		return nil, nil, nil, failure("fedpipe "+strings.Fields(name)[0], err)
@@ -111,23 +109,24 @@ func openWatch(ctx context.Context, paths []string, f *commonFlags, stderr io.Wr
 	return watch.Open(ctx, f.writeDir(paths[0]), rem, graphs, logf)
 }
 
-// statusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest figures,
-// refreshed every --interval until every run has finished or failed, or Ctrl-C.
-func statusWatch(c *call) error {
-	args, stdout, stderr := c.args, c.stdout, c.stderr
-	fs := c.flags()
-	var f watchFlags
-	f.register(fs, c.groups)
-	f.registerWatch(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: fedpipe status MANIFEST... --watch [flags]\n\n"+
-			"Follows every run of the manifests while a run or workers train them (in this store, or on --remote):\n"+
-			"waiting, training round r of T with its ETA, finished, failed, interrupted, or stalled (its process is\n"+
-			"gone, or its worker's lease is no longer renewed), with the latest training loss and test accuracy.\n"+
-			"It reads the progress journals train stages publish and never waits for or slows a run. It ends when\n"+
-			"every run has finished or failed, or on Ctrl-C.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	ctx, w, stop, err := startWatch("status --watch", fs, args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, stdout, stderr)
+// cmdStatusWatch is `fedpipe status MANIFEST... --watch`: every run's state and latest
+// figures, refreshed every --interval until every run has finished or failed, or Ctrl-C.
+var cmdStatusWatch = &command{
+	name:      "status",
+	usageLine: "fedpipe status MANIFEST... --watch [flags]",
+	long: "Follows every run of the manifests while a run or workers train them (in this store, or on --remote):\n" +
+		"waiting, training round r of T with its ETA, finished, failed, interrupted, or stalled (its process is\n" +
+		"gone, or its worker's lease is no longer renewed), with the latest training loss and test accuracy.\n" +
+		"It reads the progress journals train stages publish and never waits for or slows a run. It ends when\n" +
+		"every run has finished or failed, or on Ctrl-C.",
+	groups: statusGroups,
+	flags:  withFlags(statusWatch),
+}
+
+// statusWatch is `fedpipe status MANIFEST... --watch`.
+func statusWatch(c *call, f *watchFlags, args []string) error {
+	stdout := c.stdout
+	ctx, w, stop, err := startWatch("status --watch", args, &f.commonFlags, "interval", &f.interval, 100*time.Millisecond, c.stderr)
 	if err != nil {
 		return err
 	}
