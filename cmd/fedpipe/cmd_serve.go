@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fedpipe/fedpipe/live/page"
+	"github.com/fedpipe/fedpipe/screens/page"
 )
 
 // defaultServeAddr is where serve listens unless --addr says otherwise: the loopback only,

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/live"
-	"github.com/fedpipe/fedpipe/live/watch"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/screens/watch"
 )
 
 // Palette is the colours of the curves, in order of the curves' first appearance (past

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/live"
-	"github.com/fedpipe/fedpipe/live/watch"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/screens/watch"
 )
 
 // run is a seed of method in manifest m.yaml whose journal has the training losses given

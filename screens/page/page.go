@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fedpipe/fedpipe/live/watch"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/screens/watch"
 )
 
 // Page serves the page: / (the whole page), /body (its changing part, which the page
