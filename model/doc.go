@@ -6,5 +6,5 @@
 // build tag. The backend's identity (BackendID: gomlx.ID with this package's graph
 // versions) is part of every train stage's key. It also measures itself: training
 // throughput and one FedOBP-FMNIST round (bench.go, benchround.go), which package
-// model/bench times and prints for `fedpipe bench`.
+// bench times and prints for `fedpipe bench`.
 package model

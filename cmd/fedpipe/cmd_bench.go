@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fedpipe/fedpipe/bench"
 	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/bench"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // benchCmd measures a model's training and inference throughput, or one federated round,
 // on our backend and, in the same invocation, PyTorch's on the same work, and prints both
-// with their ratio (package model/bench).
+// with their ratio (package bench).
 func benchCmd(c *call) error {
 	args, stdout, stderr := c.args, c.stdout, c.stderr
 	fs := c.flags()

@@ -6,23 +6,23 @@
 // invocation, in mirrored order (UseKernels, kernelOrder).
 //
 // Its figures are valid only on an otherwise idle machine; it prints the load before and
-// after. Errors in the options given match manifest.ErrInvalid (the command's exit code 2).
+// after. Errors in the options given match errs.ErrInvalid (the command's exit code 2).
 package bench
 
 import (
 	"fmt"
 
-	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/errs"
 )
 
 // invalidError is an error in the options given (an unknown setting or kernel, a bad
-// shape): errors.Is(err, manifest.ErrInvalid) holds for it.
+// shape): errors.Is(err, errs.ErrInvalid) holds for it.
 type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string { return e.msg }
 
-// Is makes invalidError a manifest.ErrInvalid.
-func (e *invalidError) Is(target error) bool { return target == manifest.ErrInvalid }
+// Is makes invalidError a errs.ErrInvalid.
+func (e *invalidError) Is(target error) bool { return target == errs.ErrInvalid }
 
 // invalidf is an invalidError formatted as fmt.Sprintf does.
 func invalidf(format string, a ...any) error {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedpipe/fedpipe/errs"
 	"github.com/fedpipe/fedpipe/gomlx/gemm"
-	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
 )
 
@@ -23,7 +23,7 @@ func TestUseKernels(t *testing.T) {
 	for _, asked := range [][]string{{was, was}, {"mmx"}} {
 		_, restore, err := UseKernels(asked)
 		restore()
-		if !errors.Is(err, manifest.ErrInvalid) || !strings.HasPrefix(err.Error(), "bench: --kernel: ") {
+		if !errors.Is(err, errs.ErrInvalid) || !strings.HasPrefix(err.Error(), "bench: --kernel: ") {
 			t.Errorf("UseKernels(%v): %v, want an invalid --kernel", asked, err)
 		}
 		if gemm.KernelISA() != was {
@@ -46,7 +46,7 @@ func TestSteps(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 	o.Shapes = []string{"28x27x1"}
-	if err := Steps(model.CPUBackend, o, &out, &errb); !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), `--shape "28x27x1"`) {
+	if err := Steps(model.CPUBackend, o, &out, &errb); !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), `--shape "28x27x1"`) {
 		t.Errorf("a shape with H ≠ W: %v", err)
 	}
 }
@@ -59,7 +59,7 @@ func TestRoundSetting(t *testing.T) {
 		func(b string, o RoundOptions, w *bytes.Buffer) error { return Journal(b, o, w, w) },
 	} {
 		err := f(model.CPUBackend, RoundOptions{Setting: "fedavg-mars"}, &out)
-		if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), SettingFedOBP) || !strings.Contains(err.Error(), SettingFedSelect) {
+		if !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), SettingFedOBP) || !strings.Contains(err.Error(), SettingFedSelect) {
 			t.Errorf("unknown setting: %v", err)
 		}
 	}
