@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 // CurveThreshold is how far, in points, a kept curve may sit from its authors' log before
@@ -15,20 +16,12 @@ import (
 // fine-tuning), or at every evaluation of the last half of training on the same side.
 const CurveThreshold = 0.5
 
-// CurvePoint is one evaluation round of a kept curve: pooled test accuracy (percent)
-// before fine-tuning and, where the run fine-tunes, after.
-type CurvePoint struct {
-	Round  int
-	Before float64
-	After  *float64
-}
-
 // CurveRound is one evaluation round of a kept curve beside its log. Kept or Logged is nil
 // where that side has no evaluation at the round; the differences (kept − logged) are set
 // where both sides have the figure.
 type CurveRound struct {
 	Round  int                  `json:"round"`
-	Kept   *CurvePoint          `json:"kept,omitempty"`
+	Kept   *listing.CurvePoint  `json:"kept,omitempty"`
 	Logged *manifest.LoggedEval `json:"logged,omitempty"`
 	Diff   *float64             `json:"diff,omitempty"`
 	DiffFT *float64             `json:"diff_ft,omitempty"`
@@ -64,9 +57,9 @@ type CurveCheck struct {
 // beside log, the training being rounds long: the difference at every round both have,
 // at the round the log reports, and whether the curve sits off the log steadily over the
 // last half of training. deviation is what the manifest records for it.
-func CompareCurve(log manifest.LoggedRun, rounds int, kept []CurvePoint, seeds int, deviation string) CurveCheck {
+func CompareCurve(log manifest.LoggedRun, rounds int, kept []listing.CurvePoint, seeds int, deviation string) CurveCheck {
 	c := CurveCheck{Method: log.Method, Source: log.Source, Seeds: seeds, Deviation: deviation}
-	byRound := map[int]CurvePoint{}
+	byRound := map[int]listing.CurvePoint{}
 	for _, p := range kept {
 		byRound[p.Round] = p
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/results/listing"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -23,7 +24,7 @@ func testLog() manifest.LoggedRun {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestCompareCurveDifferences(t *testing.T) {
-	kept := []CurvePoint{{Round: 100, Before: 91, After: f64(90.5)}, {Round: 200, Before: 91.9}, {Round: 300, Before: 92.8, After: f64(94.1)},
+	kept := []listing.CurvePoint{{Round: 100, Before: 91, After: f64(90.5)}, {Round: 200, Before: 91.9}, {Round: 300, Before: 92.8, After: f64(94.1)},
 		{Round: 400, Before: 92.4, After: f64(94)}, {Round: 500, Before: 1}}
 	c := CompareCurve(testLog(), 400, kept, 1, "")
 	if len(c.Rounds) != 5 {
@@ -62,12 +63,12 @@ func TestCompareCurveDifferences(t *testing.T) {
 // or on one side at every evaluation of the last half, is over, and flagged without a
 // deviation.
 func TestCompareCurveThreshold(t *testing.T) {
-	curve := func(d100, d200, d300, d400 float64) []CurvePoint {
-		return []CurvePoint{{Round: 100, Before: 90 + d100}, {Round: 200, Before: 92 + d200}, {Round: 300, Before: 93 + d300}, {Round: 400, Before: 92.5 + d400}}
+	curve := func(d100, d200, d300, d400 float64) []listing.CurvePoint {
+		return []listing.CurvePoint{{Round: 100, Before: 90 + d100}, {Round: 200, Before: 92 + d200}, {Round: 300, Before: 93 + d300}, {Round: 400, Before: 92.5 + d400}}
 	}
 	for _, tc := range []struct {
 		name                 string
-		kept                 []CurvePoint
+		kept                 []listing.CurvePoint
 		over, steady, flaged bool
 	}{
 		{"at the reported round", curve(0, 0, -0.6, 0), true, false, true},
@@ -94,8 +95,8 @@ func TestCompareCurveThreshold(t *testing.T) {
 // TestOffLogCurvesCount: a flagged curve is counted, named in the summary line and shown
 // on the page with its rounds; one with a deviation shows its text.
 func TestOffLogCurvesCount(t *testing.T) {
-	off := CompareCurve(testLog(), 400, []CurvePoint{{Round: 300, Before: 92}}, 1, "")
-	known := CompareCurve(testLog(), 400, []CurvePoint{{Round: 300, Before: 92}}, 1, "cause not found")
+	off := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92}}, 1, "")
+	known := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92}}, 1, "cause not found")
 	ms := []KeptManifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{off}}, {File: "b.yaml", Name: "b", Curves: []CurveCheck{known}}}
 	k := Count(ms)
 	if k.OffLog != 1 {
@@ -110,7 +111,7 @@ func TestOffLogCurvesCount(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	within := CompareCurve(testLog(), 400, []CurvePoint{{Round: 300, Before: 92.9}}, 1, "noted on the log")
+	within := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92.9}}, 1, "noted on the log")
 	if p := KeptPage([]KeptManifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); strings.Contains(p, "noted on the log") {
 		t.Error("the page shows an expectation's deviation beside a curve within the threshold")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/results"
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stats"
 )
 
@@ -76,10 +77,10 @@ func testSetOf(store *artifacts.Store, a artifacts.Action, b []byte, e manifest.
 	var clients []float64
 	if e.Metric == "final_client_mean" {
 		if rows, _, err := results.ReadFrom[results.Client](store, a, results.OutEvaluateClients); err == nil {
-			clients = ClientAccuracies(rows)
+			clients = summary.ClientAccuracies(rows)
 		}
 	}
-	iv, how, ok := TestSetInterval(s, clients, e.Metric)
+	iv, how, ok := summary.TestSetInterval(s, clients, e.Metric)
 	return testSetInfo{iv: iv, how: how, ok: ok}
 }
 

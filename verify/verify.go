@@ -109,27 +109,6 @@ type RunProvenance struct {
 	Measured *pipeline.Provenance `json:"measured,omitempty"`
 }
 
-// Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
-// A metric ending in "_ft" reads the after-fine-tuning figures, NaN when the run did not
-// fine-tune.
-func Value(s results.Summary, metric string) float64 {
-	if base, ok := strings.CutSuffix(metric, "_ft"); ok {
-		if s.FT.Has == 0 {
-			return math.NaN()
-		}
-		return Value(s.FT.AsSummary(), base)
-	}
-	switch metric {
-	case "final_client_mean":
-		return 100 * s.Mean
-	case "best_client_mean":
-		return 100 * s.Best.Mean
-	case "best_pooled":
-		return 100 * s.Best.Pooled
-	}
-	return 100 * s.Pooled
-}
-
 // cellKey identifies a grid cell independently of the method: its grid choices.
 func cellKey(r *manifest.Run) string {
 	var parts []string
@@ -268,7 +247,7 @@ func valueOf(b []byte, e manifest.Expectation) (float64, bool, error) {
 	if v, ok, isCost := costValue(meta, e.Metric); isCost {
 		return v, ok, nil
 	}
-	v := Value(s, e.Metric)
+	v := summary.Value(s, e.Metric)
 	return v, !math.IsNaN(v), nil
 }
 

@@ -1,11 +1,8 @@
 package verify
 
 import (
-	"math"
 	"strings"
 	"testing"
-
-	"github.com/fedpipe/fedpipe/results"
 )
 
 // A cell under a shift names the shift and level, so the CLI's table and the report's
@@ -40,21 +37,5 @@ func TestRowNamesShiftAndFormatsCosts(t *testing.T) {
 	}
 	if md := Markdown([]Cell{c, cost}); strings.Count(md, "\n") != 4 {
 		t.Errorf("markdown has %d lines, want header, rule and 2 rows:\n%s", strings.Count(md, "\n"), md)
-	}
-}
-
-// Metric names without "_ft" read the figures before fine-tuning, those with it the
-// figures after; a run that does not fine-tune has no "_ft" figure.
-func TestValueBeforeAndAfterFinetuning(t *testing.T) {
-	s := results.Summary{Pooled: 0.5, Mean: 0.4, Best: results.Best{Pooled: 0.88, Mean: 0.8}}
-	if v := Value(s, "best_pooled_ft"); !math.IsNaN(v) {
-		t.Errorf("best_pooled_ft of a run without fine-tuning = %v, want NaN", v)
-	}
-	s.FT = results.Finetuned{Has: 1, Pooled: 0.9, Mean: 0.85, BestPooled: 0.97, BestMean: 0.95}
-	for metric, want := range map[string]float64{"best_pooled": 88, "best_pooled_ft": 97, "final_pooled": 50,
-		"final_pooled_ft": 90, "final_client_mean": 40, "final_client_mean_ft": 85, "best_client_mean_ft": 95} {
-		if got := Value(s, metric); math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s = %v, want %v", metric, got, want)
-		}
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/fedpipe/fedpipe/results/summary"
 	"github.com/fedpipe/fedpipe/stats"
-	"github.com/fedpipe/fedpipe/verify"
 )
 
 // The vs_best values of the results table: how a method compares with its column's best.
@@ -217,7 +217,7 @@ func (c *collected) interval(row, col, metric string, vals []float64) cellInterv
 		if x.row != row || x.col != col || x.summary == nil {
 			continue
 		}
-		iv, how, ok := verify.TestSetInterval(*x.summary, verify.ClientAccuracies(x.clients), metric)
+		iv, how, ok := summary.TestSetInterval(*x.summary, summary.ClientAccuracies(x.clients), metric)
 		if !ok {
 			return none
 		}

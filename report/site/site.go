@@ -288,7 +288,7 @@ func metricLabel(metric string) string {
 func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // value reads a metric in percent.
-func value(s summary.Summary, metric string) float64 { return verify.Value(s, metric) }
+func value(s summary.Summary, metric string) float64 { return summary.Value(s, metric) }
 
 type section struct {
 	title, intro string

@@ -6,17 +6,17 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/results"
-	"github.com/fedpipe/fedpipe/verify"
+	"github.com/fedpipe/fedpipe/results/summary"
 )
 
 // IntervalsOf computes a run's test-set intervals from its summary and clients table
 // (nil: not read).
 func IntervalsOf(s results.Summary, clients []results.Client) Intervals {
 	var out Intervals
-	if iv, _, ok := verify.TestSetInterval(s, nil, "final_pooled"); ok {
+	if iv, _, ok := summary.TestSetInterval(s, nil, "final_pooled"); ok {
 		out.Pooled = &iv
 	}
-	if iv, _, ok := verify.TestSetInterval(s, verify.ClientAccuracies(clients), "final_client_mean"); ok {
+	if iv, _, ok := summary.TestSetInterval(s, summary.ClientAccuracies(clients), "final_client_mean"); ok {
 		out.ClientMean = &iv
 	}
 	return out

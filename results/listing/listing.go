@@ -52,7 +52,7 @@ type Row struct {
 
 // Intervals are one run's 95 % test-set intervals (percent): the pooled accuracy's
 // (Wilson over the pooled test samples) and the client mean's (bootstrap over the clients,
-// verify.BootstrapSeed). Neither says anything about another training seed.
+// summary.BootstrapSeed). Neither says anything about another training seed.
 type Intervals struct {
 	Pooled     *stats.Interval `json:"final_pooled_test_set_ci95_pct,omitempty"`
 	ClientMean *stats.Interval `json:"final_client_mean_bootstrap_ci95_pct,omitempty"`

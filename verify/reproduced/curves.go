@@ -17,7 +17,7 @@ func curves(graphs []*pipeline.Graph, store *artifacts.Store) ([]verify.CurveChe
 	m := graphs[0].Manifest
 	var out []verify.CurveCheck
 	for _, l := range m.Logs {
-		var pts []verify.CurvePoint
+		var pts []listing.CurvePoint
 		seeds := 0
 		for _, g := range graphs {
 			p, n, err := listing.KeptCurve(g, store, l.Method)

@@ -1,7 +1,8 @@
-package verify
+package summary
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/results"
@@ -54,4 +55,25 @@ func ClientAccuracies(rows []results.Client) []float64 {
 		out[i] = r.Accuracy
 	}
 	return out
+}
+
+// Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
+// A metric ending in "_ft" reads the after-fine-tuning figures, NaN when the run did not
+// fine-tune.
+func Value(s results.Summary, metric string) float64 {
+	if base, ok := strings.CutSuffix(metric, "_ft"); ok {
+		if s.FT.Has == 0 {
+			return math.NaN()
+		}
+		return Value(s.FT.AsSummary(), base)
+	}
+	switch metric {
+	case "final_client_mean":
+		return 100 * s.Mean
+	case "best_client_mean":
+		return 100 * s.Best.Mean
+	case "best_pooled":
+		return 100 * s.Best.Pooled
+	}
+	return 100 * s.Pooled
 }
