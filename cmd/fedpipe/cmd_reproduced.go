@@ -15,7 +15,7 @@ import (
 	"github.com/fedpipe/fedpipe/stages/train"
 	"github.com/fedpipe/fedpipe/verify"
 	"github.com/fedpipe/fedpipe/verify/audit"
-	"github.com/fedpipe/fedpipe/verify/reproduced"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // defaultKept is the repository's kept-results directory.
@@ -30,7 +30,7 @@ func reproducedCmd(c *call) error {
 	fs := c.flags()
 	var f commonFlags
 	f.register(fs, c.groups)
-	kept := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
+	keptDir := fs.String("kept", defaultKept, "kept-results directory (a directory remote: cas/, ac/, cells/)")
 	page := fs.String("page", "", "write the generated page (markdown) to this file")
 	check := fs.String("check", "", "compare the generated page with this file; exit 1 when it is out of date")
 	audit := fs.Int("audit", 0, "recompute the first N rounds of a seeded sample of kept train stages and compare their fingerprints")
@@ -47,21 +47,21 @@ func reproducedCmd(c *call) error {
 	if *audit < 0 || *sample < 0 {
 		return fail(&manifest.InputError{File: "--audit", Msg: "--audit and --audit-sample must not be negative"})
 	}
-	dir, err := filepath.Abs(*kept)
+	dir, err := filepath.Abs(*keptDir)
 	if err != nil {
 		return fail(err)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *kept)})
+		return fail(&manifest.InputError{File: "--kept", Msg: fmt.Sprintf("%s is not a directory of kept results", *keptDir)})
 	}
 	paths := fs.Args()
 	if len(paths) == 0 { // every table manifest beside the kept directory, as make reproduced checks
-		if paths, err = reproduced.TableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
+		if paths, err = kept.TableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
 			return fail(err)
 		}
 	}
 	if *bind {
-		n, err := pipeline.BindKept(dir)
+		n, err := kept.Bind(dir)
 		if err != nil {
 			return fail(err)
 		}
@@ -69,13 +69,13 @@ func reproducedCmd(c *call) error {
 	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	k, err := reproduced.Open(ctx, dir)
+	k, err := kept.Open(ctx, dir)
 	if err != nil {
 		return fail(err)
 	}
 	defer k.Close()
 	loader := &data.Loader{DataDir: f.data}
-	opt := reproduced.Options{Set: f.set, Loader: loader, Limits: manifestLimits,
+	opt := kept.Options{Set: f.set, Loader: loader, Limits: manifestLimits,
 		Load: func(path string, set []string) (*pipeline.Graph, string, error) {
 			return loadGraphSet(path, set, loader, f.backend)
 		},
@@ -86,15 +86,15 @@ func reproducedCmd(c *call) error {
 	if err != nil {
 		return fail(err)
 	}
-	counts := verify.Count(ms)
+	counts := kept.Count(ms)
 	regenerate := "make reproduced-page"
-	text := verify.KeptPage(ms, regenerate)
+	text := kept.Page(ms, regenerate)
 	if f.json {
-		writeJSON(stdout, map[string]any{"kept": *kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
+		writeJSON(stdout, map[string]any{"kept": *keptDir, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
 			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
-			"claims": verify.TallyClaims(verify.ClaimsOf(ms)).Line(), "papers": verify.PaperLines(ms)})
+			"claims": verify.TallyClaims(kept.ClaimsOf(ms)).Line(), "papers": kept.PaperLines(ms)})
 	} else {
-		reproduced.WriteText(stdout, ms)
+		kept.WriteText(stdout, ms)
 	}
 	var code error // how the command ends once the summary line is printed
 	if *audit > 0 {
@@ -116,7 +116,7 @@ func reproducedCmd(c *call) error {
 	}
 	if !f.json {
 		fmt.Fprintln(stdout, counts.Line())
-		reproduced.WriteHeadline(stdout, ms)
+		kept.WriteHeadline(stdout, ms)
 	}
 	if counts.Differs > 0 || counts.OffLog > 0 {
 		return exitErr(exitMismatch)

@@ -1,4 +1,4 @@
-package reproduced
+package kept
 
 import (
 	"os"

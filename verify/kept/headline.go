@@ -1,10 +1,12 @@
-package verify
+package kept
 
 import (
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // papers names the paper of a table manifest by its file name's prefix.
@@ -29,7 +31,7 @@ func PaperOf(file string) string {
 // PaperLines are the headline's lines, one per paper: its published cells with a kept
 // current result of those that can be computed here, and how many seeds each rests on;
 // or, where none can be computed, why ("FedSelect: not computable here: …").
-func PaperLines(ms []KeptManifest) []string {
+func PaperLines(ms []Manifest) []string {
 	type tally struct {
 		kept, cells int
 		seeds       map[string]bool
@@ -60,13 +62,13 @@ func PaperLines(ms []KeptManifest) []string {
 			continue
 		}
 		for _, c := range m.Cells {
-			if c.Verdict == Needs {
+			if c.Verdict == verify.Needs {
 				what, _, _ := strings.Cut(c.Needs, " (")
 				t.why["pretrained weights for "+what] = true
 				continue
 			}
 			t.cells++
-			if c.Verdict == Pass || c.Verdict == Fail {
+			if c.Verdict == verify.Pass || c.Verdict == verify.Fail {
 				t.kept++
 				t.seeds[fmt.Sprintf("%d of %d", c.Seeds, c.SeedsOf)] = true
 			}
@@ -110,8 +112,8 @@ func PaperLines(ms []KeptManifest) []string {
 }
 
 // ClaimsOf gathers the claim verdicts of ms, in order.
-func ClaimsOf(ms []KeptManifest) []ClaimVerdict {
-	var out []ClaimVerdict
+func ClaimsOf(ms []Manifest) []verify.ClaimVerdict {
+	var out []verify.ClaimVerdict
 	for _, m := range ms {
 		out = append(out, m.Claims...)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package kept
 
 import (
 	"fmt"
@@ -12,9 +12,10 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/pipeline"
 )
 
-func keptGraph(t *testing.T, backend string) *Graph {
+func keptGraph(t *testing.T, backend string) *pipeline.Graph {
 	t.Helper()
 	m, err := manifest.ParseManifest("m.yaml", []byte(`name: kept
 dataset: {name: synthetic, devices: 6}
@@ -24,7 +25,7 @@ methods: [{name: fedavg}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Build(m, BuildOptions{Backend: backend, Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
+	g, err := pipeline.Build(m, pipeline.BuildOptions{Backend: backend, Describe: func(manifest.DatasetSpec) (*manifest.DataDesc, error) {
 		return &manifest.DataDesc{Digest: "d", Shape: []int{60}, Classes: 10, Samples: 1000}, nil
 	}})
 	if err != nil {
@@ -33,7 +34,7 @@ methods: [{name: fedavg}]
 	return g
 }
 
-func keptNodeOf(g *Graph, kind string) *Node {
+func keptNodeOf(g *pipeline.Graph, kind string) *pipeline.Node {
 	for _, n := range g.Nodes {
 		if n.Kind == kind {
 			return n
@@ -63,14 +64,14 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if why, _, ok := KeptStale(dir, g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
+	if why, _, ok := Stale(dir, g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Fatalf("current result called stale: %s", why)
 	}
-	old := CodeVersions[manifest.KindTrain]
-	CodeVersions[manifest.KindTrain] = old + 1
-	defer func() { CodeVersions[manifest.KindTrain] = old }()
+	old := pipeline.CodeVersions[manifest.KindTrain]
+	pipeline.CodeVersions[manifest.KindTrain] = old + 1
+	defer func() { pipeline.CodeVersions[manifest.KindTrain] = old }()
 	g2 := keptGraph(t, fastID)
-	why, oldKey, ok := KeptStale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
+	why, oldKey, ok := Stale(dir, g2)(keptNodeOf(g2, manifest.KindEvaluate))
 	if kept := artifacts.Digest(keptNodeOf(g, manifest.KindEvaluate).Key); oldKey != kept {
 		t.Errorf("stale result's key %s, want the kept one %s", oldKey, kept)
 	}
@@ -81,18 +82,18 @@ func TestKeptStaleNamesWhatChanged(t *testing.T) {
 	if strings.Contains(why, "partition") {
 		t.Errorf("the partition did not change: %q", why)
 	}
-	CodeVersions[manifest.KindTrain] = old
+	pipeline.CodeVersions[manifest.KindTrain] = old
 	g3 := keptGraph(t, fast2ID)
-	why, _, ok = KeptStale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
+	why, _, ok = Stale(dir, g3)(keptNodeOf(g3, manifest.KindEvaluate))
 	if !ok || !strings.Contains(why, `train: backend "`+fastID+`" → "`+fast2ID+`"`) {
 		t.Errorf("the backend's code changed: stale = %v, %q", ok, why)
 	}
 	g4 := keptGraph(t, cpuID)
-	if why, _, ok := KeptStale(dir, g4)(keptNodeOf(g4, manifest.KindEvaluate)); ok {
+	if why, _, ok := Stale(dir, g4)(keptNodeOf(g4, manifest.KindEvaluate)); ok {
 		t.Errorf("fpfast's kept result makes fpcpu's cell stale: %q", why)
 	}
 	// A stage never kept is not stale: it is not computed.
-	if _, _, ok := KeptStale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
+	if _, _, ok := Stale(t.TempDir(), g)(keptNodeOf(g, manifest.KindEvaluate)); ok {
 		t.Error("a stage with no kept entry is stale")
 	}
 }
@@ -101,12 +102,12 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 // The index keeps one result per stage and backend family: a result of another backend is
 // recorded beside the reference one (fpfast's entry, at the plain path, unchanged), each
-// is current or stale against its own backend's keys, KeptKeys names both and KeptBackends
+// is current or stale against its own backend's keys, Keys names both and Backends
 // the other backend; a partition, on no backend, has its one shared entry; a result of the
 // same family made by newer code replaces that family's entry.
 func TestKeptOneResultPerBackend(t *testing.T) {
 	dir := t.TempDir()
-	record := func(g *Graph) {
+	record := func(g *pipeline.Graph) {
 		t.Helper()
 		for _, n := range g.Nodes {
 			if err := recordKept(dir, g, n); err != nil {
@@ -121,7 +122,7 @@ func TestKeptOneResultPerBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := KeptBackends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID}) {
+	if ids, err := Backends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID}) {
 		t.Fatalf("only fpfast kept: backends %v, %v", ids, err)
 	}
 	record(xla)
@@ -135,33 +136,33 @@ func TestKeptOneResultPerBackend(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cells", "kept", "xla-cuda", "partition%20seed=42.json")); err == nil {
 		t.Error("the partition, on no backend, got an xla-cuda entry")
 	}
-	if ids, err := KeptBackends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID, xlaID}) {
-		t.Errorf("KeptBackends = %v, %v; want [%s %s]", ids, err, fastID, xlaID)
+	if ids, err := Backends(dir, "kept"); err != nil || !reflect.DeepEqual(ids, []string{fastID, xlaID}) {
+		t.Errorf("Backends = %v, %v; want [%s %s]", ids, err, fastID, xlaID)
 	}
-	for _, g := range []*Graph{fast, xla} {
+	for _, g := range []*pipeline.Graph{fast, xla} {
 		for _, n := range g.Nodes {
-			if why, _, ok := KeptStale(dir, g)(n); ok {
+			if why, _, ok := Stale(dir, g)(n); ok {
 				t.Errorf("%s %s: current result called stale: %s", NodeFamily(n), n.Name, why)
 			}
 		}
 	}
-	keys, err := KeptKeys(dir)
+	keys, err := Keys(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []*Graph{fast, xla} {
+	for _, g := range []*pipeline.Graph{fast, xla} {
 		for _, n := range g.Nodes {
 			if !keys[artifacts.Digest(n.Key)] {
-				t.Errorf("KeptKeys lacks %s %s", NodeFamily(n), n.Name)
+				t.Errorf("Keys lacks %s %s", NodeFamily(n), n.Name)
 			}
 		}
 	}
 	if len(keys) != 7 { // one partition, two trains, two evaluations, two reports
-		t.Errorf("KeptKeys names %d results, want 7", len(keys))
+		t.Errorf("Keys names %d results, want 7", len(keys))
 	}
 	// XLA's lockstep code changed: its kept result is stale, saying so; fpfast's is not.
 	xla4 := keptGraph(t, xla4ID)
-	why, _, ok := KeptStale(dir, xla4)(keptNodeOf(xla4, manifest.KindEvaluate))
+	why, _, ok := Stale(dir, xla4)(keptNodeOf(xla4, manifest.KindEvaluate))
 	if !ok || !strings.Contains(why, "lockstep-3") || !strings.Contains(why, "lockstep-4") {
 		t.Errorf("xla-cuda's lockstep code changed: stale = %v, %q", ok, why)
 	}
@@ -177,9 +178,9 @@ func TestKeptOneResultPerBackend(t *testing.T) {
 	}
 }
 
-// recordKept is RecordKept after writing, as a push would, dir's ac/ entry for n: one output
+// recordKept is Record after writing, as a push would, dir's ac/ entry for n: one output
 // whose digest is derived from n's key.
-func recordKept(dir string, g *Graph, n *Node) error {
+func recordKept(dir string, g *pipeline.Graph, n *pipeline.Node) error {
 	d := artifacts.Sum([]byte("summary of " + n.Key.String()))
 	entry := fmt.Sprintf(`{"v":1,"outputs":{"summary":"%s"},"sizes":{"summary":%d}}`, d, len("summary of "+n.Key.String()))
 	if err := os.MkdirAll(filepath.Join(dir, "ac"), 0o755); err != nil {
@@ -188,10 +189,10 @@ func recordKept(dir string, g *Graph, n *Node) error {
 	if err := os.WriteFile(filepath.Join(dir, "ac", n.Key.String()), []byte(entry), 0o644); err != nil {
 		return err
 	}
-	return RecordKept(dir, g, n)
+	return Record(dir, g, n)
 }
 
-// BindKept gives index entries recorded before sizes were bound the sizes their ac/
+// Bind gives index entries recorded before sizes were bound the sizes their ac/
 // entries record, leaves bound entries alone (so it can be rerun after new cells are
 // kept), and never binds sizes to an entry whose ac/ entry names other outputs than the
 // index binds.
@@ -216,18 +217,18 @@ func TestBindKeptAddsSizesOnlyToTheBoundOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(want) != 1 {
-			t.Fatalf("RecordKept bound sizes %v, want the summary's", want)
+			t.Fatalf("Record bound sizes %v, want the summary's", want)
 		}
 	}
 	unsize()
-	if n, err := BindKept(dir); err != nil || n != 1 {
-		t.Fatalf("BindKept: %d bound, %v; want 1", n, err)
+	if n, err := Bind(dir); err != nil || n != 1 {
+		t.Fatalf("Bind: %d bound, %v; want 1", n, err)
 	}
 	if e, _ := readKeptFile(path); len(e.Sizes) != 1 {
-		t.Errorf("sizes after BindKept: %v", e.Sizes)
+		t.Errorf("sizes after Bind: %v", e.Sizes)
 	}
-	if n, err := BindKept(dir); err != nil || n != 0 {
-		t.Errorf("BindKept again: %d bound, %v; want none", n, err)
+	if n, err := Bind(dir); err != nil || n != 0 {
+		t.Errorf("Bind again: %d bound, %v; want none", n, err)
 	}
 	unsize()
 	other := artifacts.Sum([]byte("another cell's summary"))
@@ -235,7 +236,7 @@ func TestBindKeptAddsSizesOnlyToTheBoundOutputs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ac", eval.Key.String()), []byte(entry), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := BindKept(dir); err == nil || !strings.Contains(err.Error(), "binds other outputs") {
-		t.Errorf("BindKept over an ac/ entry pointed elsewhere: %v, want refused", err)
+	if _, err := Bind(dir); err == nil || !strings.Contains(err.Error(), "binds other outputs") {
+		t.Errorf("Bind over an ac/ entry pointed elsewhere: %v, want refused", err)
 	}
 }

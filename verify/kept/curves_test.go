@@ -1,4 +1,4 @@
-package verify
+package kept
 
 import (
 	"math"
@@ -97,7 +97,7 @@ func TestCompareCurveThreshold(t *testing.T) {
 func TestOffLogCurvesCount(t *testing.T) {
 	off := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92}}, 1, "")
 	known := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92}}, 1, "cause not found")
-	ms := []KeptManifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{off}}, {File: "b.yaml", Name: "b", Curves: []CurveCheck{known}}}
+	ms := []Manifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{off}}, {File: "b.yaml", Name: "b", Curves: []CurveCheck{known}}}
 	k := Count(ms)
 	if k.OffLog != 1 {
 		t.Fatalf("OffLog = %d, want 1", k.OffLog)
@@ -105,18 +105,18 @@ func TestOffLogCurvesCount(t *testing.T) {
 	if line := k.Line(); !strings.Contains(line, "1 kept curves differ from the authors' logs with no deviation recorded") {
 		t.Errorf("summary line %q does not name the curve off its log", line)
 	}
-	page := KeptPage(ms, "make reproduced-page")
+	page := Page(ms, "make reproduced-page")
 	for _, want := range []string{"| 300 | 92.00 | 93.00 | -1.00 |", "with no deviation recorded", "Deviation: cause not found", "| 100 | — | 90.00 | — |"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	within := CompareCurve(testLog(), 400, []listing.CurvePoint{{Round: 300, Before: 92.9}}, 1, "noted on the log")
-	if p := KeptPage([]KeptManifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); strings.Contains(p, "noted on the log") {
+	if p := Page([]Manifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); strings.Contains(p, "noted on the log") {
 		t.Error("the page shows an expectation's deviation beside a curve within the threshold")
 	}
 	within.OnLog = true
-	if p := KeptPage([]KeptManifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); !strings.Contains(p, "Deviation: noted on the log") {
+	if p := Page([]Manifest{{File: "c.yaml", Name: "c", Curves: []CurveCheck{within}}}, "x"); !strings.Contains(p, "Deviation: noted on the log") {
 		t.Error("the page hides the log entry's own deviation of a curve within the threshold")
 	}
 	if k := Count(ms[1:]); k.OffLog != 0 || strings.Contains(k.Line(), "kept curves") {

@@ -1,9 +1,11 @@
-package verify
+package kept
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fedpipe/fedpipe/verify"
 )
 
 // Verdict words of kept paper-scale results (fedpipe reproduced): a published cell is
@@ -15,23 +17,23 @@ const (
 	Differs    = "differs"
 )
 
-// KeptWord is the kept-results word of a verdict.
-func KeptWord(verdict string) string {
+// Word is the kept-results word of a verdict.
+func Word(verdict string) string {
 	switch verdict {
-	case Pass:
+	case verify.Pass:
 		return Reproduced
-	case Fail:
+	case verify.Fail:
 		return Differs
 	}
 	return verdict
 }
 
-// KeptVerdict is the kept-results verdict of c as the command and the page show it: the
+// Verdict is the kept-results verdict of c as the command and the page show it: the
 // word, why a stale cell is stale, which backend's result it reads (KeptOn), and whether a differing cell's deviation is known (its
 // text too with detail).
-func KeptVerdict(c Cell, detail bool) string {
-	v := KeptWord(c.Verdict)
-	if c.Verdict == Needs {
+func Verdict(c verify.Cell, detail bool) string {
+	v := Word(c.Verdict)
+	if c.Verdict == verify.Needs {
 		return v + " " + c.Needs
 	}
 	switch {
@@ -40,8 +42,8 @@ func KeptVerdict(c Cell, detail bool) string {
 	case c.StaleWhy != "":
 		v += " (" + c.StaleWhy + ")"
 	}
-	if c.Verdict == Pass || c.Verdict == Fail {
-		v += c.evidenceSpread()
+	if c.Verdict == verify.Pass || c.Verdict == verify.Fail {
+		v += c.SpreadVerdict()
 	}
 	if c.KeptOn != "" {
 		v += " (the " + c.KeptOn + " result"
@@ -59,8 +61,8 @@ func KeptVerdict(c Cell, detail bool) string {
 	return v
 }
 
-// KeptManifest is one manifest's part of a kept-results check.
-type KeptManifest struct {
+// Manifest is one manifest's part of a kept-results check.
+type Manifest struct {
 	File string `json:"file"`
 	Name string `json:"name"`
 	// Skipped says why the manifest was not checked (its data is not installed, it has no
@@ -68,21 +70,21 @@ type KeptManifest struct {
 	Skipped string `json:"skipped,omitempty"`
 	// NeedsInit names, for a manifest not checked, the initial weights its cells would also
 	// need that are missing here (model.init); empty when none.
-	NeedsInit string `json:"needs_init,omitempty"`
-	Cells     []Cell `json:"cells,omitempty"`
+	NeedsInit string        `json:"needs_init,omitempty"`
+	Cells     []verify.Cell `json:"cells,omitempty"`
 	// Provenance holds, per cell (same index), how its kept results were made: one line
 	// per seed measured.
 	Provenance [][]string `json:"provenance,omitempty"`
 	// Claims are the verdicts of the manifest's claims on the kept results (of a manifest
 	// not checked: not computable, ClaimVerdict.Why saying why).
-	Claims []ClaimVerdict `json:"claims,omitempty"`
+	Claims []verify.ClaimVerdict `json:"claims,omitempty"`
 	// Curves are the kept curves beside the authors' logs the manifest records
 	// (manifest.LoggedRun), one per log.
 	Curves []CurveCheck `json:"curves,omitempty"`
 }
 
-// KeptCounts tallies the cells of checked manifests by kept-results verdict.
-type KeptCounts struct {
+// Counts tallies the cells of checked manifests by kept-results verdict.
+type Counts struct {
 	// Cells counts the cells that can be computed here (every verdict but Needs).
 	Cells, Reproduced, Differs, Stale, Missing int
 	// Known counts the cells that differ with a recorded deviation (not in Differs).
@@ -100,8 +102,8 @@ type KeptCounts struct {
 }
 
 // Count tallies ms.
-func Count(ms []KeptManifest) KeptCounts {
-	var k KeptCounts
+func Count(ms []Manifest) Counts {
+	var k Counts
 	for _, m := range ms {
 		for _, c := range m.Curves {
 			if c.Flagged {
@@ -109,7 +111,7 @@ func Count(ms []KeptManifest) KeptCounts {
 			}
 		}
 		for _, c := range m.Cells {
-			if c.Verdict == Needs {
+			if c.Verdict == verify.Needs {
 				if k.Needs == nil {
 					k.Needs = map[string]int{}
 				}
@@ -119,7 +121,7 @@ func Count(ms []KeptManifest) KeptCounts {
 			}
 			k.Cells++
 			switch c.Verdict {
-			case Pass:
+			case verify.Pass:
 				k.Reproduced++
 				if c.Spread != nil {
 					k.SpreadDecided++
@@ -127,13 +129,13 @@ func Count(ms []KeptManifest) KeptCounts {
 						k.WithinSpread++
 					}
 				}
-			case Fail:
+			case verify.Fail:
 				if c.Known != "" {
 					k.Known++
 				} else {
 					k.Differs++
 				}
-			case Stale:
+			case verify.Stale:
 				k.Stale++
 			default:
 				k.Missing++
@@ -144,7 +146,7 @@ func Count(ms []KeptManifest) KeptCounts {
 }
 
 // Line is the one-line summary CI prints.
-func (k KeptCounts) Line() string {
+func (k Counts) Line() string {
 	s := fmt.Sprintf("%d of %d published cells reproduced at paper scale (%d stale, %d not computed", k.Reproduced, k.Cells, k.Stale, k.Missing)
 	if k.Known > 0 {
 		s += fmt.Sprintf(", %d differ with a known deviation", k.Known)
@@ -174,12 +176,12 @@ func (k KeptCounts) Line() string {
 	return s
 }
 
-// KeptPage renders the kept-results page (docs/reproduced.md): the summary line, then per
+// Page renders the kept-results page (docs/reproduced.md): the summary line, then per
 // checked manifest a table of its published cells with the measured figure, the verdict
 // and how the kept result was made, then the manifests not checked and why. It depends
 // only on the manifests and the kept results, so it is reproducible and CI can tell
 // whether the committed page is current.
-func KeptPage(ms []KeptManifest, regenerate string) string {
+func Page(ms []Manifest, regenerate string) string {
 	var b strings.Builder
 	b.WriteString("# Published numbers reproduced at paper scale\n\n")
 	fmt.Fprintf(&b, "Generated from the kept results in `reproduced/` by `%s`; do not edit by hand (CI fails when it is out of date). "+
@@ -192,11 +194,11 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 	b.WriteString(keptEvidenceNote)
 	b.WriteString(claimsNote)
 	b.WriteString("**" + Count(ms).Line() + "**\n\n")
-	b.WriteString("**" + TallyClaims(ClaimsOf(ms)).Line() + "**\n\n")
+	b.WriteString("**" + verify.TallyClaims(ClaimsOf(ms)).Line() + "**\n\n")
 	for _, l := range PaperLines(ms) {
 		b.WriteString("- " + l + "\n")
 	}
-	var skipped []KeptManifest
+	var skipped []Manifest
 	for _, m := range ms {
 		if m.Skipped != "" {
 			skipped = append(skipped, m)
@@ -207,7 +209,7 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
 		for i, c := range m.Cells {
 			row := c.Row()
-			verdict := KeptVerdict(c, true)
+			verdict := Verdict(c, true)
 			how := "—"
 			if i < len(m.Provenance) && len(m.Provenance[i]) > 0 {
 				how = strings.Join(m.Provenance[i], "<br>")
@@ -239,39 +241,39 @@ func KeptPage(ms []KeptManifest, regenerate string) string {
 // mdEscape keeps a table cell one cell.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// KeptReading is one backend's reading of a manifest's published cells from the kept
+// Reading is one backend's reading of a manifest's published cells from the kept
 // results: the cells as VerifyWith gives them for the graph built with that backend's id,
 // in the manifest's order, and per cell how its kept results were made.
-type KeptReading struct {
+type Reading struct {
 	// Family is the backend family ("fpfast", "xla-cuda").
 	Family     string
-	Cells      []Cell
+	Cells      []verify.Cell
 	Provenance [][]string
 }
 
 // keptRank orders readings of one cell: a current result (reproduced or differs) before a
 // stale one before none.
-func keptRank(c Cell) int {
+func keptRank(c verify.Cell) int {
 	switch c.Verdict {
-	case Pass, Fail:
+	case verify.Pass, verify.Fail:
 		return 2
-	case Stale:
+	case verify.Stale:
 		return 1
 	}
 	return 0
 }
 
-// ChooseKept gives each cell the verdict of one backend's kept result, rs[0] being the
+// Choose gives each cell the verdict of one backend's kept result, rs[0] being the
 // reference backend's reading and the others' readings of the same manifest: a current
 // result counts whichever backend made it, the reference backend's first, then the others'
 // in order; failing any, a stale one in the same order; failing that, rs[0]'s cell (not
 // computed). The chosen cell names its backend (KeptOn) when it is not the reference's or
 // when other backends keep results of the cell too (KeptOthers: what they read).
-func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
+func Choose(rs []Reading) ([]verify.Cell, [][]string) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	cells := make([]Cell, len(rs[0].Cells))
+	cells := make([]verify.Cell, len(rs[0].Cells))
 	prov := make([][]string, len(rs[0].Cells))
 	for i := range rs[0].Cells {
 		best := 0
@@ -289,7 +291,7 @@ func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
 				// Another build of the same backend (an XLA plugin) reads the chosen
 				// result as another key's: it is no other backend's result.
 				if j != best && r.Family != rs[best].Family && i < len(r.Cells) && keptRank(r.Cells[i]) > 0 {
-					c.KeptOthers = append(c.KeptOthers, r.Family+": "+KeptWord(r.Cells[i].Verdict))
+					c.KeptOthers = append(c.KeptOthers, r.Family+": "+Word(r.Cells[i].Verdict))
 				}
 			}
 			if best != 0 || len(c.KeptOthers) > 0 {
@@ -300,3 +302,14 @@ func ChooseKept(rs []KeptReading) ([]Cell, [][]string) {
 	}
 	return cells, prov
 }
+
+// keptEvidenceNote explains, on the kept-results page (Page), the evidence beside each verdict.
+const keptEvidenceNote = "Beside each verdict: the published mean ± std with the number of runs it is over (n) where the paper states it; " +
+	"the measurement's 95 % interval — over seeds (Student t) when several are kept, else the one run's test-set interval " +
+	"(Wilson over its pooled test samples, or a bootstrap over its clients), which shows how much another test set would move " +
+	"the number, not another training seed; and the difference in units of the published std, how many of the paper's own " +
+	"run-to-run deviations the measurement lies from its mean. The verdict is the tolerance rule (within the expectation's tolerance, in points); " +
+	"where the paper states its std and number of runs n, a second verdict follows it: whether the mean of the k kept seeds lies within the " +
+	"published spread, the 95 % prediction interval of a mean of k runs, published mean ± t(0.975, n − 1) · s · √(1/k + 1/n), s the published " +
+	"std converted from a population to a sample std (docs/statistics.md). The tolerance asks whether the number is close enough to use; the " +
+	"spread asks whether it could be one more draw of the paper's own runs.\n\n"

@@ -1,12 +1,10 @@
-package reproduced
+package kept
 
 import (
 	"bytes"
 	"context"
 	"os"
 	"testing"
-
-	"github.com/fedpipe/fedpipe/verify"
 )
 
 func TestOpenAndClose(t *testing.T) {
@@ -27,7 +25,7 @@ func TestOpenAndClose(t *testing.T) {
 
 func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
-	WriteText(&b, []verify.KeptManifest{{File: "m/a.yaml", Skipped: NoExpect}, {File: "m/b.yaml"}})
+	WriteText(&b, []Manifest{{File: "m/a.yaml", Skipped: NoExpect}, {File: "m/b.yaml"}})
 	want := "m/a.yaml: not checked (no expect entries)\n\nm/b.yaml\n  method | cell | metric | expected | measured (mean of the kept seeds ± std over them) | diff | verdict\n\n"
 	if b.String() != want {
 		t.Errorf("WriteText:\n%q\nwant\n%q", b.String(), want)

@@ -1,18 +1,21 @@
-package pipeline
+package kept
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
+	"github.com/fedpipe/fedpipe/pipeline"
 )
 
 // A kept-results directory (a directory remote whose results are kept beside the
@@ -45,13 +48,13 @@ type keptEntry struct {
 	Description json.RawMessage `json:"description"`
 	// Outputs are the kept result's outputs (name → digest) as its ac/ entry names them
 	// when it was recorded: a reader accepts the ac/ entry of Key only when it names these
-	// (FetchKept), so an entry swapped for another cell's, or pointed at its blobs, is
-	// refused. Absent in entries recorded before it was (BindKept adds it).
+	// (Fetch), so an entry swapped for another cell's, or pointed at its blobs, is
+	// refused. Absent in entries recorded before it was (Bind adds it).
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// Sizes are the sizes in bytes of those outputs, as the ac/ entry records them: part of
 	// the binding, so a size deleted from or inflated in the ac/ entry is refused before a
 	// byte of the blob is read, and every blob is decoded only up to its size. Absent in
-	// entries recorded before it was (BindKept adds it).
+	// entries recorded before it was (Bind adds it).
 	Sizes map[string]int64 `json:"sizes,omitempty"`
 }
 
@@ -68,12 +71,12 @@ func keptPath(dir, manifest, family, name string) string {
 	return filepath.Join(dir, "cells", url.PathEscape(manifest), url.PathEscape(family), url.PathEscape(name)+".json")
 }
 
-// RecordKept writes the index entry of stage n of g into the kept-results directory dir
+// Record writes the index entry of stage n of g into the kept-results directory dir
 // (as the directory remote writes its objects: a reader never sees half of it), as the
 // entry of n's backend family: a kept result of the same stage made on another backend
 // keeps its own entry, and one of the same family made by other code or settings is
 // replaced, as recomputing a stale cell does.
-func RecordKept(dir string, g *Graph, n *Node) error {
+func Record(dir string, g *pipeline.Graph, n *pipeline.Node) error {
 	rec, err := keptOutputs(dir, n.Key.String())
 	if err != nil {
 		return err
@@ -82,7 +85,7 @@ func RecordKept(dir string, g *Graph, n *Node) error {
 		return fmt.Errorf("%s: %s", filepath.Join(dir, "ac", n.Key.String()), why)
 	}
 	return writeKept(keptPath(dir, g.Manifest.Name, NodeFamily(n), n.Name), keptEntry{Manifest: g.Manifest.Name, Stage: n.Name,
-		Key: n.Key.String(), Description: json.RawMessage(n.desc), Outputs: rec.Outputs, Sizes: rec.Sizes})
+		Key: n.Key.String(), Description: json.RawMessage(n.Description()), Outputs: rec.Outputs, Sizes: rec.Sizes})
 }
 
 // writeKept writes one index file (as the directory remote writes its objects).
@@ -104,7 +107,7 @@ type keptRecord struct {
 // sizesWhy says what is wrong with the recorded sizes of rec ("" when every output has
 // one, within maxKeptBlob).
 func (rec keptRecord) sizesWhy() string {
-	for _, name := range sortedKeys(rec.Outputs) {
+	for _, name := range slices.Sorted(maps.Keys(rec.Outputs)) {
 		n, ok := rec.Sizes[name]
 		switch {
 		case !ok:
@@ -184,7 +187,7 @@ func keptOwner(dir string, outputs map[string]string) string {
 	return "no kept cell (outputs edited)"
 }
 
-// BindKept records, in every index entry of the kept-results directory dir that lacks them
+// Bind records, in every index entry of the kept-results directory dir that lacks them
 // (recorded before entries were bound to their results, or before sizes were part of the
 // binding), the outputs its ac/ entry names now and their sizes, and returns how many it
 // bound. An entry that binds outputs already gets only the sizes, and only when its ac/
@@ -192,7 +195,7 @@ func keptOwner(dir string, outputs map[string]string) string {
 // recomputed; run it on a directory whose entries are known to be genuine (as committed):
 // it binds what it finds. Entries bound already are left as they are, so it can be rerun
 // after new cells are kept.
-func BindKept(dir string) (int, error) {
+func Bind(dir string) (int, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", "*"))
 	if err != nil {
 		return 0, err
@@ -258,7 +261,7 @@ func descBackend(desc json.RawMessage) string {
 // NodeFamily is the backend family stage n computes on, or for a stage on none, that of
 // the first of its inputs computed on one (a report of evaluations), so that each backend's
 // results have their own entries; "" for a stage that depends on no backend (a partition).
-func NodeFamily(n *Node) string {
+func NodeFamily(n *pipeline.Node) string {
 	if n.Backend != "" {
 		return BackendFamily(n.Backend)
 	}
@@ -270,10 +273,10 @@ func NodeFamily(n *Node) string {
 	return ""
 }
 
-// KeptBackends lists the backend ids that the index of manifest in dir records (each
+// Backends lists the backend ids that the index of manifest in dir records (each
 // distinct id once, sorted): the backends whose graphs a reader builds, beside its own, to
 // read every kept result.
-func KeptBackends(dir, manifest string) ([]string, error) {
+func Backends(dir, manifest string) ([]string, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
 	if err != nil {
 		return nil, err
@@ -306,7 +309,7 @@ const maxKeptEntry = 16 << 20
 // readKept reads the index entry in dir of stage n of manifest, made on n's backend family
 // (ok false if there is none). A file that is not a regular one, or is larger than
 // maxKeptEntry, is an error naming it.
-func readKept(dir, manifest string, n *Node) (e keptEntry, ok bool, err error) {
+func readKept(dir, manifest string, n *pipeline.Node) (e keptEntry, ok bool, err error) {
 	e, err = readKeptFile(keptPath(dir, manifest, NodeFamily(n), n.Name))
 	if errors.Is(err, os.ErrNotExist) {
 		return e, false, nil
@@ -326,13 +329,13 @@ func readKeptFile(path string) (e keptEntry, err error) {
 	return e, nil
 }
 
-// KeptStale returns, for the kept-results directory dir, a function that says whether
+// Stale returns, for the kept-results directory dir, a function that says whether
 // stage n of g has a kept result made with another key, and why: for n and every stage
 // it depends on whose key changed, what changed in its description ("train: stage code
 // version 6 → 7"), and how many of those stages' keys changed. A stage with no index
 // entry, or whose entry has n's current key, is not stale. old is the kept result's key.
-func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Digest, ok bool) {
-	return func(n *Node) (string, artifacts.Digest, bool) {
+func Stale(dir string, g *pipeline.Graph) func(n *pipeline.Node) (why string, old artifacts.Digest, ok bool) {
+	return func(n *pipeline.Node) (string, artifacts.Digest, bool) {
 		e, ok, err := readKept(dir, g.Manifest.Name, n)
 		if err != nil || !ok || e.Key == n.Key.String() {
 			return "", artifacts.Digest{}, false
@@ -343,9 +346,9 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 		}
 		var reasons []string
 		changed, total := 0, 0
-		seen := map[*Node]bool{}
-		var walk func(m *Node)
-		walk = func(m *Node) {
+		seen := map[*pipeline.Node]bool{}
+		var walk func(m *pipeline.Node)
+		walk = func(m *pipeline.Node) {
 			if seen[m] {
 				return
 			}
@@ -364,7 +367,7 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 				return
 			}
 			changed++
-			for _, d := range diffDescriptors(old.Description, m.desc) {
+			for _, d := range pipeline.DiffDescriptors(old.Description, m.Description()) {
 				if d != "an input stage changed" {
 					reasons = append(reasons, m.Kind+": "+d)
 				}
@@ -378,11 +381,11 @@ func KeptStale(dir string, g *Graph) func(n *Node) (why string, old artifacts.Di
 	}
 }
 
-// KeptKeys returns the keys that the kept-results index of directory dir names (none
+// Keys returns the keys that the kept-results index of directory dir names (none
 // when dir has no index): the result each stage of each manifest last pushed there, on
 // each backend family, which a reader reports as current or stale, so gc keeps them
 // whatever manifests it is given.
-func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
+func Keys(dir string) (map[artifacts.Digest]bool, error) {
 	keys := map[artifacts.Digest]bool{}
 	files, err := indexFiles(filepath.Join(dir, "cells", "*"))
 	if err != nil {
@@ -402,11 +405,11 @@ func KeptKeys(dir string) (map[artifacts.Digest]bool, error) {
 	return keys, nil
 }
 
-// ErrKeptDamaged matches (errors.Is) the error FetchKept returns for a kept result that is
+// ErrDamaged matches (errors.Is) the error Fetch returns for a kept result that is
 // damaged or missing.
-var ErrKeptDamaged = errors.New("kept result damaged or missing")
+var ErrDamaged = errors.New("kept result damaged or missing")
 
-// keptDamage is FetchKept's error: which stage's kept result, and what is wrong with which
+// keptDamage is Fetch's error: which stage's kept result, and what is wrong with which
 // file.
 type keptDamage struct {
 	manifest, stage, why string
@@ -416,17 +419,17 @@ func (e *keptDamage) Error() string {
 	return fmt.Sprintf("the kept result of %s %q is damaged or missing: %s", e.manifest, e.stage, e.why)
 }
 
-func (e *keptDamage) Is(target error) bool { return target == ErrKeptDamaged }
+func (e *keptDamage) Is(target error) bool { return target == ErrDamaged }
 
-// FetchKept copies into store, from the kept-results directory dir opened as r, the kept
+// Fetch copies into store, from the kept-results directory dir opened as r, the kept
 // result of every stage of g: the one under the stage's current key, and the one its index
 // entry names when that key differs (a stale result, whose figure is still shown). A kept
-// result is evidence, so unlike Pull, which treats whatever the remote cannot serve as a
-// miss to recompute, FetchKept fails (an error matching ErrKeptDamaged, naming the stage
+// result is evidence, so unlike pipeline.Pull, which treats whatever the remote cannot serve as a
+// miss to recompute, Fetch fails (an error matching ErrDamaged, naming the stage
 // and the file) when an index entry is unreadable, when an entry or output it names is
 // missing, or when an entry or output in ac/ or cas/ is damaged. A stage neither indexed
 // nor in ac/ is simply not computed.
-func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store, r *remote.Remote) error {
+func Fetch(ctx context.Context, dir string, g *pipeline.Graph, store *artifacts.Store, r *remote.Remote) error {
 	for _, n := range g.Nodes {
 		damaged := func(why string) error { return &keptDamage{manifest: g.Manifest.Name, stage: n.Name, why: why} }
 		e, indexed, err := readKept(dir, g.Manifest.Name, n)
@@ -472,9 +475,9 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 						acPath, remote.FormatSizes(rec.Sizes), path, remote.FormatSizes(e.Sizes)))
 				}
 			}
-			_, ok, _, err := r.FetchActionChecked(ctx, store, key, func(a artifacts.Action) error { return CheckIdentity(store, n, a) })
+			_, ok, _, err := r.FetchActionChecked(ctx, store, key, func(a artifacts.Action) error { return pipeline.CheckIdentity(store, n, a) })
 			switch {
-			case errors.Is(err, ErrWrongCell):
+			case errors.Is(err, pipeline.ErrWrongCell):
 				return damaged(fmt.Sprintf("%s (%s, index entry %s)", err, acPath, path))
 			case errors.Is(err, artifacts.ErrNotFound), errors.Is(err, remote.ErrUnbound):
 				return damaged(err.Error())
@@ -489,9 +492,9 @@ func FetchKept(ctx context.Context, dir string, g *Graph, store *artifacts.Store
 	return nil
 }
 
-// KeptEntries counts the index entries dir records for manifest (0 when dir keeps none
+// Entries counts the index entries dir records for manifest (0 when dir keeps none
 // of its results, or is not a kept-results directory).
-func KeptEntries(dir, manifest string) (int, error) {
+func Entries(dir, manifest string) (int, error) {
 	files, err := indexFiles(filepath.Join(dir, "cells", globEscape(url.PathEscape(manifest))))
 	return len(files), err
 }

@@ -106,9 +106,6 @@ expect:
 	if lo.StaleSeeds != 1 || lo.StaleMeasured != 42 || lo.Measured != 0 {
 		t.Errorf("local: stale figure %v over %d seeds, measured %v; want 42 over 1, none measured", lo.StaleMeasured, lo.StaleSeeds, lo.Measured)
 	}
-	if v := KeptVerdict(lo, false); v != "stale (train: code 6 → 7; it measured 42.00 over 1 of 3 seeds)" {
-		t.Errorf("verdict %q", v)
-	}
 }
 
 // A failing cell whose expectation records a deviation says so (and is counted apart from
@@ -141,27 +138,5 @@ expect:
 	}
 	if cells[1].Verdict != Pass || cells[1].Known != "" {
 		t.Errorf("local %+v: a passing cell carries no deviation", cells[1])
-	}
-	k := Count([]KeptManifest{{Cells: cells}})
-	if k.Known != 1 || k.Differs != 0 || k.Reproduced != 1 ||
-		k.Line() != "1 of 2 published cells reproduced at paper scale (0 stale, 0 not computed, 1 differ with a known deviation)" {
-		t.Errorf("counts %+v, line %q", k, k.Line())
-	}
-}
-
-// Cells that need a missing input are counted apart from the cells that can be computed,
-// by what they need, and say what they need in their verdict.
-func TestCountKeepsCellsNeedingInputsApart(t *testing.T) {
-	init := "model.init: w.safetensors (pretrained)"
-	k := Count([]KeptManifest{{Cells: []Cell{{Verdict: Pass}, {Verdict: Missing}, {Verdict: Needs, Needs: init}}},
-		{Cells: []Cell{{Verdict: Needs, Needs: init}, {Verdict: Needs, Needs: "model.other: x"}}}})
-	if k.Cells != 2 || k.Reproduced != 1 || k.Missing != 1 || k.Needs["model.init"] != 2 || k.Needs["model.other"] != 1 {
-		t.Errorf("counts %+v", k)
-	}
-	if want := "1 of 2 published cells reproduced at paper scale (0 stale, 1 not computed); 2 more need model.init, 1 more need model.other, not obtainable here"; k.Line() != want {
-		t.Errorf("line %q, want %q", k.Line(), want)
-	}
-	if v := KeptVerdict(Cell{Verdict: Needs, Needs: init}, true); v != "needs "+init {
-		t.Errorf("verdict %q", v)
 	}
 }

@@ -1,4 +1,4 @@
-package reproduced
+package kept
 
 import (
 	"context"
@@ -39,9 +39,9 @@ type Options struct {
 // with partial seeds and stale detection. A manifest whose data is missing, or that
 // has no expectations, comes back skipped.
 func Check(ctx context.Context, path string, o Options, dir string, r *remote.Remote,
-	store *artifacts.Store) (verify.KeptManifest, []*pipeline.Graph, error) {
+	store *artifacts.Store) (Manifest, []*pipeline.Graph, error) {
 	loader := o.Loader
-	km := verify.KeptManifest{File: path}
+	km := Manifest{File: path}
 	// A missing dataset is a reason to skip the manifest, not an error: find it before the
 	// graph is built (which reports it as an input error at dataset.path). Missing initial
 	// weights (model.init) are what the manifest's cells need: the graph is built without
@@ -84,23 +84,23 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 		km.Skipped = NoExpect
 		return km, nil, nil
 	}
-	// Each cell reads the kept result of one backend (verify.ChooseKept): this one's (the
+	// Each cell reads the kept result of one backend (Choose): this one's (the
 	// reference, fpfast, unless --backend says otherwise), or another's that the index
 	// keeps, read against the keys this code gives that backend (model.CurrentBackendID):
 	// stale when code or settings changed, never because this machine lacks the backend.
-	reading, err := readKept(ctx, dir, g, store, r)
+	reading, err := readReading(ctx, dir, g, store, r)
 	if err != nil {
 		return km, nil, err
 	}
-	readings, graphs := []verify.KeptReading{reading}, []*pipeline.Graph{g}
-	ids, err := pipeline.KeptBackends(dir, g.Manifest.Name)
+	readings, graphs := []Reading{reading}, []*pipeline.Graph{g}
+	ids, err := Backends(dir, g.Manifest.Name)
 	if err != nil {
 		return km, nil, err
 	}
-	seen := map[string]bool{pipeline.BackendFamily(model.BackendID(backend)): true}
+	seen := map[string]bool{BackendFamily(model.BackendID(backend)): true}
 	for _, id := range ids {
 		cur := model.CurrentBackendID(id)
-		if seen[cur] || seen[pipeline.BackendFamily(cur)] {
+		if seen[cur] || seen[BackendFamily(cur)] {
 			continue
 		}
 		seen[cur] = true
@@ -108,13 +108,13 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 		if err != nil {
 			return km, nil, err
 		}
-		rb, err := readKept(ctx, dir, gb, store, r)
+		rb, err := readReading(ctx, dir, gb, store, r)
 		if err != nil {
 			return km, nil, err
 		}
 		readings, graphs = append(readings, rb), append(graphs, gb)
 	}
-	km.Cells, km.Provenance = verify.ChooseKept(readings)
+	km.Cells, km.Provenance = Choose(readings)
 	if km.Claims, err = verify.Claims(graphs, store); err != nil {
 		return km, nil, err
 	}
@@ -124,16 +124,16 @@ func Check(ctx context.Context, path string, o Options, dir string, r *remote.Re
 	return km, graphs, nil
 }
 
-// readKept reads the published cells of g (built for one backend) from the kept results:
+// readReading reads the published cells of g (built for one backend) from the kept results:
 // every kept result of its stages, a stale cell's under its old key included (its figure
 // is shown), is fetched into store; one that is damaged or missing fails the command,
 // naming it.
-func readKept(ctx context.Context, dir string, g *pipeline.Graph, store *artifacts.Store, r *remote.Remote) (verify.KeptReading, error) {
-	rd := verify.KeptReading{Family: pipeline.BackendFamily(graphBackend(g))}
-	if err := pipeline.FetchKept(ctx, dir, g, store, r); err != nil {
+func readReading(ctx context.Context, dir string, g *pipeline.Graph, store *artifacts.Store, r *remote.Remote) (Reading, error) {
+	rd := Reading{Family: BackendFamily(graphBackend(g))}
+	if err := Fetch(ctx, dir, g, store, r); err != nil {
 		return rd, err
 	}
-	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: pipeline.KeptStale(dir, g)})
+	cells, err := verify.VerifyWith(g, store, verify.Options{PartialSeeds: true, Stale: Stale(dir, g)})
 	if err != nil {
 		return rd, err
 	}
