@@ -27,7 +27,7 @@ func Journal(backend string, o RoundOptions, stdout, stderr io.Writer) error {
 }
 
 // journalPasses times cfg's rounds in the four passes of Journal.
-func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stderr io.Writer) error {
+func journalPasses(backend, setting string, cfg RoundConfig, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "fedpipe-bench-journal-")
 	if err != nil {
 		return fmt.Errorf("bench --journal: %v", err)
@@ -59,7 +59,7 @@ func journalPasses(backend, setting string, cfg model.RoundConfig, stdout, stder
 					Eval: &live.Eval{TestAccuracy: 0.8, TestLoss: 0.6, TestFTAccuracy: &ft}})
 			}
 		}
-		r, err := model.BenchRound(backend, c)
+		r, err := TimeRound(backend, c)
 		pub.End(err)
 		if with && err == nil {
 			if b, rerr := os.ReadFile(live.Path(dir, fmt.Sprintf("bench-%d", pass))); rerr != nil {

@@ -12,7 +12,7 @@ import (
 // Journal's passes on a small round: four passes, two with a journal that
 // records every timed round, and the difference between the means printed.
 func TestJournalPassesSmall(t *testing.T) {
-	cfg := model.RoundConfig{Clients: 4, TrainSamples: 160, Participants: 2, Epochs: 1, Batch: 16, EvalBatch: 64,
+	cfg := RoundConfig{Clients: 4, TrainSamples: 160, Participants: 2, Epochs: 1, Batch: 16, EvalBatch: 64,
 		Rounds: 3, Opt: model.SGD{LR: 0.01}, Seed: 1}
 	var out, errb bytes.Buffer
 	if err := journalPasses(model.CPUBackend, "small", cfg, &out, &errb); err != nil {

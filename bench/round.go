@@ -50,20 +50,20 @@ type RoundOptions struct {
 
 // roundSetting is the round configuration of a setting, its name as printed, and the shape
 // of one of its table cells: its rounds and how often it evaluates.
-func roundSetting(setting string) (cfg model.RoundConfig, name string, cellRounds, cellEvalEvery int, err error) {
+func roundSetting(setting string) (cfg RoundConfig, name string, cellRounds, cellEvalEvery int, err error) {
 	// A cell: Table 6 of FedOBP has 400 rounds and an evaluation (before and after
 	// fine-tuning) every 100; Table 1 of FedSelect 200 rounds and one at the end.
 	switch setting {
 	case SettingFedOBP:
-		return model.DefaultRoundConfig(), "FedOBP-FMNIST (Table 6)", 400, 100, nil
+		return DefaultRoundConfig(), "FedOBP-FMNIST (Table 6)", 400, 100, nil
 	case SettingFedSelect:
-		return model.FedSelectRoundConfig(), "FedSelect-CIFAR-10 (Table 1)", 200, 200, nil
+		return FedSelectRoundConfig(), "FedSelect-CIFAR-10 (Table 1)", 200, 200, nil
 	}
-	return model.RoundConfig{}, "", 0, 0, invalidf("bench: --setting %q: use %s or %s", setting, SettingFedOBP, SettingFedSelect)
+	return RoundConfig{}, "", 0, 0, invalidf("bench: --setting %q: use %s or %s", setting, SettingFedOBP, SettingFedSelect)
 }
 
 // Round times one federated round of a published setting and one evaluation of every
-// client, with and without fine-tuning (model.BenchRound); for FedOBP's FMNIST setting it
+// client, with and without fine-tuning (TimeRound); for FedOBP's FMNIST setting it
 // then runs the PyTorch reference script on the same work in the same invocation. It prints
 // the figures, their ratios, the projected wall time of a table cell and fedpipe's peak RSS.
 func Round(backend string, o RoundOptions, stdout, stderr io.Writer) error {
@@ -93,12 +93,12 @@ func Round(backend string, o RoundOptions, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "GEMM kernel (fpfast backend; the kernels compute the same bits) timed in order: %s\n", strings.Join(kernelOrder(kernels), ", "))
 	fmt.Fprintf(stdout, "load before: %s\n", loadAvg())
 	start := time.Now()
-	all := make([]model.RoundResult, len(kernels))
+	all := make([]RoundResult, len(kernels))
 	for i, isa := range kernelOrder(kernels) {
 		if err := gemm.SetKernelISA(isa); err != nil {
 			return invalidf("bench --round: %v", err)
 		}
-		r, err := model.BenchRound(backend, cfg)
+		r, err := TimeRound(backend, cfg)
 		if err != nil {
 			return fmt.Errorf("bench --round: %v", err)
 		}
@@ -165,11 +165,11 @@ func Round(backend string, o RoundOptions, stdout, stderr io.Writer) error {
 			res.DrawnRoundSeconds(), cfg.Participants, res.LockstepSteps, cfg.Participants, cfg.Clients, res.DrawnLockstepSteps)
 	}
 	// The projection is of a run: in lockstep, of rounds whose participants are drawn.
-	cell := model.CellSeconds(res.DrawnRoundSeconds(), res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
+	cell := CellSeconds(res.DrawnRoundSeconds(), res.EvalSeconds, res.EvalFTSeconds, cellRounds, cellEvalEvery)
 	line := fmt.Sprintf("projected cell (%d rounds, eval every %d%s): fedpipe %.2f h", cellRounds, cellEvalEvery,
 		map[bool]string{true: " before and after fine-tuning", false: ", no fine-tuning"}[ft], cell/3600)
 	if r, ok := ref["torch_round_seconds"]; ok {
-		tc := model.CellSeconds(r, ref["torch_eval_seconds"], ref["torch_eval_ft_seconds"], cellRounds, cellEvalEvery)
+		tc := CellSeconds(r, ref["torch_eval_seconds"], ref["torch_eval_ft_seconds"], cellRounds, cellEvalEvery)
 		line += fmt.Sprintf(", pytorch %.2f h", tc/3600)
 	}
 	fmt.Fprintln(stdout, line)
@@ -275,7 +275,7 @@ func shapeString(shape []int) string {
 // fmaLine measures the FMA throughput loop (gemm.FMAPeak) for a second on as many threads as
 // the round's clients trained side by side, with the kernels of isa, and holds the round's
 // training rate against it: samples/s × the products' FLOPs per sample (ModelSpec.TrainFLOPs).
-func fmaLine(spec model.ModelSpec, res model.RoundResult, isa string) string {
+func fmaLine(spec model.ModelSpec, res RoundResult, isa string) string {
 	threads := res.Workers
 	if threads < 1 {
 		threads = runtime.GOMAXPROCS(0)

@@ -20,7 +20,7 @@ func TestFMALine(t *testing.T) {
 		t.Skip("no AVX2 and FMA here: bench prints that there is no FMA loop")
 	}
 	spec := model.ModelSpec{Arch: model.ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
-	res := model.RoundResult{RoundSeconds: 13.125, RoundSamples: 52500, Workers: 2}
+	res := RoundResult{RoundSeconds: 13.125, RoundSamples: 52500, Workers: 2}
 	line := fmaLine(spec, res, gemm.KernelISA())
 	var loop1, loop2 string
 	var threads int

@@ -1,4 +1,4 @@
-package model
+package bench
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
 )
 
-// RoundConfig describes the federated round BenchRound times. DefaultRoundConfig is the
+// RoundConfig describes the federated round TimeRound times. DefaultRoundConfig is the
 // FedOBP-FMNIST setting of ../shared/bench/torch_round.py.
 type RoundConfig struct {
 	// Clients is the number of clients and TrainSamples their training samples in all;
@@ -30,7 +31,7 @@ type RoundConfig struct {
 	// Rounds are timed after one warm-up round; their mean is reported.
 	Rounds int
 	// Opt is the local optimizer (reset at every round, as FL-bench does).
-	Opt SGD
+	Opt model.SGD
 	// Seed fixes sizes, data and sample orders.
 	Seed uint64
 	// Workers is how many clients train (and are evaluated) at the same time, each on its
@@ -44,7 +45,7 @@ type RoundConfig struct {
 	// the result says why (RoundResult.NoLockstep).
 	Lockstep bool
 	// Spec is the model and input shape (zero: cnn4 on 28×28×1, 10 classes).
-	Spec ModelSpec
+	Spec model.ModelSpec
 	// AfterRound, when set, is called at the end of every timed round, inside the timing
 	// (bench --round --journal times the train stage's progress journal this way).
 	AfterRound func(round int)
@@ -58,14 +59,14 @@ type RoundConfig struct {
 // momentum, the ImageNet-style ResNet-18 on 32×32×3; no fine-tuning.
 func FedSelectRoundConfig() RoundConfig {
 	return RoundConfig{Clients: 10, TrainSamples: 1000, Participants: 10, Epochs: 3, Batch: 32, EvalBatch: 256,
-		Rounds: 2, Opt: SGD{LR: 0.05}, EvenSizes: true,
-		Spec: ModelSpec{Arch: ArchResNet18ImageNet, InputShape: []int{32, 32, 3}, NumClasses: 10}}
+		Rounds: 2, Opt: model.SGD{LR: 0.05}, EvenSizes: true,
+		Spec: model.ModelSpec{Arch: model.ArchResNet18ImageNet, InputShape: []int{32, 32, 3}, NumClasses: 10}}
 }
 
 // spec is the benchmark's model.
-func (cfg RoundConfig) spec() ModelSpec {
+func (cfg RoundConfig) spec() model.ModelSpec {
 	if cfg.Spec.Arch == "" {
-		return ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
+		return model.ModelSpec{Arch: model.ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10}
 	}
 	return cfg.Spec
 }
@@ -75,10 +76,10 @@ func (cfg RoundConfig) spec() ModelSpec {
 // momentum 0.7, evaluation of all clients with and without 5 fine-tuning epochs.
 func DefaultRoundConfig() RoundConfig {
 	return RoundConfig{Clients: 100, TrainSamples: 52500, Participants: 10, Epochs: 5, FinetuneEpochs: 5,
-		Batch: 32, EvalBatch: 256, Rounds: 2, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 0}
+		Batch: 32, EvalBatch: 256, Rounds: 2, Opt: model.SGD{LR: 0.01, Momentum: 0.7}, Seed: 0}
 }
 
-// RoundResult is what BenchRound measured.
+// RoundResult is what TimeRound measured.
 type RoundResult struct {
 	// RoundSeconds is the mean wall time of one round: every participant's local training
 	// from the global model, then the size-weighted average of their models.
@@ -121,7 +122,7 @@ func (r RoundResult) DrawnRoundSeconds() float64 {
 }
 
 // clientSteps is the number of SGD steps of epochs passes over n samples in batches of
-// batch (the last one of each pass ragged), as batchPlan makes them.
+// batch (the last one of each pass ragged), as model.BatchPlan makes them.
 func clientSteps(n, epochs, batch int) int {
 	return epochs * ((n + batch - 1) / batch)
 }
@@ -163,159 +164,17 @@ func CellSeconds(round, eval, evalFT float64, rounds, evalEvery int) float64 {
 	return float64(rounds)*round + float64(rounds/evalEvery)*(eval+evalFT)
 }
 
-// roundClient is one client of BenchRound.
-type roundClient struct {
-	trainX, testX []float32
-	trainY, testY []int32
-}
-
-// gammaSample draws from Gamma(shape, 1) (Marsaglia and Tsang; shape < 1 boosted).
-func gammaSample(r *rand.Rand, shape float64) float64 {
-	if shape < 1 {
-		return gammaSample(r, shape+1) * math.Pow(r.Float64(), 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-}
-
-// roundClients builds the clients of a RoundConfig with random inputs and labels.
-func roundClients(cfg RoundConfig, spec ModelSpec) []roundClient {
-	r := rand.New(rand.NewPCG(cfg.Seed, 0x726f756e64)) // "round"
-	w := make([]float64, cfg.Clients)
-	sum := 0.0
-	for i := range w {
-		w[i] = gammaSample(r, 0.7)
-		sum += w[i]
-	}
-	sample := tensor.Size(spec.InputShape)
-	out := make([]roundClient, cfg.Clients)
-	for c := range out {
-		n := max(10, int(w[c]/sum*float64(cfg.TrainSamples)))
-		if cfg.EvenSizes {
-			n = max(1, cfg.TrainSamples/cfg.Clients)
-		}
-		out[c].trainX, out[c].trainY = randomData(r, n, sample, spec.NumClasses)
-		out[c].testX, out[c].testY = randomData(r, max(3, n/3), sample, spec.NumClasses)
-	}
-	return out
-}
-
-// batchPlan is the sample indices of every step of epochs passes over n samples in
-// batches of batch, each epoch in a fresh order drawn from r.
-func batchPlan(n, epochs, batch int, r *rand.Rand) [][]int {
-	var plan [][]int
-	for range epochs {
-		perm := r.Perm(n)
-		for start := 0; start < n; start += batch {
-			plan = append(plan, perm[start:min(start+batch, n)])
-		}
-	}
-	return plan
-}
-
-// gather appends the client's samples idx to bx and by (emptied first).
-func (cl roundClient) gather(idx []int, sample int, bx []float32, by []int32) ([]float32, []int32) {
-	bx, by = bx[:0], by[:0]
-	for _, i := range idx {
-		bx = append(bx, cl.trainX[i*sample:(i+1)*sample]...)
-		by = append(by, cl.trainY[i])
-	}
-	return bx, by
-}
-
-// localTrain runs epochs of SGD from params over the client's training data, in a fresh
-// order each epoch, and returns the trained parameters.
-func localTrain(m *Model, params tensor.List, opt SGD, cl roundClient, epochs, batch int, r *rand.Rand) (tensor.List, error) {
-	s, err := m.NewSession(params, opt)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	var bx []float32
-	var by []int32
-	for _, idx := range batchPlan(len(cl.trainY), epochs, batch, r) {
-		bx, by = cl.gather(idx, m.sample, bx, by)
-		if _, err := s.Step(bx, by); err != nil {
-			return nil, err
-		}
-	}
-	return s.Params()
-}
-
-// lockstepTrain is localTrain for several clients at once, in one MultiSession: client i
-// from params[i] over cls[i], its epoch orders from rs[i]. A client whose steps are over
-// idles until the last is done.
-func lockstepTrain(m *Model, params []tensor.List, opt SGD, cls []roundClient, epochs, batch int, rs []*rand.Rand) ([]tensor.List, error) {
-	ms, err := m.NewMultiSession(params, opt)
-	if err != nil {
-		return nil, err
-	}
-	defer ms.Close()
-	plans := make([][][]int, len(cls))
-	steps := 0
-	for i, cl := range cls {
-		plans[i] = batchPlan(len(cl.trainY), epochs, batch, rs[i])
-		steps = max(steps, len(plans[i]))
-	}
-	bx := make([][]float32, len(cls))
-	by := make([][]int32, len(cls))
-	for step := range steps {
-		for i, cl := range cls {
-			bx[i], by[i] = bx[i][:0], by[i][:0]
-			if step < len(plans[i]) {
-				bx[i], by[i] = cl.gather(plans[i][step], m.sample, bx[i], by[i])
-			}
-		}
-		if _, err := ms.Step(bx, by); err != nil {
-			return nil, err
-		}
-	}
-	return ms.Params()
-}
-
-// averageBySize is the average of models weighted by sizes, each entry summed in float64
-// in the models' order.
-func averageBySize(models []tensor.List, sizes []int) tensor.List {
-	out := models[0].Clone()
-	total := 0.0
-	for _, n := range sizes {
-		total += float64(n)
-	}
-	for i := range out {
-		for j := range out[i].Data {
-			sum := 0.0
-			for k, m := range models {
-				sum += float64(sizes[k]) * float64(m[i].Data[j])
-			}
-			out[i].Data[j] = float32(sum / total)
-		}
-	}
-	return out
-}
-
-// BenchRound times one federated round of cfg on the backend, by default with the cnn4
+// TimeRound times one federated round of cfg on the backend, by default with the cnn4
 // model on 28×28×1 inputs (10 classes), as ../shared/bench/torch_round.py does in PyTorch:
 // the same client size distribution (drawn with Go's generators, so not the same sizes),
 // random data, the same work per round and per evaluation.
-func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
+func TimeRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	if cfg.Clients <= 0 || cfg.Participants <= 0 || cfg.Participants > cfg.Clients || cfg.Batch <= 0 ||
 		cfg.EvalBatch <= 0 || cfg.Rounds <= 0 || cfg.Epochs <= 0 {
 		return RoundResult{}, fmt.Errorf("BenchRound: invalid configuration %+v", cfg)
 	}
 	spec := cfg.spec()
-	m, err := NewModel(backend, spec)
+	m, err := model.NewModel(backend, spec)
 	if err != nil {
 		return RoundResult{}, err
 	}
@@ -325,14 +184,14 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		noLockstep = fmt.Sprintf("lockstep needs a model that pads batches, and %s on %s does not (BatchNorm's batch statistics would see the padding rows)", spec.Arch, backend)
 		cfg.Lockstep = false
 	}
-	clients := roundClients(cfg, spec)
+	clients := model.SyntheticClients(cfg.Clients, cfg.TrainSamples, cfg.EvenSizes, cfg.Seed, spec)
 	mean := float64(cfg.TrainSamples) / float64(cfg.Clients)
 	order := make([]int, cfg.Clients)
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		da, db := math.Abs(float64(len(clients[a].trainY))-mean), math.Abs(float64(len(clients[b].trainY))-mean)
+		da, db := math.Abs(float64(len(clients[a].TrainY))-mean), math.Abs(float64(len(clients[b].TrainY))-mean)
 		switch {
 		case da < db:
 			return -1
@@ -345,12 +204,12 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	global := spec.Init(cfg.Seed)
 	res := RoundResult{NoLockstep: noLockstep}
 	for _, c := range sel {
-		res.RoundSamples += cfg.Epochs * len(clients[c].trainY)
+		res.RoundSamples += cfg.Epochs * len(clients[c].TrainY)
 	}
 	if cfg.Lockstep {
 		sizes := make([]int, len(clients))
 		for i, cl := range clients {
-			sizes[i] = len(cl.trainY)
+			sizes[i] = len(cl.TrainY)
 		}
 		for _, c := range sel {
 			res.LockstepSteps = max(res.LockstepSteps, clientSteps(sizes[c], cfg.Epochs, cfg.Batch))
@@ -362,11 +221,11 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	nets := []*Model{m}
-	if single, ok := SingleThreaded(backend); ok && workers > 1 && !cfg.Lockstep {
+	nets := []*model.Model{m}
+	if single, ok := model.SingleThreaded(backend); ok && workers > 1 && !cfg.Lockstep {
 		nets = nets[:0]
 		for range workers {
-			w, err := NewModel(single, spec)
+			w, err := model.NewModel(single, spec)
 			if err != nil {
 				return RoundResult{}, err
 			}
@@ -374,8 +233,8 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 			nets = append(nets, w)
 		}
 	}
-	each := func(n int, fn func(i int, m *Model) error) error {
-		return SideBySide(context.Background(), nets, n, fn)
+	each := func(n int, fn func(i int, m *model.Model) error) error {
+		return model.SideBySide(context.Background(), nets, n, fn)
 	}
 	// Each client's sample order comes from its own stream (seed, pass, client).
 	pass := uint64(0)
@@ -384,17 +243,17 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	train := func(params []tensor.List, idx []int, epochs int) ([]tensor.List, error) {
 		out := make([]tensor.List, len(idx))
 		if cfg.Lockstep {
-			cls := make([]roundClient, len(idx))
+			cls := make([]model.SyntheticClient, len(idx))
 			rs := make([]*rand.Rand, len(idx))
 			for i, c := range idx {
 				cls[i], rs[i] = clients[c], stream(c)
 			}
 			res.Lockstep = max(res.Lockstep, len(idx))
-			return lockstepTrain(m, params, cfg.Opt, cls, epochs, cfg.Batch, rs)
+			return model.LockstepTrain(m, params, cfg.Opt, cls, epochs, cfg.Batch, rs)
 		}
-		err := each(len(idx), func(i int, w *Model) error {
+		err := each(len(idx), func(i int, w *model.Model) error {
 			var err error
-			out[i], err = localTrain(w, params[i], cfg.Opt, clients[idx[i]], epochs, cfg.Batch, stream(idx[i]))
+			out[i], err = model.LocalTrain(w, params[i], cfg.Opt, clients[idx[i]], epochs, cfg.Batch, stream(idx[i]))
 			return err
 		})
 		return out, err
@@ -414,9 +273,9 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 		}
 		sizes := make([]int, len(sel))
 		for k, c := range sel {
-			sizes[k] = len(clients[c].trainY)
+			sizes[k] = len(clients[c].TrainY)
 		}
-		next := averageBySize(trained, sizes)
+		next := model.AverageBySize(trained, sizes)
 		global = next
 		return nil
 	}
@@ -434,8 +293,8 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 	}
 	res.RoundSeconds = time.Since(start).Seconds() / float64(cfg.Rounds)
 	start = time.Now()
-	err = each(len(clients), func(i int, w *Model) error {
-		_, _, err := w.Evaluate(global, clients[i].testX, clients[i].testY, cfg.EvalBatch)
+	err = each(len(clients), func(i int, w *model.Model) error {
+		_, _, err := w.Evaluate(global, clients[i].TestX, clients[i].TestY, cfg.EvalBatch)
 		return err
 	})
 	if err != nil {
@@ -455,15 +314,15 @@ func BenchRound(backend string, cfg RoundConfig) (RoundResult, error) {
 				return res, err
 			}
 			for i, p := range tuned {
-				if _, _, err := m.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch); err != nil {
+				if _, _, err := m.Evaluate(p, clients[i].TestX, clients[i].TestY, cfg.EvalBatch); err != nil {
 					return res, err
 				}
 			}
 		} else {
-			err = each(len(clients), func(i int, w *Model) error {
-				p, err := localTrain(w, global, cfg.Opt, clients[i], cfg.FinetuneEpochs, cfg.Batch, stream(i))
+			err = each(len(clients), func(i int, w *model.Model) error {
+				p, err := model.LocalTrain(w, global, cfg.Opt, clients[i], cfg.FinetuneEpochs, cfg.Batch, stream(i))
 				if err == nil {
-					_, _, err = w.Evaluate(p, clients[i].testX, clients[i].testY, cfg.EvalBatch)
+					_, _, err = w.Evaluate(p, clients[i].TestX, clients[i].TestY, cfg.EvalBatch)
 				}
 				return err
 			})

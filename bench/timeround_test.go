@@ -1,4 +1,4 @@
-package model
+package bench
 
 import (
 	"math"
@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
+	"github.com/fedpipe/fedpipe/model"
 )
 
-// TestBenchRoundSmall runs BenchRound on a small configuration: it measures every phase,
+// TestBenchRoundSmall runs TimeRound on a small configuration: it measures every phase,
 // counts the round's samples, and, thanks to padding, compiles one training graph and one
 // evaluation graph per model the clients run on, however uneven the clients are.
 func TestBenchRoundSmall(t *testing.T) {
 	cfg := RoundConfig{Clients: 6, TrainSamples: 300, Participants: 3, Epochs: 2, FinetuneEpochs: 1,
-		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 1}
+		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: model.SGD{LR: 0.01, Momentum: 0.7}, Seed: 1}
 	var after []int
 	cfg.AfterRound = func(r int) { after = append(after, r) }
-	res, err := BenchRound(CPUBackend, cfg)
+	res, err := TimeRound(model.CPUBackend, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +29,10 @@ func TestBenchRoundSmall(t *testing.T) {
 	if res.RoundSeconds <= 0 || res.EvalSeconds <= 0 || res.EvalFTSeconds <= 0 {
 		t.Errorf("missing timings: %+v", res)
 	}
-	clients := roundClients(cfg, ModelSpec{Arch: ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10})
+	clients := model.SyntheticClients(cfg.Clients, cfg.TrainSamples, cfg.EvenSizes, cfg.Seed, model.ModelSpec{Arch: model.ArchCNN4, InputShape: []int{28, 28, 1}, NumClasses: 10})
 	sizes := map[int]bool{}
 	for _, c := range clients {
-		sizes[len(c.trainY)%cfg.Batch] = true
+		sizes[len(c.TrainY)%cfg.Batch] = true
 	}
 	if len(sizes) < 3 {
 		t.Fatalf("client sizes %v leave too few distinct ragged batches to test padding", sizes)
@@ -47,19 +48,19 @@ func TestBenchRoundSmall(t *testing.T) {
 	}
 }
 
-// TestLockstepTrainMatchesLocal checks BenchRound's lockstep training gives each client the
-// parameters its own Session gives, bit for bit, and that BenchRound runs in lockstep.
+// TestLockstepTrainMatchesLocal checks TimeRound's lockstep training gives each client the
+// parameters its own Session gives, bit for bit, and that TimeRound runs in lockstep.
 func TestLockstepTrainMatchesLocal(t *testing.T) {
 	cfg := RoundConfig{Clients: 4, TrainSamples: 200, Participants: 4, Epochs: 2, FinetuneEpochs: 1,
-		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: SGD{LR: 0.01, Momentum: 0.7}, Seed: 2,
-		Spec: ModelSpec{Arch: ArchCNN4, InputShape: []int{16, 16, 1}, NumClasses: 10}}
+		Batch: 16, EvalBatch: 256, Rounds: 1, Opt: model.SGD{LR: 0.01, Momentum: 0.7}, Seed: 2,
+		Spec: model.ModelSpec{Arch: model.ArchCNN4, InputShape: []int{16, 16, 1}, NumClasses: 10}}
 	spec := cfg.spec()
-	m, err := NewModel(CPUBackend, spec)
+	m, err := model.NewModel(model.CPUBackend, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	clients := roundClients(cfg, spec)
+	clients := model.SyntheticClients(cfg.Clients, cfg.TrainSamples, cfg.EvenSizes, cfg.Seed, spec)
 	stream := func(c int) *rand.Rand { return rand.New(rand.NewPCG(7, uint64(c))) }
 	var params []tensor.List
 	var rs []*rand.Rand
@@ -67,21 +68,21 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 		params = append(params, spec.Init(uint64(c)))
 		rs = append(rs, stream(c))
 	}
-	got, err := lockstepTrain(m, params, cfg.Opt, clients, cfg.Epochs, cfg.Batch, rs)
+	got, err := model.LockstepTrain(m, params, cfg.Opt, clients, cfg.Epochs, cfg.Batch, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for c, cl := range clients {
-		want, err := localTrain(m, params[c], cfg.Opt, cl, cfg.Epochs, cfg.Batch, stream(c))
+		want, err := model.LocalTrain(m, params[c], cfg.Opt, cl, cfg.Epochs, cfg.Batch, stream(c))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got[c], want) {
-			t.Errorf("client %d (%d samples): lockstep differs from its own session", c, len(cl.trainY))
+			t.Errorf("client %d (%d samples): lockstep differs from its own session", c, len(cl.TrainY))
 		}
 	}
 	cfg.Lockstep = true
-	res, err := BenchRound(CPUBackend, cfg)
+	res, err := TimeRound(model.CPUBackend, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 	// Every client takes part, so every draw is the round timed.
 	most := 0
 	for _, cl := range clients {
-		most = max(most, len(batchPlan(len(cl.trainY), cfg.Epochs, cfg.Batch, stream(0))))
+		most = max(most, len(model.BatchPlan(len(cl.TrainY), cfg.Epochs, cfg.Batch, stream(0))))
 	}
 	if res.LockstepSteps != most || res.DrawnLockstepSteps != float64(most) || res.DrawnRoundSeconds() != res.RoundSeconds {
 		t.Errorf("lockstep steps %d, drawn %v, drawn round %v s of %v s; want %d, %d, the same", res.LockstepSteps,
@@ -99,8 +100,8 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 	}
 	// (Lockstep on a BatchNorm model: TestBenchRoundLockstepFallsBackWithoutPadding.)
 	fs := FedSelectRoundConfig()
-	if cl := roundClients(fs, fs.spec()); len(cl) != 10 || len(cl[0].trainY) != 100 || len(cl[9].trainY) != 100 {
-		t.Errorf("FedSelect clients: %d, sizes %d…%d; want 10 of 100", len(cl), len(cl[0].trainY), len(cl[len(cl)-1].trainY))
+	if cl := model.SyntheticClients(fs.Clients, fs.TrainSamples, fs.EvenSizes, fs.Seed, fs.spec()); len(cl) != 10 || len(cl[0].TrainY) != 100 || len(cl[9].TrainY) != 100 {
+		t.Errorf("FedSelect clients: %d, sizes %d…%d; want 10 of 100", len(cl), len(cl[0].TrainY), len(cl[len(cl)-1].TrainY))
 	}
 }
 
@@ -109,32 +110,32 @@ func TestLockstepTrainMatchesLocal(t *testing.T) {
 // model per client, and says why, instead of failing (bench --round on xla with ResNet-18).
 func TestBenchRoundLockstepFallsBackWithoutPadding(t *testing.T) {
 	cfg := RoundConfig{Clients: 2, TrainSamples: 12, Participants: 2, Epochs: 1, Batch: 4, EvalBatch: 8,
-		Rounds: 1, Opt: SGD{LR: 0.01}, Seed: 1, Lockstep: true, EvenSizes: true,
-		Spec: ModelSpec{Arch: ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 10}}
-	res, err := BenchRound(CPUBackend, cfg)
+		Rounds: 1, Opt: model.SGD{LR: 0.01}, Seed: 1, Lockstep: true, EvenSizes: true,
+		Spec: model.ModelSpec{Arch: model.ArchResNet18, InputShape: []int{8, 8, 3}, NumClasses: 10}}
+	res, err := TimeRound(model.CPUBackend, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Lockstep != 0 || !strings.Contains(res.NoLockstep, "pads batches") || !strings.Contains(res.NoLockstep, ArchResNet18) {
+	if res.Lockstep != 0 || !strings.Contains(res.NoLockstep, "pads batches") || !strings.Contains(res.NoLockstep, model.ArchResNet18) {
 		t.Errorf("lockstep %d, reason %q: want none, with the reason naming the model", res.Lockstep, res.NoLockstep)
 	}
 	if res.RoundSeconds <= 0 || res.RoundSamples != 12 {
 		t.Errorf("round not trained: %+v", res)
 	}
-	cfg.Spec = ModelSpec{}
+	cfg.Spec = model.ModelSpec{}
 	cfg.Clients, cfg.TrainSamples, cfg.Participants, cfg.Batch = 3, 60, 3, 16
-	if res, err = BenchRound(CPUBackend, cfg); err != nil || res.Lockstep != 3 || res.NoLockstep != "" {
+	if res, err = TimeRound(model.CPUBackend, cfg); err != nil || res.Lockstep != 3 || res.NoLockstep != "" {
 		t.Errorf("cnn4 in lockstep: %d clients a step, reason %q, err %v; want 3, none", res.Lockstep, res.NoLockstep, err)
 	}
 }
 
-// TestDrawnLockstepSteps checks the steps of a lockstep round against batchPlan and the
+// TestDrawnLockstepSteps checks the steps of a lockstep round against model.BatchPlan and the
 // mean of its largest participant's steps over random draws against exact expectations.
 func TestDrawnLockstepSteps(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{1, 31, 32, 33, 100} {
-		if got, want := clientSteps(n, 5, 32), len(batchPlan(n, 5, 32, r)); got != want {
-			t.Errorf("clientSteps(%d, 5, 32) = %d; batchPlan makes %d", n, got, want)
+		if got, want := clientSteps(n, 5, 32), len(model.BatchPlan(n, 5, 32, r)); got != want {
+			t.Errorf("clientSteps(%d, 5, 32) = %d; model.BatchPlan makes %d", n, got, want)
 		}
 	}
 	sizes := []int{32, 64, 96, 128} // 1, 2, 3 and 4 steps of one epoch at batch 32
