@@ -21,7 +21,7 @@ type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string { return e.msg }
 
-// Is makes invalidError a errs.ErrInvalid.
+// Is makes invalidError an errs.ErrInvalid.
 func (e *invalidError) Is(target error) bool { return target == errs.ErrInvalid }
 
 // invalidf is an invalidError formatted as fmt.Sprintf does.
