@@ -9,6 +9,27 @@ import (
 	"github.com/fedpipe/fedpipe/stats"
 )
 
+// Value reads one metric (a manifest.Expectation's Metric) from an evaluate summary, in
+// percent. A metric ending in "_ft" reads the after-fine-tuning figures, NaN when the run
+// did not fine-tune.
+func Value(s results.Summary, metric string) float64 {
+	if base, ok := strings.CutSuffix(metric, "_ft"); ok {
+		if s.FT.Has == 0 {
+			return math.NaN()
+		}
+		return Value(s.FT.AsSummary(), base)
+	}
+	switch metric {
+	case "final_client_mean":
+		return 100 * s.Mean
+	case "best_client_mean":
+		return 100 * s.Best.Mean
+	case "best_pooled":
+		return 100 * s.Best.Pooled
+	}
+	return 100 * s.Pooled
+}
+
 // BootstrapSeed seeds the bootstrap over clients of every test-set interval fedpipe
 // reports. It is a reporting choice, part of no key: changing it changes no stored result.
 const BootstrapSeed uint64 = 49
@@ -55,25 +76,4 @@ func ClientAccuracies(rows []results.Client) []float64 {
 		out[i] = r.Accuracy
 	}
 	return out
-}
-
-// Value reads one metric (an Expectation's Metric) from an evaluate summary, in percent.
-// A metric ending in "_ft" reads the after-fine-tuning figures, NaN when the run did not
-// fine-tune.
-func Value(s results.Summary, metric string) float64 {
-	if base, ok := strings.CutSuffix(metric, "_ft"); ok {
-		if s.FT.Has == 0 {
-			return math.NaN()
-		}
-		return Value(s.FT.AsSummary(), base)
-	}
-	switch metric {
-	case "final_client_mean":
-		return 100 * s.Mean
-	case "best_client_mean":
-		return 100 * s.Best.Mean
-	case "best_pooled":
-		return 100 * s.Best.Pooled
-	}
-	return 100 * s.Pooled
 }
