@@ -221,7 +221,7 @@ func CheckName(config string) error {
 }
 
 // family is a backend id's backend without versions ("fpfast", "fpcpu", "xla-cuda"), as
-// pipeline.BackendFamily reads it.
+// kept.BackendFamily reads it.
 func family(id string) string {
 	parts := strings.Split(id, "/")
 	if len(parts) < 2 {

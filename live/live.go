@@ -2,7 +2,7 @@
 // process can read it while the stage runs: a small JSON journal per stage in the store
 // directory's progress folder (ProgressDir) and, for a run with a remote, as an object of
 // the remote (artifacts/remote's progress objects). fedpipe status --watch and fedpipe
-// serve read them.
+// serve read them (screens/watch, screens/page, a layer above pipeline, which writes them).
 //
 // A journal is never part of a stage's key or result: it holds wall-clock times and the
 // name of the process that trained, which differ from one run of the same stage to the

@@ -10,7 +10,7 @@ import (
 // the pooled test accuracy it logged at every evaluation round, before and after
 // fine-tuning, each figure with the line of the log it was read from. These are figures
 // from elsewhere, never settings: they enter no key, and `fedpipe reproduced`, `ls --evals`
-// and docs/reproduced.md show the kept curve beside them (verify.CompareCurve).
+// and docs/reproduced.md show the kept curve beside them (kept.CompareCurve).
 type LoggedRun struct {
 	// Method is the label of the manifest's method the log is of.
 	Method string `yaml:"method"`
@@ -18,7 +18,7 @@ type LoggedRun struct {
 	Source string `yaml:"source"`
 	// Deviation says how and why the kept curve differs from this log (evidence from the
 	// logs and the code), or "differs from the authors' log; cause not found". A kept curve
-	// more than CurveThreshold points off its log (verify.CompareCurve) needs one, here or
+	// more than CurveThreshold points off its log (kept.CompareCurve) needs one, here or
 	// in the method's expectation.
 	Deviation string `yaml:"deviation"`
 	// Evals are the logged evaluation rounds, in increasing round order.

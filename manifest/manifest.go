@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fedpipe/fedpipe/errs"
 )
 
 // Manifest is a parsed, validated experiment description. See docs/manifests.md for the reference.
@@ -66,7 +68,9 @@ func defaultManifest() Manifest {
 }
 
 // ErrInvalid wraps every InputError; errors.Is(err, ErrInvalid) tells callers to exit 2.
-var ErrInvalid = errors.New("invalid input")
+// It is errs.ErrInvalid, the leaf package's, so that packages below manifest (the store's
+// directory, the bench) match the same error without importing manifest.
+var ErrInvalid = errs.ErrInvalid
 
 // Is lets errors.Is(err, ErrInvalid) match any InputError.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }

@@ -63,8 +63,8 @@ func (r BackendCheck) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "          %s\n", map[bool]string{false: "ok", true: "FAILED"}[r.Failed()])
 }
 
-// CheckConfig is a CheckBackend round: like a RoundConfig (Clients all take part; Seed fixes
-// data, sizes and orders).
+// CheckConfig is a CheckBackend round, a synthetic one (SyntheticClients): Clients all
+// take part; Seed fixes data, sizes and orders.
 type CheckConfig struct {
 	Spec                          ModelSpec
 	Clients, TrainSamples, Epochs int
@@ -86,11 +86,10 @@ func DefaultCheckConfig() CheckConfig {
 // pads batches, runs it in lockstep there too.
 func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, error) {
 	out := BackendCheck{Backend: BackendID(backend), Reference: BackendID(reference), Clients: cfg.Clients}
-	rc := RoundConfig{Clients: cfg.Clients, TrainSamples: cfg.TrainSamples, Seed: cfg.Seed, Spec: cfg.Spec}
-	clients := roundClients(rc, cfg.Spec)
+	clients := SyntheticClients(cfg.Clients, cfg.TrainSamples, false, cfg.Seed, cfg.Spec)
 	learnable(clients, cfg.Spec, cfg.Seed)
 	for _, cl := range clients {
-		n := len(cl.trainY)
+		n := len(cl.TrainY)
 		out.Samples += cfg.Epochs * n
 		out.Steps += cfg.Epochs * ((n + cfg.Batch - 1) / cfg.Batch)
 	}
@@ -104,7 +103,7 @@ func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, err
 	}
 	sizes := make([]int, len(clients))
 	for c, cl := range clients {
-		sizes[c] = len(cl.trainY)
+		sizes[c] = len(cl.TrainY)
 	}
 	round := func(m *Model, lockstep bool) (tensor.List, error) {
 		rs := streams()
@@ -113,20 +112,20 @@ func CheckBackend(backend, reference string, cfg CheckConfig) (BackendCheck, err
 			for c := range params {
 				params[c] = global
 			}
-			trained, err := lockstepTrain(m, params, cfg.Opt, clients, cfg.Epochs, cfg.Batch, rs)
+			trained, err := LockstepTrain(m, params, cfg.Opt, clients, cfg.Epochs, cfg.Batch, rs)
 			if err != nil {
 				return nil, err
 			}
-			return averageBySize(trained, sizes), nil
+			return AverageBySize(trained, sizes), nil
 		}
 		trained := make([]tensor.List, len(clients))
 		for c, cl := range clients {
 			var err error
-			if trained[c], err = localTrain(m, global, cfg.Opt, cl, cfg.Epochs, cfg.Batch, rs[c]); err != nil {
+			if trained[c], err = LocalTrain(m, global, cfg.Opt, cl, cfg.Epochs, cfg.Batch, rs[c]); err != nil {
 				return nil, fmt.Errorf("client %d: %w", c, err)
 			}
 		}
-		return averageBySize(trained, sizes), nil
+		return AverageBySize(trained, sizes), nil
 	}
 	ref, err := NewModel(reference, cfg.Spec)
 	if err != nil {
@@ -230,7 +229,7 @@ func identical(a, b tensor.List) bool {
 // learnable makes the clients' random training samples learnable: each gets its class's fixed random
 // pattern added (twice the noise's scale), so training moves towards a solution as on real
 // data rather than memorizing noise, which amplifies rounding differences from step to step.
-func learnable(clients []roundClient, spec ModelSpec, seed uint64) {
+func learnable(clients []SyntheticClient, spec ModelSpec, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0x6c6561726e)) // "learn"
 	size := tensor.Size(spec.InputShape)
 	patterns := make([][]float32, spec.NumClasses)
@@ -248,6 +247,6 @@ func learnable(clients []roundClient, spec ModelSpec, seed uint64) {
 		}
 	}
 	for _, cl := range clients {
-		add(cl.trainX, cl.trainY)
+		add(cl.TrainX, cl.TrainY)
 	}
 }

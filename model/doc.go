@@ -5,6 +5,6 @@
 // fpfast, the default, fpcpu, the reference it is tested against, or XLA under the xla
 // build tag. The backend's identity (BackendID: gomlx.ID with this package's graph
 // versions) is part of every train stage's key. It also measures itself: training
-// throughput and one FedOBP-FMNIST round (bench.go, benchround.go), which package
-// model/bench times and prints for `fedpipe bench`.
+// throughput (bench.go) and the synthetic federated round (synthround.go) that package
+// bench times and prints for `fedpipe bench` and CheckBackend compares across backends.
 package model

@@ -13,7 +13,7 @@ import (
 // Evidence names itself: the summary an evaluate or shift stage writes labels, in its
 // table metadata, the run it was computed for ("run", "method", "seed"; the evaluate
 // stage's since it first wrote summaries). Every result a reader did not compute itself —
-// a kept result (FetchKept), a pull (Pull), a worker's or run's fetch from a remote
+// a kept result (verify/kept's Fetch), a pull (Pull), a worker's or run's fetch from a remote
 // (Executor.fetch) — is checked against the cell it was asked for before its entry is
 // written into the local store, so entries pointed at another cell's blobs fail, however
 // consistently the entries (their outputs, sizes and bindings, the kept index) were

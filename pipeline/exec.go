@@ -96,7 +96,7 @@ func missReason(g *Graph, n *Node, store *artifacts.Store, logged []string) stri
 	if err != nil {
 		return "no cache entry"
 	}
-	diff := diffDescriptors(old, n.desc)
+	diff := DiffDescriptors(old, n.desc)
 	if len(diff) == 0 {
 		return "no cache entry (outputs were removed)"
 	}

@@ -37,6 +37,11 @@ type Node struct {
 	desc []byte
 }
 
+// Description is the canonical JSON hashed into n's key (kind, code version, parameters,
+// inputs' keys, backend), as Build computed it: what a kept result's index entry records,
+// and what DiffDescriptors compares. The caller must not modify it.
+func (n *Node) Description() []byte { return n.desc }
+
 // InputKinds names, for each stage kind with inputs, its inputs by their stage kinds in
 // the order its key hashes them: that order is part of every key and never changes. A
 // report's inputs are every evaluate stage (one per run, in run order) and then every

@@ -89,9 +89,9 @@ func computeKey(kind string, params any, inputs []Key, backend string) (Key, []b
 	return Key(sha256.Sum256(b)), b, nil
 }
 
-// diffDescriptors explains how a stage's current description differs from the one it had
-// when it last ran, as "field: old → new" phrases.
-func diffDescriptors(old, cur []byte) []string {
+// DiffDescriptors explains how a stage's current description (Node.Description) differs
+// from the one it had when it last ran, as "field: old → new" phrases.
+func DiffDescriptors(old, cur []byte) []string {
 	var a, b map[string]any
 	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
 		return nil

@@ -58,7 +58,7 @@ func TestDiffDescriptorsNamesChangedField(t *testing.T) {
 	}
 	_, a, _ := computeKey(manifest.KindTrain, p{Train: map[string]any{"lr": 0.01, "rounds": 5}}, nil, "cpu")
 	_, b, _ := computeKey(manifest.KindTrain, p{Train: map[string]any{"lr": 0.05, "rounds": 5}}, nil, "cpu")
-	d := diffDescriptors(a, b)
+	d := DiffDescriptors(a, b)
 	if len(d) != 1 || !strings.Contains(d[0], "train.lr 0.01 → 0.05") {
 		t.Errorf("diff = %q", d)
 	}
@@ -269,7 +269,7 @@ func TestMethodRevisionKeyed(t *testing.T) {
 	if k0 == k1 {
 		t.Error("a revision did not change the key")
 	}
-	if d := diffDescriptors(b0, b1); len(d) != 1 || !strings.Contains(d[0], "revision") {
+	if d := DiffDescriptors(b0, b1); len(d) != 1 || !strings.Contains(d[0], "revision") {
 		t.Errorf("diff = %q, want one phrase naming the revision", d)
 	}
 }
@@ -371,7 +371,7 @@ func TestArchRevisionKeyedForThatArchOnly(t *testing.T) {
 	defer func() { arch.Revisions[arch.FedAvgCNN] = rev }()
 	after := descOf("fedavgcnn")
 	want := fmt.Sprintf("model.arch_revision %d → %d", rev, rev+1)
-	if d := diffDescriptors(before, after); len(d) != 1 || d[0] != want {
+	if d := DiffDescriptors(before, after); len(d) != 1 || d[0] != want {
 		t.Errorf("diff = %q, want [%q]", d, want)
 	}
 }
@@ -383,12 +383,12 @@ func TestDiffDescriptorsNamesALongTextChangeOnce(t *testing.T) {
 	with := desc + "\n\nWith overrides: `-S train.rounds=30` (the description above is the file's, before them)."
 	a, _ := json.Marshal(map[string]any{"params": map[string]any{"description": desc}})
 	b, _ := json.Marshal(map[string]any{"params": map[string]any{"description": with}})
-	d := diffDescriptors(a, b)
+	d := DiffDescriptors(a, b)
 	if len(d) != 1 || strings.Count(d[0], "one-hidden-layer") != 0 || !strings.Contains(d[0], "description changed: adds \"With overrides: `-S train.rounds=30`") {
 		t.Errorf("diff %q", d)
 	}
 	b, _ = json.Marshal(map[string]any{"params": map[string]any{"description": strings.Replace(desc, "20 rounds", "40 rounds", 1)}})
-	if d := diffDescriptors(a, b); len(d) != 1 || !strings.Contains(d[0], `changed: "20 rounds." → "40 rounds."`) {
+	if d := DiffDescriptors(a, b); len(d) != 1 || !strings.Contains(d[0], `changed: "20 rounds." → "40 rounds."`) {
 		t.Errorf("diff %q", d)
 	}
 }

@@ -103,9 +103,9 @@ func (c *Cell) setEvidence(m *measured) {
 	}
 }
 
-// evidenceSpread is the second verdict as the verdict column shows it after the first:
+// SpreadVerdict is the second verdict as the verdict column shows it after the first:
 // "; within the published spread [lo, hi]" or "; outside …"; "" when it cannot be decided.
-func (c Cell) evidenceSpread() string {
+func (c Cell) SpreadVerdict() string {
 	if c.Spread == nil {
 		return ""
 	}
@@ -146,14 +146,3 @@ func (c Cell) evidenceRuns() string {
 	}
 	return fmt.Sprintf("n=%d, ", c.PublishedRuns)
 }
-
-// keptEvidenceNote explains, on the kept-results page, the evidence beside each verdict.
-const keptEvidenceNote = "Beside each verdict: the published mean ± std with the number of runs it is over (n) where the paper states it; " +
-	"the measurement's 95 % interval — over seeds (Student t) when several are kept, else the one run's test-set interval " +
-	"(Wilson over its pooled test samples, or a bootstrap over its clients), which shows how much another test set would move " +
-	"the number, not another training seed; and the difference in units of the published std, how many of the paper's own " +
-	"run-to-run deviations the measurement lies from its mean. The verdict is the tolerance rule (within the expectation's tolerance, in points); " +
-	"where the paper states its std and number of runs n, a second verdict follows it: whether the mean of the k kept seeds lies within the " +
-	"published spread, the 95 % prediction interval of a mean of k runs, published mean ± t(0.975, n − 1) · s · √(1/k + 1/n), s the published " +
-	"std converted from a population to a sample std (docs/statistics.md). The tolerance asks whether the number is close enough to use; the " +
-	"spread asks whether it could be one more draw of the paper's own runs.\n\n"

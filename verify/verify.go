@@ -402,7 +402,7 @@ func (c Cell) Row() []string {
 		verdict += " (known deviation)"
 	}
 	if c.Verdict == Pass || c.Verdict == Fail {
-		verdict += c.evidenceSpread()
+		verdict += c.SpreadVerdict()
 	}
 	return []string{c.Method, cell, c.Metric, expected, meas, diff, verdict}
 }

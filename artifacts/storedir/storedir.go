@@ -15,7 +15,7 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/osfile"
-	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/errs"
 )
 
 // How a command finds its store when --store is not given ("Which store" in the
@@ -50,8 +50,8 @@ func (e *NoStoreError) Error() string {
 		"or point at an existing one with --store DIR or $%s", strings.Join(e.Looked, ", "), artifacts.EnvStore)
 }
 
-// Is makes a missing store invalid input: errors.Is(err, manifest.ErrInvalid) gives exit 2.
-func (e *NoStoreError) Is(target error) bool { return target == manifest.ErrInvalid }
+// Is makes a missing store invalid input: errors.Is(err, errs.ErrInvalid) gives exit 2.
+func (e *NoStoreError) Is(target error) bool { return target == errs.ErrInvalid }
 
 // PathError is a store path that cannot be a store: a regular file or another
 // non-directory (invalid input, exit 2), a symbolic-link loop or a directory this user may
@@ -73,7 +73,7 @@ func (e *PathError) Unwrap() error { return e.Err }
 
 // Is makes a store path that is not a directory invalid input (exit 2); the others unwrap
 // to their system error (exit 4).
-func (e *PathError) Is(target error) bool { return e.Invalid && target == manifest.ErrInvalid }
+func (e *PathError) Is(target error) bool { return e.Invalid && target == errs.ErrInvalid }
 
 // CheckPath refuses a store path that names something other than a directory, loops
 // through symbolic links, or cannot be read; a path that does not exist yet is fine.

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/fedpipe/fedpipe/artifacts"
-	"github.com/fedpipe/fedpipe/manifest"
+	"github.com/fedpipe/fedpipe/errs"
 )
 
 func TestNoStoreErrorIsInvalidInput(t *testing.T) {
 	err := error(&NoStoreError{Looked: []string{"/a/.fedpipe"}})
-	if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), "/a/.fedpipe") {
+	if !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "/a/.fedpipe") {
 		t.Errorf("%v: want invalid input naming /a/.fedpipe", err)
 	}
 }
@@ -32,7 +32,7 @@ func TestFindLooksUpToTheRepositoryRoot(t *testing.T) {
 	wd := t.TempDir()
 	t.Chdir(wd)
 	manifestArg := filepath.Join(deep, "m.yaml#fedavg")
-	if _, err := Find("", manifestArg); !errors.Is(err, manifest.ErrInvalid) {
+	if _, err := Find("", manifestArg); !errors.Is(err, errs.ErrInvalid) {
 		t.Fatalf("no store anywhere: %v, want invalid input", err)
 	}
 	if got, want := ForRun("", manifestArg), Default(""); got != want {
@@ -64,7 +64,7 @@ func TestCheckPathRefusesAFile(t *testing.T) {
 	}
 	err := CheckPath(f, "--store")
 	var pe *PathError
-	if !errors.As(err, &pe) || !pe.Invalid || !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), "regular file") {
+	if !errors.As(err, &pe) || !pe.Invalid || !errors.Is(err, errs.ErrInvalid) || !strings.Contains(err.Error(), "regular file") {
 		t.Errorf("CheckPath(file) = %v, want invalid input naming a regular file", err)
 	}
 	if err := CheckPath(filepath.Join(t.TempDir(), "new"), "--store"); err != nil {

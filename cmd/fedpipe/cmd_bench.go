@@ -5,16 +5,16 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fedpipe/fedpipe/bench"
 	"github.com/fedpipe/fedpipe/gomlx/gemm"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/model/bench"
 	"github.com/fedpipe/fedpipe/stages/train"
 )
 
 // cmdBench measures a model's training and inference throughput, or one federated round,
 // on our backend and, in the same invocation, PyTorch's on the same work, and prints both
-// with their ratio (package model/bench).
+// with their ratio (package bench).
 var cmdBench = &command{
 	name:      "bench",
 	overview:  []string{"bench [flags]             training/inference throughput of the CNN vs PyTorch"},

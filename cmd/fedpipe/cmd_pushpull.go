@@ -12,6 +12,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // syncFlags are the flags of push and pull: the store and remote groups, and their own.
@@ -129,7 +130,7 @@ func pushCmd(c *call, o *pushFlags, args []string) error {
 		opt.Keep = resultOutput
 	}
 	// A push into a kept-results directory records each result as its backend's entry
-	// (pipeline.RecordKept): another backend's kept result of the same cell stays.
+	// (kept.Record): another backend's kept result of the same cell stays.
 	rep, err := pipeline.Push(ctx, graphs, store, rem, opt)
 	if err == nil {
 		damaged := map[string]bool{}
@@ -141,7 +142,7 @@ func pushCmd(c *call, o *pushFlags, args []string) error {
 			if damaged[n.Name] {
 				return nil // not pushed: its index entry stays as it was
 			}
-			return pipeline.RecordKept(dir, g, n)
+			return kept.Record(dir, g, n)
 		})
 	}
 	return o.report(ctx, c, rep, err, start, rem, dir, "pushed", "the remote", "not in the local store")
@@ -235,7 +236,7 @@ func (o *syncFlags) report(ctx context.Context, c *call, rep pipeline.SyncReport
 
 // eachKept calls fn, for a push into a directory remote (a kept-results directory dir), with
 // every stage of graphs whose result the store holds: recording their index entries
-// (pipeline.RecordKept) lets a later reader tell a kept result that is stale from one never
+// (kept.Record) lets a later reader tell a kept result that is stale from one never
 // computed. An S3 remote keeps no index: fn is not called.
 func eachKept(address string, graphs []*pipeline.Graph, store *artifacts.Store, fn func(dir string, g *pipeline.Graph, n *pipeline.Node) error) error {
 	if !remote.IsDirAddress(address) {

@@ -17,7 +17,7 @@ import (
 	"github.com/fedpipe/fedpipe/stages/train"
 	"github.com/fedpipe/fedpipe/verify"
 	"github.com/fedpipe/fedpipe/verify/audit"
-	"github.com/fedpipe/fedpipe/verify/reproduced"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // defaultKept is the repository's kept-results directory.
@@ -72,12 +72,12 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 	}
 	paths := args
 	if len(paths) == 0 { // every table manifest beside the kept directory, as make reproduced checks
-		if paths, err = reproduced.TableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
+		if paths, err = kept.TableManifests(filepath.Join(filepath.Dir(dir), "manifests")); err != nil {
 			return fail(err)
 		}
 	}
 	if f.bind {
-		n, err := pipeline.BindKept(dir)
+		n, err := kept.Bind(dir)
 		if err != nil {
 			return fail(err)
 		}
@@ -85,13 +85,13 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()
-	k, err := reproduced.Open(ctx, dir)
+	k, err := kept.Open(ctx, dir)
 	if err != nil {
 		return fail(err)
 	}
 	defer k.Close()
 	loader := &data.Loader{DataDir: f.data}
-	opt := reproduced.Options{Set: f.set, Loader: loader, Limits: manifestLimits,
+	opt := kept.Options{Set: f.set, Loader: loader, Limits: manifestLimits,
 		Load: func(path string, set []string) (*pipeline.Graph, string, error) {
 			return loadGraphSet(path, set, loader, f.backend)
 		},
@@ -102,15 +102,15 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	counts := verify.Count(ms)
+	counts := kept.Count(ms)
 	regenerate := "make reproduced-page"
-	text := verify.KeptPage(ms, regenerate)
+	text := kept.Page(ms, regenerate)
 	if f.json {
 		writeJSON(stdout, map[string]any{"kept": f.kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
 			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
-			"claims": verify.TallyClaims(verify.ClaimsOf(ms)).Line(), "papers": verify.PaperLines(ms)})
+			"claims": verify.TallyClaims(kept.ClaimsOf(ms)).Line(), "papers": kept.PaperLines(ms)})
 	} else {
-		reproduced.WriteText(stdout, ms)
+		kept.WriteText(stdout, ms)
 	}
 	var code error // how the command ends once the summary line is printed
 	if f.audit > 0 {
@@ -132,7 +132,7 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 	}
 	if !f.json {
 		fmt.Fprintln(stdout, counts.Line())
-		reproduced.WriteHeadline(stdout, ms)
+		kept.WriteHeadline(stdout, ms)
 	}
 	if counts.Differs > 0 || counts.OffLog > 0 {
 		return exitErr(exitMismatch)

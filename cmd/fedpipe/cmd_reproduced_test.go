@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedpipe/fedpipe/verify/reproduced"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // reproducedOut is what `fedpipe reproduced --json` prints.
@@ -165,9 +165,9 @@ func TestReproducedCountsCellsNeedingInitApart(t *testing.T) {
 // manifests beside --kept, as make reproduced names them (the same output as naming them
 // all), under a header row; a directory with no table manifests is refused with exit 2.
 func TestReproducedAloneChecksEveryTable(t *testing.T) {
-	kept := filepath.Join("..", "..", "reproduced")
+	keptDir := filepath.Join("..", "..", "reproduced")
 	var tables []string
-	for _, p := range reproduced.TablePatterns {
+	for _, p := range kept.TablePatterns {
 		m, _ := filepath.Glob(filepath.Join("..", "..", "manifests", p))
 		tables = append(tables, m...)
 	}
@@ -183,11 +183,11 @@ func TestReproducedAloneChecksEveryTable(t *testing.T) {
 		}
 		return ""
 	}
-	code, alone, errOut := fedpipe(t, "reproduced", "--kept", kept)
+	code, alone, errOut := fedpipe(t, "reproduced", "--kept", keptDir)
 	if code != 0 {
 		t.Fatalf("reproduced alone: exit %d\n%s", code, errOut)
 	}
-	code, named, errOut := fedpipe(t, append([]string{"reproduced", "--kept", kept}, tables...)...)
+	code, named, errOut := fedpipe(t, append([]string{"reproduced", "--kept", keptDir}, tables...)...)
 	if code != 0 {
 		t.Fatalf("reproduced with every table named: exit %d\n%s", code, errOut)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fedpipe/fedpipe/live/page"
+	"github.com/fedpipe/fedpipe/screens/page"
 )
 
 // defaultServeAddr is where serve listens unless --addr says otherwise: the loopback only,

@@ -15,6 +15,7 @@ import (
 	"github.com/fedpipe/fedpipe/pipeline"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/verify"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // exitMismatch is verify's exit code when a cell fails or was never computed.
@@ -162,21 +163,21 @@ func keptHint(path, name string, t verify.Tally) string {
 		return ""
 	}
 	dir := filepath.Join(filepath.Dir(filepath.Dir(abs)), defaultKept)
-	n, err := pipeline.KeptEntries(dir, name)
+	n, err := kept.Entries(dir, name)
 	if err != nil || n == 0 {
 		return ""
 	}
-	kept := dir
+	keptDir := dir
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
-			kept = rel
+			keptDir = rel
 		}
 	}
 	cmd := "fedpipe reproduced " + path
-	if kept != defaultKept {
-		cmd += " --kept " + kept
+	if keptDir != defaultKept {
+		cmd += " --kept " + keptDir
 	}
-	return fmt.Sprintf("none of these cells is in this store, but %s/ keeps paper-scale results of this manifest (%d stage results): `%s` reads them", kept, n, cmd)
+	return fmt.Sprintf("none of these cells is in this store, but %s/ keeps paper-scale results of this manifest (%d stage results): `%s` reads them", keptDir, n, cmd)
 }
 
 // claimsWithin keeps the claims of m all of whose methods are among labels (verify --only):

@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts/storedir"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // Exit codes (exitEnvironment below; 3, a verify mismatch, is verify's own).
@@ -35,7 +36,7 @@ var environmentErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.
 
 // isEnvironment reports whether err is a failure exitEnvironment covers.
 func isEnvironment(err error) bool {
-	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, artifacts.ErrDamaged) || errors.Is(err, pipeline.ErrKeptDamaged) ||
+	if errors.Is(err, artifacts.ErrNoSpace) || errors.Is(err, artifacts.ErrDamaged) || errors.Is(err, kept.ErrDamaged) ||
 		errors.Is(err, remote.ErrUnreadableObject) || errors.Is(err, remote.ErrUnbound) ||
 		errors.Is(err, pipeline.ErrWrongCell) {
 		return true

@@ -11,22 +11,22 @@ import (
 
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // Each kind of failure has its code: invalid input 2, the environment 4 (however deeply
 // wrapped), anything else 1.
 func TestExitCodeOf(t *testing.T) {
 	for err, want := range map[error]int{
-		&manifest.InputError{File: "m.yaml", Msg: "bad"}:      exitInvalid,
-		fmt.Errorf("checkpoint: %w", artifacts.ErrNoSpace):    exitEnvironment,
-		fmt.Errorf("write: %w", syscall.ENOSPC):               exitEnvironment,
-		fmt.Errorf("open: %w", syscall.EROFS):                 exitEnvironment,
-		fmt.Errorf("open: %w", syscall.EACCES):                exitEnvironment,
-		fmt.Errorf("fsck: %w", artifacts.ErrDamaged):          exitEnvironment,
-		fmt.Errorf("reproduced: %w", pipeline.ErrKeptDamaged): exitEnvironment,
-		fmt.Errorf("store: %w", artifacts.ErrLocked):          exitFailure,
-		errors.New("something else"):                          exitFailure,
+		&manifest.InputError{File: "m.yaml", Msg: "bad"}:   exitInvalid,
+		fmt.Errorf("checkpoint: %w", artifacts.ErrNoSpace): exitEnvironment,
+		fmt.Errorf("write: %w", syscall.ENOSPC):            exitEnvironment,
+		fmt.Errorf("open: %w", syscall.EROFS):              exitEnvironment,
+		fmt.Errorf("open: %w", syscall.EACCES):             exitEnvironment,
+		fmt.Errorf("fsck: %w", artifacts.ErrDamaged):       exitEnvironment,
+		fmt.Errorf("reproduced: %w", kept.ErrDamaged):      exitEnvironment,
+		fmt.Errorf("store: %w", artifacts.ErrLocked):       exitFailure,
+		errors.New("something else"):                       exitFailure,
 	} {
 		if got := exitCodeOf(err); got != want {
 			t.Errorf("exitCodeOf(%v) = %d, want %d", err, got, want)

@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/artifacts/remote"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // gcRemote implements gc --remote: it keeps the stages of graphs (and, in a kept-results
@@ -33,7 +34,7 @@ func gcRemote(address string, graphs []*pipeline.Graph, opt remote.GCOptions, st
 		if err != nil {
 			return failf(exitInvalid, "fedpipe gc: %v", err)
 		}
-		indexed, err := pipeline.KeptKeys(dir)
+		indexed, err := kept.Keys(dir)
 		if err != nil {
 			return failf(exitFailure, "fedpipe gc: remote %s: its kept-results index: %v", rem, err)
 		}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedpipe/fedpipe/live/page"
 	"github.com/fedpipe/fedpipe/report/site"
+	"github.com/fedpipe/fedpipe/screens/page"
 )
 
 // Two methods of two seeds, first trained for 10 rounds, then extended to 20.
@@ -88,7 +88,7 @@ func TestServeOverlaysAnExtendedRun(t *testing.T) {
 	if !ok {
 		t.Fatal("no chart's plot area in the screenshot")
 	}
-	// The data are drawn 8 pixels inside the plot (live/page's pad), round 1 at its left;
+	// The data are drawn 8 pixels inside the plot (screens/page's pad), round 1 at its left;
 	// round 9 is 8/19 of the way to round 20.
 	left := plot.Min.X + 8
 	round9 := left + (plot.Dx()-16)*8/19
@@ -104,7 +104,7 @@ func TestServeOverlaysAnExtendedRun(t *testing.T) {
 }
 
 // firstPlot finds the first chart's plot area in a screenshot: the topmost run of at least
-// 300 pixels of live/page's plot colour, down as far as its left column stays that colour.
+// 300 pixels of screens/page's plot colour, down as far as its left column stays that colour.
 func firstPlot(img image.Image) (image.Rectangle, bool) {
 	bg := hexColorOf(page.PlotFill)
 	b := img.Bounds()

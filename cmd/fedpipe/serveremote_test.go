@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/fedpipe/fedpipe/live/watch"
+	"github.com/fedpipe/fedpipe/screens/watch"
 
 	"encoding/json"
 	"net/http"

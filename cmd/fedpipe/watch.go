@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fedpipe/fedpipe/live/progress"
-	"github.com/fedpipe/fedpipe/live/watch"
 	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/screens/progress"
+	"github.com/fedpipe/fedpipe/screens/watch"
 	"github.com/fedpipe/fedpipe/stages/data"
 )
 

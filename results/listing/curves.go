@@ -8,14 +8,21 @@ import (
 	"github.com/fedpipe/fedpipe/artifacts"
 	"github.com/fedpipe/fedpipe/manifest"
 	"github.com/fedpipe/fedpipe/pipeline"
-	"github.com/fedpipe/fedpipe/verify"
 )
+
+// CurvePoint is one evaluation round of a kept curve: pooled test accuracy (percent)
+// before fine-tuning and, where the run fine-tunes, after.
+type CurvePoint struct {
+	Round  int
+	Before float64
+	After  *float64
+}
 
 // KeptCurve is the curve of the method labelled label from the train results store
 // holds for g: the pooled test accuracy before and after fine-tuning at each evaluation
 // round, the mean over the seeds whose train result is there (seeds: how many; 0 and no
 // points when none is).
-func KeptCurve(g *pipeline.Graph, store *artifacts.Store, label string) ([]verify.CurvePoint, int, error) {
+func KeptCurve(g *pipeline.Graph, store *artifacts.Store, label string) ([]CurvePoint, int, error) {
 	type sum struct {
 		before, after float64
 		n, nAfter     int
@@ -49,16 +56,16 @@ func KeptCurve(g *pipeline.Graph, store *artifacts.Store, label string) ([]verif
 			}
 		}
 	}
-	var pts []verify.CurvePoint
+	var pts []CurvePoint
 	for r, s := range byRound {
-		p := verify.CurvePoint{Round: r, Before: s.before / float64(s.n)}
+		p := CurvePoint{Round: r, Before: s.before / float64(s.n)}
 		if s.nAfter == s.n {
 			a := s.after / float64(s.nAfter)
 			p.After = &a
 		}
 		pts = append(pts, p)
 	}
-	slices.SortFunc(pts, func(a, b verify.CurvePoint) int { return a.Round - b.Round })
+	slices.SortFunc(pts, func(a, b CurvePoint) int { return a.Round - b.Round })
 	return pts, seeds, nil
 }
 

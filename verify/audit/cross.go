@@ -11,6 +11,7 @@ import (
 	"github.com/fedpipe/fedpipe/results"
 	"github.com/fedpipe/fedpipe/stages/data"
 	"github.com/fedpipe/fedpipe/stages/train"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // CrossCheck checks a kept train result made on another backend against the reference
@@ -59,7 +60,7 @@ var BackendHere = model.BackendHere
 // A result of a backend this machine lacks passes on the cross-backend check alone, and
 // says so.
 func Kept(ctx context.Context, n *pipeline.Node, store *artifacts.Store, loader *data.Loader, primary string, rounds int, tol float64) (Cell, error) {
-	fam := pipeline.NodeFamily(n)
+	fam := kept.NodeFamily(n)
 	here, why := primary, ""
 	if n.Backend != model.BackendID(primary) {
 		here, why = BackendHere(n.Backend)
@@ -75,7 +76,7 @@ func Kept(ctx context.Context, n *pipeline.Node, store *artifacts.Store, loader 
 		c = Cell{Cell: n.Name, Key: n.Key.String(), Verdict: Unchecked, Note: "not audited bit for bit: " + why}
 	}
 	c.Backend = fam
-	if fam == pipeline.ReferenceFamily {
+	if fam == kept.ReferenceFamily {
 		return c, nil
 	}
 	c.Cross, c.CrossDiff, err = CrossCheck(ctx, n, store, loader, tol)

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/fedpipe/fedpipe/model"
-	"github.com/fedpipe/fedpipe/pipeline"
+	"github.com/fedpipe/fedpipe/verify/kept"
 )
 
 // crossText describes a cross-backend check for the audit's table.
@@ -37,7 +37,7 @@ func Markdown(cells []Cell, tol float64) string {
 			detail = strings.TrimPrefix(detail+"; "+x, "; ")
 		}
 		cell := c.Cell
-		if c.Backend != "" && c.Backend != pipeline.ReferenceFamily {
+		if c.Backend != "" && c.Backend != kept.ReferenceFamily {
 			cell += " (made on " + c.Backend + ")"
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", mdCell(cell), c.Rounds, c.Verdict, mdCell(detail))
