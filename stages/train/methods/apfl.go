@@ -22,7 +22,7 @@ func init() {
 	// Revision 1: both variants train w and v in one compiled step per batch
 	// (model.APFLSession): the sums behind alpha's updates are float32 sums in the graph, and
 	// the work is counted once per client rather than once per batch.
-	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Cost: manifest.CostIs(2, "every batch: a step of the global model and the gradient of the mixture alpha v + (1 - alpha) w (two forward and backward passes)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Revision: 1, BNRevision: 2,
+	train.Register(manifest.MethodDef{Name: "apfl", Display: "APFL", Cost: apflCost, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true, Revision: 1, BNRevision: 2,
 		Doc: "APFL (Deng et al.): a personal model v and a learned mixing weight alpha per client; evaluated with alpha v + (1 - alpha) w_g."},
 		func(p *APFLParams) train.Method {
 			if p.Impl == "flbench" {
@@ -170,4 +170,15 @@ func (a apfl) Finish(st *train.State, uploads map[int]train.Upload, sizes map[in
 
 func (a apfl) EvalModel(st *train.State, c int) tensor.List {
 	return mix(st.Method.(*apflState).Alpha[c], st.Personal[c], st.Global)
+}
+
+// apflCost is APFL's implied cost: two trainings a batch, w's step and the mixture's
+// gradient (impl paper), and with impl flbench also the training-mode forward pass at the
+// stepped w that v's mixed output needs (a third of a training; model.APFLSession).
+func apflCost(c manifest.CostOf) manifest.ImpliedCost {
+	if c.Options["impl"] == "flbench" {
+		return manifest.ImpliedCost{Multiple: 2 + 1.0/3,
+			Why: "every batch: w's step, then a training-mode forward pass at the stepped w (a third of a training) and v's forward and backward through the mixed output"}
+	}
+	return manifest.ImpliedCost{Multiple: 2, Why: "every batch: a step of the global model and the gradient of the mixture alpha v + (1 - alpha) w (two forward and backward passes)"}
 }

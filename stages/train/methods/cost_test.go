@@ -25,6 +25,13 @@ func TestEveryMethodDeclaresItsCost(t *testing.T) {
 	if c, _ := manifest.MethodCost("feddpa", 5, nil); c.Multiple != 1.2 {
 		t.Errorf("FedDPA with 5 epochs implies 1 + 1/5, got %v", c.Multiple)
 	}
+	// APFL's FL-bench variant adds a training-mode forward pass (a third) to its two trainings.
+	if c, _ := manifest.MethodCost("apfl", 5, map[string]string{"impl": "flbench"}); c.Multiple != 2+1.0/3 {
+		t.Errorf("APFL impl flbench implies 2 1/3, got %v", c.Multiple)
+	}
+	if c, _ := manifest.MethodCost("apfl", 5, map[string]string{"impl": "paper"}); c.Multiple != 2 {
+		t.Errorf("APFL impl paper implies 2, got %v", c.Multiple)
+	}
 	if c, _ := manifest.MethodCost("fedavg", 5, nil); c.Multiple != 1 {
 		t.Errorf("FedAvg is the reference, got %v", c.Multiple)
 	}
