@@ -293,18 +293,7 @@ func (s *Session) onesMasks() []*tensors.Tensor {
 // respect to every parameter, at params (matched by name), in canonical order. With a
 // batch of one it is a per-sample gradient (Fisher-information scores square those).
 func (m *Model) Gradient(params tensor.List, x []float32, y []int32) (tensor.List, error) {
-	if m.train == nil {
-		return nil, errors.New("model is closed")
-	}
-	if err := m.lazyExec(&m.grad, "grad", gradGraph); err != nil {
-		return nil, err
-	}
-	outs, err := m.execBatch(m.grad, params, x, y, true)
-	if err != nil {
-		return nil, fmt.Errorf("gradient: %w", err)
-	}
-	defer finalize(outs...)
-	return m.gradientOutputs(outs)
+	return m.GradientInto(nil, params, x, y) // nil: new buffers
 }
 
 // GradientInto is Gradient written into into's buffers, a previous result of Gradient or
