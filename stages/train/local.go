@@ -165,6 +165,45 @@ func (l *Local) Batches(epochs int, stream string, fn func(epoch int, x []float3
 // Fisher returns the diagonal empirical Fisher information of the client's training data
 // at params: the mean over its samples of the squared per-sample gradient.
 func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
+	return l.fisherPass(params, func(m *model.Model, n int, dst [][]float32) error {
+		return m.SampleGradients(params, l.data.trainX, l.data.trainY, func(_, t int, g []float32) error {
+			if t == 0 {
+				l.Count(1, nil)
+			}
+			o := dst[t][:len(g)]
+			for j, v := range g {
+				o[j] += v * v / float32(n)
+			}
+			return nil
+		})
+	})
+}
+
+// BatchedFisher is Fisher computed with Model.SquaredGradientSum: every sample's squared
+// gradient formed and summed inside one compiled graph per chunk of samples, then divided
+// by the number of samples. It equals Fisher up to the order of float32 sums (FedDPA's; the
+// empirical Fisher of FedOBP's fisher option stays Fisher's).
+func (l *Local) BatchedFisher(params tensor.List) (tensor.List, error) {
+	return l.fisherPass(params, func(m *model.Model, n int, dst [][]float32) error {
+		sums, err := m.SquaredGradientSum(params, l.data.trainX, l.data.trainY)
+		if err != nil {
+			return err
+		}
+		l.Count(int64(n), nil)
+		for t, s := range sums {
+			o := dst[t]
+			for j, v := range s {
+				o[j] = v / float32(n)
+			}
+		}
+		return nil
+	})
+}
+
+// fisherPass runs fill inside the client's exclusive section with its pass model, its
+// number of training samples n and the buffers of a zero list shaped as params, in the
+// model's parameter order, and returns that list (still zero for a client with no samples).
+func (l *Local) fisherPass(params tensor.List, fill func(m *model.Model, n int, dst [][]float32) error) (tensor.List, error) {
 	out := ZeroMask(params)
 	n := len(l.data.trainY)
 	if n == 0 {
@@ -184,54 +223,7 @@ func (l *Local) Fisher(params tensor.List) (tensor.List, error) {
 			}
 			dst[t] = out[k].Data
 		}
-		return m.SampleGradients(params, l.data.trainX, l.data.trainY, func(_, t int, g []float32) error {
-			if t == 0 {
-				l.Count(1, nil)
-			}
-			o := dst[t][:len(g)]
-			for j, v := range g {
-				o[j] += v * v / float32(n)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// BatchedFisher is Fisher computed with Model.SquaredGradientSum: every sample's squared
-// gradient formed and summed inside one compiled graph per chunk of samples, then divided
-// by the number of samples. It equals Fisher up to the order of float32 sums (FedDPA's; the
-// empirical Fisher of FedOBP's fisher option stays Fisher's).
-func (l *Local) BatchedFisher(params tensor.List) (tensor.List, error) {
-	out := ZeroMask(params)
-	n := len(l.data.trainY)
-	if n == 0 {
-		return out, nil
-	}
-	err := l.group.exclusive(func() error {
-		m, err := l.passModel()
-		if err != nil {
-			return err
-		}
-		sums, err := m.SquaredGradientSum(params, l.data.trainX, l.data.trainY)
-		if err != nil {
-			return err
-		}
-		l.Count(int64(n), nil)
-		for t, name := range m.Names() {
-			k := out.Find(name)
-			if k < 0 {
-				return fmt.Errorf("fisher: no parameter %q", name)
-			}
-			o := out[k].Data
-			for j, v := range sums[t] {
-				o[j] = v / float32(n)
-			}
-		}
-		return nil
+		return fill(m, n, dst)
 	})
 	if err != nil {
 		return nil, err

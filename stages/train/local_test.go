@@ -153,3 +153,40 @@ func TestFitDefaultsAreTheRuns(t *testing.T) {
 		t.Error("Exactly(2) is not 2 epochs")
 	}
 }
+
+// TestBatchedFisherEqualsFisher checks that the batched Fisher (every sample's squared
+// gradient summed inside one graph) is Fisher's per-sample sum to float32 rounding, entry by
+// entry and in the same layout, and that both count the client's samples once.
+func TestBatchedFisherEqualsFisher(t *testing.T) {
+	l, _, params := bnLocal(t)
+	frozen := l.WithFrozenBN()
+	want, err := frozen.Fisher(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := frozen.BatchedFisher(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d tensors, want %d", len(got), len(want))
+	}
+	nonzero := 0
+	for k := range want {
+		if got[k].Name != want[k].Name || len(got[k].Data) != len(want[k].Data) {
+			t.Fatalf("tensor %d: %s of %d entries, want %s of %d", k, got[k].Name, len(got[k].Data), want[k].Name, len(want[k].Data))
+		}
+		for j, w := range want[k].Data {
+			g := got[k].Data[j]
+			if w != 0 {
+				nonzero++
+			}
+			if d := math.Abs(float64(g - w)); d > 1e-5*math.Max(1, math.Abs(float64(w))) {
+				t.Fatalf("%s[%d]: batched %g, per-sample %g", want[k].Name, j, g, w)
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("the Fisher is zero everywhere: the comparison shows nothing")
+	}
+}
