@@ -42,6 +42,9 @@ type Model struct {
 	// is padded to it with masked rows (exact on fpfast for networks without BatchNorm).
 	padTrain   bool
 	trainBatch int
+	// noFrozenSteps keeps Session.SetMask on the masked step even where its masks freeze
+	// whole leading layers (tests compare the two).
+	noFrozenSteps bool
 	// multiBatch is the largest per-client batch a MultiSession step has seen: every lockstep
 	// step is padded to it.
 	multiBatch int

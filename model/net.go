@@ -317,13 +317,20 @@ func forward(ls []layer, params []*Node, x *Node) (*Node, []layerCache) {
 // backward returns the gradients of all parameters (same order as params) given the
 // gradient of the logits.
 func backward(ls []layer, params []*Node, caches []layerCache, dLogits *Node) []*Node {
+	return backwardFrom(ls, params, caches, dLogits, 0)
+}
+
+// backwardFrom is backward stopped at layer first: the gradients of layers first and above,
+// by the same operations as backward's, and nil for the layers below, whose backward pass
+// (and the input gradient of layer first) is not built.
+func backwardFrom(ls []layer, params []*Node, caches []layerCache, dLogits *Node, first int) []*Node {
 	b := dLogits.Shape().Dimensions[0]
 	grads := make([]*Node, len(params))
 	d := dLogits
-	for i := len(ls) - 1; i >= 0; i-- {
+	for i := len(ls) - 1; i >= first; i-- {
 		l := ls[i]
 		w := params[2*i]
-		needInput := i > 0
+		needInput := i > first
 		switch l.kind {
 		case layerConv:
 			oh, ow := l.convOut()

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
 )
 
@@ -47,6 +49,30 @@ func (ls seqNet) numParams() int { return 2 * len(ls) }
 func (ls seqNet) trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node) {
 	loss, grads = lossAndGrads(ls, params, x, labels)
 	return loss, grads, make([]*Node, len(params))
+}
+
+// trainPassFrom is trainPass with the layers before first frozen: their gradients are nil
+// and the backward pass stops at layer first (a head-only step computes no body gradient).
+// The gradients it does compute are trainPass's, bit for bit.
+func (ls seqNet) trainPassFrom(params []*Node, x, labels *Node, first int) (loss *Node, grads, state []*Node) {
+	logits, caches := forward(ls, params, x)
+	perSample, dLogits, count := crossEntropy(logits, labels)
+	loss = Div(ReduceAllSum(perSample), count)
+	return loss, backwardFrom(ls, params, caches, dLogits, first), make([]*Node, len(params))
+}
+
+// frozenLayers returns how many leading layers have every entry of both their tensors
+// masked (masks in parameter order, nil: all ones), so that a masked step need not run
+// their backward pass; 0 when none is, or when every layer is.
+func (ls seqNet) frozenLayers(masks [][]float32) int {
+	for i := range ls {
+		for _, m := range masks[2*i : 2*i+2] {
+			if m == nil || slices.ContainsFunc(m, func(v float32) bool { return v != 0 }) {
+				return i
+			}
+		}
+	}
+	return 0
 }
 
 func (ls seqNet) evalLogits(params []*Node, x *Node) *Node {

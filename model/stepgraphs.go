@@ -36,10 +36,27 @@ func proxTrainStepGraph(net network, inputs []*Node) []*Node {
 	return sgdStepGraph(net, inputs, true, true)
 }
 
+// frozenTrainStepGraph returns maskedTrainStepGraph for masks that freeze the first
+// layers of a seqNet whole (seqNet.frozenLayers): those layers' backward pass is not built,
+// their parameters come out as they went in and their momentum only decays, which is what
+// the masked step computes for them (a zero mask times a finite update); every other
+// output is the masked step's, by the same operations.
+func frozenTrainStepGraph(layers int) func(network, []*Node) []*Node {
+	return func(net network, inputs []*Node) []*Node {
+		return sgdStepGraphFrom(net, inputs, true, false, layers)
+	}
+}
+
 // sgdStepGraph builds the three step variants above from one description, so their
 // arithmetic cannot drift apart: with masked, inputs hold n masks after the momentum
 // buffers; with prox, n reference tensors after the masks and μ as hyper's last entry.
 func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
+	return sgdStepGraphFrom(net, inputs, masked, prox, 0)
+}
+
+// sgdStepGraphFrom is sgdStepGraph with the first frozen layers of a seqNet left out of
+// the backward pass (frozen > 0 only with masked, on a seqNet).
+func sgdStepGraphFrom(net network, inputs []*Node, masked, prox bool, frozen int) []*Node {
 	n := net.numParams()
 	params, moms := inputs[:n], inputs[n:2*n]
 	rest := inputs[2*n:]
@@ -51,7 +68,13 @@ func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 		refs, rest = rest[:n], rest[n:]
 	}
 	x, labels, hyper := rest[0], rest[1], rest[2]
-	loss, grads, state := net.trainPass(params, x, labels)
+	var loss *Node
+	var grads, state []*Node
+	if frozen > 0 {
+		loss, grads, state = net.(seqNet).trainPassFrom(params, x, labels, frozen)
+	} else {
+		loss, grads, state = net.trainPass(params, x, labels)
+	}
 	// hyper is [lr, momentum, weight decay (, μ)], or without the weight decay when it is 0
 	// (see Session.hyperTensor): then the graph leaves out its two passes over every
 	// parameter, with the same results bit for bit (g + 0·θ differs from g only in the sign
@@ -73,6 +96,11 @@ func sgdStepGraph(net network, inputs []*Node, masked, prox bool) []*Node {
 		if state[i] != nil {
 			outs = append(outs, state[i])
 			newMoms[i] = moms[i]
+			continue
+		}
+		if i < 2*frozen {
+			outs = append(outs, p)
+			newMoms[i] = Mul(mom, moms[i])
 			continue
 		}
 		d := grads[i]

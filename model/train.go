@@ -26,6 +26,9 @@ type Session struct {
 	params []*tensors.Tensor
 	moms   []*tensors.Tensor
 	masks  []*tensors.Tensor // nil: every entry is updated
+	// frozen, when the masks freeze a seqNet's first layers whole, is the masked step
+	// without their backward pass (frozenTrainStepGraph); nil: the masked step.
+	frozen *graph.Exec
 	refs   []*tensors.Tensor // proximal anchor; nil: no proximal term
 	ones   []*tensors.Tensor // all-ones masks for proximal steps without a mask
 	mu     float32
@@ -77,13 +80,15 @@ func (s *Session) SetMask(mask tensor.List) error {
 		return errors.New("session is closed")
 	}
 	finalize(s.masks...)
-	s.masks = nil
+	s.masks, s.frozen = nil, nil
 	if mask == nil {
 		return nil
 	}
 	out := make([]*tensors.Tensor, len(s.m.names))
+	datas := make([][]float32, len(s.m.names))
 	for i, name := range s.m.names {
 		data := make([]float32, tensor.Size(s.m.shapes[i]))
+		datas[i] = data
 		if j := mask.Find(name); j >= 0 {
 			t := mask[j]
 			if !slices.Equal(t.Shape, s.m.shapes[i]) || len(t.Data) != len(data) {
@@ -113,6 +118,16 @@ func (s *Session) SetMask(mask tensor.List) error {
 	if err := s.m.lazyExec(&s.m.masked, "train-masked", maskedTrainStepGraph); err != nil {
 		finalize(out...)
 		return err
+	}
+	if ls, ok := s.m.net.(seqNet); ok && !s.m.noFrozenSteps {
+		if k := ls.frozenLayers(datas); k > 0 {
+			e, err := s.m.auxExec(fmt.Sprintf("train-masked-frozen%d", k), frozenTrainStepGraph(k))
+			if err != nil {
+				finalize(out...)
+				return err
+			}
+			s.frozen = e
+		}
 	}
 	s.masks = out
 	return nil
@@ -186,6 +201,9 @@ func (s *Session) Step(x []float32, y []int32) (loss float32, err error) {
 	exec, hyper := s.m.train, s.hyper
 	if s.masks != nil || s.refs != nil {
 		exec = s.m.masked
+		if s.frozen != nil {
+			exec = s.frozen
+		}
 		masks := s.masks
 		if masks == nil {
 			if s.ones == nil { // built once per session, not per step
