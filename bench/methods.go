@@ -78,7 +78,7 @@ var errTimed = errors.New("bench: timed rounds done")
 func timeRun(backend string, r manifest.Run, ds *data.Dataset, a *partition.Assignment, o MethodsOptions, profile string) (MethodCost, error) {
 	label, _, _ := strings.Cut(r.Label(), " seed=")
 	c := MethodCost{Label: label, Method: r.Method}
-	c.Implied, c.Declared = manifest.MethodCost(r.Method, r.Train.LocalEpochs, r.Options)
+	c.Implied, c.Declared = manifest.MethodCost(r.Method, r.Train.LocalEpochs, r.Options, r.Params)
 	rounds := o.Rounds
 	run := r
 	run.Train.EvalEvery = 0
@@ -207,14 +207,15 @@ func Methods(backend string, o MethodsOptions, stdout, stderr io.Writer) ([]Meth
 			if r.Method == "fedavg" && ref == nil {
 				ref = &runs[i]
 			}
-			if len(o.Methods) == 0 || slices.Contains(o.Methods, r.Label()) || slices.Contains(o.Methods, r.Method) {
-				matched[r.Label()], matched[r.Method] = true, true
+			// r.MethodName is the manifest's label (fedavg-ft); r.Label() adds the seed.
+			if len(o.Methods) == 0 || slices.Contains(o.Methods, r.MethodName) || slices.Contains(o.Methods, r.Method) {
+				matched[r.MethodName], matched[r.Method] = true, true
 				if &runs[i] != ref {
 					sel = append(sel, r)
 				}
 			}
 		}
-		if len(sel) == 0 && (ref == nil || len(o.Methods) > 0 && !matched[ref.Label()]) {
+		if len(sel) == 0 && (ref == nil || len(o.Methods) > 0 && !matched[ref.MethodName]) {
 			continue
 		}
 		if ref != nil {

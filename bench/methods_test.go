@@ -69,3 +69,41 @@ methods:
 		t.Errorf("costs table:\n%s", b)
 	}
 }
+
+// TestMethodsSelectsByLabel: --methods takes a manifest's labels as well as method names,
+// so a labelled run (DM-PFL's fedavg-ft, a FedAvg with fine-tuning) is selected and
+// counted as found, with no "no run labelled" line.
+func TestMethodsSelectsByLabel(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "tiny-labels.yaml")
+	if err := os.WriteFile(m, []byte(`name: tiny-labels
+seeds: [0]
+dataset: {name: synthetic, alpha: 0.5, beta: 0.5, devices: 4}
+partition: {scheme: natural, test_fraction: 0.25}
+model: {arch: mlp, hidden: [8]}
+train: {rounds: 10, participation: 0.5, local_epochs: 1, batch_size: 16, lr: 0.05, eval_every: 5}
+methods:
+  - name: fedavg-ft
+    method: fedavg
+  - name: local-a
+    method: local
+  - name: ditto
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	backend, err := model.ResolveBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	costs, err := Methods(backend, MethodsOptions{Manifests: []string{m}, Methods: []string{"fedavg-ft", "local-a"}, Rounds: 1}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if len(costs) != 2 || costs[0].Label != "fedavg-ft" || costs[1].Label != "local-a" {
+		t.Fatalf("timed %+v, want fedavg-ft (the reference) then local-a", costs)
+	}
+	if strings.Contains(errb.String(), "no run labelled") {
+		t.Errorf("a label that names a run was reported missing:\n%s", errb.String())
+	}
+}
