@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strconv"
@@ -92,11 +93,13 @@ type ScoreQuantile struct {
 // Declared reports whether the method declares a score and a quantile.
 func (s ScoreQuantile) Declared() bool { return s.Score != "" || s.Q != "" }
 
-// CostOf is what a method's implied cost may depend on: the run's local epochs and its
-// word options (an impl or variant choice).
+// CostOf is what a method's implied cost may depend on: the run's local epochs, its word
+// options (an impl or variant choice) and its number parameters (FedRep's head epochs),
+// each with the method's defaults where the run does not set it.
 type CostOf struct {
 	Epochs  int
 	Options map[string]string
+	Params  map[string]float64
 }
 
 // ImpliedCost is the work a method's round implies, as a multiple of FedAvg's round (plain
@@ -117,13 +120,17 @@ func CostIs(multiple float64, why string) func(CostOf) ImpliedCost {
 var PlainTraining = CostIs(1, "local training as FedAvg's; its own work is per-parameter, once a client")
 
 // MethodCost returns the implied cost of the registered method called name for a run of
-// epochs local epochs and options (ok false when it declares none).
-func MethodCost(name string, epochs int, options map[string]string) (ImpliedCost, bool) {
+// epochs local epochs, options and params, the method's defaults standing in for what
+// they leave out (ok false when it declares none).
+func MethodCost(name string, epochs int, options map[string]string, params map[string]float64) (ImpliedCost, bool) {
 	d, ok := LookupMethod(name)
 	if !ok || d.Cost == nil {
 		return ImpliedCost{}, false
 	}
-	return d.Cost(CostOf{Epochs: max(1, epochs), Options: options}), true
+	nums, words := d.Defaults()
+	maps.Copy(nums, params)
+	maps.Copy(words, options)
+	return d.Cost(CostOf{Epochs: max(1, epochs), Options: words, Params: nums}), true
 }
 
 // ParamDef describes one method parameter, as read from its struct field's tags.

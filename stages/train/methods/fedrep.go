@@ -14,10 +14,29 @@ type FedRepParams struct {
 
 // FedRep is split with the head trained alone first, then the body alone.
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedrep", Display: "FedRep", Cost: manifest.CostIs(1, "head epochs then body epochs: at most FedAvg's passes (a head-only backward pass stops at the head)"), Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedrep", Display: "FedRep", Cost: repCost, Extension: manifest.ExtensionIs(manifest.ExtendAlways), Personal: true,
 		Doc: "FedRep (Collins et al.): personal head trained alone first (head_epochs), then the shared body alone (train.local_epochs); impl flbench: FL-bench's schedule within train.local_epochs and head-only fine-tuning."},
 		func(p *FedRepParams) train.Method {
 			return &split{personal: []string{"classifier."}, schedule: "rep", headEpochs: p.HeadEpochs,
 				flbench: p.Impl == "flbench", bodyEpochs: p.TrainBodyEpoch}
 		})
+}
+
+// repCost is FedRep's implied cost. A head-only epoch is a forward pass through the whole
+// network and a backward pass that stops at the head (Session.SetMask's frozen-layers
+// step): a third of a training epoch, the head's own small backward left out. The paper's
+// round is head_epochs of those, then train.local_epochs (E) of the body: 1 + head/(3E).
+// FL-bench's E local epochs are E − b head-only ones and b of the body
+// (train_body_epochs): (b + (E − b)/3)/E, below FedAvg's round; its head-only fine-tuning
+// belongs to evaluation.
+func repCost(c manifest.CostOf) manifest.ImpliedCost {
+	e := float64(c.Epochs)
+	if c.Options["impl"] == "flbench" {
+		b := min(max(c.Params["train_body_epochs"], 0), e)
+		return manifest.ImpliedCost{Multiple: (b + (e-b)/3) / e,
+			Why: "of the local epochs, the last train_body_epochs train the body (a whole pass each), the others the head alone (a forward pass, a third)"}
+	}
+	h := max(c.Params["head_epochs"], 0)
+	return manifest.ImpliedCost{Multiple: 1 + h/(3*e),
+		Why: "head_epochs of the head alone (a forward pass each, a third of an epoch), then the local epochs of the body"}
 }
