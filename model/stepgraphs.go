@@ -5,7 +5,8 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive,staticcheck // GoMLX's idiomatic dot-import.
 )
 
-// The step graphs a Session compiles: an SGD step (plain, masked, proximal), a gradient,
+// The step graphs a Session compiles: an SGD step (plain, masked, masked with frozen
+// leading layers, proximal), a gradient,
 // and the evaluation passes, each over any network (network.go).
 
 // trainStepGraph builds one SGD step. inputs = params (n), momentum buffers (n), x, labels,
