@@ -53,7 +53,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			params := tc.spec.Init(7)
 			n := len(params)
 			exec, err := NewExec(backend, func(inputs []*Node) []*Node {
-				loss, grads := lossAndGrads(ls, inputs[:n], inputs[n], inputs[n+1])
+				loss, grads := lossAndGrads(ls, inputs[:n], inputs[n], inputs[n+1], 0)
 				return append([]*Node{loss}, grads...)
 			})
 			if err != nil {

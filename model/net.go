@@ -374,10 +374,11 @@ func crossEntropy(logits, labels *Node) (perSample, dLogits, count *Node) {
 	return perSample, dLogits, count
 }
 
-// lossAndGrads is the training computation without the optimizer: mean loss and gradients.
-func lossAndGrads(ls []layer, params []*Node, x, labels *Node) (loss *Node, grads []*Node) {
+// lossAndGrads is the training computation without the optimizer: mean loss and the
+// gradients of layers first and above (backwardFrom; nil below, 0: every layer).
+func lossAndGrads(ls []layer, params []*Node, x, labels *Node, first int) (loss *Node, grads []*Node) {
 	logits, caches := forward(ls, params, x)
 	perSample, dLogits, count := crossEntropy(logits, labels)
 	loss = Div(ReduceAllSum(perSample), count)
-	return loss, backward(ls, params, caches, dLogits)
+	return loss, backwardFrom(ls, params, caches, dLogits, first)
 }

@@ -47,18 +47,15 @@ type seqNet []layer
 func (ls seqNet) numParams() int { return 2 * len(ls) }
 
 func (ls seqNet) trainPass(params []*Node, x, labels *Node) (loss *Node, grads, state []*Node) {
-	loss, grads = lossAndGrads(ls, params, x, labels)
-	return loss, grads, make([]*Node, len(params))
+	return ls.trainPassFrom(params, x, labels, 0)
 }
 
 // trainPassFrom is trainPass with the layers before first frozen: their gradients are nil
 // and the backward pass stops at layer first (a head-only step computes no body gradient).
 // The gradients it does compute are trainPass's, bit for bit.
 func (ls seqNet) trainPassFrom(params []*Node, x, labels *Node, first int) (loss *Node, grads, state []*Node) {
-	logits, caches := forward(ls, params, x)
-	perSample, dLogits, count := crossEntropy(logits, labels)
-	loss = Div(ReduceAllSum(perSample), count)
-	return loss, backwardFrom(ls, params, caches, dLogits, first), make([]*Node, len(params))
+	loss, grads = lossAndGrads(ls, params, x, labels, first)
+	return loss, grads, make([]*Node, len(params))
 }
 
 // frozenLayers returns how many leading layers have every entry of both their tensors
