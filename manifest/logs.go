@@ -21,6 +21,10 @@ type LoggedRun struct {
 	// more than CurveThreshold points off its log (kept.CompareCurve) needs one, here or
 	// in the method's expectation.
 	Deviation string `yaml:"deviation"`
+	// Absent, set where the authors published no log of the method, says where the logs
+	// were looked for and what they hold instead; Source then names the place searched and
+	// Evals stays empty. The page shows the kept curve alone, saying so.
+	Absent string `yaml:"absent"`
 	// Evals are the logged evaluation rounds, in increasing round order.
 	Evals []LoggedEval `yaml:"evals"`
 }
@@ -37,8 +41,9 @@ type LoggedEval struct {
 }
 
 // validateLogs checks the logs section: every entry names a method of the manifest once,
-// a source and at least one round; rounds increase, lie within train.rounds, and every
-// figure is a percentage with the line it was read from.
+// a source and at least one round, or no round and what says the log is absent; rounds
+// increase, lie within train.rounds, and every figure is a percentage with the line it
+// was read from.
 func (m *Manifest) validateLogs() error {
 	labels := make([]string, 0, len(m.Methods))
 	for _, ms := range m.Methods {
@@ -64,8 +69,14 @@ func (m *Manifest) validateLogs() error {
 		if strings.TrimSpace(l.Source) == "" {
 			return m.errAtField(f+".source", "source missing: name the log (repository and path)")
 		}
+		if strings.TrimSpace(l.Absent) != "" {
+			if len(l.Evals) > 0 {
+				return m.errAtField(f+".absent", "a log said absent lists %d rounds: keep either absent or evals", len(l.Evals))
+			}
+			continue
+		}
 		if len(l.Evals) == 0 {
-			return m.errAtField(f+".evals", "no rounds: list the logged evaluations ({round, before, after, line})")
+			return m.errAtField(f+".evals", "no rounds: list the logged evaluations ({round, before, after, line}), or say where the authors' logs were searched in absent")
 		}
 		prev := 0
 		for j, e := range l.Evals {

@@ -103,9 +103,10 @@ func TestDeviationOf(t *testing.T) {
 }
 
 // TestKeptFedOBPCellsHaveTheirLogs: every kept cell of FedOBP Tables 6 and 8 on FMNIST and
-// MNIST (reproduced/cells) has its method's authors' log in its manifest, so the page
-// shows each kept curve beside the logged one, and every logged figure lies within the
-// rounds the manifest evaluates.
+// MNIST (reproduced/cells) has a logs entry in its manifest: its method's authors' log, so
+// the page shows each kept curve beside the logged one, or absent saying where the authors'
+// logs were searched for one; and every logged figure lies within the rounds the manifest
+// evaluates.
 func TestKeptFedOBPCellsHaveTheirLogs(t *testing.T) {
 	dirs, err := filepath.Glob("../reproduced/cells/fedobp-table[68]-*mnist*")
 	if err != nil {
@@ -127,7 +128,7 @@ func TestKeptFedOBPCellsHaveTheirLogs(t *testing.T) {
 			n++
 			l := m.LogOf(label)
 			if l == nil {
-				t.Errorf("%s: kept %s has no log", name, label)
+				t.Errorf("%s: kept %s has no logs entry: its authors' log, or absent saying they published none", name, label)
 				continue
 			}
 			for _, e := range l.Evals {
@@ -139,5 +140,31 @@ func TestKeptFedOBPCellsHaveTheirLogs(t *testing.T) {
 	}
 	if n < 28 {
 		t.Errorf("%d kept FedOBP Table 6 and 8 FMNIST/MNIST cells found, want at least the 28 kept when this test was written", n)
+	}
+}
+
+// TestAbsentLog: a log entry may say the authors published none (absent, no rounds); one
+// that says so and lists rounds, or lists neither, fails at its field.
+func TestAbsentLog(t *testing.T) {
+	absent := validManifest + `logs:
+  - method: fedavg
+    source: "some/repo@abc"
+    absent: "the repository holds logs of local only"
+`
+	m, err := ParseManifest("m.yaml", []byte(absent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := m.LogOf("fedavg"); l == nil || l.Absent == "" || len(l.Evals) != 0 {
+		t.Fatalf("LogOf(fedavg) = %+v", l)
+	}
+	both := strings.Replace(logsManifest, "    evals:", "    absent: \"none\"\n    evals:", 1)
+	var ie *InputError
+	if _, err := ParseManifest("m.yaml", []byte(both)); !errors.As(err, &ie) || ie.Field != "logs[0].absent" || !strings.Contains(ie.Msg, "either absent or evals") {
+		t.Errorf("absent with rounds: err = %v", err)
+	}
+	neither := strings.Replace(absent, "    absent: \"the repository holds logs of local only\"\n", "", 1)
+	if _, err := ParseManifest("m.yaml", []byte(neither)); !errors.As(err, &ie) || ie.Field != "logs[0].evals" || !strings.Contains(ie.Msg, "absent") {
+		t.Errorf("neither absent nor rounds: err = %v", err)
 	}
 }

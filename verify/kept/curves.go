@@ -51,6 +51,9 @@ type CurveCheck struct {
 	// OnLog is set when Deviation is the log entry's own (manifest.LoggedRun.Deviation),
 	// which the page shows even for a curve within the threshold.
 	OnLog bool `json:"deviation_on_log,omitempty"`
+	// Absent is set where the authors published no log of the method
+	// (manifest.LoggedRun.Absent): the curve is the kept one alone.
+	Absent string `json:"absent,omitempty"`
 }
 
 // CompareCurve sets the kept curve kept (the mean over seeds kept seeds, in round order)
@@ -58,7 +61,7 @@ type CurveCheck struct {
 // at the round the log reports, and whether the curve sits off the log steadily over the
 // last half of training. deviation is what the manifest records for it.
 func CompareCurve(log manifest.LoggedRun, rounds int, kept []listing.CurvePoint, seeds int, deviation string) CurveCheck {
-	c := CurveCheck{Method: log.Method, Source: log.Source, Seeds: seeds, Deviation: deviation}
+	c := CurveCheck{Method: log.Method, Source: log.Source, Seeds: seeds, Deviation: deviation, Absent: log.Absent}
 	byRound := map[int]listing.CurvePoint{}
 	for _, p := range kept {
 		byRound[p.Round] = p
@@ -137,6 +140,9 @@ func (c CurveCheck) Summary() string {
 	if c.Seeds == 0 {
 		return "nothing kept to compare with the log"
 	}
+	if c.Absent != "" {
+		return "the authors published no log of this method: " + c.Absent
+	}
 	s := fmt.Sprintf("kept − logged at the log's reported round %d: ", c.Reported)
 	if c.ReportedDiff == nil {
 		s += "not evaluated by the kept run"
@@ -202,6 +208,15 @@ func (c CurveCheck) keptLabel() string {
 	return fmt.Sprintf("the mean of %d kept seeds", c.Seeds)
 }
 
+// against names what the kept curve is set beside, its source written by src: the
+// authors' log, or the place searched for one where they published none.
+func (c CurveCheck) against(src func(string) string) string {
+	if c.Absent != "" {
+		return "no authors' log in " + src(c.Source)
+	}
+	return "beside " + src(c.Source)
+}
+
 // WriteCurvesText writes curves as `fedpipe reproduced` prints them under a manifest:
 // per method its log, its summary line, and a row per evaluation round.
 func WriteCurvesText(w io.Writer, curves []CurveCheck) {
@@ -209,7 +224,11 @@ func WriteCurvesText(w io.Writer, curves []CurveCheck) {
 		if c.Seeds == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  %s, %s beside the authors' log (%s): %s\n", c.Method, c.keptLabel(), c.Source, c.Summary())
+		paren := func(s string) string { return "the authors' log (" + s + ")" }
+		if c.Absent != "" {
+			paren = func(s string) string { return s }
+		}
+		fmt.Fprintf(w, "  %s, %s, %s: %s\n", c.Method, c.keptLabel(), c.against(paren), c.Summary())
 		fmt.Fprintf(w, "    %s\n", strings.Join(CurveHeader, " | "))
 		for _, r := range c.CurveRows() {
 			fmt.Fprintf(w, "    %s\n", strings.Join(r, " | "))
@@ -232,7 +251,7 @@ func curvesMarkdown(b *strings.Builder, curves []CurveCheck) {
 		"a curve more than %.1f off its log at the round the log reports, or on one side at every evaluation of the last half, "+
 		"needs a recorded deviation):\n", CurveThreshold)
 	for _, c := range kept {
-		fmt.Fprintf(b, "\n**%s**, %s, beside %s: %s", c.Method, c.keptLabel(), mdEscape(c.Source), mdEscape(c.Summary()))
+		fmt.Fprintf(b, "\n**%s**, %s, %s: %s", c.Method, c.keptLabel(), c.against(mdEscape), mdEscape(c.Summary()))
 		if (c.Over || c.OnLog) && c.Deviation != "" {
 			fmt.Fprintf(b, " Deviation: %s", mdEscape(c.Deviation))
 		}

@@ -123,3 +123,29 @@ func TestOffLogCurvesCount(t *testing.T) {
 		t.Errorf("a curve with a deviation is counted off its log: %+v", k)
 	}
 }
+
+// TestAbsentLogShowsTheKeptCurveAlone: a method whose authors published no log is never
+// flagged, and the page says the log is absent, where it was looked for, and still shows
+// the kept curve's rounds.
+func TestAbsentLogShowsTheKeptCurveAlone(t *testing.T) {
+	l := manifest.LoggedRun{Method: "fedala", Source: "repo@abc", Absent: "the repository holds logs of 11 other methods, none of FedALA"}
+	c := CompareCurve(l, 400, []listing.CurvePoint{{Round: 100, Before: 87.93}, {Round: 400, Before: 89.11, After: f64(96.94)}}, 1, "")
+	if c.Over || c.Flagged || c.Steady || len(c.Rounds) != 2 {
+		t.Fatalf("absent log: %+v, want two kept rounds, nothing flagged", c)
+	}
+	if k := Count([]Manifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{c}}}); k.OffLog != 0 {
+		t.Errorf("a curve with no log is counted off its log: %+v", k)
+	}
+	page := Page([]Manifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{c}}}, "x")
+	for _, want := range []string{"**fedala**, the kept seed, no authors' log in repo@abc: the authors published no log of this method: the repository holds logs of 11 other methods, none of FedALA",
+		"| 400 | 89.11 | — | — | 96.94 | — | — | — |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	var b strings.Builder
+	WriteCurvesText(&b, []CurveCheck{c})
+	if !strings.Contains(b.String(), "fedala, the kept seed, no authors' log in repo@abc: the authors published no log") {
+		t.Errorf("text: %q", b.String())
+	}
+}
