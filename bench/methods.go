@@ -53,8 +53,11 @@ type MethodCost struct {
 	RoundWall, RoundCPU float64
 	// EvalWall and EvalCPU are seconds an evaluation of every client (0: not timed).
 	EvalWall, EvalCPU float64
-	Implied           manifest.ImpliedCost
-	Declared          bool
+	// Implied is the multiple the method's algorithm implies over the timed rounds, Cell
+	// over a whole cell's (rounds 1 to train.rounds; they differ where a client's work
+	// grows once it has trained, as FedSelect's); Declared is false where it declares none.
+	Implied, Cell manifest.ImpliedCost
+	Declared      bool
 	// Stages are the CPU seconds a timed round spent by stage, from a Go CPU profile of the
 	// timed rounds (stageOf: GEMM, the other graph ops, the method's Go code, the train
 	// loop, the model's copies, GC and allocation, other).
@@ -78,7 +81,15 @@ var errTimed = errors.New("bench: timed rounds done")
 func timeRun(backend string, r manifest.Run, ds *data.Dataset, a *partition.Assignment, o MethodsOptions, profile string) (MethodCost, error) {
 	label, _, _ := strings.Cut(r.Label(), " seed=")
 	c := MethodCost{Label: label, Method: r.Method}
-	c.Implied, c.Declared = manifest.MethodCost(r.Method, r.Train.LocalEpochs, r.Options, r.Params)
+	// Timed training rounds: 2..o.Rounds when there are several (round 1 compiles), else 1.
+	first := 1
+	if o.Rounds > 1 {
+		first = 2
+	}
+	of := manifest.RunCost(r)
+	of.From, of.To = first, o.Rounds
+	c.Implied, c.Declared = manifest.MethodCost(r.Method, of)
+	c.Cell, _ = manifest.MethodCost(r.Method, manifest.RunCost(r))
 	rounds := o.Rounds
 	run := r
 	run.Train.EvalEvery = 0
@@ -131,11 +142,6 @@ func timeRun(backend string, r manifest.Run, ds *data.Dataset, a *partition.Assi
 	}
 	if len(marks) < rounds+1 {
 		return c, fmt.Errorf("bench --methods: %s ran %d of %d rounds", r.Label(), len(marks)-1, rounds)
-	}
-	// Timed training rounds: 2..o.Rounds when there are several (round 1 compiles), else 1.
-	first := 1
-	if o.Rounds > 1 {
-		first = 2
 	}
 	n := float64(o.Rounds - first + 1)
 	c.RoundWall = (marks[o.Rounds].wall - marks[first-1].wall) / n
@@ -259,14 +265,14 @@ func Methods(backend string, o MethodsOptions, stdout, stderr io.Writer) ([]Meth
 	if len(all) == 0 {
 		return nil, invalidf("bench --methods: no run of %s in %s", strings.Join(o.Methods, ", "), strings.Join(settings, ", "))
 	}
-	fmt.Fprintf(stdout, "\nx FedAvg: CPU seconds a round over the setting's FedAvg's; implied: the multiple the method's algorithm implies (manifest.MethodDef.Cost); "+
-		"of implied: the first over the second (1.3 is the issue's bound). profile: a timed round's CPU samples by stage (GEMM kernels, the other graph ops, the method's own Go code, the train loop, the model's parameter copies, GC and allocation).\n")
+	fmt.Fprintf(stdout, "\nx FedAvg: CPU seconds a round over the setting's FedAvg's; implied: the multiple the method's algorithm implies over the timed rounds (manifest.MethodDef.Cost); "+
+		"of implied: the first over the second (1.3 is the issue's bound); cell: the implied multiple over a whole cell's rounds, where a client's work grows once it has trained (FedSelect). profile: a timed round's CPU samples by stage (GEMM kernels, the other graph ops, the method's own Go code, the train loop, the model's parameter copies, GC and allocation).\n")
 	fmt.Fprintf(stdout, "load after: %s (compare figures of one invocation only)\n", loadAvg())
 	return all, nil
 }
 
 func header(w io.Writer, eval bool) {
-	fmt.Fprintf(w, "%-14s %8s %8s %8s %8s %8s", "method", "s/round", "cpu-s", "x FedAvg", "implied", "of impl.")
+	fmt.Fprintf(w, "%-14s %8s %8s %8s %8s %8s %8s", "method", "s/round", "cpu-s", "x FedAvg", "implied", "of impl.", "cell")
 	if eval {
 		fmt.Fprintf(w, " %8s %8s", "s/eval", "x FedAvg")
 	}
@@ -276,12 +282,13 @@ func header(w io.Writer, eval bool) {
 // printCost prints one method's row against the setting's reference base.
 func printCost(w io.Writer, c, base MethodCost, eval bool) {
 	mult := c.RoundCPU / base.RoundCPU
-	implied, of := "?", "?"
+	implied, of, cell := "?", "?", "?"
 	if c.Declared {
 		implied = fmt.Sprintf("%.2f", c.Implied.Multiple)
 		of = fmt.Sprintf("%.2f", mult/c.Implied.Multiple)
+		cell = fmt.Sprintf("%.2f", c.Cell.Multiple)
 	}
-	fmt.Fprintf(w, "%-14s %8.2f %8.2f %8.2f %8s %8s", c.Label, c.RoundWall, c.RoundCPU, mult, implied, of)
+	fmt.Fprintf(w, "%-14s %8.2f %8.2f %8.2f %8s %8s %8s", c.Label, c.RoundWall, c.RoundCPU, mult, implied, of, cell)
 	if eval {
 		fmt.Fprintf(w, " %8.2f %8.2f", c.EvalWall, c.EvalCPU/max(base.EvalCPU, 1e-9))
 	}
@@ -301,16 +308,18 @@ func printCost(w io.Writer, c, base MethodCost, eval bool) {
 // WriteCosts writes costs as the tab-separated table scripts/reproduce.sh projects a cell's
 // time from: a comment header, then per method its setting (the manifest's name up to its
 // first "-": fedobp, dmpfl), label, method, CPU seconds a round and CPU seconds an
-// evaluation of every client (0 when not timed: eval false), then the implied multiple.
+// evaluation of every client (0 when not timed: eval false), then the implied multiple of
+// the timed rounds and that of a whole cell, whose ratio scales the timed round to a
+// cell's mean round.
 func WriteCosts(path string, costs []MethodCost, eval bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# fedpipe bench --methods%s: CPU seconds a paper-scale round (and an evaluation of every client) per method; load %s\n",
 		map[bool]string{true: " --eval", false: ""}[eval], loadAvg())
-	fmt.Fprintf(&b, "# setting\tlabel\tmethod\tcpu_s_round\tcpu_s_eval\timplied\n")
+	fmt.Fprintf(&b, "# setting\tlabel\tmethod\tcpu_s_round\tcpu_s_eval\timplied\tcell_implied\n")
 	for _, c := range costs {
 		setting, _, _ := strings.Cut(c.Setting, "-")
 		label, _, _ := strings.Cut(c.Label, " ")
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\n", setting, label, c.Method, c.RoundCPU, c.EvalCPU, c.Implied.Multiple)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%.2f\t%.2f\t%.3f\t%.3f\n", setting, label, c.Method, c.RoundCPU, c.EvalCPU, c.Implied.Multiple, c.Cell.Multiple)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

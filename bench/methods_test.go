@@ -65,7 +65,7 @@ methods:
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(tsv)
-	if !strings.Contains(string(b), "tiny\tditto\tditto\t") || !strings.Contains(string(b), "\t2.00\n") {
+	if !strings.Contains(string(b), "tiny\tditto\tditto\t") || !strings.Contains(string(b), "\t2.000\t2.000\n") {
 		t.Errorf("costs table:\n%s", b)
 	}
 }

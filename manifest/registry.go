@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -95,11 +96,41 @@ func (s ScoreQuantile) Declared() bool { return s.Score != "" || s.Q != "" }
 
 // CostOf is what a method's implied cost may depend on: the run's local epochs, its word
 // options (an impl or variant choice) and its number parameters (FedRep's head epochs),
-// each with the method's defaults where the run does not set it.
+// each with the method's defaults where the run does not set it; and the rounds the cost
+// is counted over with the fraction of clients a round samples, for a method whose
+// client's work grows once it has trained before (FedSelect's LocalAlt).
 type CostOf struct {
 	Epochs  int
 	Options map[string]string
 	Params  map[string]float64
+	// Participation is the fraction of clients a round samples (train.participation).
+	Participation float64
+	// From and To are the first and last 1-based rounds counted (a cell: 1 and
+	// train.rounds; `bench --methods`: the rounds it times).
+	From, To int
+}
+
+// TrainedBefore is the chance that a client sampled in a round counted by c has been
+// sampled in an earlier round for which counts reports true, averaged over c's rounds:
+// 1 − (1 − participation)^k in a round preceded by k such rounds, each round sampling its
+// clients afresh. A method whose client does more once it has trained (a mask grown in an
+// earlier round) scales its extra work by it. With no rounds given (From 0) it is 1: the
+// steady state, every client trained before.
+func (c CostOf) TrainedBefore(counts func(round int) bool) float64 {
+	if c.To < c.From || c.From < 1 {
+		return 1
+	}
+	q := min(max(c.Participation, 0), 1)
+	k, sum := 0, 0.0
+	for r := 1; r <= c.To; r++ {
+		if r >= c.From {
+			sum += 1 - math.Pow(1-q, float64(k))
+		}
+		if counts(r) {
+			k++
+		}
+	}
+	return sum / float64(c.To-c.From+1)
 }
 
 // ImpliedCost is the work a method's round implies, as a multiple of FedAvg's round (plain
@@ -119,18 +150,26 @@ func CostIs(multiple float64, why string) func(CostOf) ImpliedCost {
 // per-tensor work (masks, merges, averaging) that is small beside it.
 var PlainTraining = CostIs(1, "local training as FedAvg's; its own work is per-parameter, once a client")
 
-// MethodCost returns the implied cost of the registered method called name for a run of
-// epochs local epochs, options and params, the method's defaults standing in for what
-// they leave out (ok false when it declares none).
-func MethodCost(name string, epochs int, options map[string]string, params map[string]float64) (ImpliedCost, bool) {
+// MethodCost returns the implied cost of the registered method called name for a run as
+// of describes it, the method's defaults standing in for the options and parameters it
+// leaves out (ok false when the method declares none).
+func MethodCost(name string, of CostOf) (ImpliedCost, bool) {
 	d, ok := LookupMethod(name)
 	if !ok || d.Cost == nil {
 		return ImpliedCost{}, false
 	}
 	nums, words := d.Defaults()
-	maps.Copy(nums, params)
-	maps.Copy(words, options)
-	return d.Cost(CostOf{Epochs: max(1, epochs), Options: words, Params: nums}), true
+	maps.Copy(nums, of.Params)
+	maps.Copy(words, of.Options)
+	of.Epochs, of.Options, of.Params = max(1, of.Epochs), words, nums
+	return d.Cost(of), true
+}
+
+// RunCost is the CostOf of run r's whole training: its epochs, options, parameters and
+// participation, over rounds 1 to train.rounds.
+func RunCost(r Run) CostOf {
+	return CostOf{Epochs: r.Train.LocalEpochs, Options: r.Options, Params: r.Params,
+		Participation: r.Train.Participation, From: 1, To: r.Train.Rounds}
 }
 
 // ParamDef describes one method parameter, as read from its struct field's tags.

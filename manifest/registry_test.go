@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,5 +98,32 @@ func TestScoreQuantileDeclared(t *testing.T) {
 	}
 	if d, _ := LookupMethod("registry_test"); d.ScoreQuantile.Declared() {
 		t.Error("a method without the declaration reads as declared")
+	}
+}
+
+// TestTrainedBefore: the chance a sampled client trained in an earlier counted round,
+// 1 − (1 − q)^k, averaged over the rounds counted; 1 with no rounds given.
+func TestTrainedBefore(t *testing.T) {
+	every := func(int) bool { return true }
+	for _, tc := range []struct {
+		of   CostOf
+		want float64
+	}{
+		{CostOf{Participation: 0.1, From: 1, To: 1}, 0},
+		{CostOf{Participation: 0.1, From: 2, To: 2}, 0.1},
+		{CostOf{Participation: 0.1, From: 2, To: 3}, (0.1 + 0.19) / 2},
+		{CostOf{Participation: 0.1, From: 1, To: 400}, 1 - (1-math.Pow(0.9, 400))/0.1/400},
+		{CostOf{Participation: 1, From: 1, To: 4}, 0.75},
+		{CostOf{}, 1},
+	} {
+		if got := tc.of.TrainedBefore(every); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%+v: %v, want %v", tc.of, got, tc.want)
+		}
+	}
+	// Counting only round 4 (the official FedSelect's first growth with grow_every 3):
+	// nobody before round 5; from round 5 on, those sampled in round 4.
+	four := func(r int) bool { return r == 4 }
+	if got := (CostOf{Participation: 0.5, From: 1, To: 6}).TrainedBefore(four); math.Abs(got-0.5*2/6) > 1e-12 {
+		t.Errorf("growth in round 4 only: %v, want %v", got, 0.5*2/6)
 	}
 }

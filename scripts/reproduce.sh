@@ -277,7 +277,9 @@ partdirof() {
 # projected prints cell ($1 manifest, $2 label)'s projected seconds on $THREADS cores from
 # $COSTS (nothing when it has no figure for the method): the CPU seconds a round of the
 # label, else of its method, measured on the manifest's setting (dmpfl for DM-PFL's tables,
-# fedobp for FedOBP's), times the manifest's rounds, plus one evaluation of every client per
+# fedobp for FedOBP's) and scaled by its cell_implied/implied (a cell's mean round against the
+# timed one: FedSelect's clients train twice once their mask has grown), times the manifest's
+# rounds, plus one evaluation of every client per
 # evaluation round (eval_every), divided by $THREADS.
 projected() {
 	[ -f "$COSTS" ] && ! heavy "$1" || return 0 # the figures are of the CNN settings, not ResNet-18's
@@ -288,8 +290,10 @@ projected() {
 	every=$(sed -n 's/^[[:space:]]*eval_every:[[:space:]]*\([0-9]*\).*/\1/p' "$m" | head -1)
 	awk -F'\t' -v s="$setting" -v l="$label" -v me="${method:-${label%%-*}}" -v r="${rounds:-0}" -v e="${every:-0}" -v t="$THREADS" '
 		/^#/ || $1 != s {next}
-		$2 == l {byl = $4; evl = $5}
-		$3 == me || $2 == me {bym = $4; evm = $5}
+		# a round scaled to a cell'"'"'s mean round by cell_implied / implied where both are given
+		function cell(x) { return ($6 > 0 && $7 > 0) ? x * $7 / $6 : x }
+		$2 == l {byl = cell($4); evl = $5}
+		$3 == me || $2 == me {bym = cell($4); evm = $5}
 		END {
 			round = byl != "" ? byl : bym; ev = byl != "" ? evl : evm
 			if (round == "") exit

@@ -185,3 +185,30 @@ func TestReproducePartDoneResumesOnAFreshClone(t *testing.T) {
 		}
 	}
 }
+
+// TestReproducePlanScalesTheTimedRound: PLAN=1 projects a cell from the costs table's
+// seconds a timed round scaled by cell_implied/implied (FedSelect's timed first round
+// trains once, its cell's rounds nearly twice), and from the seconds alone in a table
+// without those columns.
+func TestReproducePlanScalesTheTimedRound(t *testing.T) {
+	for _, tc := range []struct{ costs, want string }{
+		{"fedobp\tfedavg\tfedavg\t10.00\t0.00\t1.000\t2.000\n", "(projected 0.83 h)"},
+		{"fedobp\tfedavg\tfedavg\t10.00\t0.00\n", "(projected 0.42 h)"},
+	} {
+		dir := t.TempDir()
+		reproduceClone(t, dir, "")
+		block := strings.Replace(partDoneManifest, "train: {rounds: 300, participation: 0.5, local_epochs: 2, batch_size: 16, lr: 0.05, momentum: 0.5, eval_every: 100, checkpoint_every: 1}",
+			"train:\n  rounds: 300\n  participation: 0.5\n  local_epochs: 2\n  batch_size: 16\n  lr: 0.05\n  eval_every: 100", 1)
+		for name, body := range map[string]string{"manifests/partdone.yaml": block, "scripts/method-costs.tsv": "# setting\tlabel\tmethod\tcpu_s_round\tcpu_s_eval\timplied\tcell_implied\n" + tc.costs} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := reproduceCmd(dir)
+		cmd.Env = append(cmd.Env, "PLAN=1", "THREADS=2")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "manifests/partdone.yaml fedavg seed 0 "+tc.want) {
+			t.Errorf("costs %q: PLAN=1 printed (err %v):\n%s\nwant %s", tc.costs, err, out, tc.want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ type FedSelectParams struct {
 }
 
 func init() {
-	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Cost: manifest.CostIs(2, "LocalAlt: every epoch one pass over the personal entries and one over the shared (two trainings); the selection is per-parameter"), Extension: fedselectExtension, Personal: true,
+	train.Register(manifest.MethodDef{Name: "fedselect", Display: "FedSelect", Cost: fedSelectCost, Extension: fedselectExtension, Personal: true,
 		Doc: "FedSelect (Tamirisa et al., CVPR 2024): each client grows a mask of personalized entries from its largest updates (GradSelect with LocalAlt); the server averages each entry over the clients that share it."},
 		func(p *FedSelectParams) train.Method {
 			if p.Variant == "v1" {
@@ -40,6 +40,33 @@ func init() {
 			}
 			return newFedSelect(p)
 		})
+}
+
+// fedSelectCost is FedSelect's implied cost. LocalAlt's epoch is a pass updating the
+// personalized entries and one updating the shared (two trainings); a client whose mask is
+// still empty trains once (fedSelect.Train), so in the paper and official variants the
+// second pass costs in proportion to the sampled clients that grew a mask in an earlier
+// round: any earlier round they trained in (paper), or an earlier growth round (official,
+// officialGrowth). fixed_layers set the mask before the first round; v1 adds GradLTN's
+// ltn_iterations+1 trainings of ltn_epochs before LocalAlt.
+func fedSelectCost(c manifest.CostOf) manifest.ImpliedCost {
+	e := float64(c.Epochs)
+	switch {
+	case strings.TrimSpace(c.Options["fixed_layers"]) != "":
+		return manifest.ImpliedCost{Multiple: 2, Why: "LocalAlt on fixed layers: every epoch a pass over the personal entries and one over the shared (two trainings)"}
+	case c.Options["variant"] == "v1":
+		ltn := (max(c.Params["ltn_iterations"], 0) + 1) * max(c.Params["ltn_epochs"], 1)
+		return manifest.ImpliedCost{Multiple: (ltn + 2*e) / e,
+			Why: "GradLTN's ltn_iterations+1 trainings of ltn_epochs, then LocalAlt's two passes an epoch"}
+	case c.Params["alpha"] <= 0:
+		return manifest.ImpliedCost{Multiple: 1, Why: "alpha 0: nothing is ever personalized, so every round is one training"}
+	case c.Options["variant"] == "official":
+		every := max(int(c.Params["grow_every"]), 1)
+		f := c.TrainedBefore(func(r int) bool { return officialGrowth(r, every) })
+		return manifest.ImpliedCost{Multiple: 1 + f, Why: fmt.Sprintf("LocalAlt's two trainings for a client trained in an earlier growth round (%.2f of those sampled over the rounds counted), one otherwise", f)}
+	}
+	f := c.TrainedBefore(func(int) bool { return true })
+	return manifest.ImpliedCost{Multiple: 1 + f, Why: fmt.Sprintf("LocalAlt's two trainings for a client trained in an earlier round (%.2f of those sampled over the rounds counted), one while its mask is empty", f)}
 }
 
 // fedSelect implements FedSelect (seed 000, Alg. 1–3) in two variants.
