@@ -20,7 +20,7 @@ TABLE_MANIFESTS = $(sort $(wildcard manifests/fedobp-*.yaml manifests/fedselect-
 # the Go module proxy into bin/ (about 2 minutes on two cores, once).
 VERSITYGW_VERSION := v1.8.0
 
-.PHONY: all build build-xla run smoke test test-faults vet fmt-check tidy-check data versitygw bench bench-round fuzz latex-check clean reproduce reproduced reproduced-page
+.PHONY: all build build-xla run smoke test test-race test-faults vet fmt-check tidy-check data versitygw bench bench-round fuzz latex-check clean reproduce reproduced reproduced-page
 
 all: build
 
@@ -64,6 +64,13 @@ versitygw:
 ## test: formatting, vet, and every test (FMNIST tests run when the data is installed).
 test: data versitygw fmt-check tidy-check vet build
 	$(GO) test -count=1 -timeout 25m ./...
+
+## test-race: the methods trained side by side (ConcurrentClients, ClientChains) against one
+## after another under the race detector: a method that declares its clients independent
+## and writes shared state in Train fails here (about 2.5 minutes on two cores, most of it
+## building with -race).
+test-race:
+	$(GO) test -race -count=1 -timeout 20m -run 'TestConcurrentClientsMatchSequential' ./stages/train/methods
 
 ## test-faults: the slow fault-injection tests (a disk filled by another process mid-run,
 ## on a tmpfs: needs root to mount it, skips otherwise), about 2 minutes on two cores.

@@ -37,11 +37,15 @@ func TestConcurrentClientsMatchSequential(t *testing.T) {
 		{"fedselect", nil, nil},
 		{"fedselect", nil, map[string]string{"variant": "official"}},
 		{"fedala", nil, nil},
+		{"ditto", nil, nil},
+		{"dmpfl", nil, nil},
+		{"dmpfl", map[string]float64{"readjust_every": 1}, nil},
+		{"dmpfl_plus", map[string]float64{"readjust_every": 1}, nil},
+		{"feddst", map[string]float64{"readjust_every": 1}, nil},
 		// Chains (train.ClientChains): each worker's clients one after another.
 		{"fedala", nil, map[string]string{"impl": "flbench"}},
 		{"feddpa", nil, map[string]string{"impl": "flbench"}},
 		// Clients one after another in training, side by side when fine-tuned to be evaluated.
-		{"ditto", nil, nil},
 		{"fedbabu", nil, nil},
 	} {
 		run := func(workers int, lockstep bool) *train.State {

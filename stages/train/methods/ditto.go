@@ -43,6 +43,10 @@ func (d ditto) Train(l *train.Local, st *train.State, c int) (train.Upload, erro
 	return train.Upload{Params: g, Personal: v}, nil
 }
 
+// ConcurrentClients implements train.ConcurrentClients: Train reads the global model and
+// client c's personal model as Finish left them and writes nothing but its Upload.
+func (ditto) ConcurrentClients() bool { return true }
+
 func (d ditto) Finish(st *train.State, uploads map[int]train.Upload, sizes map[int]int) error {
 	for c, u := range uploads {
 		st.Personal[c] = u.Personal

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -65,6 +66,9 @@ type dmpfl struct {
 	// plus selects DM-PFL+'s adaptive inference (Alg. 4) for every evaluation, with base
 	// entropies on each client's training data (or its test split with baseOnTest).
 	plus, baseOnTest bool
+	// begin guards what the first Train of a run sets for all (total, the initial masks),
+	// as a round's clients may train at the same time (ConcurrentClients).
+	begin sync.Mutex
 }
 
 // MultiEvaluator implements train.MultiModel for DM-PFL+.
@@ -167,9 +171,18 @@ func (d *dmpfl) personal(st *train.State, c int) tensor.List {
 	return applyMask(merge(st.Personal[c], st.Global, and(d.globalMask(st), mc)), mc)
 }
 
+// ConcurrentClients implements train.ConcurrentClients: past the guarded start, Train
+// reads the state as Finish left it and writes only client c's participation count and
+// its Upload.
+func (*dmpfl) ConcurrentClients() bool { return true }
+
 func (d *dmpfl) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	d.total = l.Rounds()
+	d.begin.Lock()
+	if d.total != l.Rounds() { // written once: later clients read it unlocked
+		d.total = l.Rounds()
+	}
 	d.start(st, l.Seed())
+	d.begin.Unlock()
 	mg := d.globalMask(st)
 	if p, _ := d.phase(l.Round(), l.Rounds()); p == 2 {
 		theta, err := l.Fit(applyMask(st.Global, mg), train.Fit{Mask: orNil(mg)})

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"math"
+	"sync"
 
 	"github.com/fedpipe/fedpipe/artifacts/tensor"
 	"github.com/fedpipe/fedpipe/manifest"
@@ -36,6 +37,9 @@ type fedDST struct {
 	sparsity, alphaS float64
 	every            int
 	total            int
+	// begin guards what the first Train of a run sets for all (total, the initial mask on
+	// the global model), as a round's clients may train at the same time.
+	begin sync.Mutex
 }
 
 func newFedDST(p *FedDSTParams) train.Method {
@@ -52,13 +56,21 @@ func (f *fedDST) readjust(t int) bool { return t%f.every == 0 && f.alphaS > 0 }
 // rate is α_t.
 func (f *fedDST) rate(t int) float64 { return cosineAnneal(f.alphaS, t, f.total) }
 
+// ConcurrentClients implements train.ConcurrentClients: past the guarded start, Train
+// reads the state as Finish left it and writes nothing but its Upload.
+func (*fedDST) ConcurrentClients() bool { return true }
+
 func (f *fedDST) Train(l *train.Local, st *train.State, c int) (train.Upload, error) {
-	f.total = l.Rounds()
+	f.begin.Lock()
+	if f.total != l.Rounds() { // written once: later clients read it unlocked
+		f.total = l.Rounds()
+	}
 	if st.Method.(*sparseState).GlobalMask == nil {
 		m := initialMask(st.Global, f.sparsity, l.Seed())
 		st.Method.(*sparseState).GlobalMask = m
 		st.Global = applyMask(st.Global, m)
 	}
+	f.begin.Unlock()
 	m := st.Method.(*sparseState).GlobalMask
 	theta, err := l.Fit(st.Global, train.Fit{Mask: orNil(m)})
 	if err != nil || !f.readjust(l.Round()) {
