@@ -107,7 +107,7 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 	text := kept.Page(ms, regenerate)
 	if f.json {
 		writeJSON(stdout, map[string]any{"kept": f.kept, "manifests": ms, "reproduced": counts.Reproduced, "cells": counts.Cells,
-			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
+			"differs": counts.Differs, "known_deviations": counts.Known, "curves_off_log": counts.OffLog, "curves_without_log_entry": counts.NoEntry, "stale": counts.Stale, "not_computed": counts.Missing, "summary": counts.Line(),
 			"claims": verify.TallyClaims(kept.ClaimsOf(ms)).Line(), "papers": kept.PaperLines(ms)})
 	} else {
 		kept.WriteText(stdout, ms)
@@ -134,7 +134,7 @@ func reproducedCmd(c *call, f *reproducedFlags, args []string) error {
 		fmt.Fprintln(stdout, counts.Line())
 		kept.WriteHeadline(stdout, ms)
 	}
-	if counts.Differs > 0 || counts.OffLog > 0 {
+	if counts.Differs > 0 || counts.OffLog > 0 || counts.NoEntry > 0 {
 		return exitErr(exitMismatch)
 	}
 	return code

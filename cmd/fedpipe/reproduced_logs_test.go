@@ -80,3 +80,65 @@ func TestReproducedFlagsCurveOffLogWithoutDeviation(t *testing.T) {
 		t.Errorf("without the deviation: exit %d, off log %d, summary %q; want exit 3 and the curve counted", code, o.OffLog, o.Summary)
 	}
 }
+
+// TestReproducedFlagsKeptCurveWithoutLogsEntry: the kept FedALA cell of FedOBP Table 6
+// FMNIST Dir(0.1) has a logs entry saying its authors published no log (absent), so the
+// committed manifest passes and shows the curve alone; a mutant without that entry fails
+// with exit 3, counting the curve as one with no logs entry, so `ci/reproduced.sh` (which
+// a session runs before committing cells) finds what only make test found before.
+func TestReproducedFlagsKeptCurveWithoutLogsEntry(t *testing.T) {
+	orig, err := os.ReadFile("../../manifests/fedobp-table6-fmnist-dir01.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := filepath.Abs("../../reproduced")
+	type out struct {
+		Manifests []struct {
+			Skipped string `json:"skipped"`
+			Curves  []struct {
+				Method  string `json:"method"`
+				Absent  string `json:"absent"`
+				NoEntry bool   `json:"no_logs_entry"`
+			} `json:"curves"`
+		} `json:"manifests"`
+		NoEntry int    `json:"curves_without_log_entry"`
+		Summary string `json:"summary"`
+	}
+	run := func(body string) (int, out) {
+		t.Helper()
+		m := filepath.Join(t.TempDir(), "fedobp-table6-fmnist-dir01.yaml")
+		if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--json")
+		var o out
+		if err := json.Unmarshal([]byte(stdout), &o); err != nil || len(o.Manifests) != 1 {
+			t.Fatalf("reproduced: exit %d, %v\n%s%s", code, err, stdout, errOut)
+		}
+		if o.Manifests[0].Skipped != "" {
+			t.Skipf("not checked here: %s", o.Manifests[0].Skipped)
+		}
+		return code, o
+	}
+	fedala := func(o out) (absent string, noEntry, found bool) {
+		for _, c := range o.Manifests[0].Curves {
+			if c.Method == "fedala" {
+				return c.Absent, c.NoEntry, true
+			}
+		}
+		return "", false, false
+	}
+	code, o := run(string(orig))
+	if a, no, ok := fedala(o); code != 0 || o.NoEntry != 0 || !ok || a == "" || no {
+		t.Fatalf("as committed: exit %d, %d without entry, fedala curve absent %q no-entry %v found %v", code, o.NoEntry, a, no, ok)
+	}
+	mutant := regexp.MustCompile(`\n  - method: fedala\n    source: [^\n]*\n    absent: "[^"]*"`).ReplaceAllString(string(orig), "")
+	if mutant == string(orig) {
+		t.Fatal("the FedALA logs entry was not found to remove")
+	}
+	code, o = run(mutant)
+	if _, no, ok := fedala(o); code != exitMismatch || o.NoEntry != 1 || !ok || !no ||
+		!strings.Contains(o.Summary, "1 kept curves have no logs entry (the authors' log, or absent)") {
+		t.Errorf("without FedALA's entry: exit %d, %d without entry, summary %q; want exit 3 and the curve counted", code, o.NoEntry, o.Summary)
+	}
+}

@@ -54,6 +54,10 @@ type CurveCheck struct {
 	// Absent is set where the authors published no log of the method
 	// (manifest.LoggedRun.Absent): the curve is the kept one alone.
 	Absent string `json:"absent,omitempty"`
+	// NoEntry is set for a kept method of a manifest that records logs but none of this
+	// method, not even absent: the curve is the kept one alone, and it fails the check
+	// (Counts.NoEntry) until the manifest says what the authors published.
+	NoEntry bool `json:"no_logs_entry,omitempty"`
 }
 
 // CompareCurve sets the kept curve kept (the mean over seeds kept seeds, in round order)
@@ -143,6 +147,9 @@ func (c CurveCheck) Summary() string {
 	if c.Absent != "" {
 		return "the authors published no log of this method: " + c.Absent
 	}
+	if c.NoEntry {
+		return "this manifest records the authors' logs but has no logs entry for this method: add its log, or absent saying where the authors' logs were searched"
+	}
 	s := fmt.Sprintf("kept − logged at the log's reported round %d: ", c.Reported)
 	if c.ReportedDiff == nil {
 		s += "not evaluated by the kept run"
@@ -211,6 +218,9 @@ func (c CurveCheck) keptLabel() string {
 // against names what the kept curve is set beside, its source written by src: the
 // authors' log, or the place searched for one where they published none.
 func (c CurveCheck) against(src func(string) string) string {
+	if c.NoEntry {
+		return "no logs entry"
+	}
 	if c.Absent != "" {
 		return "no authors' log in " + src(c.Source)
 	}

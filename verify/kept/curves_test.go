@@ -149,3 +149,19 @@ func TestAbsentLogShowsTheKeptCurveAlone(t *testing.T) {
 		t.Errorf("text: %q", b.String())
 	}
 }
+
+// TestNoLogsEntryCounts: a kept curve with no logs entry is counted, named in the summary
+// line, and shown alone on the page saying what to add.
+func TestNoLogsEntryCounts(t *testing.T) {
+	c := CompareCurve(manifest.LoggedRun{Method: "fedala"}, 400, []listing.CurvePoint{{Round: 400, Before: 89.11}}, 1, "")
+	c.NoEntry = true
+	ms := []Manifest{{File: "a.yaml", Name: "a", Curves: []CurveCheck{c}}}
+	k := Count(ms)
+	if k.NoEntry != 1 || k.OffLog != 0 || !strings.Contains(k.Line(), "1 kept curves have no logs entry") {
+		t.Errorf("counts %+v, line %q", k, k.Line())
+	}
+	if p := Page(ms, "x"); !strings.Contains(p, "**fedala**, the kept seed, no logs entry: this manifest records the authors' logs but has no logs entry for this method") ||
+		!strings.Contains(p, "| 400 | 89.11 | — |") {
+		t.Errorf("page:\n%s", p)
+	}
+}

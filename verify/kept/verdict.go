@@ -92,6 +92,9 @@ type Counts struct {
 	// OffLog counts the kept curves that differ from their authors' logs with no
 	// deviation recorded (CurveCheck.Flagged); they fail the check as a differing cell does.
 	OffLog int
+	// NoEntry counts the kept curves of manifests that record logs with no logs entry for
+	// their method (CurveCheck.NoEntry); they fail the check too.
+	NoEntry int
 	// Needs counts the cells that need an input missing here (not in Cells), by what they
 	// need ("model.init").
 	Needs map[string]int
@@ -108,6 +111,9 @@ func Count(ms []Manifest) Counts {
 		for _, c := range m.Curves {
 			if c.Flagged {
 				k.OffLog++
+			}
+			if c.NoEntry {
+				k.NoEntry++
 			}
 		}
 		for _, c := range m.Cells {
@@ -157,6 +163,9 @@ func (k Counts) Line() string {
 	s += ")"
 	if k.OffLog > 0 {
 		s += fmt.Sprintf("; %d kept curves differ from the authors' logs with no deviation recorded", k.OffLog)
+	}
+	if k.NoEntry > 0 {
+		s += fmt.Sprintf("; %d kept curves have no logs entry (the authors' log, or absent)", k.NoEntry)
 	}
 	if k.SpreadDecided > 0 {
 		s += fmt.Sprintf("; %d of the %d reproduced with a published spread also within it", k.WithinSpread, k.SpreadDecided)
