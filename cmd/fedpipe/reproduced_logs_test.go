@@ -39,14 +39,10 @@ func TestReproducedFlagsCurveOffLogWithoutDeviation(t *testing.T) {
 	}
 	run := func(body string) (int, out) {
 		t.Helper()
-		m := filepath.Join(t.TempDir(), "fedobp-table6-fmnist-dir01.yaml")
-		if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		code, stdout, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--json")
 		var o out
-		if err := json.Unmarshal([]byte(stdout), &o); err != nil || len(o.Manifests) != 1 {
-			t.Fatalf("reproduced: exit %d, %v\n%s%s", code, err, stdout, errOut)
+		code := reproducedJSON(t, body, kept, &o)
+		if len(o.Manifests) != 1 {
+			t.Fatalf("reproduced: exit %d, %d manifests", code, len(o.Manifests))
 		}
 		if o.Manifests[0].Skipped != "" {
 			t.Skipf("not checked here: %s", o.Manifests[0].Skipped)
@@ -106,14 +102,10 @@ func TestReproducedFlagsKeptCurveWithoutLogsEntry(t *testing.T) {
 	}
 	run := func(body string) (int, out) {
 		t.Helper()
-		m := filepath.Join(t.TempDir(), "fedobp-table6-fmnist-dir01.yaml")
-		if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		code, stdout, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--json")
 		var o out
-		if err := json.Unmarshal([]byte(stdout), &o); err != nil || len(o.Manifests) != 1 {
-			t.Fatalf("reproduced: exit %d, %v\n%s%s", code, err, stdout, errOut)
+		code := reproducedJSON(t, body, kept, &o)
+		if len(o.Manifests) != 1 {
+			t.Fatalf("reproduced: exit %d, %d manifests", code, len(o.Manifests))
 		}
 		if o.Manifests[0].Skipped != "" {
 			t.Skipf("not checked here: %s", o.Manifests[0].Skipped)
@@ -141,4 +133,20 @@ func TestReproducedFlagsKeptCurveWithoutLogsEntry(t *testing.T) {
 		!strings.Contains(o.Summary, "1 kept curves have no logs entry (the authors' log, or absent)") {
 		t.Errorf("without FedALA's entry: exit %d, %d without entry, summary %q; want exit 3 and the curve counted", code, o.NoEntry, o.Summary)
 	}
+}
+
+// reproducedJSON runs `fedpipe reproduced --json` on body, written as FedOBP Table 6 FMNIST
+// Dir(0.1)'s manifest, against the kept directory kept, decodes its output into v and
+// returns the exit code.
+func reproducedJSON(t *testing.T, body, kept string, v any) int {
+	t.Helper()
+	m := filepath.Join(t.TempDir(), "fedobp-table6-fmnist-dir01.yaml")
+	if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := fedpipe(t, "reproduced", m, "--kept", kept, "--json")
+	if err := json.Unmarshal([]byte(stdout), v); err != nil {
+		t.Fatalf("reproduced: exit %d, %v\n%s%s", code, err, stdout, errOut)
+	}
+	return code
 }
